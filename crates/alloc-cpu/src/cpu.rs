@@ -1,0 +1,701 @@
+//! [`CpuAllocator`]: 64-byte aligned host memory from `std::alloc`, with a
+//! 64-byte header in front of every block, two fill modes and opt-in
+//! statistics. See the crate documentation for the design.
+
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use c10_storage::{
+    default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, DeleterFn, Device,
+    DeviceType,
+};
+
+/// Alignment of every CPU allocation in bytes (c10's `gAlignment` on desktop
+/// builds; enough for AVX-512 loads).
+///
+/// ```
+/// use alloc_cpu::{CpuAllocator, ALIGNMENT};
+/// use c10_storage::Allocator;
+/// let p = CpuAllocator::new().allocate(3)?;
+/// assert_eq!(p.get() as usize % ALIGNMENT, 0);
+/// # Ok::<(), c10_storage::AllocError>(())
+/// ```
+pub const ALIGNMENT: usize = 64;
+
+/// Bytes reserved in front of every non-empty allocation for the block
+/// header (the requested size and, for counted allocations, the statistics
+/// block). Equal to [`ALIGNMENT`] so that the data pointer stays 64-byte
+/// aligned.
+///
+/// ```
+/// assert_eq!(alloc_cpu::HEADER_SIZE, alloc_cpu::ALIGNMENT);
+/// ```
+pub const HEADER_SIZE: usize = ALIGNMENT;
+
+/// The 64-bit junk pattern of [`FillMode::Junk`] (c10's
+/// `kJunkPattern64`): `0x7fedbeef` twice. Read back it is a NaN as `f32`,
+/// a huge finite value (about 1.67e308) as `f64`, and a huge integer.
+///
+/// ```
+/// use alloc_cpu::JUNK_PATTERN;
+/// assert!(f32::from_bits(JUNK_PATTERN as u32).is_nan());
+/// assert!(f64::from_bits(JUNK_PATTERN) > 1e308);
+/// ```
+pub const JUNK_PATTERN: u64 = 0x7fed_beef_7fed_beef;
+
+/// How fresh memory is filled before it is handed out.
+///
+/// c10 has two flags (`caffe2_cpu_allocator_do_zero_fill`,
+/// `caffe2_cpu_allocator_do_junk_fill`), both off by default, so its fresh
+/// memory is uninitialised, and setting both is a fatal error. Here memory is
+/// always initialised (the [`Allocator`] safety contract requires it for
+/// host memory, because safe code reads storage bytes as `&[u8]`), so the
+/// choice is between two fills, and asking for both cannot even be written.
+///
+/// ```
+/// use alloc_cpu::{CpuAllocator, FillMode};
+/// assert_eq!(FillMode::default(), FillMode::Zero);
+/// let junk = CpuAllocator::builder().fill(FillMode::Junk).build();
+/// assert_eq!(junk.fill_mode(), FillMode::Junk);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum FillMode {
+    /// Zeroes, through `std::alloc::alloc_zeroed` (that is `calloc`, which
+    /// is free for fresh pages from the operating system). The default.
+    #[default]
+    Zero,
+    /// c10's junk fill: [`JUNK_PATTERN`] repeated in native byte order,
+    /// the trailing `n % 8` bytes copied from the start of that word's
+    /// memory image. Makes reads of never-written memory visible (NaNs and
+    /// absurd integers) when debugging; costs one pass over the memory.
+    Junk,
+}
+
+/// The header at the start of every block, `HEADER_SIZE` bytes before the
+/// data pointer.
+#[repr(C)]
+struct Header {
+    /// The requested size (the block is `size + HEADER_SIZE` bytes).
+    size: usize,
+    /// For counted allocations, a pointer obtained from `Arc::into_raw` on
+    /// the allocator's statistics block; null otherwise. Owned by the
+    /// allocation: the deleter gives the reference back.
+    stats: *const StatsBlock,
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
+const _: () = assert!(std::mem::align_of::<Header>() <= ALIGNMENT);
+const _: () = assert!(HEADER_SIZE.is_multiple_of(ALIGNMENT));
+
+/// Live statistics counters. Shared (through an `Arc`) by the allocator and
+/// every counted allocation, so counts stay right even when a counted
+/// allocation outlives its allocator.
+#[derive(Default)]
+struct StatsBlock {
+    current: AtomicU64,
+    peak: AtomicU64,
+    allocated_bytes: AtomicU64,
+    freed_bytes: AtomicU64,
+    allocations: AtomicU64,
+    frees: AtomicU64,
+}
+
+impl StatsBlock {
+    fn record_alloc(&self, nbytes: usize) {
+        let n = nbytes as u64;
+        let now = self.current.fetch_add(n, Ordering::Relaxed).wrapping_add(n);
+        self.peak.fetch_max(now, Ordering::Relaxed);
+        self.allocated_bytes.fetch_add(n, Ordering::Relaxed);
+        self.allocations.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn record_free(&self, nbytes: usize) {
+        let n = nbytes as u64;
+        self.current.fetch_sub(n, Ordering::Relaxed);
+        self.freed_bytes.fetch_add(n, Ordering::Relaxed);
+        self.frees.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> AllocatorStats {
+        AllocatorStats {
+            current_bytes: self.current.load(Ordering::Relaxed),
+            peak_bytes: self.peak.load(Ordering::Relaxed),
+            allocated_bytes: self.allocated_bytes.load(Ordering::Relaxed),
+            freed_bytes: self.freed_bytes.load(Ordering::Relaxed),
+            allocations: self.allocations.load(Ordering::Relaxed),
+            frees: self.frees.load(Ordering::Relaxed),
+        }
+    }
+
+    fn reset_peak(&self) {
+        // Not atomic with concurrent allocations: a racing allocation may
+        // raise `current` between the two steps, and its own `fetch_max`
+        // then restores the peak. The peak is never set below a value
+        // `current` had at the time of the reset.
+        let now = self.current.load(Ordering::Relaxed);
+        self.peak.store(now, Ordering::Relaxed);
+        self.peak
+            .fetch_max(self.current.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// The layout of a block holding `nbytes` of data, or `None` when it cannot
+/// exist (the size overflows `usize` or exceeds `isize::MAX` once rounded).
+fn block_layout(nbytes: usize) -> Option<Layout> {
+    let total = nbytes.checked_add(HEADER_SIZE)?;
+    Layout::from_size_align(total, ALIGNMENT).ok()
+}
+
+/// c10's out-of-memory error, word for word (`ENOMEM` is 12 on every
+/// platform that PyTorch's message came from).
+fn out_of_memory(nbytes: usize) -> AllocError {
+    AllocError::OutOfMemory {
+        nbytes,
+        message: format!(
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. \
+             Error code 12 (Cannot allocate memory)"
+        ),
+    }
+}
+
+/// Fills `nbytes` at `data` with [`JUNK_PATTERN`] as c10's `memset_junk`.
+///
+/// # Safety
+///
+/// `data` must be valid for writes of `nbytes` bytes and aligned to 8.
+unsafe fn junk_fill(data: *mut u8, nbytes: usize) {
+    let words = nbytes / 8;
+    let tail = nbytes % 8;
+    let word_ptr = data.cast::<u64>();
+    for i in 0..words {
+        // SAFETY: `i < nbytes / 8`, so the 8 bytes at `data + 8 i` are inside
+        // the region the caller vouches for, and `data` is 8-aligned.
+        unsafe { word_ptr.add(i).write(JUNK_PATTERN) };
+    }
+    if tail > 0 {
+        let image = JUNK_PATTERN.to_ne_bytes();
+        // SAFETY: the last `tail < 8` bytes of the region; `image` is a
+        // distinct local array, so the ranges cannot overlap.
+        unsafe { ptr::copy_nonoverlapping(image.as_ptr(), data.add(words * 8), tail) };
+    }
+}
+
+/// Frees a block given its data pointer, counting the free if the header
+/// names a statistics block. This is the deleter of uncounted allocations
+/// and the raw deleter (so a counted allocation freed through
+/// [`Allocator::raw_deallocate`] is still counted).
+///
+/// # Safety
+///
+/// `ctx` must be null or the data pointer of a live block allocated by a
+/// [`CpuAllocator`], and the block must not be used or freed afterwards.
+///
+/// `#[inline(never)]`: its address identifies our allocations (through
+/// [`DataPtr::cast_context`] and `fn_addr_eq`), so it must have one
+/// address; a function that may be inlined across crates can be
+/// instantiated in several codegen units with different addresses (Miri
+/// models exactly that and catches it).
+#[inline(never)]
+unsafe fn delete_cpu(ctx: *mut c_void) {
+    if ctx.is_null() {
+        return; // c10's ReportAndDelete ignores null.
+    }
+    let data = ctx.cast::<u8>();
+    // SAFETY: `data` is `base + HEADER_SIZE` of a live block (caller's
+    // contract), derived from the block's base pointer, so stepping back
+    // stays inside the same allocation.
+    let base = unsafe { data.sub(HEADER_SIZE) };
+    // SAFETY: `allocate` wrote a `Header` at `base`, which is 64-aligned;
+    // nothing writes the header afterwards.
+    let header = unsafe { base.cast::<Header>().read() };
+    // SAFETY: the block was allocated with exactly this layout (the size
+    // passed `block_layout` then, so it is valid) and is freed only here.
+    unsafe {
+        dealloc(
+            base,
+            Layout::from_size_align_unchecked(header.size + HEADER_SIZE, ALIGNMENT),
+        )
+    };
+    if !header.stats.is_null() {
+        // SAFETY: a non-null header pointer came from `Arc::into_raw` in
+        // `allocate` and this allocation owns that reference; it is given
+        // back exactly once, here, because the block is freed only once.
+        let stats = unsafe { Arc::from_raw(header.stats) };
+        stats.record_free(header.size);
+    }
+}
+
+/// The deleter of counted allocations (those made while statistics
+/// tracking was on): frees the block and records the free in the statistics
+/// block named in the header, then drops the allocation's reference to it.
+///
+/// It is a different function from [`delete_cpu`] (which also handles
+/// counted blocks, via the header) so that
+/// [`DataPtr::cast_context`] can tell counted allocations apart, and its
+/// code differs (no null check) so that the two cannot be merged into one
+/// address by the compiler.
+///
+/// # Safety
+///
+/// `ctx` must be the data pointer of a live, **counted** block allocated by
+/// a [`CpuAllocator`] (its header names a statistics block), and the block
+/// must not be used or freed afterwards.
+///
+/// `#[inline(never)]` for the same reason as [`delete_cpu`]: its address
+/// must be unique.
+#[inline(never)]
+unsafe fn delete_cpu_counted(ctx: *mut c_void) {
+    let data = ctx.cast::<u8>();
+    // SAFETY: as in `delete_cpu`.
+    let base = unsafe { data.sub(HEADER_SIZE) };
+    // SAFETY: as in `delete_cpu`.
+    let header = unsafe { base.cast::<Header>().read() };
+    debug_assert!(
+        !header.stats.is_null(),
+        "counting deleter on an uncounted block"
+    );
+    // SAFETY: as in `delete_cpu`.
+    unsafe {
+        dealloc(
+            base,
+            Layout::from_size_align_unchecked(header.size + HEADER_SIZE, ALIGNMENT),
+        )
+    };
+    // SAFETY: `allocate` attaches this deleter only to blocks whose header
+    // holds a pointer from `Arc::into_raw`, owned by the allocation and
+    // given back exactly once, here.
+    let stats = unsafe { Arc::from_raw(header.stats) };
+    stats.record_free(header.size);
+}
+
+/// The default CPU allocator (c10's `DefaultCPUAllocator`): 64-byte aligned
+/// blocks from `std::alloc`, zero- or junk-filled, with opt-in statistics.
+///
+/// * `allocate(0)` returns a null [`DataPtr`] on [`Device::CPU`] and counts
+///   nothing (c10's `alloc_cpu(0)` returns `nullptr`).
+/// * Every other allocation is "simple" (data pointer == context), so
+///   [`raw_allocate`](Allocator::raw_allocate) and
+///   [`raw_deallocate`](Allocator::raw_deallocate) work.
+/// * Failure is an [`AllocError::OutOfMemory`] with c10's message, never an
+///   abort.
+///
+/// The process-wide instance is [`default_cpu_allocator`](crate::default_cpu_allocator);
+/// build your own with [`CpuAllocator::builder`] and register it with
+/// [`c10_storage::set_allocator`] if it should serve all CPU storages.
+///
+/// ```
+/// use alloc_cpu::{CpuAllocator, FillMode};
+/// use c10_storage::{Allocator, Storage};
+///
+/// // Storages need a `&'static` allocator: a `static`, or `leak()`.
+/// static TRACKED: CpuAllocator = CpuAllocator::new();
+/// TRACKED.set_track_stats(true);
+/// let a: &'static CpuAllocator = &TRACKED;
+/// let s = Storage::new(100, a, true)?;
+/// assert!(s.read().bytes()?.iter().all(|&b| b == 0));
+/// assert_eq!(a.stats().map(|st| st.current_bytes), Some(100));
+/// drop(s);
+/// assert_eq!(a.stats().map(|st| st.current_bytes), Some(0));
+/// # Ok::<(), c10_storage::StorageError>(())
+/// ```
+pub struct CpuAllocator {
+    fill: FillMode,
+    track: AtomicBool,
+    /// Created the first time tracking is switched on; never removed.
+    stats: OnceLock<Arc<StatsBlock>>,
+}
+
+impl CpuAllocator {
+    /// A zero-filling allocator without statistics (the configuration of
+    /// the process-wide default). Usable in a `static`.
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// static MINE: CpuAllocator = CpuAllocator::new();
+    /// assert!(!MINE.tracks_stats());
+    /// ```
+    pub const fn new() -> CpuAllocator {
+        CpuAllocator::with_fill(FillMode::Zero)
+    }
+
+    /// An allocator with the given fill mode, without statistics. Usable in
+    /// a `static`.
+    ///
+    /// ```
+    /// use alloc_cpu::{CpuAllocator, FillMode};
+    /// static JUNK: CpuAllocator = CpuAllocator::with_fill(FillMode::Junk);
+    /// assert_eq!(JUNK.fill_mode(), FillMode::Junk);
+    /// ```
+    pub const fn with_fill(fill: FillMode) -> CpuAllocator {
+        CpuAllocator {
+            fill,
+            track: AtomicBool::new(false),
+            stats: OnceLock::new(),
+        }
+    }
+
+    /// A builder for a configured allocator.
+    ///
+    /// ```
+    /// use alloc_cpu::{CpuAllocator, FillMode};
+    /// let a = CpuAllocator::builder().fill(FillMode::Junk).track_stats(true).build();
+    /// assert!(a.tracks_stats());
+    /// ```
+    pub const fn builder() -> CpuAllocatorBuilder {
+        CpuAllocatorBuilder {
+            fill: FillMode::Zero,
+            track_stats: false,
+        }
+    }
+
+    /// Moves the allocator to the heap for the rest of the process and
+    /// returns the `'static` reference that [`c10_storage::Storage::new`]
+    /// and [`c10_storage::set_allocator`] need. (A `static` allocator,
+    /// built with the `const` constructors, avoids the leak.)
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] { // Miri reports the (intended) leak.
+    /// use alloc_cpu::CpuAllocator;
+    /// use c10_storage::Storage;
+    /// let a = CpuAllocator::new().leak();
+    /// let s = Storage::new(8, a, true)?;
+    /// assert_eq!(s.nbytes(), 8);
+    /// # }
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn leak(self) -> &'static CpuAllocator {
+        Box::leak(Box::new(self))
+    }
+
+    /// The fill mode.
+    ///
+    /// ```
+    /// use alloc_cpu::{CpuAllocator, FillMode};
+    /// assert_eq!(CpuAllocator::new().fill_mode(), FillMode::Zero);
+    /// ```
+    pub const fn fill_mode(&self) -> FillMode {
+        self.fill
+    }
+
+    /// Whether allocations made now are counted.
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// let a = CpuAllocator::new();
+    /// a.set_track_stats(true);
+    /// assert!(a.tracks_stats());
+    /// ```
+    pub fn tracks_stats(&self) -> bool {
+        self.track.load(Ordering::Relaxed)
+    }
+
+    /// Switches statistics tracking on or off, at any time, from any thread.
+    ///
+    /// The decision is made per allocation: an allocation made while
+    /// tracking is on is counted when it is made **and** when it is freed,
+    /// even if tracking was switched off meanwhile; one made while tracking
+    /// was off is never counted. So toggling never unbalances the counts:
+    /// `current_bytes` is always the size of the live counted allocations.
+    ///
+    /// Switching tracking on for the first time creates the statistics
+    /// block, after which [`Allocator::stats`] returns `Some` for good.
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// use c10_storage::Allocator;
+    /// let a = CpuAllocator::new();
+    /// let uncounted = a.allocate(10)?;
+    /// a.set_track_stats(true);
+    /// let counted = a.allocate(20)?;
+    /// a.set_track_stats(false);
+    /// drop(uncounted);
+    /// drop(counted); // still counted: it was made while tracking was on
+    /// let st = a.stats().unwrap();
+    /// assert_eq!((st.allocations, st.frees, st.current_bytes), (1, 1, 0));
+    /// # Ok::<(), c10_storage::AllocError>(())
+    /// ```
+    pub fn set_track_stats(&self, on: bool) {
+        if on {
+            // Create the block before raising the flag, so that `stats()`
+            // is `Some` as soon as anyone can observe tracking.
+            let _ = self.stats_block();
+        }
+        self.track.store(on, Ordering::Relaxed);
+    }
+
+    fn stats_block(&self) -> &Arc<StatsBlock> {
+        self.stats.get_or_init(|| Arc::new(StatsBlock::default()))
+    }
+
+    /// The deleter of counted allocations (those made while tracking was
+    /// on). Together with [`DataPtr::cast_context`] it tells whether an
+    /// allocation is counted; uncounted ones carry
+    /// [`Allocator::raw_deleter`]'s function.
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// use c10_storage::Allocator;
+    /// let a = CpuAllocator::builder().track_stats(true).build();
+    /// let p = a.allocate(4)?;
+    /// assert!(p.cast_context::<u8>(CpuAllocator::counting_deleter()).is_some());
+    /// # Ok::<(), c10_storage::AllocError>(())
+    /// ```
+    pub fn counting_deleter() -> DeleterFn {
+        delete_cpu_counted
+    }
+
+    /// The deleter of uncounted allocations, which is also the raw deleter
+    /// (it frees any block of any `CpuAllocator`, counting the free if the
+    /// block was counted). Same value as [`Allocator::raw_deleter`].
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// use c10_storage::Allocator;
+    /// let a = CpuAllocator::new();
+    /// let p = a.allocate(4)?;
+    /// assert!(std::ptr::fn_addr_eq(p.deleter(), CpuAllocator::plain_deleter()));
+    /// # Ok::<(), c10_storage::AllocError>(())
+    /// ```
+    pub fn plain_deleter() -> DeleterFn {
+        delete_cpu
+    }
+}
+
+impl Default for CpuAllocator {
+    fn default() -> CpuAllocator {
+        CpuAllocator::new()
+    }
+}
+
+impl fmt::Debug for CpuAllocator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CpuAllocator")
+            .field("fill", &self.fill)
+            .field("track_stats", &self.tracks_stats())
+            .field("stats", &self.stats.get().map(|s| s.snapshot()))
+            .finish()
+    }
+}
+
+// SAFETY: for `nbytes > 0`, `allocate` returns `base + HEADER_SIZE` of a
+// fresh `std::alloc` block of `nbytes + HEADER_SIZE` bytes, so the pointer is
+// non-null and valid for reads and writes of `nbytes` bytes until the
+// deleter frees the block (1), overlaps no other live allocation (2), is
+// tagged `Device::CPU` (3), and the deleters (`delete_cpu`,
+// `delete_cpu_counted`) only touch the block and an `Arc`, so they may run on
+// any thread, once (4). The bytes are initialised by `alloc_zeroed` or by
+// `junk_fill` (5).
+unsafe impl Allocator for CpuAllocator {
+    fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+        if nbytes == 0 {
+            return Ok(DataPtr::null(Device::CPU));
+        }
+        // Fails (without trying to allocate) for sizes past isize::MAX.
+        let layout = block_layout(nbytes).ok_or_else(|| out_of_memory(nbytes))?;
+        let base = match self.fill {
+            // SAFETY: `layout` has a non-zero size (at least HEADER_SIZE).
+            FillMode::Zero => unsafe { alloc_zeroed(layout) },
+            // SAFETY: as above.
+            FillMode::Junk => unsafe { alloc(layout) },
+        };
+        if base.is_null() {
+            return Err(out_of_memory(nbytes));
+        }
+        // SAFETY: the block is `nbytes + HEADER_SIZE` bytes long, so the
+        // data pointer is inside it (one past the header).
+        let data = unsafe { base.add(HEADER_SIZE) };
+        if self.fill == FillMode::Junk {
+            // SAFETY: `data` starts `nbytes` writable bytes of the fresh
+            // block and is 64-aligned (base is, HEADER_SIZE is a multiple).
+            unsafe { junk_fill(data, nbytes) };
+        }
+        let (stats, deleter): (*const StatsBlock, DeleterFn) = if self.tracks_stats() {
+            let block = self.stats_block();
+            block.record_alloc(nbytes);
+            (Arc::into_raw(Arc::clone(block)), delete_cpu_counted)
+        } else {
+            (ptr::null(), delete_cpu)
+        };
+        // SAFETY: `base` is 64-aligned and the first HEADER_SIZE bytes of
+        // the block belong to the header, which fits (checked at compile
+        // time).
+        unsafe {
+            base.cast::<Header>().write(Header {
+                size: nbytes,
+                stats,
+            })
+        };
+        // SAFETY: `deleter(data)` frees exactly this block (and gives back
+        // the `Arc` reference taken above for counted blocks); the block is
+        // owned by nothing else, and freeing it from any thread is sound.
+        Ok(unsafe { DataPtr::new_simple(data, deleter, Device::CPU) })
+    }
+
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Cpu
+    }
+
+    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+        // SAFETY: forwarded from the trait method's contract.
+        unsafe { default_copy_data(dst, src, count) }
+    }
+
+    fn raw_deleter(&self) -> Option<DeleterFn> {
+        Some(delete_cpu)
+    }
+
+    /// True in [`FillMode::Zero`] (the default): `zeros` can skip its fill.
+    fn zeroes_memory(&self) -> bool {
+        matches!(self.fill_mode(), FillMode::Zero)
+    }
+
+    /// `Some` once tracking has been switched on (by the builder or
+    /// [`CpuAllocator::set_track_stats`]), and from then on for good, even
+    /// while it is off (frees of counted allocations keep being counted);
+    /// `None` for an allocator that never tracked.
+    ///
+    /// Each field is read atomically, but not all together: while other
+    /// threads allocate, the fields may be from slightly different moments.
+    fn stats(&self) -> Option<AllocatorStats> {
+        self.stats.get().map(|s| s.snapshot())
+    }
+
+    fn reset_peak_stats(&self) {
+        if let Some(s) = self.stats.get() {
+            s.reset_peak();
+        }
+    }
+
+    fn name(&self) -> &str {
+        "CpuAllocator"
+    }
+}
+
+/// Configures a [`CpuAllocator`]; from [`CpuAllocator::builder`].
+///
+/// ```
+/// use alloc_cpu::{CpuAllocator, FillMode};
+/// let a = CpuAllocator::builder().fill(FillMode::Zero).track_stats(false).build();
+/// assert_eq!(a.fill_mode(), FillMode::Zero);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct CpuAllocatorBuilder {
+    fill: FillMode,
+    track_stats: bool,
+}
+
+impl CpuAllocatorBuilder {
+    /// Sets the fill mode (default [`FillMode::Zero`]).
+    ///
+    /// ```
+    /// use alloc_cpu::{CpuAllocator, FillMode};
+    /// assert_eq!(CpuAllocator::builder().fill(FillMode::Junk).build().fill_mode(), FillMode::Junk);
+    /// ```
+    pub const fn fill(mut self, fill: FillMode) -> CpuAllocatorBuilder {
+        self.fill = fill;
+        self
+    }
+
+    /// Whether to track statistics from the start (default off); see
+    /// [`CpuAllocator::set_track_stats`].
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// use c10_storage::Allocator;
+    /// let a = CpuAllocator::builder().track_stats(true).build();
+    /// assert_eq!(a.stats(), Some(Default::default()));
+    /// ```
+    pub const fn track_stats(mut self, on: bool) -> CpuAllocatorBuilder {
+        self.track_stats = on;
+        self
+    }
+
+    /// Builds the allocator.
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// let a = CpuAllocator::builder().build();
+    /// assert!(!a.tracks_stats());
+    /// ```
+    pub fn build(self) -> CpuAllocator {
+        let a = CpuAllocator::with_fill(self.fill);
+        if self.track_stats {
+            a.set_track_stats(true);
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_fits_and_keeps_alignment() {
+        assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
+        assert!(HEADER_SIZE.is_multiple_of(ALIGNMENT));
+    }
+
+    #[test]
+    fn deleters_are_distinct_functions() {
+        assert!(!std::ptr::fn_addr_eq(
+            CpuAllocator::plain_deleter(),
+            CpuAllocator::counting_deleter()
+        ));
+    }
+
+    #[test]
+    fn header_records_size_and_stats() {
+        let a = CpuAllocator::new();
+        let p = a.allocate(100).unwrap();
+        // SAFETY: reading the header this module wrote in front of `p`.
+        let h = unsafe { p.get().sub(HEADER_SIZE).cast::<Header>().read() };
+        assert_eq!(h.size, 100);
+        assert!(h.stats.is_null());
+        a.set_track_stats(true);
+        let q = a.allocate(7).unwrap();
+        // SAFETY: as above.
+        let h = unsafe { q.get().sub(HEADER_SIZE).cast::<Header>().read() };
+        assert_eq!(h.size, 7);
+        assert!(!h.stats.is_null());
+        // The allocator holds one reference, the live counted block another.
+        assert_eq!(Arc::strong_count(a.stats_block()), 2);
+        drop(q);
+        assert_eq!(Arc::strong_count(a.stats_block()), 1);
+        drop(p);
+    }
+
+    #[test]
+    fn layout_rejects_impossible_sizes() {
+        assert!(block_layout(usize::MAX).is_none());
+        assert!(block_layout(isize::MAX as usize).is_none());
+        // The largest representable block is `isize::MAX` rounded down to 64.
+        assert!(block_layout(isize::MAX as usize - HEADER_SIZE - 62).is_none());
+        assert!(block_layout(isize::MAX as usize - HEADER_SIZE - 63).is_some());
+        assert!(block_layout(1).is_some());
+    }
+
+    #[test]
+    fn junk_fill_tail_is_word_image_prefix() {
+        let mut buf = [0u64; 3];
+        // SAFETY: 20 bytes of a 24-byte, 8-aligned local buffer.
+        unsafe { junk_fill(buf.as_mut_ptr().cast(), 20) };
+        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let img = JUNK_PATTERN.to_ne_bytes();
+        assert_eq!(&bytes[0..8], &img);
+        assert_eq!(&bytes[8..16], &img);
+        assert_eq!(&bytes[16..20], &img[..4]);
+        assert_eq!(&bytes[20..24], &[0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn delete_cpu_ignores_null() {
+        // SAFETY: null is explicitly allowed.
+        unsafe { delete_cpu(ptr::null_mut()) };
+    }
+}

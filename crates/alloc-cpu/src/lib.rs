@@ -1,0 +1,210 @@
+//! # alloc-cpu
+//!
+//! The host-memory backend of the workspace: the default CPU allocator
+//! (c10's `DefaultCPUAllocator`, `alloc_cpu`/`free_cpu`) and storages backed
+//! by memory-mapped files. `c10-storage` defines the [`Allocator`] trait and
+//! the per-device registry; this crate supplies what sits in the CPU slot
+//! unless a user registers something else, and the tensor crates above get
+//! their CPU memory through [`cpu_allocator`].
+//!
+//! ## The allocator and its block header
+//!
+//! [`CpuAllocator`] returns 64-byte aligned memory ([`ALIGNMENT`], c10's
+//! `gAlignment`) from `std::alloc` (so from whatever `#[global_allocator]`
+//! the program uses). Every allocation is a "simple"
+//! [`DataPtr`](c10_storage::DataPtr), data
+//! pointer == context as in c10, so the raw API
+//! ([`Allocator::raw_allocate`] / [`Allocator::raw_deallocate`]) works.
+//! As in c10, an allocation's deleter is the allocator's
+//! [`raw_deleter`](Allocator::raw_deleter), except for allocations counted
+//! by the statistics (below), which carry a distinct counting deleter; the
+//! raw deleter frees (and counts) both kinds.
+//!
+//! `std::alloc::dealloc` needs the block's [`Layout`](std::alloc::Layout),
+//! but a deleter receives only the data pointer. So each non-empty block
+//! starts with a header of [`HEADER_SIZE`] = 64 bytes:
+//!
+//! ```text
+//! base = alloc(size + 64, align 64)          data = base + 64 (64-aligned)
+//! |<- header: size, stats ptr, padding ->|<-------- size bytes --------->|
+//! ```
+//!
+//! The header records the requested size and, for counted allocations, a
+//! pointer to the statistics block; the deleter reads it at `data - 64`.
+//! The cost is 64 bytes per allocation (negligible for tensors, whose
+//! buffers are large; noticeable only for swarms of tiny ones). The
+//! alternative, `posix_memalign` + `free` as c10 does, needs no header but
+//! is not portable (Windows needs `_aligned_malloc`/`_aligned_free`),
+//! bypasses the program's global allocator, and cannot run under Miri,
+//! which checks every allocation and free of this crate.
+//!
+//! `allocate(0)` returns a null pointer and allocates nothing (c10's
+//! `alloc_cpu(0)`). Failure is never an abort: a size whose layout cannot
+//! exist (past `isize::MAX`, rejected before any allocation is attempted)
+//! or a null from the system allocator gives
+//! [`AllocError::OutOfMemory`](c10_storage::AllocError::OutOfMemory) with
+//! c10's text: `DefaultCPUAllocator: can't allocate memory: you tried to
+//! allocate N bytes. Error code 12 (Cannot allocate memory)`.
+//!
+//! ## Fill modes
+//!
+//! c10 leaves fresh CPU memory uninitialised unless a debug flag asks for
+//! zero or junk fill. Here memory is **always initialised**, because the
+//! [`Allocator`] contract requires it for host memory (safe code reads
+//! storage bytes as `&[u8]`; reading uninitialised memory is undefined
+//! behaviour in Rust). [`FillMode::Zero`], the default, uses
+//! `alloc_zeroed` (`calloc`), which costs nothing for fresh pages from the
+//! operating system and a `memset` for recycled ones. [`FillMode::Junk`] is
+//! c10's junk fill (the pattern [`JUNK_PATTERN`], NaN as `f32`) for
+//! catching reads of never-written memory. Being an enum, "both at once"
+//! (a fatal error in c10) cannot be expressed.
+//!
+//! ## Statistics: cost model
+//!
+//! Tracking is opt-in per allocator ([`CpuAllocatorBuilder::track_stats`],
+//! [`CpuAllocator::set_track_stats`] at run time). While it is off, the
+//! only cost is one relaxed atomic load per allocation: the allocation gets
+//! the plain deleter and touches no shared counter. An allocation made
+//! while it is on gets a different, counting deleter and a reference to the
+//! shared statistics block in its header (six relaxed atomic updates and
+//! one reference-count increment on allocation, the same on free). Because
+//! the choice is recorded per allocation, switching tracking on or off at
+//! any time keeps the counts consistent, and counted allocations that
+//! outlive their allocator still find their (reference-counted) statistics
+//! block. The numbers are [`AllocatorStats`](c10_storage::AllocatorStats)
+//! of requested bytes (current, peak, total allocated/freed, counts).
+//!
+//! ## The default and the registry
+//!
+//! [`default_cpu_allocator`] is a process-wide zero-filling allocator
+//! without statistics (c10's `GetDefaultCPUAllocator`). [`cpu_allocator`]
+//! makes sure it is installed as the CPU **default** with
+//! [`c10_storage::install_default_allocator`] and returns whatever the
+//! registry holds for [`DeviceType::Cpu`]: a user registration with
+//! [`c10_storage::set_allocator`] (any priority, made before or after)
+//! wins over the default.
+//!
+//! ## Memory-mapped storages
+//!
+//! [`mmap::map_file`] and [`mmap::map_file_range`] map a file read-only,
+//! read-write (changes reach the file) or copy-on-write (they do not) as a
+//! CPU storage that unmaps when dropped. See the [`mmap`] module for the
+//! risk that comes with any file mapping.
+//!
+//! ## Example
+//!
+//! ```
+//! use alloc_cpu::{cpu_allocator, empty_storage, CpuAllocator, FillMode, ALIGNMENT};
+//! use c10_storage::{Allocator, Storage};
+//!
+//! // The registry's CPU allocator (the default unless a user registered one).
+//! let p = cpu_allocator().allocate(1000)?;
+//! assert_eq!(p.get() as usize % ALIGNMENT, 0);
+//!
+//! // A resizable storage; growth keeps the old bytes, new ones are zero.
+//! let s = empty_storage(4)?;
+//! s.write()?.bytes_mut()?.copy_from_slice(&[1, 2, 3, 4]);
+//! s.resize(6)?;
+//! assert_eq!(s.read().bytes()?, &[1, 2, 3, 4, 0, 0]);
+//!
+//! // A private allocator with junk fill and statistics (storages need a
+//! // `&'static` allocator: a `static`, or `CpuAllocator::leak`).
+//! static DEBUG: CpuAllocator = CpuAllocator::with_fill(FillMode::Junk);
+//! DEBUG.set_track_stats(true);
+//! let debug = &DEBUG;
+//! let t = Storage::new(16, debug, true)?;
+//! assert!(t.read().bytes()?.chunks(8).all(|w| w == alloc_cpu::JUNK_PATTERN.to_ne_bytes()));
+//! assert_eq!(debug.stats().map(|st| st.current_bytes), Some(16));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod cpu;
+pub mod mmap;
+
+use std::sync::Once;
+
+use c10_storage::{
+    get_allocator, install_default_allocator, Allocator, DeviceType, Storage, StorageError,
+};
+
+pub use cpu::{CpuAllocator, CpuAllocatorBuilder, FillMode, ALIGNMENT, HEADER_SIZE, JUNK_PATTERN};
+
+/// The process-wide default: zero fill, no statistics.
+static DEFAULT_CPU_ALLOCATOR: CpuAllocator = CpuAllocator::new();
+static INSTALL_DEFAULT: Once = Once::new();
+
+/// The process-wide default CPU allocator (c10's
+/// `GetDefaultCPUAllocator`): zero fill, statistics off (switch them on
+/// with [`CpuAllocator::set_track_stats`] if you need them).
+///
+/// This is the default even when a user registered another CPU allocator;
+/// [`cpu_allocator`] is what storages should use.
+///
+/// ```
+/// use alloc_cpu::{default_cpu_allocator, FillMode};
+/// assert_eq!(default_cpu_allocator().fill_mode(), FillMode::Zero);
+/// assert!(std::ptr::eq(default_cpu_allocator(), default_cpu_allocator()));
+/// ```
+pub fn default_cpu_allocator() -> &'static CpuAllocator {
+    &DEFAULT_CPU_ALLOCATOR
+}
+
+/// The allocator for CPU storages (c10's `GetCPUAllocator`): whatever the
+/// registry holds for [`DeviceType::Cpu`].
+///
+/// The first call installs [`default_cpu_allocator`] as the CPU default
+/// with [`c10_storage::install_default_allocator`], so it is what you get
+/// unless a user registered an allocator with [`c10_storage::set_allocator`]
+/// (at any priority, before or after that first call): a registration
+/// always wins over the default.
+///
+/// ```
+/// use alloc_cpu::cpu_allocator;
+/// use c10_storage::{Allocator, DeviceType};
+/// let a = cpu_allocator();
+/// assert_eq!(a.device_type(), DeviceType::Cpu);
+/// assert!(a.allocate(0)?.is_null()); // like c10's alloc_cpu(0)
+/// # Ok::<(), c10_storage::AllocError>(())
+/// ```
+pub fn cpu_allocator() -> &'static dyn Allocator {
+    install_default();
+    match get_allocator(DeviceType::Cpu) {
+        Ok(a) => a,
+        // Unreachable: a default was installed just above (ours or an
+        // earlier one). Fall back to ours rather than fail.
+        Err(_) => &DEFAULT_CPU_ALLOCATOR,
+    }
+}
+
+/// Installs [`default_cpu_allocator`] as the CPU default (once; later calls
+/// do nothing). [`cpu_allocator`] calls it, so you only need it to make
+/// `c10_storage::get_allocator(DeviceType::Cpu)` work before any call to
+/// [`cpu_allocator`].
+///
+/// ```
+/// use c10_storage::{get_allocator, DeviceType};
+/// alloc_cpu::install_default();
+/// assert!(get_allocator(DeviceType::Cpu).is_ok());
+/// ```
+pub fn install_default() {
+    INSTALL_DEFAULT.call_once(|| {
+        install_default_allocator(DeviceType::Cpu, &DEFAULT_CPU_ALLOCATOR);
+    });
+}
+
+/// A resizable CPU storage of `nbytes` bytes from [`cpu_allocator`]: zeros
+/// with the default allocator (a registered allocator fills as it likes).
+///
+/// ```
+/// let s = alloc_cpu::empty_storage(24)?;
+/// assert_eq!(s.nbytes(), 24);
+/// assert!(s.resizable());
+/// let e = alloc_cpu::empty_storage(0)?;
+/// assert_eq!(e.nbytes(), 0);
+/// # Ok::<(), c10_storage::StorageError>(())
+/// ```
+pub fn empty_storage(nbytes: usize) -> Result<Storage, StorageError> {
+    Storage::new(nbytes, cpu_allocator(), true)
+}

@@ -1,0 +1,670 @@
+//! [`CachingAllocatorConfig`]: the `PYTORCH_CUDA_ALLOC_CONF` settings.
+//!
+//! The syntax is PyTorch's: `key:value,key:value`, whitespace ignored, and
+//! `roundup_power2_divisions` also takes a list `[256:1,512:2,1024:4,>:8]`
+//! (interval lower bounds in MiB, `>` for every larger interval). Parsing
+//! follows PyTorch's tokenizer (`,` `:` `[` `]` are tokens) and reports
+//! PyTorch's validation messages word for word; see [`ConfigError`].
+//!
+//! ```
+//! use alloc_cuda::CachingAllocatorConfig;
+//! let c = CachingAllocatorConfig::parse(
+//!     "max_split_size_mb:128, garbage_collection_threshold:0.6,\
+//!      roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+//! )?;
+//! assert_eq!(c.max_split_size(), 128 << 20);
+//! assert_eq!(c.garbage_collection_threshold(), 0.6);
+//! assert_eq!(c.roundup_power2_divisions_for(600 << 20), 2);
+//! let e = CachingAllocatorConfig::parse("max_split_size_mb:10").unwrap_err();
+//! assert_eq!(e.to_string(), "CachingAllocator option max_split_size_mb too small, must be >= 20");
+//! # Ok::<(), alloc_cuda::ConfigError>(())
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::caching::{LARGE_BUFFER, ROUNDUP_POWER2_INTERVALS};
+
+const MB: u64 = 1 << 20;
+
+/// Largest `pinned_num_register_threads` (PyTorch's
+/// `pinned_max_register_threads()`).
+pub const PINNED_MAX_REGISTER_THREADS: u64 = 128;
+
+/// Which allocator backend the configuration asks for (`backend:`).
+///
+/// This crate implements `native`; `cudaMallocAsync` is recorded so that a
+/// caller can choose another backend, and the caching allocator ignores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Backend {
+    /// PyTorch's caching allocator (this crate).
+    #[default]
+    Native,
+    /// The driver's stream-ordered allocator (`cudaMallocAsync`).
+    CudaMallocAsync,
+}
+
+/// A configuration error, with PyTorch's message as its `Display`.
+///
+/// Messages follow PyTorch's 2025 device-generic `AcceleratorAllocatorConfig`
+/// and `CUDAAllocatorConfig` (`c10/core/AllocatorConfig.{h,cpp}`,
+/// `c10/cuda/CUDAAllocatorConfig.cpp`). Where that code has no message of
+/// its own (a missing separator, a missing value: there PyTorch trips an
+/// internal assertion) the earlier `CUDAAllocatorConfig` messages are used,
+/// and [`ConfigError::InvalidNumber`] is ours (PyTorch lets `std::stoull`
+/// throw).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A key that no allocator knows.
+    #[error("Unrecognized key '{0}' in CUDA allocator config.")]
+    UnknownKey(String),
+    /// A `:` or `,` was expected and something else (or nothing) was found.
+    #[error("Error parsing CachingAllocator settings, expected {0}")]
+    ExpectedToken(char),
+    /// A key with `:` but no value.
+    #[error("Error, expecting {0} value")]
+    MissingValue(String),
+    /// A value that should be a number is not one (our message).
+    #[error("Error parsing {key} value, expected a number but got '{value}'")]
+    InvalidNumber {
+        /// The key being parsed.
+        key: String,
+        /// The offending token.
+        value: String,
+    },
+    /// A boolean value other than `True`/`False` (`index` is the token
+    /// index, as in PyTorch's `ConfigTokenizer::toBool`).
+    #[error("Expected 'True' or 'False' at index {index} in ConfigTokenizer but got '{value}'")]
+    InvalidBool {
+        /// Index of the token in the tokenized string.
+        index: usize,
+        /// The offending token.
+        value: String,
+    },
+    /// `max_split_size_mb` below 20.
+    #[error("CachingAllocator option max_split_size_mb too small, must be >= 20")]
+    MaxSplitSizeTooSmall,
+    /// `max_non_split_rounding_mb` below 20.
+    #[error("CachingAllocator option max_non_split_rounding_mb too small, must be >= 20")]
+    MaxNonSplitRoundingTooSmall,
+    /// `garbage_collection_threshold` not in (0, 1).
+    #[error("garbage_collect_threshold is invalid, set it in (0.0, 1.0)")]
+    GarbageCollectionThreshold,
+    /// The single-number form of `roundup_power2_divisions` is not a power
+    /// of two (the trailing space is PyTorch's).
+    #[error("For roundups, the divisions has to be power of 2 ")]
+    DivisionsNotPowerOfTwo,
+    /// A division count in the list form is neither 0 nor a power of two.
+    #[error("For roundups, the divisions has to be power of 2 or 0 to disable roundup ")]
+    ListDivisionsNotPowerOfTwo,
+    /// An interval bound in the list form is not a power of two.
+    #[error("For roundups, the intervals have to be power of 2 ")]
+    IntervalNotPowerOfTwo,
+    /// A `[` list without its `]`.
+    #[error("Expected closing bracket ']' in ConfigTokenizer but reached end of config")]
+    UnclosedList,
+    /// `backend` other than `native`/`cudaMallocAsync`.
+    #[error("Unknown allocator backend, options are native and cudaMallocAsync")]
+    UnknownBackend,
+    /// `pinned_num_register_threads` not a power of two.
+    #[error("Number of register threads has to be power of 2, got {0}")]
+    RegisterThreadsNotPowerOfTwo(u64),
+    /// `pinned_num_register_threads` above 128.
+    #[error("Number of register threads should be less than or equal to 128, got {0}")]
+    TooManyRegisterThreads(u64),
+    /// `pinned_reserve_segment_size_mb` of 0.
+    #[error("Pinned reserve segment size has to be greater than 0")]
+    PinnedReserveSegmentSize,
+}
+
+/// The caching allocator's settings (PyTorch's `CUDAAllocatorConfig`).
+///
+/// Build one with [`CachingAllocatorConfig::parse`] (the
+/// `PYTORCH_CUDA_ALLOC_CONF` syntax), [`CachingAllocatorConfig::from_env`],
+/// or [`CachingAllocatorConfig::builder`]; the default is PyTorch's default
+/// (no `max_split_size`, 20 MiB non-split rounding, plain 512-byte rounding,
+/// no garbage collection, no expandable segments).
+///
+/// ```
+/// use alloc_cuda::CachingAllocatorConfig;
+/// let c = CachingAllocatorConfig::builder()
+///     .max_split_size_mb(64)
+///     .expandable_segments(true)
+///     .build()?;
+/// assert_eq!(c.max_split_size(), 64 << 20);
+/// assert!(c.expandable_segments());
+/// # Ok::<(), alloc_cuda::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachingAllocatorConfig {
+    max_split_size: u64,
+    max_non_split_rounding_size: u64,
+    roundup_power2_divisions: [u64; ROUNDUP_POWER2_INTERVALS],
+    garbage_collection_threshold: f64,
+    expandable_segments: bool,
+    release_lock_on_cudamalloc: bool,
+    pinned_use_cuda_host_register: bool,
+    pinned_num_register_threads: u64,
+    pinned_use_background_threads: bool,
+    pinned_reserve_segment_size_mb: u64,
+    graph_capture_record_stream_reuse: bool,
+    backend: Backend,
+    last_allocator_settings: String,
+}
+
+impl Default for CachingAllocatorConfig {
+    fn default() -> Self {
+        CachingAllocatorConfig {
+            max_split_size: u64::MAX,
+            max_non_split_rounding_size: LARGE_BUFFER,
+            roundup_power2_divisions: [0; ROUNDUP_POWER2_INTERVALS],
+            garbage_collection_threshold: 0.0,
+            expandable_segments: false,
+            release_lock_on_cudamalloc: false,
+            pinned_use_cuda_host_register: false,
+            pinned_num_register_threads: 1,
+            pinned_use_background_threads: false,
+            pinned_reserve_segment_size_mb: 0,
+            graph_capture_record_stream_reuse: false,
+            backend: Backend::Native,
+            last_allocator_settings: String::new(),
+        }
+    }
+}
+
+/// PyTorch's `ConfigTokenizer`: `,` `:` `[` `]` are tokens, whitespace is
+/// dropped, everything else accumulates into words.
+fn tokenize(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    for ch in s.chars() {
+        if matches!(ch, ',' | ':' | '[' | ']') {
+            if !buf.is_empty() {
+                out.push(std::mem::take(&mut buf));
+            }
+            out.push(ch.to_string());
+        } else if !ch.is_whitespace() {
+            buf.push(ch);
+        }
+    }
+    if !buf.is_empty() {
+        out.push(buf);
+    }
+    out
+}
+
+struct Tokens<'a> {
+    t: &'a [String],
+}
+
+impl Tokens<'_> {
+    fn is(&self, i: usize, s: &str) -> bool {
+        self.t.get(i).is_some_and(|x| x == s)
+    }
+
+    fn expect(&self, i: usize, c: char) -> Result<(), ConfigError> {
+        let mut b = [0u8; 4];
+        if self.is(i, c.encode_utf8(&mut b)) {
+            Ok(())
+        } else {
+            Err(ConfigError::ExpectedToken(c))
+        }
+    }
+
+    fn value(&self, i: usize, key: &str) -> Result<&str, ConfigError> {
+        match self.t.get(i) {
+            Some(v) if !matches!(v.as_str(), "," | ":" | "[" | "]") || v == "[" => Ok(v),
+            _ => Err(ConfigError::MissingValue(key.to_owned())),
+        }
+    }
+
+    fn size(&self, i: usize, key: &str) -> Result<u64, ConfigError> {
+        let v = self.value(i, key)?;
+        v.parse::<u64>().map_err(|_| ConfigError::InvalidNumber {
+            key: key.to_owned(),
+            value: v.to_owned(),
+        })
+    }
+
+    fn float(&self, i: usize, key: &str) -> Result<f64, ConfigError> {
+        let v = self.value(i, key)?;
+        v.parse::<f64>().map_err(|_| ConfigError::InvalidNumber {
+            key: key.to_owned(),
+            value: v.to_owned(),
+        })
+    }
+
+    fn boolean(&self, i: usize, key: &str) -> Result<bool, ConfigError> {
+        match self.value(i, key)? {
+            "True" => Ok(true),
+            "False" => Ok(false),
+            other => Err(ConfigError::InvalidBool {
+                index: i,
+                value: other.to_owned(),
+            }),
+        }
+    }
+}
+
+fn is_pow2(v: u64) -> bool {
+    v != 0 && v.is_power_of_two()
+}
+
+impl CachingAllocatorConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> CachingAllocatorConfigBuilder {
+        CachingAllocatorConfigBuilder {
+            config: CachingAllocatorConfig::default(),
+            error: None,
+        }
+    }
+
+    /// Parses a `PYTORCH_CUDA_ALLOC_CONF` string (see the [module
+    /// docs](crate::config)). The empty string gives the defaults.
+    ///
+    /// Keys: `max_split_size_mb`, `max_non_split_rounding_mb`,
+    /// `roundup_power2_divisions`, `garbage_collection_threshold`,
+    /// `expandable_segments`, `release_lock_on_cudamalloc` (or `..._hipmalloc`),
+    /// `pinned_use_cuda_host_register` (or `..._hip_...`),
+    /// `pinned_num_register_threads`, `pinned_use_background_threads`,
+    /// `pinned_reserve_segment_size_mb`, `graph_capture_record_stream_reuse`,
+    /// `backend`. A key given twice keeps its last value.
+    pub fn parse(s: &str) -> Result<CachingAllocatorConfig, ConfigError> {
+        let mut c = CachingAllocatorConfig {
+            last_allocator_settings: s.to_owned(),
+            ..CachingAllocatorConfig::default()
+        };
+        let toks = tokenize(s);
+        let t = Tokens { t: &toks };
+        let mut native_option = false;
+        let mut i = 0;
+        while i < toks.len() {
+            let key = toks[i].as_str();
+            match key {
+                "max_split_size_mb" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    let v = t.size(i, key)?;
+                    if v < LARGE_BUFFER / MB {
+                        return Err(ConfigError::MaxSplitSizeTooSmall);
+                    }
+                    c.max_split_size = v.min(u64::MAX / MB) * MB;
+                    native_option = true;
+                }
+                "max_non_split_rounding_mb" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    let v = t.size(i, key)?;
+                    if v < LARGE_BUFFER / MB {
+                        return Err(ConfigError::MaxNonSplitRoundingTooSmall);
+                    }
+                    c.max_non_split_rounding_size = v.min(u64::MAX / MB) * MB;
+                    native_option = true;
+                }
+                "garbage_collection_threshold" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    let v = t.float(i, key)?;
+                    if !(v > 0.0 && v < 1.0) {
+                        return Err(ConfigError::GarbageCollectionThreshold);
+                    }
+                    c.garbage_collection_threshold = v;
+                    native_option = true;
+                }
+                "roundup_power2_divisions" => {
+                    t.expect(i + 1, ':')?;
+                    i = c.parse_divisions(&t, i + 2)?;
+                    native_option = true;
+                }
+                "expandable_segments" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    c.expandable_segments = t.boolean(i, key)?;
+                    native_option = true;
+                }
+                "release_lock_on_cudamalloc" | "release_lock_on_hipmalloc" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    c.release_lock_on_cudamalloc = t.boolean(i, key)?;
+                    native_option = true;
+                }
+                "pinned_use_cuda_host_register" | "pinned_use_hip_host_register" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    c.pinned_use_cuda_host_register = t.boolean(i, key)?;
+                    native_option = true;
+                }
+                "pinned_num_register_threads" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    let v = t.size(i, key)?;
+                    if !is_pow2(v) {
+                        return Err(ConfigError::RegisterThreadsNotPowerOfTwo(v));
+                    }
+                    if v > PINNED_MAX_REGISTER_THREADS {
+                        return Err(ConfigError::TooManyRegisterThreads(v));
+                    }
+                    c.pinned_num_register_threads = v;
+                    native_option = true;
+                }
+                "pinned_use_background_threads" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    c.pinned_use_background_threads = t.boolean(i, key)?;
+                    native_option = true;
+                }
+                "pinned_reserve_segment_size_mb" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    let v = t.size(i, key)?;
+                    if v == 0 {
+                        return Err(ConfigError::PinnedReserveSegmentSize);
+                    }
+                    c.pinned_reserve_segment_size_mb = v;
+                    native_option = true;
+                }
+                "graph_capture_record_stream_reuse" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    c.graph_capture_record_stream_reuse = t.boolean(i, key)?;
+                    native_option = true;
+                }
+                "backend" => {
+                    t.expect(i + 1, ':')?;
+                    i += 2;
+                    c.backend = match t.value(i, key)? {
+                        "native" => Backend::Native,
+                        "cudaMallocAsync" => Backend::CudaMallocAsync,
+                        _ => return Err(ConfigError::UnknownBackend),
+                    };
+                }
+                other => return Err(ConfigError::UnknownKey(other.to_owned())),
+            }
+            if i + 1 < toks.len() {
+                t.expect(i + 1, ',')?;
+                i += 1;
+            }
+            i += 1;
+        }
+        if c.backend == Backend::CudaMallocAsync && native_option {
+            tracing::warn!(
+                target: "alloc_cuda",
+                "backend:cudaMallocAsync ignores max_split_size_mb,roundup_power2_divisions, and garbage_collect_threshold."
+            );
+        }
+        Ok(c)
+    }
+
+    /// Parses `roundup_power2_divisions`' value starting at token `i`;
+    /// returns the index of its last token.
+    fn parse_divisions(&mut self, t: &Tokens<'_>, mut i: usize) -> Result<usize, ConfigError> {
+        const KEY: &str = "roundup_power2_divisions";
+        let first = t.value(i, KEY)?;
+        if first != "[" {
+            let v = t.size(i, KEY)?;
+            if !is_pow2(v) {
+                return Err(ConfigError::DivisionsNotPowerOfTwo);
+            }
+            self.roundup_power2_divisions = [v; ROUNDUP_POWER2_INTERVALS];
+            return Ok(i);
+        }
+        let mut first_value = true;
+        let mut last_index = 0usize;
+        loop {
+            i += 1;
+            if i >= t.t.len() {
+                return Err(ConfigError::UnclosedList);
+            }
+            if t.is(i, "]") {
+                return Ok(i);
+            }
+            let bound_index = i;
+            t.expect(i + 1, ':')?;
+            i += 2;
+            let value = t.size(i, KEY)?;
+            if value != 0 && !value.is_power_of_two() {
+                return Err(ConfigError::ListDivisionsNotPowerOfTwo);
+            }
+            if t.is(bound_index, ">") {
+                for d in self
+                    .roundup_power2_divisions
+                    .iter_mut()
+                    .skip(last_index + 1)
+                {
+                    *d = value;
+                }
+            } else {
+                let bound = t.size(bound_index, KEY)?;
+                if !is_pow2(bound) {
+                    return Err(ConfigError::IntervalNotPowerOfTwo);
+                }
+                let index = (bound.ilog2() as usize).min(ROUNDUP_POWER2_INTERVALS - 1);
+                if first_value {
+                    for d in &mut self.roundup_power2_divisions[..index] {
+                        *d = value;
+                    }
+                    first_value = false;
+                }
+                self.roundup_power2_divisions[index] = value;
+                last_index = index;
+            }
+            if !t.is(i + 1, "]") {
+                if i + 1 >= t.t.len() {
+                    return Err(ConfigError::UnclosedList);
+                }
+                t.expect(i + 1, ',')?;
+                i += 1;
+            }
+        }
+    }
+
+    /// Reads `PYTORCH_ALLOC_CONF`, or, when it is unset, the older
+    /// `PYTORCH_CUDA_ALLOC_CONF` (PyTorch 2.9+ gives the generic variable
+    /// priority and treats the CUDA one as a deprecated alias). Neither set
+    /// gives the defaults.
+    pub fn from_env() -> Result<CachingAllocatorConfig, ConfigError> {
+        let generic = std::env::var("PYTORCH_ALLOC_CONF").ok();
+        let cuda = std::env::var("PYTORCH_CUDA_ALLOC_CONF").ok();
+        Self::from_env_values(generic.as_deref(), cuda.as_deref())
+    }
+
+    /// [`CachingAllocatorConfig::from_env`] with the two variables' values
+    /// passed in (`PYTORCH_ALLOC_CONF`, then `PYTORCH_CUDA_ALLOC_CONF`), for
+    /// callers and tests that do not want to touch the environment.
+    pub fn from_env_values(
+        pytorch_alloc_conf: Option<&str>,
+        pytorch_cuda_alloc_conf: Option<&str>,
+    ) -> Result<CachingAllocatorConfig, ConfigError> {
+        match (pytorch_alloc_conf, pytorch_cuda_alloc_conf) {
+            (Some(s), _) => Self::parse(s),
+            (None, Some(s)) => {
+                tracing::warn!(
+                    target: "alloc_cuda",
+                    "PYTORCH_CUDA_ALLOC_CONF is deprecated, use PYTORCH_ALLOC_CONF instead"
+                );
+                Self::parse(s)
+            }
+            (None, None) => Ok(CachingAllocatorConfig::default()),
+        }
+    }
+
+    /// Blocks of at least this many bytes are "oversize": never split, and
+    /// reused only by requests within [`max_non_split_rounding_size`]
+    /// (`u64::MAX` = unlimited, the default).
+    ///
+    /// [`max_non_split_rounding_size`]: CachingAllocatorConfig::max_non_split_rounding_size
+    pub fn max_split_size(&self) -> u64 {
+        self.max_split_size
+    }
+
+    /// How much larger than the request a reused oversize block may be
+    /// (default 20 MiB).
+    pub fn max_non_split_rounding_size(&self) -> u64 {
+        self.max_non_split_rounding_size
+    }
+
+    /// The 16 division counts of `roundup_power2_divisions`, one per
+    /// power-of-two interval from 1 MiB (index 0 also covers smaller sizes)
+    /// to 32 GiB and above (index 15). 0 or 1 = plain 512-byte rounding.
+    pub fn roundup_power2_divisions(&self) -> &[u64; ROUNDUP_POWER2_INTERVALS] {
+        &self.roundup_power2_divisions
+    }
+
+    /// The division count that applies to a request of `size` bytes
+    /// (PyTorch's `roundup_power2_divisions(size)`): interval index
+    /// `floor(log2(size)) - 20`, clamped to `0..=15`.
+    pub fn roundup_power2_divisions_for(&self, size: u64) -> u64 {
+        let log = if size == 0 { 0 } else { size.ilog2() as usize };
+        let index = log.saturating_sub(20).min(ROUNDUP_POWER2_INTERVALS - 1);
+        self.roundup_power2_divisions[index]
+    }
+
+    /// The garbage-collection threshold in (0, 1), or 0 when off. It only
+    /// acts when a memory fraction is set.
+    pub fn garbage_collection_threshold(&self) -> f64 {
+        self.garbage_collection_threshold
+    }
+
+    /// Whether expandable segments are requested.
+    pub fn expandable_segments(&self) -> bool {
+        self.expandable_segments
+    }
+
+    /// Whether the allocator lock is released around the device `malloc`.
+    pub fn release_lock_on_cudamalloc(&self) -> bool {
+        self.release_lock_on_cudamalloc
+    }
+
+    /// Pinned host allocator: `malloc` + `cudaHostRegister` instead of
+    /// `cudaHostAlloc` (recorded only; this crate has no host allocator).
+    pub fn pinned_use_cuda_host_register(&self) -> bool {
+        self.pinned_use_cuda_host_register
+    }
+
+    /// Pinned host allocator: threads used to register memory (recorded only).
+    pub fn pinned_num_register_threads(&self) -> u64 {
+        self.pinned_num_register_threads
+    }
+
+    /// Pinned host allocator: background event processing (recorded only).
+    pub fn pinned_use_background_threads(&self) -> bool {
+        self.pinned_use_background_threads
+    }
+
+    /// Pinned host allocator: reserved segment size in MiB, 0 = none
+    /// (recorded only).
+    pub fn pinned_reserve_segment_size_mb(&self) -> u64 {
+        self.pinned_reserve_segment_size_mb
+    }
+
+    /// CUDA graphs: reuse record_stream'd blocks during capture (recorded
+    /// only; this crate has no graph capture).
+    pub fn graph_capture_record_stream_reuse(&self) -> bool {
+        self.graph_capture_record_stream_reuse
+    }
+
+    /// The requested backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The string this configuration was parsed from (empty otherwise),
+    /// PyTorch's `last_allocator_settings`.
+    pub fn last_allocator_settings(&self) -> &str {
+        &self.last_allocator_settings
+    }
+}
+
+/// Builder for [`CachingAllocatorConfig`] with the same validation as
+/// [`CachingAllocatorConfig::parse`] (the first error is reported by
+/// [`build`](CachingAllocatorConfigBuilder::build)).
+#[derive(Debug, Clone)]
+#[must_use = "call build() to get the configuration"]
+pub struct CachingAllocatorConfigBuilder {
+    config: CachingAllocatorConfig,
+    error: Option<ConfigError>,
+}
+
+impl CachingAllocatorConfigBuilder {
+    fn fail(mut self, e: ConfigError) -> Self {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+        self
+    }
+
+    /// `max_split_size_mb` (≥ 20).
+    pub fn max_split_size_mb(mut self, mb: u64) -> Self {
+        if mb < LARGE_BUFFER / MB {
+            return self.fail(ConfigError::MaxSplitSizeTooSmall);
+        }
+        self.config.max_split_size = mb.min(u64::MAX / MB) * MB;
+        self
+    }
+
+    /// `max_non_split_rounding_mb` (≥ 20).
+    pub fn max_non_split_rounding_mb(mut self, mb: u64) -> Self {
+        if mb < LARGE_BUFFER / MB {
+            return self.fail(ConfigError::MaxNonSplitRoundingTooSmall);
+        }
+        self.config.max_non_split_rounding_size = mb.min(u64::MAX / MB) * MB;
+        self
+    }
+
+    /// `roundup_power2_divisions` as one number for every interval (a
+    /// power of two).
+    pub fn roundup_power2_divisions(mut self, divisions: u64) -> Self {
+        if !is_pow2(divisions) {
+            return self.fail(ConfigError::DivisionsNotPowerOfTwo);
+        }
+        self.config.roundup_power2_divisions = [divisions; ROUNDUP_POWER2_INTERVALS];
+        self
+    }
+
+    /// `roundup_power2_divisions` per interval (each 0 or a power of two).
+    pub fn roundup_power2_divisions_per_interval(
+        mut self,
+        divisions: [u64; ROUNDUP_POWER2_INTERVALS],
+    ) -> Self {
+        if divisions.iter().any(|&d| d != 0 && !d.is_power_of_two()) {
+            return self.fail(ConfigError::ListDivisionsNotPowerOfTwo);
+        }
+        self.config.roundup_power2_divisions = divisions;
+        self
+    }
+
+    /// `garbage_collection_threshold` in (0, 1).
+    pub fn garbage_collection_threshold(mut self, threshold: f64) -> Self {
+        if !(threshold > 0.0 && threshold < 1.0) {
+            return self.fail(ConfigError::GarbageCollectionThreshold);
+        }
+        self.config.garbage_collection_threshold = threshold;
+        self
+    }
+
+    /// `expandable_segments`.
+    pub fn expandable_segments(mut self, on: bool) -> Self {
+        self.config.expandable_segments = on;
+        self
+    }
+
+    /// `release_lock_on_cudamalloc`.
+    pub fn release_lock_on_cudamalloc(mut self, on: bool) -> Self {
+        self.config.release_lock_on_cudamalloc = on;
+        self
+    }
+
+    /// `backend`.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.config.backend = backend;
+        self
+    }
+
+    /// The configuration, or the first validation error.
+    pub fn build(self) -> Result<CachingAllocatorConfig, ConfigError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.config),
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! # alloc-cuda
+//!
+//! PyTorch's CUDA caching allocator (`c10/cuda/CUDACachingAllocator.cpp`,
+//! the "native" backend) in Rust, written against a small trait instead of
+//! the CUDA runtime, so that the whole algorithm runs and is tested on any
+//! machine.
+//!
+//! ## The seam: [`RawDevice`]
+//!
+//! A caching allocator needs very little from the driver: `malloc`/`free`,
+//! free/total memory, events recorded on streams (create, record, query,
+//! synchronize, destroy), device and stream synchronization, and, for
+//! expandable segments, the virtual-memory calls (reserve an address range,
+//! create physical memory, map, set access, unmap, release).
+//! [`RawDevice`] is exactly that surface, with each method's contract
+//! documented against the CUDA call it stands for. Addresses, streams and
+//! events are opaque integers; the host never dereferences device memory.
+//! The real implementation (cudarc, behind the `cuda` feature) is a thin
+//! wrapper; everything with a decision in it lives in this crate.
+//!
+//! ## Why a fake device
+//!
+//! The interesting behaviour of a caching allocator is in its decisions:
+//! which block a request gets, when it splits, when free blocks coalesce,
+//! which memory is released under pressure and in which order, when a block
+//! used on another stream may be reused. None of that needs a GPU, and all
+//! of it is hard to observe on one. [`FakeDevice`] implements [`RawDevice`]
+//! in plain Rust with a capacity, driver-like aligned fake addresses,
+//! streams and events whose completion the test controls, failure
+//! injection and call counters, and it checks every call (freeing an
+//! unknown address or mapping a page twice is an error). The tests pin
+//! PyTorch's rules with exact numbers, and a randomized test checks the
+//! allocator's invariants ([`CachingAllocator::validate`]) after every step;
+//! all of it also runs under Miri.
+//!
+//! ## What is here
+//!
+//! * [`CachingAllocator`]: one device's allocator — 512-byte rounding and
+//!   `roundup_power2_divisions` ([`round_size`]), small (≤ 1 MiB) and large
+//!   pools, 2 MiB / 20 MiB / rounded segments ([`get_allocation_size`]),
+//!   best fit per stream, PyTorch's split rules, immediate coalescing,
+//!   `max_split_size` oversize blocks and `max_non_split_rounding`, the
+//!   garbage-collection threshold with a memory fraction, the out-of-memory
+//!   retry ladder and PyTorch's message ([`CudaOutOfMemory`]),
+//!   `record_stream` with per-stream event queues, `empty_cache`,
+//!   statistics with PyTorch's names ([`DeviceStats`]), snapshots
+//!   ([`SegmentSnapshot`], JSON via serde), and expandable segments.
+//! * [`CachingAllocatorConfig`]: the `PYTORCH_CUDA_ALLOC_CONF` /
+//!   `PYTORCH_ALLOC_CONF` syntax with PyTorch's validation messages.
+//! * [`CachingDeviceAllocator`]: the allocator as a
+//!   [`c10_storage::Allocator`] for CUDA storages, allocating on the
+//!   thread's [current stream](current_stream).
+//! * [`FakeDevice`]: the simulated device.
+//!
+//! Not ported: CUDA graph private pools, IPC handles, history recording /
+//! stack traces, the pinned host allocator, the `cudaMallocAsync` backend.
+//!
+//! ```
+//! use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
+//! let dev = FakeDevice::new(1 << 30);
+//! let alloc = CachingAllocator::new(dev, 0, CachingAllocatorConfig::parse("max_split_size_mb:64")?);
+//! let s = StreamId::DEFAULT;
+//! let small = alloc.malloc(300, s)?;         // 512 bytes from a 2 MiB small segment
+//! let big = alloc.malloc(100 << 20, s)?;     // its own 100 MiB segment (oversize)
+//! let stats = alloc.stats().to_flat_map();
+//! assert_eq!(stats["segment.all.current"], 2);
+//! assert_eq!(stats["reserved_bytes.all.current"], (2 << 20) + (100 << 20));
+//! assert_eq!(stats["oversize_allocations.current"], 1);
+//! // SAFETY: nothing uses these any more.
+//! unsafe {
+//!     alloc.free(small)?;
+//!     alloc.free(big)?;
+//! }
+//! alloc.empty_cache()?;
+//! assert_eq!(alloc.device().counters().free_calls, 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Crate features
+//!
+//! * `cuda`: the real backend on cudarc (added separately).
+
+mod adapter;
+mod caching;
+pub mod config;
+mod device;
+mod error;
+mod expandable;
+pub mod fake;
+mod snapshot;
+mod stats;
+mod stream;
+mod sync;
+
+pub use adapter::CachingDeviceAllocator;
+pub use caching::{
+    get_allocation_size, round_size, roundup_power2_next_division, CachingAllocator,
+    FreeMemoryCallback, OomObserver, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ONE_EXABYTE,
+    ROUNDUP_POWER2_INTERVALS, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
+};
+pub use config::{Backend, CachingAllocatorConfig, CachingAllocatorConfigBuilder, ConfigError};
+pub use device::{DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
+pub use error::{format_size, CachingAllocatorError, CudaOutOfMemory};
+pub use fake::{FakeCounters, FakeDevice};
+pub use snapshot::{BlockSnapshot, BlockState, Frame, SegmentSnapshot, SegmentType};
+pub use stats::{DeviceStats, Stat, StatArray, StatType};
+pub use stream::{current_stream, set_current_stream, StreamGuard};

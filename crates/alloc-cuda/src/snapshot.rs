@@ -1,0 +1,84 @@
+//! Snapshots of the allocator's segments and blocks, in the shape of the
+//! `"segments"` list of `torch.cuda.memory_snapshot()`.
+
+use serde::{Deserialize, Serialize};
+
+/// State of a block in a snapshot (PyTorch's strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockState {
+    /// Handed out to a user.
+    ActiveAllocated,
+    /// Freed by the user but waiting for events of other streams.
+    ActivePendingFree,
+    /// Free and cached.
+    Inactive,
+}
+
+/// A stack frame (always empty here: this crate records no history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Frame {
+    /// Source file.
+    pub filename: String,
+    /// Line number.
+    pub line: u32,
+    /// Function name.
+    pub name: String,
+}
+
+/// One block of a segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSnapshot {
+    /// Device address.
+    pub address: u64,
+    /// Size in bytes (after rounding).
+    pub size: u64,
+    /// Bytes the user asked for (stale for inactive blocks, as in PyTorch).
+    pub requested_size: u64,
+    /// Allocated, pending free, or inactive.
+    pub state: BlockState,
+    /// Allocation stack (empty).
+    #[serde(default)]
+    pub frames: Vec<Frame>,
+}
+
+/// `"large"` or `"small"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SegmentType {
+    /// From the large pool.
+    Large,
+    /// From the small pool (2 MiB segments).
+    Small,
+}
+
+/// One segment: a device allocation, or one contiguous mapped range of an
+/// expandable segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentSnapshot {
+    /// Device index.
+    pub device: i8,
+    /// Base address.
+    pub address: u64,
+    /// Sum of its blocks' sizes.
+    pub total_size: u64,
+    /// Bytes in allocated blocks.
+    pub allocated_size: u64,
+    /// Bytes in active blocks (allocated or pending free).
+    pub active_size: u64,
+    /// Requested bytes of active blocks.
+    pub requested_size: u64,
+    /// The stream the segment belongs to.
+    pub stream: u64,
+    /// Pool.
+    pub segment_type: SegmentType,
+    /// Private pool id (always `(0, 0)`: no CUDA graphs here).
+    pub segment_pool_id: (u64, u64),
+    /// Whether this is (part of) an expandable segment.
+    pub is_expandable: bool,
+    /// Stack when the segment was allocated (empty).
+    #[serde(default)]
+    pub frames: Vec<Frame>,
+    /// Blocks in address order.
+    pub blocks: Vec<BlockSnapshot>,
+}

@@ -1,0 +1,590 @@
+//! `contiguous`, `clone`, `copy_` and `empty_like`, on a strided copy
+//! engine for CPU tensors.
+//!
+//! These follow ATen (torch 2.15) exactly:
+//!
+//! * [`contiguous`] returns the very same tensor (same `TensorImpl`) when it
+//!   is already contiguous in the requested format, and otherwise a
+//!   [`clone`] in that format;
+//! * [`clone`] allocates with [`empty_like`] (keeping a non-overlapping and
+//!   dense layout's exact strides under [`MemoryFormat::Preserve`], or
+//!   inferring dense strides in the same dim order otherwise) and copies;
+//! * [`copy_`] broadcasts the source to the destination, converts dtypes
+//!   elementwise, and refuses destinations where several elements share
+//!   memory and sources that partly overlap the destination, with
+//!   PyTorch's messages.
+//!
+//! CPU copies run on an engine that works on raw byte pointers while the
+//! storages' guards are held (one write guard for the destination, one
+//! read guard for the source, or a single write guard when both views share
+//! a storage; see `Storage::lock_write_read`). It simplifies every copy
+//! first (drops size-1 dims, orders dims by destination stride and merges
+//! dims that are contiguous on both sides), so dense blocks are copied with
+//! `memcpy`, and transposes are copied in cache-sized tiles of
+//! register-sized transposes. Tensors on other devices are handed to the
+//! device's registered [`DeviceOps`](c10_core::DeviceOps).
+
+mod convert;
+mod kernel;
+
+use c10_core::access::element_offset_range;
+use c10_core::geometry::{fmt_list, infer_dense_strides};
+use c10_core::{
+    device_ops, Device, DeviceType, InferenceMode, MemoryFormat, Result, Storage, Tensor,
+    TensorError, TensorOptions,
+};
+use c10_storage::{StorageError, WriteReadGuard};
+
+use self::convert::Converter;
+use self::kernel::{copy_same_dtype, CopyPlan, Dims};
+
+const INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.";
+const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+
+fn runtime(msg: impl Into<String>) -> TensorError {
+    TensorError::Runtime(msg.into())
+}
+
+/// Whether some permutation of the dims of `t` is dense (c10's cached
+/// `is_non_overlapping_and_dense` flag; true for every tensor without
+/// elements).
+///
+/// ```
+/// use aten_shape::copy::is_non_overlapping_and_dense;
+/// use c10_core::{Tensor, TensorOptions};
+/// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+/// assert!(is_non_overlapping_and_dense(&t));
+/// let expanded = t.as_strided(&[2, 3], &[0, 1], None)?;
+/// assert!(!is_non_overlapping_and_dense(&expanded));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_non_overlapping_and_dense(t: &Tensor) -> bool {
+    t.is_non_overlapping_and_dense()
+}
+
+/// ATen's `empty_like(t, memory_format)`: a new uninitialised tensor (zeros
+/// on the CPU here) with the sizes, dtype and device of `t`, offset 0, and
+/// no `requires_grad`.
+///
+/// * [`MemoryFormat::Preserve`]: a non-overlapping and dense `t` keeps its
+///   exact strides; any other strided `t` gets `infer_dense_strides` (dense
+///   strides in the same dim order); on devices without `as_strided`, the
+///   suggested memory format.
+/// * Any other format: those strides (`ChannelsLast` needs 4 dims,
+///   `ChannelsLast3d` 5, with PyTorch's errors).
+///
+/// ```
+/// use aten_shape::copy::empty_like;
+/// use c10_core::{MemoryFormat, Tensor, TensorOptions};
+/// let t = Tensor::empty(&[4, 6], TensorOptions::new())?;
+/// let gapped = t.as_strided(&[4, 3], &[6, 2], None)?; // t[:, ::2]
+/// assert_eq!(empty_like(&gapped, MemoryFormat::Preserve)?.strides(), &[3, 1]);
+/// let e = empty_like(&t.as_strided(&[6, 4], &[1, 6], None)?, MemoryFormat::Preserve)?;
+/// assert_eq!(e.strides(), &[1, 6]); // a transpose is dense: kept
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    let options = TensorOptions::new().dtype(t.dtype()).device(t.device());
+    match format {
+        MemoryFormat::Preserve if t.is_non_overlapping_and_dense() => {
+            Tensor::empty_strided(t.sizes(), t.strides(), options)
+        }
+        MemoryFormat::Preserve if t.device().device_type().supports_as_strided() => {
+            let strides = infer_dense_strides(t.sizes(), t.strides());
+            Tensor::empty_strided(t.sizes(), &strides, options)
+        }
+        MemoryFormat::Preserve => {
+            Tensor::empty(t.sizes(), options.memory_format(t.suggest_memory_format()))
+        }
+        format => Tensor::empty(t.sizes(), options.memory_format(format)),
+    }
+}
+
+/// ATen's `clone(t, memory_format)`: a copy of `t` in new storage, laid out
+/// as [`empty_like`] lays it out, with offset 0 and a fresh version counter
+/// (version 0). A tensor that requires grad gives a clone that requires
+/// grad (the clone is part of the autograd graph in PyTorch).
+///
+/// ```
+/// use aten_shape::copy::clone;
+/// use c10_core::{MemoryFormat, ScalarType, Tensor};
+/// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.as_strided(&[3, 2], &[1, 3], None)?;
+/// let c = clone(&t, MemoryFormat::Preserve)?; // dense layout kept
+/// assert_eq!((c.strides(), c.to_vec::<i64>()?), (&[1i64, 3][..], vec![0, 3, 1, 4, 2, 5]));
+/// let c = clone(&t, MemoryFormat::Contiguous)?;
+/// assert_eq!((c.strides(), c.to_vec::<i64>()?), (&[2i64, 1][..], vec![0, 3, 1, 4, 2, 5]));
+/// assert!(!c.is_alias_of(&t));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    let mut out = empty_like(t, format)?;
+    copy_into(&out, t)?;
+    if t.requires_grad() {
+        out.set_requires_grad(true)?;
+    }
+    Ok(out)
+}
+
+/// ATen's `contiguous(t, memory_format)`: `t` itself (the same
+/// `TensorImpl`, so [`Tensor::is_same`] holds) when it is already
+/// contiguous in `format`, otherwise [`clone`]`(t, format)`.
+///
+/// `Preserve` is refused for a non-contiguous tensor (`preserve memory
+/// format is unsupported by the contiguous operator`); `ChannelsLast` needs
+/// 4 dims (`required rank 4 tensor to use channels_last format`).
+///
+/// ```
+/// use aten_shape::copy::contiguous;
+/// use c10_core::{MemoryFormat, Tensor, TensorOptions};
+/// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+/// assert!(contiguous(&t, MemoryFormat::Contiguous)?.is_same(&t));
+/// let tt = t.as_strided(&[3, 2], &[1, 3], None)?;
+/// let c = contiguous(&tt, MemoryFormat::Contiguous)?;
+/// assert_eq!((c.strides(), c.storage_offset()), (&[2i64, 1][..], 0));
+/// assert!(contiguous(&tt, MemoryFormat::Preserve).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    if t.is_contiguous_as(format) {
+        return Ok(t.clone());
+    }
+    if format == MemoryFormat::Preserve {
+        return Err(runtime(
+            "preserve memory format is unsupported by the contiguous operator",
+        ));
+    }
+    clone(t, format)
+}
+
+/// ATen's `dst.copy_(src)`: writes `src`, broadcast to `dst`'s sizes and
+/// converted to `dst`'s dtype, into `dst`'s elements, and bumps `dst`'s
+/// version once.
+///
+/// Errors, in PyTorch's order and words:
+/// * `dst` has a dim of size > 1 with stride 0 (and is not dense):
+///   `unsupported operation: more than one element of the written-to
+///   tensor refers to a single memory location. ...`;
+/// * `dst` and `src` are dense views of one storage that overlap without
+///   being the same layout: `unsupported operation: some elements of the
+///   input tensor and the written-to tensor refer to a single memory
+///   location. ...`;
+/// * shapes that do not broadcast: `The size of tensor a (3) must match the
+///   size of tensor b (4) at non-singleton dimension 1`, or that broadcast
+///   to more than `dst`: `output with shape [3, 1] doesn't match the
+///   broadcast shape [3, 4]`;
+/// * a read-only destination storage: the storage's error.
+///
+/// Other overlaps between the two sides (possible only through layouts that
+/// are not dense) are allowed as in PyTorch; the source is then read in
+/// full before anything is written. Views of one storage lock it once, so
+/// they never deadlock.
+///
+/// ```
+/// use aten_shape::copy::copy_;
+/// use c10_core::{ScalarType, Tensor, TensorOptions};
+/// let dst = Tensor::zeros(&[2, 3], TensorOptions::new().dtype(ScalarType::Int))?;
+/// let row = Tensor::from_vec(vec![1.9f64, -2.5, 7.0], &[3])?;
+/// copy_(&dst, &row)?; // broadcast over dim 0, double -> int truncates
+/// assert_eq!(dst.to_vec::<i32>()?, vec![1, -2, 7, 1, -2, 7]);
+/// assert_eq!(dst.version()?, 1);
+/// let bad = Tensor::zeros(&[4], TensorOptions::new())?;
+/// assert_eq!(
+///     copy_(&dst, &bad).unwrap_err().to_string(),
+///     "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+/// );
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.is_inference() && !InferenceMode::is_enabled() {
+        // c10 refuses in-place updates of inference tensors up front; the
+        // version counter reports that error.
+        dst.bump_version()?;
+    }
+    copy_into(dst, src)?;
+    dst.bump_version()
+}
+
+/// `copy_` without the version bump (used by `clone`, whose result is new).
+fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.is_same(src) {
+        return Ok(());
+    }
+    let (dst_dev, src_dev) = (dst.device(), src.device());
+    if dst_dev.is_meta() {
+        // Copies into meta tensors only check shapes.
+        broadcast_shape_check(dst.sizes(), src.sizes())?;
+        return Ok(());
+    }
+    if src_dev.is_meta() {
+        return Err(runtime("Cannot copy out of meta tensor; no data!"));
+    }
+    let same_data = dst.dtype() == src.dtype() && dst.is_set_to(src);
+    if same_data {
+        return Ok(());
+    }
+    if has_internal_overlap(dst) {
+        return Err(runtime(INTERNAL_OVERLAP));
+    }
+    if is_partial_overlap(dst, src) {
+        return Err(runtime(PARTIAL_OVERLAP));
+    }
+    let src_strides = broadcast_strides(dst.sizes(), src.sizes(), src.strides())?;
+    if dst.numel() == 0 {
+        return Ok(());
+    }
+    let host = |d: Device| d.device_type().is_host_accessible();
+    if host(dst_dev) && host(src_dev) {
+        copy_cpu(dst, src, &src_strides)
+    } else {
+        copy_device(dst, src, &src_strides)
+    }
+}
+
+/// `infer_size(a, b)` (ATen's broadcasting of two shapes) with PyTorch's
+/// message, `a` being the destination.
+fn infer_size(a: &[i64], b: &[i64]) -> Result<Dims<i64>> {
+    let n = a.len().max(b.len());
+    let mut out: Dims<i64> = smallvec::smallvec![0; n];
+    for i in (0..n).rev() {
+        let offset = n - 1 - i;
+        let sa = if offset < a.len() {
+            a[a.len() - 1 - offset]
+        } else {
+            1
+        };
+        let sb = if offset < b.len() {
+            b[b.len() - 1 - offset]
+        } else {
+            1
+        };
+        if sa != sb && sa != 1 && sb != 1 {
+            return Err(runtime(format!(
+                "The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton dimension {i}"
+            )));
+        }
+        out[i] = if sa == 1 { sb } else { sa };
+    }
+    Ok(out)
+}
+
+/// Checks that `src` broadcasts to exactly `dst` (TensorIterator with
+/// `resize_outputs(false)`).
+fn broadcast_shape_check(dst: &[i64], src: &[i64]) -> Result<()> {
+    let shape = infer_size(dst, src)?;
+    if shape.as_slice() != dst {
+        return Err(runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_list(dst),
+            fmt_list(&shape)
+        )));
+    }
+    Ok(())
+}
+
+/// The strides of `src` expanded to `dst_sizes` (right-aligned; missing and
+/// broadcast size-1 dims get stride 0).
+fn broadcast_strides(
+    dst_sizes: &[i64],
+    src_sizes: &[i64],
+    src_strides: &[i64],
+) -> Result<Dims<i64>> {
+    broadcast_shape_check(dst_sizes, src_sizes)?;
+    let lead = dst_sizes.len() - src_sizes.len();
+    let mut out: Dims<i64> = smallvec::smallvec![0; dst_sizes.len()];
+    for (j, (&n, &s)) in src_sizes.iter().zip(src_strides).enumerate() {
+        out[lead + j] = if n == dst_sizes[lead + j] { s } else { 0 };
+    }
+    Ok(out)
+}
+
+/// ATen's `has_internal_overlap(t) == MemOverlap::Yes`: not dense, and some
+/// dim of size > 1 has stride 0. (Other overlapping layouts are "too hard"
+/// for ATen and allowed.)
+fn has_internal_overlap(t: &Tensor) -> bool {
+    !t.is_non_overlapping_and_dense()
+        && t.sizes()
+            .iter()
+            .zip(t.strides())
+            .any(|(&n, &s)| n > 1 && s == 0)
+}
+
+/// ATen's `get_overlap_status(a, b) == Partial`: both dense, same storage,
+/// and their spans overlap without being the same span with the same
+/// strides.
+fn is_partial_overlap(a: &Tensor, b: &Tensor) -> bool {
+    if a.numel() == 0 || b.numel() == 0 {
+        return false;
+    }
+    if !a.is_non_overlapping_and_dense() || !b.is_non_overlapping_and_dense() || !a.is_alias_of(b) {
+        return false;
+    }
+    let span = |t: &Tensor| {
+        let begin = i128::from(t.storage_offset()) * t.element_size() as i128;
+        (
+            begin,
+            begin + i128::from(t.numel()) * t.element_size() as i128,
+        )
+    };
+    let ((a0, a1), (b0, b1)) = (span(a), span(b));
+    if a0 == b0 && a1 == b1 {
+        return a.strides() != b.strides();
+    }
+    a0 < b1 && b0 < a1
+}
+
+/// Byte range `[lo, hi)` touched by a layout, checked against `nbytes`.
+fn checked_byte_range(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    elem: usize,
+    nbytes: usize,
+) -> Result<Option<(usize, usize)>> {
+    let Some((lo, hi)) = element_offset_range(sizes, strides, offset) else {
+        return Ok(None);
+    };
+    let e = elem as i128;
+    let (blo, bhi) = (lo * e, (hi + 1) * e);
+    if blo < 0 || bhi > nbytes as i128 {
+        return Err(runtime(format!(
+            "tensor with sizes {}, strides {} and storage offset {} does not fit in its storage of {} bytes (was the storage shrunk?)",
+            fmt_list(sizes),
+            fmt_list(strides),
+            offset,
+            nbytes
+        )));
+    }
+    Ok(Some((blo as usize, bhi as usize)))
+}
+
+/// Whether a dtype can be copied byte for byte by the engine.
+fn check_copyable(t: &Tensor) -> Result<()> {
+    let dtype = t.dtype();
+    if dtype.elements_per_byte() != 1 || !matches!(dtype.itemsize(), 1 | 2 | 4 | 8 | 16) {
+        return Err(runtime(format!(
+            "copy_ is not supported for tensors of dtype {dtype}"
+        )));
+    }
+    Ok(())
+}
+
+/// The CPU copy: plan, lock both storages, check bounds, run the kernel.
+fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
+    check_copyable(dst)?;
+    check_copyable(src)?;
+    let converter = if dst.dtype() == src.dtype() {
+        None
+    } else {
+        Some(Converter::new(src.dtype(), dst.dtype()).ok_or_else(|| {
+            runtime(format!(
+                "copy_ from dtype {} to dtype {} is not supported",
+                src.dtype(),
+                dst.dtype()
+            ))
+        })?)
+    };
+    let (de, se) = (dst.element_size(), src.element_size());
+    let plan = CopyPlan::new(dst.sizes(), dst.strides(), src_strides, de, se)
+        .ok_or_else(|| runtime("copy_: byte offsets of the layouts overflow"))?;
+
+    let mut guard = Storage::lock_write_read(dst.storage(), src.storage())?;
+    let (dst_base, src_base, dst_nbytes, src_nbytes) = match &mut guard {
+        WriteReadGuard::Same(g) => {
+            let p = g.as_mut_ptr();
+            (p, p.cast_const(), g.nbytes(), g.nbytes())
+        }
+        WriteReadGuard::Distinct { dst, src } => {
+            (dst.as_mut_ptr(), src.as_ptr(), dst.nbytes(), src.nbytes())
+        }
+    };
+    let dst_range = checked_byte_range(
+        dst.sizes(),
+        dst.strides(),
+        dst.storage_offset(),
+        de,
+        dst_nbytes,
+    )?;
+    let src_range = checked_byte_range(
+        dst.sizes(),
+        src_strides,
+        src.storage_offset(),
+        se,
+        src_nbytes,
+    )?;
+    let (Some(dst_range), Some(src_range)) = (dst_range, src_range) else {
+        return Ok(()); // no elements
+    };
+    if dst_base.is_null() {
+        return Err(StorageError::NullData(dst_nbytes).into());
+    }
+    if src_base.is_null() {
+        return Err(StorageError::NullData(src_nbytes).into());
+    }
+    // Element 0 of each side; every element lies within the checked ranges.
+    let d0 = dst_base.wrapping_add(usize::try_from(dst.storage_offset()).unwrap_or(0) * de);
+    let s0 = src_base.wrapping_add(usize::try_from(src.storage_offset()).unwrap_or(0) * se);
+    let intersect =
+        |(a0, a1): (usize, usize), pa: *const u8, (b0, b1): (usize, usize), pb: *const u8| {
+            let (a0, a1) = (pa.addr() + a0, pa.addr() + a1);
+            let (b0, b1) = (pb.addr() + b0, pb.addr() + b1);
+            a0 < b1 && b0 < a1
+        };
+    if intersect(dst_range, dst_base.cast_const(), src_range, src_base) {
+        // The two sides may share bytes: read the source in full first.
+        let layout = BufferedCopy {
+            sizes: dst.sizes(),
+            dst_strides: dst.strides(),
+            src_strides,
+            dst_elem: de,
+            src_elem: se,
+        };
+        return layout.run(converter, d0, s0);
+    }
+    // SAFETY: both guards are held for the whole call; every element of
+    // both layouts lies inside its buffer (checked_byte_range, against the
+    // guarded sizes) and the plan visits exactly those elements from `d0`
+    // and `s0`; the checked byte ranges of the two sides do not intersect,
+    // so no destination byte is a source byte; the element sizes match
+    // the plan (and the converter's dtypes).
+    unsafe { run_plan(&plan, converter, d0, s0) };
+    Ok(())
+}
+
+/// Runs a whole plan with the same-dtype kernel or the converter.
+///
+/// # Safety
+///
+/// As for `kernel::copy_same_dtype` (same dtype) or `Converter::run`.
+unsafe fn run_plan(plan: &CopyPlan, converter: Option<Converter>, dst: *mut u8, src: *const u8) {
+    let all = 0..plan.outer_len();
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match converter {
+            None => copy_same_dtype(plan, dst, src, all),
+            Some(c) => c.run(plan, dst, src, all),
+        }
+    }
+}
+
+/// A copy whose source may share bytes with its destination: the source
+/// is gathered into a private row-major buffer first, then copied from
+/// there.
+struct BufferedCopy<'a> {
+    sizes: &'a [i64],
+    dst_strides: &'a [i64],
+    src_strides: &'a [i64],
+    dst_elem: usize,
+    src_elem: usize,
+}
+
+impl BufferedCopy<'_> {
+    /// Runs the copy from element 0 of each side (`dst`, `src`).
+    ///
+    /// The caller holds the guards and has checked both layouts against
+    /// the guarded buffers, relative to `dst` and `src`.
+    fn run(&self, converter: Option<Converter>, dst: *mut u8, src: *const u8) -> Result<()> {
+        let overflow = || runtime("copy_: byte offsets of the layouts overflow");
+        let numel = usize::try_from(c10_core::geometry::compute_numel(self.sizes)?)
+            .map_err(|_| overflow())?;
+        let bytes = numel.checked_mul(self.src_elem).ok_or_else(overflow)?;
+        let mut buf = vec![0u8; bytes];
+        let row_major = c10_core::geometry::contiguous_strides(self.sizes)?;
+        let (se, de) = (self.src_elem, self.dst_elem);
+        let gather =
+            CopyPlan::new(self.sizes, &row_major, self.src_strides, se, se).ok_or_else(overflow)?;
+        // SAFETY: the source layout lies inside its guarded buffer (caller);
+        // `buf` holds exactly the `numel` row-major elements the plan
+        // writes, and is a fresh allocation, so disjoint from the source.
+        unsafe { copy_same_dtype(&gather, buf.as_mut_ptr(), src, 0..gather.outer_len()) };
+        let scatter =
+            CopyPlan::new(self.sizes, self.dst_strides, &row_major, de, se).ok_or_else(overflow)?;
+        // SAFETY: the destination layout lies inside its guarded buffer
+        // (caller); the source is `buf` in row-major order, disjoint from
+        // the destination; element sizes match the plan and converter.
+        unsafe { run_plan(&scatter, converter, dst, buf.as_ptr()) };
+        Ok(())
+    }
+}
+
+/// Copies involving a tensor that is not in host memory, through the
+/// registered device operations (staging dtype conversions on the CPU).
+fn copy_device(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
+    let src_b = src.view_with_geometry(dst.sizes(), src_strides, src.storage_offset())?;
+    let (dt, st) = (dst.device().device_type(), src.device().device_type());
+    let host = |t: DeviceType| t.is_host_accessible();
+    if dst.dtype() == src.dtype() && (host(dt) || host(st) || dt == st) {
+        let ty = if host(dt) { st } else { dt };
+        return device_ops(ty)?.copy(dst, &src_b);
+    }
+    // Bring the source to the CPU in its own dtype.
+    let on_cpu = if host(st) {
+        src_b
+    } else {
+        let tmp = Tensor::empty(
+            dst.sizes(),
+            TensorOptions::new().dtype(src.dtype()).device(Device::CPU),
+        )?;
+        device_ops(st)?.copy(&tmp, &src_b)?;
+        tmp
+    };
+    if host(dt) {
+        return copy_into(dst, &on_cpu);
+    }
+    let converted = if on_cpu.dtype() == dst.dtype() {
+        on_cpu
+    } else {
+        let tmp = Tensor::empty(
+            dst.sizes(),
+            TensorOptions::new().dtype(dst.dtype()).device(Device::CPU),
+        )?;
+        copy_into(&tmp, &on_cpu)?;
+        tmp
+    };
+    device_ops(dt)?.copy(dst, &converted)
+}
+
+/// The copy ops as methods on [`Tensor`] (`use aten_shape::prelude::*`).
+///
+/// ```
+/// use aten_shape::copy::CopyOps;
+/// use c10_core::{MemoryFormat, ScalarType, Tensor};
+/// let t = Tensor::arange(0, 6, 1, ScalarType::Float)?.as_strided(&[2, 3], &[1, 2], None)?;
+/// let c = t.contiguous()?;
+/// assert_eq!((c.strides(), c.to_vec::<f32>()?), (&[3i64, 1][..], vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]));
+/// let k = t.clone_as(MemoryFormat::Preserve)?;
+/// assert_eq!(k.strides(), t.strides());
+/// k.copy_(&c)?;
+/// assert_eq!(k.to_vec::<f32>()?, c.to_vec::<f32>()?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub trait CopyOps {
+    /// [`clone`] in `format` (named `clone_as` so it does not clash with
+    /// `Clone::clone`, which copies the handle).
+    fn clone_as(&self, format: MemoryFormat) -> Result<Tensor>;
+    /// [`contiguous`] in row-major format.
+    fn contiguous(&self) -> Result<Tensor>;
+    /// [`contiguous`] in `format`.
+    fn contiguous_as(&self, format: MemoryFormat) -> Result<Tensor>;
+    /// [`copy_`]`(self, src)`.
+    fn copy_(&self, src: &Tensor) -> Result<()>;
+    /// [`empty_like`] in `format`.
+    fn empty_like(&self, format: MemoryFormat) -> Result<Tensor>;
+}
+
+impl CopyOps for Tensor {
+    fn clone_as(&self, format: MemoryFormat) -> Result<Tensor> {
+        clone(self, format)
+    }
+    fn contiguous(&self) -> Result<Tensor> {
+        contiguous(self, MemoryFormat::Contiguous)
+    }
+    fn contiguous_as(&self, format: MemoryFormat) -> Result<Tensor> {
+        contiguous(self, format)
+    }
+    fn copy_(&self, src: &Tensor) -> Result<()> {
+        copy_(self, src)
+    }
+    fn empty_like(&self, format: MemoryFormat) -> Result<Tensor> {
+        empty_like(self, format)
+    }
+}

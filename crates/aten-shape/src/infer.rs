@@ -1,0 +1,447 @@
+//! Shape arithmetic behind the view ops: ATen's `infer_size` (the `-1`
+//! rule), `computeStride` (can a view be made?), `inferExpandGeometry`, and
+//! broadcasting of shapes.
+//!
+//! Everything works on plain `&[i64]` sizes and strides (elements) and
+//! returns [`DimVec`]s, which keep up to 8 dims on the stack.
+//!
+//! **Integer overflow.** PyTorch does this arithmetic in `int64_t` and, in
+//! practice, wraps. The functions here wrap the same way (so they give the
+//! same answers as PyTorch, even in absurd cases such as zero-element
+//! tensors with dims of 2^62), and the `*_flagged` variants also report
+//! whether any wrap happened, so that the view ops can send such geometry
+//! through the storage-checked [`Tensor::as_strided`](c10_core::Tensor::as_strided)
+//! instead of trusting it. No function here panics.
+
+use c10_core::geometry::fmt_list;
+use c10_core::{Result, TensorError};
+use smallvec::SmallVec;
+
+/// A small vector of sizes or strides: inline (no heap) up to 8 dims.
+pub type DimVec = SmallVec<[i64; 8]>;
+
+/// A `RuntimeError` with `msg`.
+pub(crate) fn runtime(msg: impl Into<String>) -> TensorError {
+    TensorError::Runtime(msg.into())
+}
+
+/// An `IndexError` with `msg`.
+pub(crate) fn index_error(msg: impl Into<String>) -> TensorError {
+    TensorError::Index(msg.into())
+}
+
+/// Wrapping `i64` arithmetic that remembers whether anything wrapped.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Wrap {
+    pub(crate) wrapped: bool,
+}
+
+impl Wrap {
+    #[inline]
+    pub(crate) fn mul(&mut self, a: i64, b: i64) -> i64 {
+        let (r, o) = a.overflowing_mul(b);
+        self.wrapped |= o;
+        r
+    }
+    #[inline]
+    pub(crate) fn add(&mut self, a: i64, b: i64) -> i64 {
+        let (r, o) = a.overflowing_add(b);
+        self.wrapped |= o;
+        r
+    }
+    #[inline]
+    pub(crate) fn sub(&mut self, a: i64, b: i64) -> i64 {
+        let (r, o) = a.overflowing_sub(b);
+        self.wrapped |= o;
+        r
+    }
+}
+
+/// ATen's `infer_size_dv(shape, numel)`: resolves a single `-1` in `shape`
+/// so that the result holds `numel` elements, with PyTorch's errors.
+///
+/// ```
+/// use aten_shape::infer::infer_size;
+/// assert_eq!(infer_size(&[-1, 4], 24).unwrap().as_slice(), &[6, 4]);
+/// assert_eq!(
+///     infer_size(&[5, 5], 24).unwrap_err().to_string(),
+///     "shape '[5, 5]' is invalid for input of size 24"
+/// );
+/// assert_eq!(
+///     infer_size(&[-1, 0], 0).unwrap_err().to_string(),
+///     "cannot reshape tensor of 0 elements into shape [-1, 0] because the \
+///      unspecified dimension size -1 can be any value and is ambiguous"
+/// );
+/// ```
+#[inline]
+pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
+    let mut newsize: i64 = 1;
+    let mut infer_dim: Option<usize> = None;
+    for (i, &s) in shape.iter().enumerate() {
+        if s == -1 {
+            if infer_dim.is_some() {
+                return Err(runtime("only one dimension can be inferred"));
+            }
+            infer_dim = Some(i);
+        } else if s >= 0 {
+            // int64 product, wrapping like PyTorch's (a wrapped product can
+            // only make a later numel check fail, never succeed wrongly).
+            newsize = newsize.wrapping_mul(s);
+        } else {
+            return Err(runtime(format!(
+                "invalid shape dimension {s} at index {i} of shape {}",
+                fmt_list(shape)
+            )));
+        }
+    }
+    let mut res = DimVec::from_slice(shape);
+    let ok = numel == newsize || (infer_dim.is_some() && newsize > 0 && numel % newsize == 0);
+    if !ok {
+        return Err(runtime(format!(
+            "shape '{}' is invalid for input of size {numel}",
+            fmt_list(shape)
+        )));
+    }
+    if let Some(d) = infer_dim {
+        if newsize == 0 {
+            return Err(runtime(format!(
+                "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
+                fmt_list(shape)
+            )));
+        }
+        res[d] = numel.checked_div(newsize).unwrap_or(0);
+    }
+    Ok(res)
+}
+
+/// ATen's `computeStride(oldshape, oldstride, newshape)`: the strides that
+/// let a tensor with `oldshape`/`oldstride` be viewed as `newshape` (which
+/// must hold the same number of elements), or `None` when some new dim would
+/// span two non-contiguous chunks of the old layout.
+///
+/// ```
+/// use aten_shape::infer::compute_stride;
+/// // A transposed (3,2,4) tensor can be viewed as (3,2,2,2) ...
+/// let s = compute_stride(&[3, 2, 4], &[4, 12, 1], &[3, 2, 2, 2]).unwrap();
+/// assert_eq!(s.as_slice(), &[4, 12, 2, 1]);
+/// // ... but not as (12, 2).
+/// assert!(compute_stride(&[3, 2, 4], &[4, 12, 1], &[12, 2]).is_none());
+/// ```
+pub fn compute_stride(oldshape: &[i64], oldstride: &[i64], newshape: &[i64]) -> Option<DimVec> {
+    compute_stride_flagged(oldshape, oldstride, newshape).map(|(s, _)| s)
+}
+
+/// [`compute_stride`], also reporting whether any `int64` product wrapped.
+#[inline]
+pub(crate) fn compute_stride_flagged(
+    oldshape: &[i64],
+    oldstride: &[i64],
+    newshape: &[i64],
+) -> Option<(DimVec, bool)> {
+    let mut w = Wrap::default();
+    if oldshape.is_empty() {
+        let mut ones = DimVec::from_slice(newshape);
+        ones.iter_mut().for_each(|x| *x = 1);
+        return Some((ones, false));
+    }
+    if oldshape.len() != oldstride.len() {
+        return None;
+    }
+    let numel = oldshape.iter().fold(1i64, |acc, &s| acc.wrapping_mul(s));
+    if numel == 0 && oldshape == newshape {
+        return Some((DimVec::from_slice(oldstride), false));
+    }
+    // (every entry is overwritten below)
+    let mut newstride = DimVec::from_slice(newshape);
+    if numel == 0 {
+        // Strides as if computed by resize_.
+        let mut running: i64 = 1;
+        for d in (0..newshape.len()).rev() {
+            newstride[d] = running;
+            if d > 0 {
+                running = w.mul(newshape[d].max(1), running);
+            }
+        }
+        return Some((newstride, w.wrapped));
+    }
+    let mut view_d: isize = newshape.len() as isize - 1;
+    let mut chunk_base_stride = *oldstride.last()?;
+    let mut tensor_numel: i64 = 1;
+    let mut view_numel: i64 = 1;
+    for tensor_d in (0..oldshape.len()).rev() {
+        tensor_numel = w.mul(tensor_numel, oldshape[tensor_d]);
+        let chunk_end = tensor_d == 0
+            || (oldshape[tensor_d - 1] != 1
+                && oldstride[tensor_d - 1] != w.mul(tensor_numel, chunk_base_stride));
+        if chunk_end {
+            while view_d >= 0 {
+                let vd = view_d as usize;
+                if !(view_numel < tensor_numel || newshape[vd] == 1) {
+                    break;
+                }
+                newstride[vd] = w.mul(view_numel, chunk_base_stride);
+                view_numel = w.mul(view_numel, newshape[vd]);
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = oldstride[tensor_d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    if view_d != -1 {
+        return None;
+    }
+    Some((newstride, w.wrapped))
+}
+
+/// ATen's `inferExpandGeometry(tensor_sizes, tensor_strides, sizes)`: the
+/// sizes and strides of `expand(sizes)`, plus whether any stride product
+/// wrapped. A 0-dim tensor takes `sizes` verbatim (even `-1`), with all
+/// strides 0, as in PyTorch.
+///
+/// ```
+/// use aten_shape::infer::infer_expand_geometry;
+/// let (sizes, strides) = infer_expand_geometry(&[3, 1], &[1, 1], &[2, 3, 4]).unwrap();
+/// assert_eq!((sizes.as_slice(), strides.as_slice()), (&[2, 3, 4][..], &[0, 1, 0][..]));
+/// ```
+pub fn infer_expand_geometry(
+    tensor_sizes: &[i64],
+    tensor_strides: &[i64],
+    sizes: &[i64],
+) -> Result<(DimVec, DimVec)> {
+    infer_expand_geometry_flagged(tensor_sizes, tensor_strides, sizes).map(|(a, b, _)| (a, b))
+}
+
+/// [`infer_expand_geometry`], also reporting whether a stride product wrapped.
+#[inline]
+pub(crate) fn infer_expand_geometry_flagged(
+    tensor_sizes: &[i64],
+    tensor_strides: &[i64],
+    sizes: &[i64],
+) -> Result<(DimVec, DimVec, bool)> {
+    let ndim = sizes.len();
+    let tensor_dim = tensor_sizes.len();
+    if tensor_dim == 0 {
+        return Ok((
+            DimVec::from_slice(sizes),
+            smallvec::smallvec![0; ndim],
+            false,
+        ));
+    }
+    if ndim < tensor_dim || tensor_strides.len() != tensor_dim {
+        return Err(runtime(format!(
+            "expand: the number of sizes provided ({ndim}) must be greater or equal to the number of dimensions in the tensor ({tensor_dim})"
+        )));
+    }
+    let mut w = Wrap::default();
+    // (every entry is overwritten below)
+    let mut out_sizes = DimVec::from_slice(sizes);
+    let mut out_strides = DimVec::from_slice(sizes);
+    let lead = ndim - tensor_dim;
+    for i in (0..ndim).rev() {
+        let existing = i >= lead;
+        let (mut size, mut stride) = if existing {
+            (tensor_sizes[i - lead], tensor_strides[i - lead])
+        } else {
+            // New dims are leading, so dim i + 1 is already computed
+            // (and exists: tensor_dim >= 1). The product only matters
+            // (and only counts as wrapped) if the stride is kept below.
+            let (p, o) = out_sizes[i + 1].overflowing_mul(out_strides[i + 1]);
+            if o && (sizes[i] == 1 || sizes[i] == -1) {
+                w.wrapped = true;
+            }
+            (1, p)
+        };
+        let mut target = sizes[i];
+        if target == -1 {
+            if !existing {
+                return Err(runtime(format!(
+                    "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )));
+            }
+            target = size;
+        }
+        if size != target {
+            if size != 1 {
+                return Err(runtime(format!(
+                    "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
+                    fmt_list(sizes),
+                    fmt_list(tensor_sizes)
+                )));
+            }
+            size = target;
+            stride = 0;
+        }
+        out_sizes[i] = size;
+        out_strides[i] = stride;
+    }
+    Ok((out_sizes, out_strides, w.wrapped))
+}
+
+/// ATen's two-shape broadcast `infer_size(a, b)` (used by binary ops):
+/// right-aligned, sizes must be equal or one of them 1 (a 1 maps to the
+/// other size, even 0).
+///
+/// ```
+/// use aten_shape::infer::infer_broadcast_size;
+/// assert_eq!(infer_broadcast_size(&[3, 1], &[4]).unwrap().as_slice(), &[3, 4]);
+/// assert_eq!(
+///     infer_broadcast_size(&[2, 3], &[4, 3]).unwrap_err().to_string(),
+///     "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
+/// );
+/// ```
+pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
+    let ndim = a.len().max(b.len());
+    let mut out: DimVec = smallvec::smallvec![0; ndim];
+    for i in (0..ndim).rev() {
+        let offset = ndim - 1 - i;
+        let size_a = if offset < a.len() {
+            a[a.len() - 1 - offset]
+        } else {
+            1
+        };
+        let size_b = if offset < b.len() {
+            b[b.len() - 1 - offset]
+        } else {
+            1
+        };
+        if !(size_a == size_b || size_a == 1 || size_b == 1) {
+            return Err(runtime(format!(
+                "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
+            )));
+        }
+        out[i] = if size_a == 1 { size_b } else { size_a };
+    }
+    Ok(out)
+}
+
+/// Formats a shape as Python prints a tuple: `(4, 3)`, `(4,)`, `()`.
+fn fmt_tuple(v: &[i64]) -> String {
+    match v {
+        [] => "()".to_string(),
+        [x] => format!("({x},)"),
+        _ => {
+            let list = fmt_list(v);
+            format!("({})", &list[1..list.len() - 1])
+        }
+    }
+}
+
+/// `torch.broadcast_shapes(*shapes)`: the shape every input broadcasts to
+/// (right-aligned; each dim equal or 1), with PyTorch's error texts. No
+/// shapes at all gives `[]`.
+///
+/// ```
+/// use aten_shape::infer::broadcast_shapes;
+/// assert_eq!(broadcast_shapes(&[&[2], &[3, 1], &[1, 1, 1]]).unwrap(), vec![1, 3, 2]);
+/// assert_eq!(
+///     broadcast_shapes(&[&[2, 3], &[4, 3]]).unwrap_err().to_string(),
+///     "Attempting to broadcast a dimension of length 4 at -2! Mismatching argument at index 1 \
+///      had (4, 3); but expected shape should be broadcastable to [2, 3]"
+/// );
+/// ```
+pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
+    let max_len = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut common = vec![1i64; max_len];
+    for (arg_idx, shape) in shapes.iter().enumerate() {
+        for k in 1..=shape.len() {
+            let s = shape[shape.len() - k];
+            let c = &mut common[max_len - k];
+            if s == *c {
+                continue;
+            }
+            if *c == 1 {
+                if s < 0 {
+                    return Err(runtime(
+                        "Attempting to broadcast a dimension with negative length!",
+                    ));
+                }
+                *c = s;
+            }
+            if s == 1 {
+                continue;
+            }
+            if *c != s {
+                return Err(runtime(format!(
+                    "Attempting to broadcast a dimension of length {s} at -{k}! Mismatching argument at index {arg_idx} had {}; but expected shape should be broadcastable to {}",
+                    fmt_tuple(shape),
+                    fmt_list(&common)
+                )));
+            }
+        }
+    }
+    Ok(common)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn infer_size_rules() {
+        assert_eq!(infer_size(&[-1, 3], 0).unwrap().as_slice(), &[0, 3]);
+        assert_eq!(infer_size(&[], 1).unwrap().as_slice(), &[] as &[i64]);
+        assert_eq!(
+            infer_size(&[-1, -1], 4).unwrap_err().to_string(),
+            "only one dimension can be inferred"
+        );
+        assert_eq!(
+            infer_size(&[-2, 12], 24).unwrap_err().to_string(),
+            "invalid shape dimension -2 at index 0 of shape [-2, 12]"
+        );
+        assert_eq!(
+            infer_size(&[-1, 0], 24).unwrap_err().to_string(),
+            "shape '[-1, 0]' is invalid for input of size 24"
+        );
+        // Wrapped products never make a wrong shape succeed here.
+        assert!(infer_size(&[1 << 62, 4, -1], 3).is_err());
+    }
+
+    #[test]
+    fn compute_stride_examples() {
+        let s = |o: &[i64], st: &[i64], n: &[i64]| compute_stride(o, st, n).map(|v| v.to_vec());
+        assert_eq!(s(&[3, 4], &[1, 0], &[3, 2, 2]), Some(vec![1, 0, 0]));
+        assert_eq!(s(&[3, 4], &[1, 0], &[12]), None);
+        assert_eq!(s(&[4, 3], &[6, 2], &[4, 3, 1]), Some(vec![6, 2, 2]));
+        assert_eq!(s(&[4, 1, 3], &[3, 100, 1], &[12]), Some(vec![1]));
+        assert_eq!(
+            s(&[2, 0, 3], &[7, 11, 13], &[2, 0, 3]),
+            Some(vec![7, 11, 13])
+        );
+        assert_eq!(s(&[2, 0, 3], &[7, 11, 13], &[3, 0, 2]), Some(vec![2, 2, 1]));
+        assert_eq!(s(&[0, 5], &[5, 1], &[5, 0]), Some(vec![1, 1]));
+        assert_eq!(s(&[], &[], &[1, 1]), Some(vec![1, 1]));
+        // Resize-style strides wrap like PyTorch's (and say so).
+        let (st, wrapped) =
+            compute_stride_flagged(&[3, 0], &[1, 1], &[0, 1 << 40, 1 << 40]).unwrap();
+        assert_eq!(st.as_slice(), &[0, 1 << 40, 1]);
+        assert!(wrapped);
+    }
+
+    #[test]
+    fn broadcast() {
+        assert_eq!(broadcast_shapes(&[]).unwrap(), Vec::<i64>::new());
+        assert_eq!(broadcast_shapes(&[&[1, 3], &[0, 3]]).unwrap(), vec![0, 3]);
+        assert_eq!(
+            broadcast_shapes(&[&[2, 3], &[-1, 3]]).unwrap_err().to_string(),
+            "Attempting to broadcast a dimension of length -1 at -2! Mismatching argument at index 1 had (-1, 3); but expected shape should be broadcastable to [2, 3]"
+        );
+        assert_eq!(
+            broadcast_shapes(&[&[3], &[-1]]).unwrap_err().to_string(),
+            "Attempting to broadcast a dimension of length -1 at -1! Mismatching argument at index 1 had (-1,); but expected shape should be broadcastable to [3]"
+        );
+        assert_eq!(
+            broadcast_shapes(&[&[1], &[-1]]).unwrap_err().to_string(),
+            "Attempting to broadcast a dimension with negative length!"
+        );
+        assert_eq!(
+            infer_broadcast_size(&[1, 0], &[3, 1]).unwrap().as_slice(),
+            &[3, 0]
+        );
+    }
+}

@@ -1,0 +1,1535 @@
+//! View ops with PyTorch's exact semantics: every op here returns a tensor
+//! over the same storage as its input (sharing its version counter), with
+//! the sizes, strides and storage offset PyTorch 2.15 gives, and fails with
+//! PyTorch's error texts (`IndexError`s as [`TensorError::Index`](c10_core::TensorError::Index)).
+//!
+//! Each op exists twice: as a method of the [`ViewOps`] trait (implemented
+//! for [`Tensor`]) and as a free function taking `&Tensor` first.
+//!
+//! ```
+//! use aten_shape::views::ViewOps;
+//! use c10_core::{ScalarType, Tensor};
+//! let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
+//! let y = x.transpose(0, 2)?.select(1, 1)?; // sizes (4, 2), strides (1, 12), offset 4
+//! assert_eq!((y.sizes(), y.strides(), y.storage_offset()), (&[4, 2][..], &[1, 12][..], 4));
+//! assert!(y.is_alias_of(&x) && y.shares_version_counter_with(&x));
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+//!
+//! **Dims** are `i64` and may be negative; they wrap with c10's
+//! `maybe_wrap_dim` (0-dim tensors accept `0` and `-1`).
+//!
+//! **Cost.** Geometry is computed on the stack ([`DimVec`]); a view op makes
+//! exactly one heap allocation (its `TensorImpl`) for tensors of up to 5
+//! dims. List-returning ops add the `Vec`.
+//!
+//! **Overflow.** Offsets and strides are computed in wrapping `i64`
+//! arithmetic, exactly like PyTorch's C++. When nothing wraps, the new
+//! geometry only reaches elements the input reaches, so it is installed
+//! without a storage check ([`Tensor::view_with_geometry`]). When something
+//! does wrap (possible only for zero-element tensors with absurd sizes, or
+//! tensors made with huge strides), the geometry goes through the checked
+//! [`Tensor::as_strided`] instead, which rejects negative strides or offsets
+//! and anything outside the storage with PyTorch's messages, as PyTorch's
+//! own `as_strided` call inside these ops does. No op panics.
+
+use c10_core::geometry::{fmt_list, wrap_dim};
+use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, Tensor};
+
+use crate::copy as copy_api;
+use crate::infer::{
+    compute_stride_flagged, index_error, infer_expand_geometry_flagged, infer_size, runtime,
+    DimVec, Wrap,
+};
+
+const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
+
+/// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
+/// fast path.
+#[inline]
+fn wrap(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    if (0..n).contains(&dim) {
+        Ok(dim as usize)
+    } else if dim < 0 && dim >= -n {
+        Ok((dim + n) as usize)
+    } else {
+        wrap_dim(dim, n, true)
+    }
+}
+
+/// Installs derived geometry: unchecked when no arithmetic wrapped (it then
+/// provably stays within the input's elements), through the checked
+/// `as_strided` otherwise.
+#[inline]
+fn make_view(
+    t: &Tensor,
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if wrapped {
+        // PyTorch passes the wrapped values to `as_strided` as SymInts,
+        // which cannot hold values below -2^62.
+        if let Some(&v) = sizes.iter().chain(strides).find(|&&v| v < MIN_SYMINT) {
+            return Err(runtime(format!(
+                "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
+            )));
+        }
+        t.as_strided(sizes, strides, Some(offset))
+    } else {
+        t.view_with_geometry(sizes, strides, offset)
+    }
+}
+
+/// Installs the geometry of a `view`/`reshape` (PyTorch's
+/// `alias_with_sizes_and_strides`, which does not go through `as_strided`).
+/// When a stride product wrapped, c10's `set_sizes_and_strides` replaces
+/// negative strides as it always does (last dim 1, else the next dim's
+/// stride times `max(size, 1)`, failing with `Stride calculation
+/// overflowed`), and the result is then checked against the storage.
+fn make_alias_view(
+    t: &Tensor,
+    sizes: &[i64],
+    mut strides: DimVec,
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if !wrapped {
+        return t.view_with_geometry(sizes, &strides, offset);
+    }
+    let n = strides.len();
+    let mut overflowed = false;
+    for d in (0..n).rev() {
+        if strides[d] < 0 {
+            strides[d] = if d + 1 == n {
+                1
+            } else {
+                let (r, o) = strides[d + 1].overflowing_mul(sizes[d + 1].max(1));
+                overflowed |= o;
+                r
+            };
+        }
+    }
+    if overflowed {
+        return Err(runtime("Stride calculation overflowed"));
+    }
+    t.as_strided(sizes, &strides, Some(offset))
+}
+
+/// The smallest `int64` a c10 `SymInt` stores inline (`-2^62`); PyTorch
+/// rejects smaller values in `SymInt[]` arguments.
+const MIN_SYMINT: i64 = -(1 << 62);
+
+/// PyTorch's dispatcher check that a `SymInt[]` argument holds only inline
+/// (`>= -2^62`) integers.
+fn check_symint_list(values: &[i64]) -> Result<()> {
+    if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
+        return Err(runtime(format!(
+            "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
+            fmt_list(values)
+        )));
+    }
+    Ok(())
+}
+
+/// A `Vec` with room for `n` pieces, or an error instead of an abort when
+/// `n` is absurd (zero-element tensors may have dims of 2^62).
+fn pieces_vec(n: i64) -> Result<Vec<Tensor>> {
+    let mut v = Vec::new();
+    let ok = usize::try_from(n)
+        .ok()
+        .is_some_and(|n| v.try_reserve_exact(n).is_ok());
+    if !ok {
+        return Err(runtime(format!("cannot allocate a list of {n} tensors")));
+    }
+    Ok(v)
+}
+
+/// PyTorch's `toString()` of a tensor's type as `expand`'s error prints it:
+/// `torch.FloatTensor` for the classic CPU types, `CPUBFloat16Type` and the
+/// like otherwise.
+fn legacy_type_name(t: &Tensor) -> String {
+    use ScalarType::*;
+    let dt = t.dtype();
+    let classic = matches!(dt, Byte | Char | Short | Int | Long | Half | Float | Double);
+    let device = t.device().device_type();
+    match device {
+        DeviceType::Cpu if classic => format!("torch.{}Tensor", dt.name()),
+        DeviceType::Cuda if classic => format!("torch.cuda.{}Tensor", dt.name()),
+        _ => {
+            let backend = match device {
+                DeviceType::Cpu => "CPU".to_string(),
+                DeviceType::Cuda => "CUDA".to_string(),
+                DeviceType::Hip => "HIP".to_string(),
+                DeviceType::Xla => "XLA".to_string(),
+                DeviceType::Mps => "MPS".to_string(),
+                DeviceType::Xpu => "XPU".to_string(),
+                DeviceType::Ipu => "IPU".to_string(),
+                DeviceType::Hpu => "HPU".to_string(),
+                DeviceType::Ve => "VE".to_string(),
+                DeviceType::Mtia => "MTIA".to_string(),
+                DeviceType::Maia => "MAIA".to_string(),
+                DeviceType::Meta => "Meta".to_string(),
+                DeviceType::Lazy => "Lazy".to_string(),
+                DeviceType::Vulkan => "Vulkan".to_string(),
+                DeviceType::Metal => "Metal".to_string(),
+                DeviceType::Fpga => "FPGA".to_string(),
+                DeviceType::PrivateUse1 => "PrivateUse1".to_string(),
+                other => format!("{other:?}"),
+            };
+            format!("{backend}{}Type", dt.name())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// as_strided / view / reshape
+// ---------------------------------------------------------------------------
+
+/// Free-function form of [`ViewOps::as_strided`].
+pub fn as_strided(
+    t: &Tensor,
+    size: &[i64],
+    stride: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<Tensor> {
+    check_symint_list(size)?;
+    check_symint_list(stride)?;
+    t.as_strided(size, stride, storage_offset)
+}
+
+/// Free-function form of [`ViewOps::view`].
+pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let inferred = infer_size(shape, t.numel())?;
+    match compute_stride_flagged(t.sizes(), t.strides(), &inferred) {
+        Some((strides, wrapped)) => {
+            make_alias_view(t, &inferred, strides, t.storage_offset(), wrapped)
+        }
+        None => Err(runtime(VIEW_INCOMPATIBLE)),
+    }
+}
+
+/// Free-function form of [`ViewOps::view_as`].
+pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
+    view(t, other.sizes())
+}
+
+/// Free-function form of [`ViewOps::reshape`].
+pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let inferred = infer_size(shape, t.numel())?;
+    if let Some((strides, wrapped)) = compute_stride_flagged(t.sizes(), t.strides(), &inferred) {
+        return make_alias_view(t, &inferred, strides, t.storage_offset(), wrapped);
+    }
+    // `_unsafe_view(self.clone(MemoryFormat::Contiguous), shape)`.
+    let copy = copy_api::clone(t, MemoryFormat::Contiguous)?;
+    match compute_stride_flagged(copy.sizes(), copy.strides(), &inferred) {
+        Some((strides, wrapped)) => {
+            make_alias_view(&copy, &inferred, strides, copy.storage_offset(), wrapped)
+        }
+        None => Err(runtime(VIEW_INCOMPATIBLE)),
+    }
+}
+
+/// Free-function form of [`ViewOps::reshape_as`].
+pub fn reshape_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
+    reshape(t, other.sizes())
+}
+
+// ---------------------------------------------------------------------------
+// slice / narrow / select and the list-returning ops
+// ---------------------------------------------------------------------------
+
+/// `slice` on an already wrapped dim.
+fn slice_at(
+    t: &Tensor,
+    d: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    if step <= 0 {
+        return Err(runtime("slice step must be positive"));
+    }
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let size = sizes[d];
+    let mut w = Wrap::default();
+    let mut s = start.unwrap_or(0);
+    let mut e = end.unwrap_or(i64::MAX);
+    if s < 0 {
+        s = w.add(s, size);
+    }
+    if e < 0 {
+        e = w.add(e, size);
+    }
+    if s < 0 {
+        s = 0;
+    } else if s >= size {
+        s = size;
+    }
+    if e < s {
+        e = s;
+    } else if e >= size {
+        e = size;
+    }
+    let step_offset = w.mul(s, strides[d]);
+    let offset = w.add(t.storage_offset(), step_offset);
+    let len = w.sub(e, s);
+    // Ceil division; `step >= 1`, so neither `step - 1` nor `/` can fail.
+    let new_size = w.add(len, step - 1) / step;
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    new_sizes[d] = new_size;
+    new_strides[d] = w.mul(strides[d], step);
+    make_view(t, &new_sizes, &new_strides, offset, w.wrapped)
+}
+
+/// Free-function form of [`ViewOps::slice`].
+pub fn slice(
+    t: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    if t.dim() == 0 {
+        return Err(index_error("slice() cannot be applied to a 0-dim tensor."));
+    }
+    let d = wrap(dim, t.dim())?;
+    slice_at(t, d, start, end, step)
+}
+
+/// Free-function form of [`ViewOps::narrow`].
+pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    if t.dim() == 0 {
+        return Err(runtime("narrow() cannot be applied to a 0-dim tensor."));
+    }
+    if length < 0 {
+        return Err(runtime("narrow(): length must be non-negative."));
+    }
+    let d = wrap(dim, t.dim())?;
+    narrow_at(t, d, start, length)
+}
+
+/// `narrow` on an already wrapped dim (of a tensor with at least one dim),
+/// `length >= 0`.
+fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
+    let cur = t.sizes()[d];
+    let neg_cur = cur.wrapping_neg();
+    if !(neg_cur <= start && start <= cur) {
+        return Err(index_error(format!(
+            "start out of range (expected to be in range of [{neg_cur}, {cur}], but got {start})"
+        )));
+    }
+    let start = if start < 0 {
+        start.wrapping_add(cur)
+    } else {
+        start
+    };
+    if start > cur.wrapping_sub(length) {
+        return Err(runtime(format!(
+            "start ({start}) + length ({length}) exceeds dimension size ({cur})."
+        )));
+    }
+    slice_at(t, d, Some(start), Some(start.wrapping_add(length)), 1)
+}
+
+/// Free-function form of [`ViewOps::select`].
+pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    if t.dim() == 0 {
+        return Err(index_error("select() cannot be applied to a 0-dim tensor."));
+    }
+    let d = wrap(dim, t.dim())?;
+    select_at(t, d, index)
+}
+
+/// `select` on an already wrapped dim.
+fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let size = sizes[d];
+    // `!index` is `-1 - index` without overflow.
+    if size <= !index || size <= index {
+        return Err(index_error(format!(
+            "select(): index {index} out of range for tensor of size {} at dimension {d}",
+            fmt_list(sizes)
+        )));
+    }
+    let mut w = Wrap::default();
+    let index = if index < 0 { w.add(index, size) } else { index };
+    let step_offset = w.mul(index, strides[d]);
+    let offset = w.add(t.storage_offset(), step_offset);
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    new_sizes.remove(d);
+    new_strides.remove(d);
+    make_view(t, &new_sizes, &new_strides, offset, w.wrapped)
+}
+
+/// Free-function form of [`ViewOps::unbind`].
+pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap(dim, t.dim())?;
+    if t.dim() == 0 {
+        return Err(index_error(format!(
+            "Dimension specified as {d} but tensor has no dimensions"
+        )));
+    }
+    let size = t.sizes()[d];
+    let mut out = pieces_vec(size)?;
+    for i in 0..size {
+        out.push(select_at(t, d, i)?);
+    }
+    Ok(out)
+}
+
+/// Free-function form of [`ViewOps::split`].
+pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.dim() == 0 {
+        return Err(runtime("split expects at least a 1-dimensional tensor"));
+    }
+    if split_size < 0 {
+        return Err(runtime(format!(
+            "split expects split_size be non-negative, but got split_size={split_size}"
+        )));
+    }
+    let d = wrap(dim, t.dim())?;
+    let dim_size = t.sizes()[d];
+    if split_size == 0 && dim_size != 0 {
+        return Err(runtime(format!(
+            "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
+        )));
+    }
+    let num_splits = if split_size == 0 {
+        1
+    } else {
+        (dim_size.wrapping_add(split_size).wrapping_sub(1) / split_size).max(1)
+    };
+    let last = split_size.wrapping_sub(split_size.wrapping_mul(num_splits).wrapping_sub(dim_size));
+    let mut out = pieces_vec(num_splits)?;
+    for i in 0..num_splits {
+        let length = if i < num_splits - 1 { split_size } else { last };
+        if length < 0 {
+            return Err(runtime("narrow(): length must be non-negative."));
+        }
+        out.push(narrow_at(t, d, i.wrapping_mul(split_size), length)?);
+    }
+    Ok(out)
+}
+
+/// Free-function form of [`ViewOps::split_with_sizes`].
+pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+    if t.dim() == 0 {
+        return Err(runtime("split expects at least a 1-dimensional tensor"));
+    }
+    let d = wrap(dim, t.dim())?;
+    let dim_size = t.sizes()[d];
+    let mut out = pieces_vec(split_sizes.len() as i64)?;
+    let mut start: i64 = 0;
+    for &length in split_sizes {
+        if length < 0 {
+            return Err(runtime(format!(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
+                fmt_list(split_sizes)
+            )));
+        }
+        out.push(slice_at(
+            t,
+            d,
+            Some(start),
+            Some(start.wrapping_add(length)),
+            1,
+        )?);
+        start = start.wrapping_add(length);
+    }
+    if start != dim_size {
+        return Err(runtime(format!(
+            "split_with_sizes expects split_sizes to sum exactly to {dim_size} (input tensor's size at dimension {dim}), but got split_sizes={}",
+            fmt_list(split_sizes)
+        )));
+    }
+    Ok(out)
+}
+
+/// Free-function form of [`ViewOps::chunk`].
+pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.dim() == 0 {
+        return Err(runtime("chunk expects at least a 1-dimensional tensor"));
+    }
+    if chunks <= 0 {
+        return Err(runtime(format!(
+            "chunk expects `chunks` to be greater than 0, got: {chunks}"
+        )));
+    }
+    let d = wrap(dim, t.dim())?;
+    let dim_size = t.sizes()[d];
+    let split_size = dim_size.wrapping_add(chunks).wrapping_sub(1) / chunks;
+    if split_size == 0 && dim_size == 0 {
+        // `chunks` empty pieces (split_with_sizes of all zeros).
+        let mut out = pieces_vec(chunks)?;
+        for _ in 0..chunks {
+            out.push(slice_at(t, d, Some(0), Some(0), 1)?);
+        }
+        return Ok(out);
+    }
+    split(t, split_size, d as i64)
+}
+
+/// Free-function form of [`ViewOps::tensor_split`].
+pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.dim() == 0 {
+        return Err(runtime(format!(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
+            t.dim()
+        )));
+    }
+    let d = wrap(dim, t.dim())?;
+    if sections <= 0 {
+        return Err(runtime(format!(
+            "number of sections must be larger than 0, got {sections}"
+        )));
+    }
+    let dim_size = t.sizes()[d];
+    let min_split = dim_size / sections;
+    let extra = dim_size % sections;
+    let mut out = pieces_vec(sections)?;
+    let mut start: i64 = 0;
+    for i in 0..sections {
+        let len = if extra > i {
+            min_split.wrapping_add(1)
+        } else {
+            min_split
+        };
+        out.push(slice_at(
+            t,
+            d,
+            Some(start),
+            Some(start.wrapping_add(len)),
+            1,
+        )?);
+        start = start.wrapping_add(len);
+    }
+    Ok(out)
+}
+
+/// Free-function form of [`ViewOps::tensor_split_indices`].
+pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+    if t.dim() == 0 {
+        return Err(runtime(format!(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
+            t.dim()
+        )));
+    }
+    let d = wrap(dim, t.dim())?;
+    let mut out = pieces_vec(indices.len() as i64 + 1)?;
+    let mut start: i64 = 0;
+    for &end in indices {
+        out.push(slice_at(t, d, Some(start), Some(end), 1)?);
+        start = end;
+    }
+    out.push(slice_at(t, d, Some(start), Some(t.sizes()[d]), 1)?);
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// transpose / permute / movedim
+// ---------------------------------------------------------------------------
+
+/// Free-function form of [`ViewOps::transpose`].
+pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    let n = t.dim();
+    let a = wrap(dim0, n)?;
+    let b = wrap(dim1, n)?;
+    if a == b {
+        return alias(t);
+    }
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    sizes.swap(a, b);
+    strides.swap(a, b);
+    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+}
+
+/// Free-function form of [`ViewOps::swapaxes`].
+pub fn swapaxes(t: &Tensor, axis0: i64, axis1: i64) -> Result<Tensor> {
+    transpose(t, axis0, axis1)
+}
+
+/// Free-function form of [`ViewOps::swapdims`].
+pub fn swapdims(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    transpose(t, dim0, dim1)
+}
+
+/// Free-function form of [`ViewOps::t`].
+pub fn t(x: &Tensor) -> Result<Tensor> {
+    let n = x.dim();
+    if n > 2 {
+        return Err(runtime(format!(
+            "t() expects a tensor with <= 2 dimensions, but self is {n}D"
+        )));
+    }
+    transpose(x, 0, if n < 2 { 0 } else { 1 })
+}
+
+/// Free-function form of [`ViewOps::mt`].
+pub fn mt(t: &Tensor) -> Result<Tensor> {
+    let n = t.dim();
+    if n == 0 {
+        // PyTorch returns `self` (deprecated, with a warning).
+        return Ok(t.clone());
+    }
+    if n < 2 {
+        return Err(runtime(format!(
+            "tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor."
+        )));
+    }
+    transpose(t, -2, -1)
+}
+
+/// Free-function form of [`ViewOps::numpy_t`].
+pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    sizes.reverse();
+    strides.reverse();
+    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+}
+
+/// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
+struct DimSet {
+    bits: u64,
+    big: Vec<bool>,
+}
+
+impl DimSet {
+    #[inline]
+    fn new(n: usize) -> DimSet {
+        DimSet {
+            bits: 0,
+            big: if n > 64 { vec![false; n] } else { Vec::new() },
+        }
+    }
+    /// Adds `d`; false if it was already there.
+    #[inline]
+    fn insert(&mut self, d: usize) -> bool {
+        if self.big.is_empty() {
+            let bit = 1u64 << d;
+            let fresh = self.bits & bit == 0;
+            self.bits |= bit;
+            fresh
+        } else {
+            !std::mem::replace(&mut self.big[d], true)
+        }
+    }
+    #[inline]
+    fn contains(&self, d: usize) -> bool {
+        if self.big.is_empty() {
+            self.bits & (1u64 << d) != 0
+        } else {
+            self.big[d]
+        }
+    }
+}
+
+/// Free-function form of [`ViewOps::permute`].
+pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let n = t.dim();
+    if dims.len() != n {
+        return Err(runtime(format!(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
+            dims.len()
+        )));
+    }
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut seen = DimSet::new(n);
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    for (i, &dim) in dims.iter().enumerate() {
+        let d = wrap(dim, n)?;
+        if !seen.insert(d) {
+            return Err(runtime("permute(): duplicate dims are not allowed."));
+        }
+        new_sizes[i] = sizes[d];
+        new_strides[i] = strides[d];
+    }
+    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
+}
+
+/// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
+/// dims); returns whether one repeats.
+fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
+    let mut repeated = false;
+    for &d in dims {
+        repeated |= !set.insert(wrap(d, n)?);
+    }
+    Ok(repeated)
+}
+
+/// Free-function form of [`ViewOps::movedim`].
+pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    if source.len() != destination.len() {
+        return Err(runtime(format!(
+            "movedim: Invalid source or destination dims: source ({} dims) should contain the same number of dims as destination ({} dims)",
+            fmt_list(source),
+            fmt_list(destination)
+        )));
+    }
+    let n = t.dim();
+    // PyTorch wraps every source, then every destination, then checks for
+    // repeats.
+    let mut src_set = DimSet::new(n.max(1));
+    let mut dst_set = DimSet::new(n.max(1));
+    let src_repeated = wrap_into(source, n, &mut src_set)?;
+    let dst_repeated = wrap_into(destination, n, &mut dst_set)?;
+    if src_repeated {
+        return Err(runtime(format!(
+            "movedim: repeated dim in `source` ({})",
+            fmt_list(source)
+        )));
+    }
+    if dst_repeated {
+        return Err(runtime(format!(
+            "movedim: repeated dim in `destination` ({})",
+            fmt_list(destination)
+        )));
+    }
+    if n == 0 {
+        return alias(t);
+    }
+    // Result dim dst[i] is input dim src[i]; the other input dims
+    // (ascending) fill the other result dims (ascending).
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    for (&s, &d) in source.iter().zip(destination) {
+        let (s, d) = (wrap(s, n)?, wrap(d, n)?);
+        new_sizes[d] = sizes[s];
+        new_strides[d] = strides[s];
+    }
+    let mut next = 0;
+    for slot in 0..n {
+        if dst_set.contains(slot) {
+            continue;
+        }
+        while src_set.contains(next) {
+            next += 1;
+        }
+        new_sizes[slot] = sizes[next];
+        new_strides[slot] = strides[next];
+        next += 1;
+    }
+    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
+}
+
+// ---------------------------------------------------------------------------
+// expand
+// ---------------------------------------------------------------------------
+
+/// Free-function form of [`ViewOps::expand`].
+pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
+    if size.len() < t.dim() {
+        return Err(runtime(format!(
+            "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+            legacy_type_name(t),
+            fmt_list(t.sizes()),
+            fmt_list(size),
+            size.len(),
+            t.dim()
+        )));
+    }
+    check_symint_list(size)?;
+    let (sizes, strides, wrapped) = infer_expand_geometry_flagged(t.sizes(), t.strides(), size)?;
+    make_view(t, &sizes, &strides, t.storage_offset(), wrapped)
+}
+
+/// Free-function form of [`ViewOps::expand_as`].
+pub fn expand_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
+    expand(t, other.sizes())
+}
+
+/// Free-function form of [`ViewOps::broadcast_to`].
+pub fn broadcast_to(t: &Tensor, size: &[i64]) -> Result<Tensor> {
+    expand(t, size)
+}
+
+pub use crate::infer::broadcast_shapes;
+
+// ---------------------------------------------------------------------------
+// squeeze / unsqueeze / flatten / unflatten / ravel
+// ---------------------------------------------------------------------------
+
+/// Free-function form of [`ViewOps::squeeze`].
+pub fn squeeze(t: &Tensor) -> Result<Tensor> {
+    let mut sizes = DimVec::new();
+    let mut strides = DimVec::new();
+    for (&s, &st) in t.sizes().iter().zip(t.strides()) {
+        if s != 1 {
+            sizes.push(s);
+            strides.push(st);
+        }
+    }
+    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+}
+
+/// Free-function form of [`ViewOps::squeeze_dim`].
+pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let n = t.dim();
+    let d = wrap(dim, n)?;
+    if n == 0 || t.sizes()[d] != 1 {
+        return alias(t);
+    }
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    sizes.remove(d);
+    strides.remove(d);
+    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+}
+
+/// Free-function form of [`ViewOps::squeeze_dims`].
+pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let n = t.dim();
+    if n > 64 {
+        return Err(runtime("only tensors with up to 64 dims are supported"));
+    }
+    let mut mask: u64 = 0;
+    for &dim in dims {
+        let d = wrap(dim, n)?;
+        if mask & (1u64 << d) != 0 {
+            return Err(runtime(format!(
+                "dim {d} appears multiple times in the list of dims"
+            )));
+        }
+        mask |= 1u64 << d;
+    }
+    let mut sizes = DimVec::new();
+    let mut strides = DimVec::new();
+    for (d, (&s, &st)) in t.sizes().iter().zip(t.strides()).enumerate() {
+        if !(mask & (1u64 << d) != 0 && s == 1) {
+            sizes.push(s);
+            strides.push(st);
+        }
+    }
+    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+}
+
+/// Free-function form of [`ViewOps::unsqueeze`].
+pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let n = t.dim();
+    let d = wrap(dim, n + 1)?;
+    let mut w = Wrap::default();
+    let new_stride = if d >= n {
+        1
+    } else {
+        w.mul(t.sizes()[d], t.strides()[d])
+    };
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    sizes.insert(d, 1);
+    strides.insert(d, new_stride);
+    make_view(t, &sizes, &strides, t.storage_offset(), w.wrapped)
+}
+
+/// Free-function form of [`ViewOps::flatten`].
+pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    let n = t.dim();
+    let s = wrap(start_dim, n)?;
+    let e = wrap(end_dim, n)?;
+    if s > e {
+        return Err(runtime(
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        ));
+    }
+    if n == 0 {
+        return reshape(t, &[1]);
+    }
+    if s == e {
+        return Ok(t.clone());
+    }
+    let sizes = t.sizes();
+    // c10::multiply_integers: a plain (wrapping) int64 product.
+    let merged = sizes[s..=e]
+        .iter()
+        .fold(1i64, |acc, &x| acc.wrapping_mul(x));
+    let mut shape = DimVec::with_capacity(n - (e - s));
+    shape.extend_from_slice(&sizes[..s]);
+    shape.push(merged);
+    shape.extend_from_slice(&sizes[e + 1..]);
+    reshape(t, &shape)
+}
+
+/// Free-function form of [`ViewOps::unflatten`].
+pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    // Python's `Tensor.unflatten` checks the sizes before the dim.
+    if sizes.is_empty() {
+        return Err(runtime("unflatten: sizes must be non-empty"));
+    }
+    let n = t.dim();
+    let d = wrap(dim, n)?;
+    if n == 0 {
+        return Err(runtime(format!(
+            "unflatten got an unexpected error:\nDimension specified as {d} but tensor has no dimensions"
+        )));
+    }
+    let dim_size = t.sizes()[d];
+    let inferred = infer_size(sizes, dim_size).map_err(|e| {
+        let msg = e.to_string();
+        if msg.contains("is invalid for input of size") {
+            runtime(format!(
+                "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
+                fmt_list(sizes)
+            ))
+        } else {
+            runtime(format!("unflatten got an unexpected error:\n{msg}"))
+        }
+    })?;
+    let old = t.sizes();
+    let mut shape = DimVec::with_capacity(n - 1 + inferred.len());
+    shape.extend_from_slice(&old[..d]);
+    shape.extend_from_slice(&inferred);
+    shape.extend_from_slice(&old[d + 1..]);
+    view(t, &shape)
+}
+
+/// Free-function form of [`ViewOps::ravel`].
+pub fn ravel(t: &Tensor) -> Result<Tensor> {
+    let c = copy_api::contiguous(t, MemoryFormat::Contiguous)?;
+    view(&c, &[-1])
+}
+
+// ---------------------------------------------------------------------------
+// diagonal / unfold / alias / detach
+// ---------------------------------------------------------------------------
+
+/// Free-function form of [`ViewOps::diagonal`].
+pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    let n = t.dim();
+    let d1 = wrap(dim1, n)?;
+    let d2 = wrap(dim2, n)?;
+    if d1 == d2 {
+        return Err(runtime(format!(
+            "diagonal dimensions cannot be identical {dim1}, {dim2}"
+        )));
+    }
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut w = Wrap::default();
+    let diag_size = if offset >= 0 {
+        sizes[d1].min(w.sub(sizes[d2], offset)).max(0)
+    } else {
+        w.add(sizes[d1], offset).min(sizes[d2]).max(0)
+    };
+    let mut storage_offset = t.storage_offset();
+    if diag_size != 0 {
+        if offset >= 0 {
+            let step = w.mul(offset, strides[d2]);
+            storage_offset = w.add(storage_offset, step);
+        } else {
+            let step = w.mul(offset, strides[d1]);
+            storage_offset = w.sub(storage_offset, step);
+        }
+    }
+    let (lo, hi) = (d1.min(d2), d1.max(d2));
+    let mut new_sizes = DimVec::with_capacity(n - 1);
+    let mut new_strides = DimVec::with_capacity(n - 1);
+    for d in 0..n {
+        if d != lo && d != hi {
+            new_sizes.push(sizes[d]);
+            new_strides.push(strides[d]);
+        }
+    }
+    new_sizes.push(diag_size);
+    new_strides.push(w.add(strides[d1], strides[d2]));
+    make_view(t, &new_sizes, &new_strides, storage_offset, w.wrapped)
+}
+
+/// Free-function form of [`ViewOps::unfold`].
+pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
+    let n = t.dim();
+    let d = wrap(dimension, n)?;
+    let max_size = if n == 0 { 1 } else { t.sizes()[d] };
+    if size < 0 {
+        return Err(runtime(format!("size is {size} but must be >= 0")));
+    }
+    if size > max_size {
+        return Err(runtime(format!(
+            "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
+        )));
+    }
+    if step <= 0 {
+        return Err(runtime(format!("step is {step} but must be > 0")));
+    }
+    let mut w = Wrap::default();
+    let mut sizes = DimVec::with_capacity(n + 1);
+    let mut strides = DimVec::with_capacity(n + 1);
+    sizes.extend_from_slice(t.sizes());
+    strides.extend_from_slice(t.strides());
+    sizes.push(size);
+    strides.push(if n == 0 { 1 } else { t.strides()[d] });
+    if d < n {
+        // `size <= sizes[d]` and `step >= 1`: no overflow, no division trap.
+        sizes[d] = w.add((sizes[d] - size) / step, 1);
+        strides[d] = w.mul(strides[d], step);
+    }
+    make_view(t, &sizes, &strides, t.storage_offset(), w.wrapped)
+}
+
+/// Free-function form of [`ViewOps::alias`].
+pub fn alias(t: &Tensor) -> Result<Tensor> {
+    t.view_with_geometry(t.sizes(), t.strides(), t.storage_offset())
+}
+
+/// Free-function form of [`ViewOps::detach`].
+pub fn detach(t: &Tensor) -> Result<Tensor> {
+    Ok(t.detach())
+}
+
+// ---------------------------------------------------------------------------
+// The trait
+// ---------------------------------------------------------------------------
+
+/// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
+/// function of this module with the tensor as first argument.
+pub trait ViewOps {
+    /// `as_strided(size, stride, storage_offset)`: a view with exactly this
+    /// geometry, checked against the storage; the offset defaults to the
+    /// input's.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
+    /// let v = ViewOps::as_strided(&x, &[2, 3], &[3, 1], Some(1))?;
+    /// assert_eq!(v.to_vec::<i64>()?, vec![1, 2, 3, 4, 5, 6]);
+    /// assert!(ViewOps::as_strided(&x, &[4, 4], &[3, 1], None).is_err()); // needs 13 elements
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn as_strided(
+        &self,
+        size: &[i64],
+        stride: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor>;
+
+    /// `view(shape)`: same elements, new shape (one `-1` is inferred);
+    /// fails when the strides do not allow it (use `reshape`).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[3, 2, 4])?;
+    /// let y = x.transpose(0, 1)?; // (2, 3, 4) / (4, 8, 1)
+    /// assert_eq!(y.view(&[2, 3, 2, 2])?.strides(), &[4, 8, 2, 1]);
+    /// assert!(y.view(&[6, 4]).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn view(&self, shape: &[i64]) -> Result<Tensor>;
+
+    /// `view_as(other)` = `view(other.sizes())`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+    /// let o = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// assert_eq!(x.view_as(&o)?.sizes(), &[2, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn view_as(&self, other: &Tensor) -> Result<Tensor>;
+
+    /// `reshape(shape)`: a view when the strides allow one, else a
+    /// contiguous copy (with its own storage and version counter).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[3, 2, 4])?;
+    /// let y = x.transpose(0, 1)?;
+    /// assert!(y.reshape(&[2, 3, 2, 2])?.is_alias_of(&x)); // a view
+    /// let c = y.reshape(&[6, 4])?; // a copy
+    /// assert!(!c.is_alias_of(&x));
+    /// assert_eq!(c.strides(), &[4, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn reshape(&self, shape: &[i64]) -> Result<Tensor>;
+
+    /// `reshape_as(other)` = `reshape(other.sizes())`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+    /// let o = Tensor::zeros(&[3, 2], ScalarType::Float)?;
+    /// assert_eq!(x.reshape_as(&o)?.sizes(), &[3, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn reshape_as(&self, other: &Tensor) -> Result<Tensor>;
+
+    /// `slice(dim, start, end, step)` (Python's `x[start:end:step]` on
+    /// `dim`): out-of-range bounds clamp, `None` means the end; `step > 0`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
+    /// let s = x.slice(0, Some(1), Some(8), 3)?;
+    /// assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (&[3][..], &[3][..], 1));
+    /// assert_eq!(x.slice(0, Some(-100), None, 1)?.sizes(), &[10]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor>;
+
+    /// `narrow(dim, start, length)`: `length` elements from `start`
+    /// (negative `start` counts from the end).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 4, 1, ScalarType::Long)?;
+    /// assert_eq!(x.narrow(0, -3, 2)?.to_vec::<i64>()?, vec![1, 2]);
+    /// assert_eq!(x.narrow(0, 4, 0)?.storage_offset(), 4);
+    /// assert!(x.narrow(0, 3, 2).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor>;
+
+    /// `select(dim, index)`: drops `dim`, keeping position `index`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
+    /// let s = x.select(1, 2)?;
+    /// assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (&[2, 4][..], &[12, 1][..], 8));
+    /// assert!(x.select(1, 3).unwrap_err().is_index_error());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn select(&self, dim: i64, index: i64) -> Result<Tensor>;
+
+    /// `unbind(dim)`: every `select(dim, i)`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
+    /// let rows = x.unbind(0)?;
+    /// assert_eq!(rows[1].to_vec::<i64>()?, vec![3, 4, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn unbind(&self, dim: i64) -> Result<Vec<Tensor>>;
+
+    /// `split(split_size, dim)`: pieces of `split_size` (the last may be
+    /// shorter).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+    /// let p = x.split(2, 0)?;
+    /// let lens: Vec<i64> = p.iter().map(|t| t.sizes()[0]).collect();
+    /// assert_eq!(lens, vec![2, 2, 1]);
+    /// assert_eq!(p[2].storage_offset(), 4);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>>;
+
+    /// `split_with_sizes(split_sizes, dim)`: pieces of the given lengths,
+    /// which must add up to the dim's size.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+    /// let p = x.split_with_sizes(&[1, 4], 0)?;
+    /// assert_eq!(p[1].to_vec::<i64>()?, vec![1, 2, 3, 4]);
+    /// assert!(x.split_with_sizes(&[1, 3], 0).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>>;
+
+    /// `chunk(chunks, dim)`: `split(ceil(n / chunks))`, so possibly fewer
+    /// than `chunks` pieces.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+    /// assert_eq!(x.chunk(4, 0)?.len(), 3); // 6 into 4 -> [2, 2, 2]
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>>;
+
+    /// `tensor_split(sections, dim)`: exactly `sections` pieces, the first
+    /// `n % sections` one longer.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+    /// let lens: Vec<i64> = x.tensor_split(3, 0)?.iter().map(|t| t.sizes()[0]).collect();
+    /// assert_eq!(lens, vec![2, 2, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>>;
+
+    /// `tensor_split(indices, dim)`: pieces `[0:i0]`, `[i0:i1]`, ...,
+    /// `[ik:]`, each sliced with `slice`'s clamping.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+    /// let lens: Vec<i64> = x.tensor_split_indices(&[1, 4], 0)?.iter().map(|t| t.sizes()[0]).collect();
+    /// assert_eq!(lens, vec![1, 3, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>>;
+
+    /// `transpose(dim0, dim1)`: swaps two dims (equal dims give an alias).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
+    /// let y = x.transpose(0, -1)?;
+    /// assert_eq!((y.sizes(), y.strides()), (&[4, 3, 2][..], &[1, 4, 12][..]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor>;
+
+    /// `swapaxes` = `transpose`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// assert_eq!(x.swapaxes(0, 1)?.sizes(), &[3, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn swapaxes(&self, axis0: i64, axis1: i64) -> Result<Tensor>;
+
+    /// `swapdims` = `transpose`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// assert_eq!(x.swapdims(1, 0)?.strides(), &[1, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn swapdims(&self, dim0: i64, dim1: i64) -> Result<Tensor>;
+
+    /// `t()`: transpose of a tensor with at most 2 dims (0-d and 1-d
+    /// tensors come back as an alias).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// assert_eq!(x.t()?.sizes(), &[3, 2]);
+    /// let e = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?.t().unwrap_err();
+    /// assert_eq!(e.to_string(), "t() expects a tensor with <= 2 dimensions, but self is 3D");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn t(&self) -> Result<Tensor>;
+
+    /// `mT`: transpose of the last two dims (a 0-d tensor is returned
+    /// itself; 1-d fails).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[5, 2, 3], ScalarType::Float)?;
+    /// assert_eq!(x.mt()?.sizes(), &[5, 3, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn mt(&self) -> Result<Tensor>;
+
+    /// `numpy_T` (`.T`): all dims reversed.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+    /// assert_eq!(x.numpy_t()?.strides(), &[1, 4, 12]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn numpy_t(&self) -> Result<Tensor>;
+
+    /// `permute(dims)`: dim `i` of the result is dim `dims[i]` of the input.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+    /// let y = x.permute(&[2, 0, 1])?;
+    /// assert_eq!((y.sizes(), y.strides()), (&[4, 2, 3][..], &[1, 12, 4][..]));
+    /// assert!(x.permute(&[0, 0, 1]).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn permute(&self, dims: &[i64]) -> Result<Tensor>;
+
+    /// `movedim(source, destination)`: moves the `source` dims to positions
+    /// `destination`, the others keep their relative order.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3, 4, 5], ScalarType::Float)?;
+    /// let y = x.movedim(&[0, 1], &[2, 3])?;
+    /// assert_eq!((y.sizes(), y.strides()), (&[4, 5, 2, 3][..], &[5, 1, 60, 20][..]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor>;
+
+    /// `expand(size)`: size-1 dims repeat (stride 0), `-1` keeps a size,
+    /// new dims may be added in front.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[3, 1], ScalarType::Float)?;
+    /// let y = x.expand(&[2, -1, 4])?;
+    /// assert_eq!((y.sizes(), y.strides()), (&[2, 3, 4][..], &[0, 1, 0][..]));
+    /// assert!(x.expand(&[4, 4]).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn expand(&self, size: &[i64]) -> Result<Tensor>;
+
+    /// `expand_as(other)` = `expand(other.sizes())`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[3, 1], ScalarType::Float)?;
+    /// let o = Tensor::zeros(&[3, 5], ScalarType::Float)?;
+    /// assert_eq!(x.expand_as(&o)?.sizes(), &[3, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn expand_as(&self, other: &Tensor) -> Result<Tensor>;
+
+    /// `broadcast_to(size)` = `expand(size)`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[3], ScalarType::Float)?;
+    /// assert_eq!(x.broadcast_to(&[2, 3])?.strides(), &[0, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn broadcast_to(&self, size: &[i64]) -> Result<Tensor>;
+
+    /// `squeeze()`: drops every size-1 dim.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[1, 3, 1, 2], ScalarType::Float)?;
+    /// assert_eq!(x.squeeze()?.sizes(), &[3, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn squeeze(&self) -> Result<Tensor>;
+
+    /// `squeeze(dim)`: drops `dim` if its size is 1 (else an alias).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
+    /// assert_eq!(x.squeeze_dim(-1)?.sizes(), &[1, 3]);
+    /// assert_eq!(x.squeeze_dim(1)?.sizes(), &[1, 3, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn squeeze_dim(&self, dim: i64) -> Result<Tensor>;
+
+    /// `squeeze(dims)`: drops those of `dims` whose size is 1.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
+    /// assert_eq!(x.squeeze_dims(&[0, 1])?.sizes(), &[3, 1]);
+    /// let e = x.squeeze_dims(&[0, -3]).unwrap_err();
+    /// assert_eq!(e.to_string(), "dim 0 appears multiple times in the list of dims");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor>;
+
+    /// `unsqueeze(dim)`: inserts a size-1 dim at `dim` (which wraps against
+    /// `dim() + 1`).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+    /// assert_eq!(x.unsqueeze(1)?.strides(), &[12, 12, 4, 1]);
+    /// assert_eq!(x.unsqueeze(-1)?.sizes(), &[2, 3, 4, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn unsqueeze(&self, dim: i64) -> Result<Tensor>;
+
+    /// `flatten(start_dim, end_dim)`: merges dims `start..=end` (a view
+    /// when possible, else a copy; `start == end` returns the same tensor).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+    /// assert_eq!(x.flatten(1, -1)?.sizes(), &[2, 12]);
+    /// assert!(x.flatten(1, 1)?.is_same(&x));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor>;
+
+    /// `unflatten(dim, sizes)`: splits `dim` into `sizes` (one `-1`
+    /// allowed); always a view (fails rather than copies).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 12], ScalarType::Float)?;
+    /// assert_eq!(x.unflatten(1, &[3, -1])?.sizes(), &[2, 3, 4]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor>;
+
+    /// `ravel()` = `contiguous().view(-1)`.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
+    /// assert_eq!(x.t()?.ravel()?.to_vec::<i64>()?, vec![0, 3, 1, 4, 2, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn ravel(&self) -> Result<Tensor>;
+
+    /// `diagonal(offset, dim1, dim2)`: the diagonal of the `(dim1, dim2)`
+    /// planes as a new last dim (`offset > 0` above the main diagonal).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 12, 1, ScalarType::Long)?.view(&[3, 4])?;
+    /// let d = x.diagonal(-1, 0, 1)?;
+    /// assert_eq!((d.sizes(), d.strides(), d.storage_offset()), (&[2][..], &[5][..], 4));
+    /// assert_eq!(d.to_vec::<i64>()?, vec![4, 9]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>;
+
+    /// `unfold(dimension, size, step)`: windows of `size` every `step`
+    /// along `dimension`, as a new last dim.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
+    /// let u = x.unfold(0, 3, 2)?;
+    /// assert_eq!((u.sizes(), u.strides()), (&[4, 3][..], &[2, 1][..]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Tensor>;
+
+    /// `alias()`: a new view with identical geometry.
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// let a = x.alias()?;
+    /// assert!(a.is_set_to(&x) && !a.is_same(&x));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn alias(&self) -> Result<Tensor>;
+
+    /// `detach()`: same storage, geometry and version counter, no autograd
+    /// metadata (the inherent [`Tensor::detach`], wrapped in `Ok`).
+    ///
+    /// ```
+    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// let d = ViewOps::detach(&x)?;
+    /// assert!(d.is_set_to(&x) && d.shares_version_counter_with(&x));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn detach(&self) -> Result<Tensor>;
+}
+
+impl ViewOps for Tensor {
+    fn as_strided(
+        &self,
+        size: &[i64],
+        stride: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
+        as_strided(self, size, stride, storage_offset)
+    }
+    fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        view(self, shape)
+    }
+    fn view_as(&self, other: &Tensor) -> Result<Tensor> {
+        view_as(self, other)
+    }
+    fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        reshape(self, shape)
+    }
+    fn reshape_as(&self, other: &Tensor) -> Result<Tensor> {
+        reshape_as(self, other)
+    }
+    fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor> {
+        slice(self, dim, start, end, step)
+    }
+    fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        narrow(self, dim, start, length)
+    }
+    fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        select(self, dim, index)
+    }
+    fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        unbind(self, dim)
+    }
+    fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
+        split(self, split_size, dim)
+    }
+    fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        split_with_sizes(self, split_sizes, dim)
+    }
+    fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+        chunk(self, chunks, dim)
+    }
+    fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
+        tensor_split(self, sections, dim)
+    }
+    fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        tensor_split_indices(self, indices, dim)
+    }
+    fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        transpose(self, dim0, dim1)
+    }
+    fn swapaxes(&self, axis0: i64, axis1: i64) -> Result<Tensor> {
+        swapaxes(self, axis0, axis1)
+    }
+    fn swapdims(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        swapdims(self, dim0, dim1)
+    }
+    fn t(&self) -> Result<Tensor> {
+        t(self)
+    }
+    fn mt(&self) -> Result<Tensor> {
+        mt(self)
+    }
+    fn numpy_t(&self) -> Result<Tensor> {
+        numpy_t(self)
+    }
+    fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        permute(self, dims)
+    }
+    fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+        movedim(self, source, destination)
+    }
+    fn expand(&self, size: &[i64]) -> Result<Tensor> {
+        expand(self, size)
+    }
+    fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        expand_as(self, other)
+    }
+    fn broadcast_to(&self, size: &[i64]) -> Result<Tensor> {
+        broadcast_to(self, size)
+    }
+    fn squeeze(&self) -> Result<Tensor> {
+        squeeze(self)
+    }
+    fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
+        squeeze_dim(self, dim)
+    }
+    fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
+        squeeze_dims(self, dims)
+    }
+    fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        unsqueeze(self, dim)
+    }
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        flatten(self, start_dim, end_dim)
+    }
+    fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        unflatten(self, dim, sizes)
+    }
+    fn ravel(&self) -> Result<Tensor> {
+        ravel(self)
+    }
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        diagonal(self, offset, dim1, dim2)
+    }
+    fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
+        unfold(self, dimension, size, step)
+    }
+    fn alias(&self) -> Result<Tensor> {
+        alias(self)
+    }
+    fn detach(&self) -> Result<Tensor> {
+        detach(self)
+    }
+}

@@ -1,0 +1,460 @@
+//! Typed element access through the storage's guards.
+//!
+//! Every access locks the storage (shared for reading, exclusive for
+//! writing), checks that the tensor's layout lies inside the storage *now*
+//! (another handle may have shrunk the storage since the tensor was made),
+//! and checks the element type. Single elements are read and written with
+//! unaligned loads and stores, so any layout is fine; slices are handed out
+//! only for contiguous tensors whose data is aligned for `T`.
+
+use std::marker::PhantomData;
+
+use c10_storage::{StorageReadGuard, StorageWriteGuard};
+
+use crate::error::{Result, TensorError};
+use crate::geometry::fmt_list;
+use crate::scalar::Scalar;
+use crate::scalar_type::{Element, ScalarType};
+use crate::tensor::Tensor;
+
+/// Element offsets (relative to the storage, in elements) of a layout, in
+/// logical row-major order: the strided-index odometer every kernel needs.
+///
+/// ```
+/// use c10_core::StridedOffsets;
+/// let offs: Vec<i64> = StridedOffsets::new(&[2, 3], &[1, 2], 10).collect();
+/// assert_eq!(offs, vec![10, 12, 14, 11, 13, 15]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct StridedOffsets<'a> {
+    sizes: &'a [i64],
+    strides: &'a [i64],
+    index: smallvec::SmallVec<[i64; 8]>,
+    offset: i64,
+    remaining: u64,
+}
+
+impl<'a> StridedOffsets<'a> {
+    /// Offsets of every element of the layout, starting at `storage_offset`.
+    pub fn new(sizes: &'a [i64], strides: &'a [i64], storage_offset: i64) -> StridedOffsets<'a> {
+        let numel = sizes
+            .iter()
+            .try_fold(1u64, |acc, &s| acc.checked_mul(s.max(0) as u64));
+        StridedOffsets {
+            sizes,
+            strides,
+            index: smallvec::smallvec![0; sizes.len()],
+            offset: storage_offset,
+            remaining: numel.unwrap_or(0),
+        }
+    }
+}
+
+impl Iterator for StridedOffsets<'_> {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let current = self.offset;
+        // Advance the odometer from the last dim.
+        for d in (0..self.sizes.len()).rev() {
+            self.index[d] += 1;
+            self.offset = self.offset.wrapping_add(self.strides[d]);
+            if self.index[d] < self.sizes[d] {
+                break;
+            }
+            self.offset = self
+                .offset
+                .wrapping_sub(self.strides[d].wrapping_mul(self.sizes[d]));
+            self.index[d] = 0;
+        }
+        Some(current)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::try_from(self.remaining).unwrap_or(usize::MAX);
+        (n, Some(n))
+    }
+}
+
+/// The smallest and largest element offset a layout reaches, or `None` if
+/// it has no elements.
+pub fn element_offset_range(
+    sizes: &[i64],
+    strides: &[i64],
+    storage_offset: i64,
+) -> Option<(i128, i128)> {
+    if sizes.contains(&0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (i128::from(storage_offset), i128::from(storage_offset));
+    for (&n, &s) in sizes.iter().zip(strides) {
+        let span = i128::from(s) * (i128::from(n) - 1);
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    Some((lo, hi))
+}
+
+impl Tensor {
+    fn check_dtype<T: Element>(&self) -> Result<()> {
+        if T::SCALAR_TYPE != self.dtype() {
+            return Err(TensorError::DtypeMismatch {
+                expected: T::SCALAR_TYPE.to_string(),
+                actual: self.dtype().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that every element lies inside `nbytes` bytes.
+    fn check_layout_in(&self, nbytes: usize) -> Result<()> {
+        let Some((lo, hi)) =
+            element_offset_range(self.sizes(), self.strides(), self.storage_offset())
+        else {
+            return Ok(());
+        };
+        let itemsize = self.element_size() as i128;
+        if lo < 0 || (hi + 1) * itemsize > nbytes as i128 {
+            return Err(TensorError::runtime(format!(
+                "tensor with sizes {}, strides {} and storage offset {} does not fit in its storage of {} bytes (was the storage shrunk?)",
+                fmt_list(self.sizes()),
+                fmt_list(self.strides()),
+                self.storage_offset(),
+                nbytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// The storage offset (in elements) of the element at `index`, with
+    /// negative indices counted from the end (PyTorch's indexing errors).
+    pub fn element_offset(&self, index: &[i64]) -> Result<i64> {
+        if index.len() != self.dim() {
+            return Err(TensorError::index(format!(
+                "expected {} indices for a tensor of size {}, got {}",
+                self.dim(),
+                fmt_list(self.sizes()),
+                index.len()
+            )));
+        }
+        let mut off = self.storage_offset();
+        for (d, ((&i, &n), &s)) in index
+            .iter()
+            .zip(self.sizes())
+            .zip(self.strides())
+            .enumerate()
+        {
+            if i < -n || i >= n {
+                return Err(TensorError::index(format!(
+                    "index {i} is out of bounds for dimension {d} with size {n}"
+                )));
+            }
+            let i = if i < 0 { i + n } else { i };
+            off += i * s;
+        }
+        Ok(off)
+    }
+
+    /// A shared, typed view of the elements; holds the storage's read lock.
+    pub fn read<T: Element>(&self) -> Result<TensorReadGuard<'_, T>> {
+        self.check_dtype::<T>()?;
+        let guard = self.storage().read();
+        guard.bytes()?; // host memory, non-null unless empty
+        self.check_layout_in(guard.nbytes())?;
+        Ok(TensorReadGuard {
+            tensor: self,
+            guard,
+            _t: PhantomData,
+        })
+    }
+
+    /// An exclusive, typed view for writing; holds the storage's write lock
+    /// and bumps the version counter once (every write is an in-place op).
+    pub fn write<T: Element>(&self) -> Result<TensorWriteGuard<'_, T>> {
+        self.check_dtype::<T>()?;
+        let mut guard = self.storage().write()?;
+        guard.bytes_mut()?;
+        self.check_layout_in(guard.nbytes())?;
+        self.bump_version()?;
+        Ok(TensorWriteGuard {
+            tensor: self,
+            guard,
+            _t: PhantomData,
+        })
+    }
+
+    /// One element (negative indices count from the end).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, ScalarType};
+    /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.as_strided(&[2, 3], &[3, 1], None)?;
+    /// assert_eq!(t.get::<i64>(&[1, -1])?, 5);
+    /// assert!(t.get::<i64>(&[2, 0]).is_err());
+    /// assert!(t.get::<f32>(&[0, 0]).is_err()); // wrong element type
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn get<T: Element>(&self, index: &[i64]) -> Result<T> {
+        self.read::<T>()?.get(index)
+    }
+
+    /// Writes one element; visible through every view of the storage.
+    pub fn set<T: Element>(&self, index: &[i64], value: T) -> Result<()> {
+        self.write::<T>()?.set(index, value)
+    }
+
+    /// The only element of a one-element tensor (`item()`).
+    pub fn item<T: Element>(&self) -> Result<T> {
+        if self.numel() != 1 {
+            return Err(TensorError::runtime(format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                self.numel()
+            )));
+        }
+        let g = self.read::<T>()?;
+        let off = self.storage_offset();
+        Ok(g.read_at(off))
+    }
+
+    /// Every element in logical (row-major) order, whatever the layout.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        Ok(self.read::<T>()?.iter().collect())
+    }
+
+    /// Every element as `f64`, whatever the dtype (for printing and tests).
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        crate::dispatch_dtype!(self.dtype(), T => {
+            Ok(self.read::<T>()?.iter().map(Element::to_f64).collect())
+        }, {
+            Err(TensorError::runtime(format!("cannot read elements of dtype {}", self.dtype())))
+        })
+    }
+
+    /// Fills every element with `value`, converted to the dtype (`fill_`).
+    /// Overlapping layouts (stride 0) are fine: writes go by value.
+    pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
+        let value = value.into();
+        let device_type = self.device().device_type();
+        if !device_type.is_host_accessible() {
+            let bytes = value.to_bytes(self.dtype())?;
+            self.bump_version()?;
+            return crate::device_ops::device_ops(device_type)?.fill(self, &bytes);
+        }
+        crate::dispatch_dtype!(self.dtype(), T => {
+            self.write::<T>()?.fill(value.to_element::<T>());
+            Ok(())
+        }, {
+            Err(TensorError::runtime(format!("fill_ is not supported for dtype {}", self.dtype())))
+        })
+    }
+
+    /// Storage offsets of every element, in logical order.
+    pub fn offsets(&self) -> StridedOffsets<'_> {
+        StridedOffsets::new(self.sizes(), self.strides(), self.storage_offset())
+    }
+}
+
+/// Byte address of element offset `off` in a host buffer.
+fn elem_ptr(base: *const u8, off: i64, itemsize: usize) -> *const u8 {
+    base.wrapping_add(off as usize * itemsize)
+}
+
+/// Reads one `T` at `p`.
+///
+/// # Safety
+///
+/// `p` must be valid for reads of `size_of::<T>()` bytes of initialised
+/// memory, and `T` must be the element type the bytes were written as (for
+/// `bool`, any byte is accepted and mapped to `!= 0`).
+unsafe fn read_elem<T: Element>(p: *const u8) -> T {
+    if T::ALL_BIT_PATTERNS_VALID {
+        // SAFETY: valid for reads (caller); every bit pattern is a valid T.
+        unsafe { p.cast::<T>().read_unaligned() }
+    } else {
+        // Only `bool` has invalid bit patterns: read the byte and normalise.
+        // SAFETY: valid for a one-byte read (caller).
+        let b = unsafe { p.read() } != 0;
+        // SAFETY: `T` is `bool` here (the only Element without
+        // ALL_BIT_PATTERNS_VALID), so this is an identity copy.
+        unsafe { std::mem::transmute_copy::<bool, T>(&b) }
+    }
+}
+
+/// Shared access to a tensor's elements; see [`Tensor::read`].
+pub struct TensorReadGuard<'a, T: Element> {
+    tensor: &'a Tensor,
+    guard: StorageReadGuard<'a>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> TensorReadGuard<'_, T> {
+    fn read_at(&self, off: i64) -> T {
+        // SAFETY: `off` is an element offset of this tensor's layout, which
+        // `Tensor::read` checked lies inside the host storage (initialised
+        // bytes, held by our read guard); the dtype matches `T`.
+        unsafe {
+            read_elem::<T>(elem_ptr(
+                self.guard.as_ptr(),
+                off,
+                T::SCALAR_TYPE.itemsize(),
+            ))
+        }
+    }
+
+    /// One element.
+    pub fn get(&self, index: &[i64]) -> Result<T> {
+        let off = self.tensor.element_offset(index)?;
+        Ok(self.read_at(off))
+    }
+
+    /// Elements in logical order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        self.tensor.offsets().map(move |off| self.read_at(off))
+    }
+
+    /// The elements as a slice, if the tensor is contiguous and its data is
+    /// aligned for `T` (and, for `bool`, every byte is 0 or 1).
+    pub fn as_slice(&self) -> Result<&[T]> {
+        slice_parts::<T>(self.tensor, self.guard.as_ptr()).map(|(p, n)| {
+            // SAFETY: `slice_parts` checked contiguity, bounds (at guard
+            // creation), alignment and validity; the read guard keeps the
+            // bytes alive and free of writers for the borrow.
+            unsafe { std::slice::from_raw_parts(p.cast::<T>(), n) }
+        })
+    }
+}
+
+/// Exclusive access to a tensor's elements; see [`Tensor::write`].
+pub struct TensorWriteGuard<'a, T: Element> {
+    tensor: &'a Tensor,
+    guard: StorageWriteGuard<'a>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> TensorWriteGuard<'_, T> {
+    fn ptr_at(&mut self, off: i64) -> *mut u8 {
+        elem_ptr(self.guard.as_mut_ptr(), off, T::SCALAR_TYPE.itemsize()).cast_mut()
+    }
+
+    /// One element.
+    pub fn get(&self, index: &[i64]) -> Result<T> {
+        let off = self.tensor.element_offset(index)?;
+        // SAFETY: as in `TensorReadGuard::read_at`; the write guard excludes
+        // other access.
+        Ok(unsafe {
+            read_elem::<T>(elem_ptr(
+                self.guard.as_ptr(),
+                off,
+                T::SCALAR_TYPE.itemsize(),
+            ))
+        })
+    }
+
+    /// Writes one element.
+    pub fn set(&mut self, index: &[i64], value: T) -> Result<()> {
+        let off = self.tensor.element_offset(index)?;
+        let p = self.ptr_at(off);
+        // SAFETY: `off` is inside the checked layout; the write guard gives
+        // exclusive access to the host bytes; unaligned store.
+        unsafe { p.cast::<T>().write_unaligned(value) };
+        Ok(())
+    }
+
+    /// Writes `value` to every element (any layout; overlapping elements are
+    /// simply written more than once).
+    pub fn fill(&mut self, value: T) {
+        let base = self.guard.as_mut_ptr();
+        let itemsize = T::SCALAR_TYPE.itemsize();
+        for off in self.tensor.offsets() {
+            // SAFETY: every offset of the checked layout is inside the
+            // storage; exclusive access through the write guard.
+            unsafe {
+                elem_ptr(base, off, itemsize)
+                    .cast_mut()
+                    .cast::<T>()
+                    .write_unaligned(value)
+            };
+        }
+    }
+
+    /// Applies `f` to every element in logical order, writing the result
+    /// back (an element reached twice through stride 0 is updated twice).
+    pub fn map_inplace(&mut self, mut f: impl FnMut(T) -> T) {
+        let base = self.guard.as_mut_ptr();
+        let itemsize = T::SCALAR_TYPE.itemsize();
+        for off in self.tensor.offsets() {
+            let p = elem_ptr(base, off, itemsize).cast_mut();
+            // SAFETY: as in `fill`; the value read is a valid T (dtype checked).
+            unsafe {
+                let v = read_elem::<T>(p);
+                p.cast::<T>().write_unaligned(f(v));
+            }
+        }
+    }
+
+    /// Elements in logical order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        let base = self.guard.as_ptr();
+        let itemsize = T::SCALAR_TYPE.itemsize();
+        // SAFETY: as in `TensorReadGuard::read_at`.
+        self.tensor
+            .offsets()
+            .map(move |off| unsafe { read_elem::<T>(elem_ptr(base, off, itemsize)) })
+    }
+
+    /// The elements as a mutable slice, if the tensor is contiguous (hence
+    /// without overlap) and aligned for `T`.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        let (p, n) = slice_parts::<T>(self.tensor, self.guard.as_ptr())?;
+        // SAFETY: as in `as_slice`; contiguous layouts do not overlap, and the
+        // write guard (borrowed mutably) gives exclusive access.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<T>().cast_mut(), n) })
+    }
+}
+
+/// Start and length of the slice of a contiguous tensor, after checking
+/// contiguity, alignment and (for `bool`) that every byte is 0 or 1.
+fn slice_parts<T: Element>(t: &Tensor, base: *const u8) -> Result<(*const u8, usize)> {
+    if !t.is_contiguous() {
+        return Err(TensorError::runtime(format!(
+            "a slice needs a contiguous tensor, but this one has sizes {} and strides {}; call .contiguous() first or use get/iter",
+            fmt_list(t.sizes()),
+            fmt_list(t.strides())
+        )));
+    }
+    let n = t.numel() as usize;
+    if n == 0 {
+        return Ok((
+            std::ptr::NonNull::<T>::dangling()
+                .as_ptr()
+                .cast::<u8>()
+                .cast_const(),
+            0,
+        ));
+    }
+    let p = elem_ptr(base, t.storage_offset(), T::SCALAR_TYPE.itemsize());
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return Err(TensorError::runtime(format!(
+            "the tensor's data at {p:p} is not aligned for {} (alignment {}); use get/iter or clone it",
+            T::SCALAR_TYPE,
+            std::mem::align_of::<T>()
+        )));
+    }
+    if T::SCALAR_TYPE == ScalarType::Bool {
+        // SAFETY: the contiguous layout of `n` one-byte elements starting at
+        // `p` lies inside the checked storage.
+        let bytes = unsafe { std::slice::from_raw_parts(p, n) };
+        if bytes.iter().any(|&b| b > 1) {
+            return Err(TensorError::runtime(
+                "this bool tensor holds bytes other than 0 and 1, which are not valid Rust bools; read it with get/iter",
+            ));
+        }
+    }
+    Ok((p, n))
+}

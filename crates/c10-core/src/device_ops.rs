@@ -1,0 +1,62 @@
+//! Operations on device memory, registered per device type, so that layers
+//! above (`aten-shape`'s `contiguous`, `clone`, `copy_`) work on tensors of
+//! any device without naming a backend crate.
+//!
+//! A backend (for example `alloc-cuda`) implements [`DeviceOps`] and calls
+//! [`register_device_ops`] once. Without a registration, operations on that
+//! device's tensors fail with an error that says which feature to enable.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use c10_storage::{DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
+use parking_lot::Mutex;
+
+use crate::error::{Result, TensorError};
+use crate::tensor::Tensor;
+
+/// Copies and fills for one device type.
+pub trait DeviceOps: Send + Sync {
+    /// The device type served.
+    fn device_type(&self) -> DeviceType;
+
+    /// Elementwise `dst[i] = src[i]` in logical order, for any two layouts of
+    /// equal sizes and dtype, where at least one side is on this device and
+    /// the other is on this device or the CPU (host-to-device,
+    /// device-to-host, device-to-device). `dst` has no internal overlap
+    /// (the caller checked).
+    fn copy(&self, dst: &Tensor, src: &Tensor) -> Result<()>;
+
+    /// Writes `value` (the bytes of one element of `dst`'s dtype) to every
+    /// element of `dst`.
+    fn fill(&self, dst: &Tensor, value: &[u8]) -> Result<()>;
+}
+
+#[allow(clippy::declare_interior_mutable_const)] // Used only to initialise the array below.
+const EMPTY: AtomicPtr<&'static dyn DeviceOps> = AtomicPtr::new(std::ptr::null_mut());
+static OPS: [AtomicPtr<&'static dyn DeviceOps>; COMPILE_TIME_MAX_DEVICE_TYPES] =
+    [EMPTY; COMPILE_TIME_MAX_DEVICE_TYPES];
+/// Replaced entries are kept (a reader may still hold one) and stay
+/// reachable for leak checkers.
+static KEPT: Mutex<Vec<&'static &'static dyn DeviceOps>> = Mutex::new(Vec::new());
+
+/// Registers `ops` for its device type (the latest registration wins).
+pub fn register_device_ops(ops: &'static dyn DeviceOps) {
+    let boxed: &'static &'static dyn DeviceOps = Box::leak(Box::new(ops));
+    let mut kept = KEPT.lock();
+    kept.push(boxed);
+    OPS[ops.device_type() as usize].store(std::ptr::from_ref(boxed).cast_mut(), Ordering::Release);
+}
+
+/// The operations registered for `device_type`, or an error naming the
+/// feature to enable.
+pub fn device_ops(device_type: DeviceType) -> Result<&'static dyn DeviceOps> {
+    let p = OPS[device_type as usize].load(Ordering::Acquire);
+    if p.is_null() {
+        return Err(TensorError::runtime(format!(
+            "no device operations are registered for {device_type} tensors: this build has no {device_type} backend (register one with c10_core::register_device_ops)"
+        )));
+    }
+    // SAFETY: non-null entries come from `Box::leak` in `register_device_ops`
+    // and are never freed.
+    Ok(unsafe { *p })
+}

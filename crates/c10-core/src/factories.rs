@@ -1,0 +1,352 @@
+//! Tensor factories: `empty`, `empty_strided`, `zeros`, `ones`, `full`,
+//! `arange`, `from_vec`, `from_slice`, `from_blob`, `scalar_tensor`.
+
+use std::ffi::c_void;
+
+use c10_storage::{get_allocator, AllocError, Allocator, DataPtr, Device, DeviceType, Storage};
+
+use crate::error::{Result, TensorError};
+use crate::geometry;
+use crate::options::TensorOptions;
+use crate::scalar::Scalar;
+use crate::scalar_type::Element;
+use crate::tensor::Tensor;
+use crate::tensor_impl::TensorImpl;
+
+/// The meta device's allocator (c10's `MetaAllocator`): no memory at all.
+/// Meta tensors have sizes, strides and a storage size, but their data
+/// pointer is null and host access is refused.
+struct MetaAllocator;
+
+// SAFETY: meta "memory" does not exist: the device is not host-accessible,
+// so nothing ever dereferences these null pointers (point 1 of the contract
+// is vacuous for a device without memory); there is nothing to free.
+unsafe impl Allocator for MetaAllocator {
+    fn allocate(&self, _nbytes: usize) -> Result<DataPtr, AllocError> {
+        Ok(DataPtr::null(Device::META))
+    }
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Meta
+    }
+    unsafe fn copy_data(&self, _dst: *mut u8, _src: *const u8, _count: usize) {}
+    fn name(&self) -> &str {
+        "MetaAllocator"
+    }
+}
+
+static META_ALLOCATOR: MetaAllocator = MetaAllocator;
+
+/// The allocator factories use for `device`: the registry's, with the CPU
+/// default from `alloc-cpu` and the meta allocator always available.
+pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
+    match device.device_type() {
+        DeviceType::Cpu => Ok(alloc_cpu::cpu_allocator()),
+        DeviceType::Meta => Ok(get_allocator(DeviceType::Meta).unwrap_or(&META_ALLOCATOR)),
+        t => get_allocator(t).map_err(|e| match e {
+            AllocError::NotRegistered(DeviceType::Cuda) => TensorError::runtime(
+                "no allocator is registered for cuda: this build has no CUDA backend; register one with c10_storage::set_allocator",
+            ),
+            other => other.into(),
+        }),
+    }
+}
+
+fn new_storage(nbytes: usize, device: Device) -> Result<Storage> {
+    let alloc = allocator_for(device)?;
+    Ok(Storage::new(nbytes, alloc, true)?)
+}
+
+impl Tensor {
+    /// An uninitialised tensor in PyTorch; here its elements read as zero
+    /// on the CPU (the CPU allocator zero-fills, see `alloc-cpu`).
+    ///
+    /// Sizes may not be negative (`Trying to create tensor with negative
+    /// dimension -3: [2, -3]`); the byte count is overflow-checked
+    /// (`Storage size calculation overflowed with sizes=[...]`). The memory
+    /// format picks row-major or channels-last strides.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions, MemoryFormat};
+    /// let t = Tensor::empty(&[2, 3, 4, 5], TensorOptions::new().memory_format(MemoryFormat::ChannelsLast))?;
+    /// assert_eq!(t.strides(), &[60, 1, 15, 3]);
+    /// assert!(Tensor::empty(&[2, -3], TensorOptions::new()).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn empty(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
+        let o = options.into();
+        geometry::check_non_negative(sizes)?;
+        let nbytes = geometry::storage_nbytes_contiguous(sizes, o.dtype.itemsize(), 0)?;
+        let storage = new_storage(nbytes, o.device)?;
+        let mut imp = TensorImpl::new(storage, o.dtype);
+        imp.set_sizes_contiguous(sizes, o.memory_format)?;
+        let mut t = Tensor::from_impl(imp);
+        if o.requires_grad {
+            t.set_requires_grad(true)?;
+        }
+        Ok(t)
+    }
+
+    /// `empty_strided(sizes, strides)`: storage of
+    /// `(1 + Σ stride·(size−1)) · itemsize` bytes (0 if any size is 0),
+    /// exactly these strides, offset 0.
+    pub fn empty_strided(
+        sizes: &[i64],
+        strides: &[i64],
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let o = options.into();
+        geometry::check_non_negative(sizes)?;
+        let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype.itemsize(), 0)?;
+        let storage = new_storage(nbytes, o.device)?;
+        let mut imp = TensorImpl::new(storage, o.dtype);
+        imp.set_sizes_and_strides(sizes, strides, Some(0))?;
+        let mut t = Tensor::from_impl(imp);
+        if o.requires_grad {
+            t.set_requires_grad(true)?;
+        }
+        Ok(t)
+    }
+
+    /// A tensor of zeros.
+    pub fn zeros(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
+        let t = Tensor::empty(sizes, options)?;
+        let zeroed = allocator_for(t.device())?.zeroes_memory();
+        if !zeroed && !t.device().is_meta() && t.numel() > 0 {
+            t.fill_raw(Scalar::Int(0))?;
+        }
+        Ok(t)
+    }
+
+    /// A tensor of ones.
+    pub fn ones(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
+        Tensor::full(sizes, 1, options)
+    }
+
+    /// A tensor filled with `value` converted to the dtype.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, ScalarType};
+    /// let t = Tensor::full(&[2, 2], 7, ScalarType::Int)?;
+    /// assert_eq!(t.to_vec::<i32>()?, vec![7, 7, 7, 7]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn full(
+        sizes: &[i64],
+        value: impl Into<Scalar>,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let t = Tensor::empty(sizes, options)?;
+        if !t.device().is_meta() && t.numel() > 0 {
+            t.fill_raw(value.into())?;
+        }
+        Ok(t)
+    }
+
+    /// Fills without bumping the version (a factory's own initialisation).
+    fn fill_raw(&self, value: Scalar) -> Result<()> {
+        self.fill_(value)?;
+        // The factory's fill is not a user-visible in-place op; PyTorch's
+        // fresh tensors report `_version == 0`.
+        if let Some(c) = self.imp.version.cell(&self.imp.storage) {
+            c.store(0, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// A 0-dim tensor holding `value` (`scalar_tensor`).
+    pub fn scalar_tensor(
+        value: impl Into<Scalar>,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        Tensor::full(&[], value, options)
+    }
+
+    /// `arange(start, end, step)`: `ceil((end - start) / step)` values
+    /// `start + i * step` (PyTorch's size rule and errors).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, ScalarType};
+    /// let t = Tensor::arange(0, 10, 3, ScalarType::Long)?;
+    /// assert_eq!(t.to_vec::<i64>()?, vec![0, 3, 6, 9]);
+    /// let f = Tensor::arange(0.0, 1.0, 0.25, ScalarType::Float)?;
+    /// assert_eq!(f.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75]);
+    /// assert!(Tensor::arange(0, 10, 0, ScalarType::Long).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let (start, end, step) = (start.into(), end.into(), step.into());
+        let o = options.into();
+        let (xs, xe, xstep) = (start.to_f64(), end.to_f64(), step.to_f64());
+        if !xs.is_finite() || !xe.is_finite() {
+            return Err(TensorError::runtime(format!(
+                "unsupported range: {xs} -> {xe}"
+            )));
+        }
+        if xstep == 0.0 {
+            return Err(TensorError::runtime("step must be nonzero"));
+        }
+        if !((xstep > 0.0 && xe >= xs) || (xstep < 0.0 && xe <= xs)) {
+            return Err(TensorError::runtime(
+                "upper bound and larger bound inconsistent with step sign",
+            ));
+        }
+        let integral = o.dtype.is_integral(true);
+        let size_d = if integral
+            && !start.is_floating_point()
+            && !end.is_floating_point()
+            && !step.is_floating_point()
+        {
+            let (s, e, st) = (
+                start.to_i64() as i128,
+                end.to_i64() as i128,
+                step.to_i64() as i128,
+            );
+            let n = (e - s + st - st.signum()) / st;
+            n as f64
+        } else {
+            ((xe - xs) / xstep).ceil()
+        };
+        if !(0.0..=i64::MAX as f64).contains(&size_d) {
+            return Err(TensorError::runtime(format!(
+                "invalid size, possible overflow? size is {size_d}"
+            )));
+        }
+        let n = size_d as i64;
+        let t = Tensor::empty(&[n], o)?;
+        crate::dispatch_dtype!(o.dtype, T => {
+            {
+                let mut g = t.write::<T>()?;
+                let (si, sti) = (start.to_i64(), step.to_i64());
+                let mut i: i64 = 0;
+                let use_int = integral && !start.is_floating_point() && !step.is_floating_point();
+                g.map_inplace(|_| {
+                    let v = if use_int {
+                        Scalar::Int(si.wrapping_add(sti.wrapping_mul(i)))
+                    } else {
+                        Scalar::Float(xs + xstep * i as f64)
+                    };
+                    i += 1;
+                    v.to_element::<T>()
+                });
+            }
+            if let Some(c) = t.imp.version.cell(&t.imp.storage) {
+                c.store(0, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok(t)
+        }, {
+            Err(TensorError::runtime(format!("arange is not supported for dtype {}", o.dtype)))
+        })
+    }
+
+    /// Adopts a `Vec` as a CPU tensor without copying; `sizes` must hold
+    /// `v.len()` elements. (The buffer keeps `Vec`'s alignment, which is
+    /// `T`'s, so typed slices work.)
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(t.get::<f32>(&[1, 0])?, 3.0);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn from_vec<T: Element>(v: Vec<T>, sizes: &[i64]) -> Result<Tensor> {
+        geometry::check_non_negative(sizes)?;
+        let numel = geometry::compute_numel(sizes)?;
+        if numel as usize != v.len() {
+            return Err(TensorError::runtime(format!(
+                "shape '{}' is invalid for input of size {}",
+                geometry::fmt_list(sizes),
+                v.len()
+            )));
+        }
+        let storage = Storage::from_owner(ElementVec(v));
+        let strides = geometry::contiguous_strides(sizes)?;
+        let mut imp = TensorImpl::new(storage, T::SCALAR_TYPE);
+        imp.set_sizes_and_strides(sizes, &strides, Some(0))?;
+        Ok(Tensor::from_impl(imp))
+    }
+
+    /// Copies a slice into a new CPU tensor of the given sizes.
+    pub fn from_slice<T: Element>(v: &[T], sizes: &[i64]) -> Result<Tensor> {
+        Tensor::from_vec(v.to_vec(), sizes)
+    }
+
+    /// A 1-d tensor copied from a slice.
+    pub fn from_slice_1d<T: Element>(v: &[T]) -> Result<Tensor> {
+        Tensor::from_vec(v.to_vec(), &[v.len() as i64])
+    }
+
+    /// Wraps memory you own (c10's `from_blob`): no copy; `deleter` (if
+    /// any) runs once when the last tensor viewing it is gone. `strides`
+    /// default to row-major.
+    ///
+    /// # Safety
+    ///
+    /// * `data` must point to memory of `options.device` holding every
+    ///   element of the layout (`storage_nbytes(sizes, strides, itemsize)`
+    ///   bytes), valid for reads and writes until `deleter` runs (or, with no
+    ///   deleter, for as long as any tensor or storage made from it lives);
+    /// * nothing else may access that memory meanwhile except through these
+    ///   tensors;
+    /// * on the CPU the bytes must be initialised;
+    /// * `deleter` must be sound to call from any thread.
+    pub unsafe fn from_blob(
+        data: *mut u8,
+        sizes: &[i64],
+        strides: Option<&[i64]>,
+        deleter: Option<Box<dyn FnOnce() + Send>>,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let o = options.into();
+        geometry::check_non_negative(sizes)?;
+        let strides = match strides {
+            Some(s) => geometry::DimVec::from_slice(s),
+            None => geometry::contiguous_strides(sizes)?,
+        };
+        let nbytes = geometry::storage_nbytes(sizes, &strides, o.dtype.itemsize(), 0)?;
+        let dp = match deleter {
+            None => DataPtr::non_owning(data, o.device),
+            Some(f) => {
+                let ctx = Box::into_raw(Box::new(f));
+                // SAFETY: `run_boxed_closure` consumes the box once; the
+                // closure is `Send`, so it may run on any thread.
+                unsafe { DataPtr::from_raw_parts(data, ctx.cast(), run_boxed_closure, o.device) }
+            }
+        };
+        // SAFETY: forwarded to the caller (see this function's contract).
+        let storage = unsafe { Storage::from_data_ptr(dp, nbytes, None, false) }?;
+        let mut imp = TensorImpl::new(storage, o.dtype);
+        imp.set_sizes_and_strides(sizes, &strides, Some(0))?;
+        Ok(Tensor::from_impl(imp))
+    }
+}
+
+/// Deleter for `from_blob`'s closure.
+///
+/// # Safety
+///
+/// `ctx` must come from `Box::<Box<dyn FnOnce() + Send>>::into_raw`.
+unsafe fn run_boxed_closure(ctx: *mut c_void) {
+    // SAFETY: guaranteed by the caller.
+    let f = unsafe { Box::from_raw(ctx.cast::<Box<dyn FnOnce() + Send>>()) };
+    f();
+}
+
+/// A `Vec<T>` seen as bytes, so a storage can adopt it.
+struct ElementVec<T: Element>(Vec<T>);
+
+impl<T: Element> AsMut<[u8]> for ElementVec<T> {
+    fn as_mut(&mut self) -> &mut [u8] {
+        let len = std::mem::size_of_val(self.0.as_slice());
+        // SAFETY: `Element` guarantees `T` is plain data without padding, so
+        // its bytes are initialised `u8`s; the slice covers exactly the
+        // Vec's elements and borrows it mutably. Writing arbitrary bytes is
+        // fine for every `T` whose bit patterns are all valid; `bool` bytes
+        // are only ever read back through the normalising reader.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast::<u8>(), len) }
+    }
+}

@@ -1,0 +1,548 @@
+//! Pure shape arithmetic shared by the tensor layer and the view ops:
+//! dimension wrapping, numel, contiguous and channels-last strides, storage
+//! sizes and bounds checks, all overflow-checked with c10's messages.
+//!
+//! Everything here works on plain `&[i64]` sizes and strides (elements, not
+//! bytes), so it is easy to test and to reuse.
+
+use crate::error::{Result, TensorError};
+
+/// A small vector of sizes or strides: up to 8 dims on the stack, so shape
+/// arithmetic on the view path never touches the heap.
+pub type DimVec = smallvec::SmallVec<[i64; 8]>;
+
+/// Formats a list as PyTorch prints `IntArrayRef`: `[2, 3]`.
+pub fn fmt_list(v: &[i64]) -> String {
+    let mut s = String::from("[");
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&x.to_string());
+    }
+    s.push(']');
+    s
+}
+
+/// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar)`: accepts `-ndim..ndim`,
+/// and for `ndim == 0` with `wrap_scalar` accepts `0` and `-1`.
+///
+/// ```
+/// use c10_core::geometry::wrap_dim;
+/// assert_eq!(wrap_dim(-1, 3, true).unwrap(), 2);
+/// assert_eq!(
+///     wrap_dim(3, 3, true).unwrap_err().to_string(),
+///     "Dimension out of range (expected to be in range of [-3, 2], but got 3)"
+/// );
+/// ```
+pub fn wrap_dim(dim: i64, ndim: i64, wrap_scalar: bool) -> Result<usize> {
+    if ndim < 0 {
+        return Err(TensorError::index(format!(
+            "Rank cannot be negative but got {ndim}"
+        )));
+    }
+    if ndim == 0 {
+        if !wrap_scalar {
+            return Err(TensorError::index(format!(
+                "Dimension specified as {dim} but tensor has no dimensions"
+            )));
+        }
+        return wrap_dim(dim, 1, false);
+    }
+    if dim < -ndim || dim >= ndim {
+        return Err(TensorError::index(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -ndim,
+            ndim - 1
+        )));
+    }
+    Ok(if dim < 0 {
+        (dim + ndim) as usize
+    } else {
+        dim as usize
+    })
+}
+
+/// c10's `safe_compute_numel`: the product of sizes as `u64`, failing when
+/// it overflows or exceeds `i64::MAX` (a negative size, read as a huge
+/// `u64`, fails too, as in c10).
+pub fn compute_numel(sizes: &[i64]) -> Result<i64> {
+    let mut n: u64 = 1;
+    for &s in sizes {
+        n = n
+            .checked_mul(s as u64)
+            .ok_or_else(|| TensorError::runtime("numel: integer multiplication overflow"))?;
+    }
+    if n > i64::MAX as u64 {
+        return Err(TensorError::runtime(
+            "numel: integer multiplication overflow",
+        ));
+    }
+    Ok(n as i64)
+}
+
+/// Checks factory sizes: `Trying to create tensor with negative dimension -3: [2, -3]`.
+pub fn check_non_negative(sizes: &[i64]) -> Result<()> {
+    if let Some(&bad) = sizes.iter().find(|&&s| s < 0) {
+        return Err(TensorError::runtime(format!(
+            "Trying to create tensor with negative dimension {bad}: {}",
+            fmt_list(sizes)
+        )));
+    }
+    Ok(())
+}
+
+/// Row-major strides with c10's rule `stride[i] = stride[i+1] * max(size[i+1], 1)`.
+///
+/// ```
+/// use c10_core::geometry::contiguous_strides;
+/// assert_eq!(contiguous_strides(&[2, 0, 3]).unwrap().as_slice(), &[3, 3, 1]);
+/// ```
+pub fn contiguous_strides(sizes: &[i64]) -> Result<DimVec> {
+    let mut strides: DimVec = smallvec::smallvec![0; sizes.len()];
+    let mut running: i64 = 1;
+    for d in (0..sizes.len()).rev() {
+        strides[d] = running;
+        running = running
+            .checked_mul(sizes[d].max(1))
+            .ok_or_else(|| TensorError::runtime("Stride calculation overflowed"))?;
+    }
+    Ok(strides)
+}
+
+/// c10's `get_channels_last_strides_2d` (rank 4: `s1 = 1, s3 = C, s2 = s3*W, s0 = s2*H`; no max-with-1).
+pub fn channels_last_strides_2d(sizes: &[i64]) -> Result<DimVec> {
+    if sizes.len() != 4 {
+        return Err(TensorError::runtime(
+            "required rank 4 tensor to use channels_last format",
+        ));
+    }
+    let ov = || TensorError::runtime("Stride calculation overflowed");
+    let s1 = 1i64;
+    let s3 = sizes[1];
+    let s2 = s3.checked_mul(sizes[3]).ok_or_else(ov)?;
+    let s0 = s2.checked_mul(sizes[2]).ok_or_else(ov)?;
+    Ok(smallvec::smallvec![s0, s1, s2, s3])
+}
+
+/// c10's `get_channels_last_strides_3d` (rank 5).
+pub fn channels_last_strides_3d(sizes: &[i64]) -> Result<DimVec> {
+    if sizes.len() != 5 {
+        return Err(TensorError::runtime(
+            "required rank 5 tensor to use channels_last_3d format",
+        ));
+    }
+    let ov = || TensorError::runtime("Stride calculation overflowed");
+    let s1 = 1i64;
+    let s4 = sizes[1];
+    let s3 = s4.checked_mul(sizes[4]).ok_or_else(ov)?;
+    let s2 = s3.checked_mul(sizes[3]).ok_or_else(ov)?;
+    let s0 = s2.checked_mul(sizes[2]).ok_or_else(ov)?;
+    Ok(smallvec::smallvec![s0, s1, s2, s3, s4])
+}
+
+/// c10's `computeStorageNbytesContiguous(sizes, itemsize, offset)`:
+/// `(prod(sizes) + offset) * itemsize`, overflow-checked.
+pub fn storage_nbytes_contiguous(sizes: &[i64], itemsize: usize, offset: i64) -> Result<usize> {
+    let err = || {
+        TensorError::runtime(format!(
+            "Storage size calculation overflowed with sizes={}",
+            fmt_list(sizes)
+        ))
+    };
+    let mut n: u64 = 1;
+    for &s in sizes {
+        n = n.checked_mul(s as u64).ok_or_else(err)?;
+    }
+    let n = n
+        .checked_add(offset as u64)
+        .and_then(|n| n.checked_mul(itemsize as u64))
+        .ok_or_else(err)?;
+    if n > max_bytes() {
+        return Err(err());
+    }
+    Ok(n as usize)
+}
+
+fn max_bytes() -> u64 {
+    (i64::MAX as u64).min(usize::MAX as u64)
+}
+
+/// c10's `computeStorageNbytes(sizes, strides, itemsize, offset)`: the bytes
+/// needed to hold element `offset + Σ stride·(size−1)`, or 0 when any size
+/// is 0 (the offset is then ignored). Negative sizes or strides wrap to
+/// huge unsigned values and fail the overflow check, as in c10.
+///
+/// ```
+/// use c10_core::geometry::storage_nbytes;
+/// assert_eq!(storage_nbytes(&[2, 3], &[1, 2], 4, 0).unwrap(), 24);
+/// assert_eq!(storage_nbytes(&[2, 3], &[0, 0], 4, 0).unwrap(), 4);
+/// ```
+pub fn storage_nbytes(
+    sizes: &[i64],
+    strides: &[i64],
+    itemsize: usize,
+    offset: i64,
+) -> Result<usize> {
+    if sizes.len() != strides.len() {
+        return Err(TensorError::runtime(format!(
+            "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+            sizes.len(),
+            strides.len()
+        )));
+    }
+    let err = || {
+        TensorError::runtime(format!(
+            "Storage size calculation overflowed with sizes={} and strides={}",
+            fmt_list(sizes),
+            fmt_list(strides)
+        ))
+    };
+    // c10 returns 0 at the first size-0 dim even if the arithmetic for the
+    // dims before it overflowed, so a zero-element layout is never an error.
+    if sizes.contains(&0) {
+        return Ok(0);
+    }
+    let mut size: u64 = (offset as u64).checked_add(1).ok_or_else(err)?;
+    for (&n, &st) in sizes.iter().zip(strides) {
+        let t = (st as u64)
+            .checked_mul((n as u64).wrapping_sub(1))
+            .ok_or_else(err)?;
+        size = size.checked_add(t).ok_or_else(err)?;
+    }
+    let size = size.checked_mul(itemsize as u64).ok_or_else(err)?;
+    if size > max_bytes() {
+        return Err(err());
+    }
+    Ok(size as usize)
+}
+
+/// c10's `checkInBoundsForStorage`: the layout must fit in `storage_nbytes`
+/// (skipped when the layout has no elements). `elements_per_byte` is 2 or 4
+/// for the packed quantized types and 1 otherwise.
+pub fn check_in_bounds_for_storage(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    itemsize: usize,
+    elements_per_byte: usize,
+    storage_nbytes_available: usize,
+) -> Result<()> {
+    let div = |b: usize| b.div_ceil(elements_per_byte.max(1));
+    let bytes = div(storage_nbytes(sizes, strides, itemsize, 0)?);
+    let with_offset = div(storage_nbytes(sizes, strides, itemsize, offset)?);
+    if bytes == 0 || with_offset <= storage_nbytes_available {
+        return Ok(());
+    }
+    Err(TensorError::runtime(format!(
+        "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {itemsize} requiring a storage size of {with_offset} are out of bounds for storage of size {storage_nbytes_available}",
+        fmt_list(sizes),
+        fmt_list(strides)
+    )))
+}
+
+/// c10's `compute_contiguous`: row-major, ignoring size-1 dims, true for
+/// any layout with no elements.
+pub fn is_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
+    if numel == 0 {
+        return true;
+    }
+    let mut expected: i64 = 1;
+    for d in (0..sizes.len()).rev() {
+        if sizes[d] == 1 {
+            continue;
+        }
+        if strides[d] != expected {
+            return false;
+        }
+        expected = expected.wrapping_mul(sizes[d]);
+    }
+    true
+}
+
+fn channels_last_contiguous_in_order(sizes: &[i64], strides: &[i64], order: &[usize]) -> bool {
+    let mut expected: i64 = 1;
+    for &d in order {
+        if sizes[d] == 1 {
+            continue;
+        }
+        if strides[d] != expected {
+            return false;
+        }
+        expected = expected.wrapping_mul(sizes[d]);
+    }
+    true
+}
+
+/// c10's `compute_channels_last_contiguous_2d` (rank 4 only; no numel-0 shortcut).
+pub fn is_channels_last_contiguous_2d(sizes: &[i64], strides: &[i64]) -> bool {
+    sizes.len() == 4 && channels_last_contiguous_in_order(sizes, strides, &[1, 3, 2, 0])
+}
+
+/// c10's `compute_channels_last_contiguous_3d` (rank 5 only).
+pub fn is_channels_last_contiguous_3d(sizes: &[i64], strides: &[i64]) -> bool {
+    sizes.len() == 5 && channels_last_contiguous_in_order(sizes, strides, &[1, 4, 3, 2, 0])
+}
+
+fn strides_look_like(sizes: &[i64], strides: &[i64], order: &[usize]) -> bool {
+    let mut min: i64 = 0;
+    if strides[1] == 0 {
+        return false;
+    }
+    for &d in order {
+        if sizes[d] == 0 {
+            return false;
+        }
+        if strides[d] < min {
+            return false;
+        }
+        // N111 and sliced tensors are ambiguous: prefer NCHW.
+        if d == 0 && min == strides[1] {
+            return false;
+        }
+        min = strides[d];
+        if sizes[d] > 1 {
+            min = min.wrapping_mul(sizes[d]);
+        }
+    }
+    true
+}
+
+/// c10's `is_channels_last_strides_2d` ("strides look like NHWC"; rank 4 only).
+pub fn is_channels_last_strides_2d(sizes: &[i64], strides: &[i64]) -> bool {
+    sizes.len() == 4 && strides_look_like(sizes, strides, &[1, 3, 2, 0])
+}
+
+/// c10's `is_channels_last_strides_3d` (rank 5 only).
+pub fn is_channels_last_strides_3d(sizes: &[i64], strides: &[i64]) -> bool {
+    sizes.len() == 5 && strides_look_like(sizes, strides, &[1, 4, 3, 2, 0])
+}
+
+/// c10's `compute_non_overlapping_and_dense`: some permutation of the dims
+/// is dense.
+pub fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
+    let n = sizes.len();
+    if n == 1 {
+        return sizes[0] < 2 || strides[0] == 1;
+    }
+    let mut perm: smallvec::SmallVec<[usize; 8]> = (0..n).collect();
+    // Size-0/1 dims last, then ascending stride. Equal strides on two dims of
+    // size >= 2 fail below whatever their order, so stability is irrelevant.
+    perm.sort_unstable_by(|&a, &b| {
+        let (sa, sb) = (sizes[a] < 2, sizes[b] < 2);
+        sa.cmp(&sb).then(strides[a].cmp(&strides[b]))
+    });
+    let mut require: i64 = 1;
+    for &p in &perm {
+        if sizes[p] < 2 {
+            return true;
+        }
+        if strides[p] != require {
+            return false;
+        }
+        require = require.wrapping_mul(sizes[p]);
+    }
+    true
+}
+
+/// ATen's `infer_dense_strides`: dense strides that keep the order of the
+/// input's strides (used by `empty_like`/`clone` for layouts that are not
+/// non-overlapping and dense).
+pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> DimVec {
+    let n = sizes.len();
+    if n == 0 {
+        return DimVec::new();
+    }
+    if n == 1 {
+        return smallvec::smallvec![1];
+    }
+    let mut perm: smallvec::SmallVec<[usize; 8]> = (0..n).rev().collect();
+    let should_swap = |a: usize, b: usize| -> i32 {
+        if strides[a] == 0 || strides[b] == 0 {
+            0
+        } else if strides[a] < strides[b] {
+            -1
+        } else if strides[a] > strides[b] || sizes[a] > sizes[b] {
+            1
+        } else {
+            0
+        }
+    };
+    for i in 1..n {
+        let mut dim1 = i;
+        for j in 1..=i {
+            let dim0 = i - j;
+            let c = should_swap(perm[dim0], perm[dim1]);
+            if c > 0 {
+                perm.swap(dim0, dim1);
+                dim1 = dim0;
+            } else if c < 0 {
+                break;
+            }
+        }
+    }
+    let mut out: DimVec = smallvec::smallvec![0i64; n];
+    let mut running: i64 = 1;
+    for &k in &perm {
+        out[k] = running;
+        if sizes[k] > 1 {
+            running = running.wrapping_mul(sizes[k]);
+        }
+    }
+    out
+}
+
+/// Geometry of `unsqueeze(dim)`: `dim` wraps against `ndim + 1`; the new
+/// dim's stride is `size[dim] * stride[dim]` when `dim < ndim`, else 1.
+pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(DimVec, DimVec)> {
+    let n = sizes.len();
+    let d = wrap_dim(dim, n as i64 + 1, true)?;
+    let new_stride = if d >= n {
+        1
+    } else {
+        sizes[d].wrapping_mul(strides[d])
+    };
+    let mut s = DimVec::from_slice(sizes);
+    let mut st = DimVec::from_slice(strides);
+    s.insert(d, 1);
+    st.insert(d, new_stride);
+    Ok((s, st))
+}
+
+/// Geometry of `squeeze(dim)` (`Some`) or `squeeze()` (`None`).
+pub fn squeeze_geometry(
+    sizes: &[i64],
+    strides: &[i64],
+    dim: Option<i64>,
+) -> Result<(DimVec, DimVec)> {
+    let n = sizes.len();
+    match dim {
+        None => Ok(sizes
+            .iter()
+            .zip(strides)
+            .filter(|(&s, _)| s != 1)
+            .map(|(&s, &st)| (s, st))
+            .unzip()),
+        Some(dim) => {
+            let d = wrap_dim(dim, n as i64, true)?;
+            if n == 0 || sizes[d] != 1 {
+                return Ok((DimVec::from_slice(sizes), DimVec::from_slice(strides)));
+            }
+            let mut s = DimVec::from_slice(sizes);
+            let mut st = DimVec::from_slice(strides);
+            s.remove(d);
+            st.remove(d);
+            Ok((s, st))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_dim_rules() {
+        assert_eq!(wrap_dim(0, 0, true).unwrap(), 0);
+        assert_eq!(wrap_dim(-1, 0, true).unwrap(), 0);
+        assert_eq!(
+            wrap_dim(1, 0, true).unwrap_err().to_string(),
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+        );
+        assert_eq!(
+            wrap_dim(0, 0, false).unwrap_err().to_string(),
+            "Dimension specified as 0 but tensor has no dimensions"
+        );
+        assert!(wrap_dim(-4, 3, true).unwrap_err().is_index_error());
+    }
+
+    #[test]
+    fn contiguity_examples_from_the_reference() {
+        assert!(is_contiguous(&[1, 3], &[100, 1], 3));
+        assert!(is_contiguous(&[3, 1], &[1, 7], 3));
+        assert!(is_contiguous(&[0, 3], &[7, 9], 0));
+        assert!(!is_contiguous(&[3], &[0], 3));
+        assert!(!is_contiguous(&[3], &[2], 3));
+        assert!(is_contiguous(&[1], &[5], 1));
+        assert!(!is_contiguous(&[2, 2], &[1, 1], 4));
+        assert!(!is_non_overlapping_and_dense(&[2, 2], &[1, 1]));
+        assert!(is_contiguous(&[2, 1, 3], &[3, 99, 1], 6));
+        assert!(is_contiguous(&[4, 1, 1, 1], &[1, 1, 1, 1], 4));
+        assert!(is_channels_last_contiguous_2d(&[4, 1, 1, 1], &[1, 1, 1, 1]));
+        assert!(!is_channels_last_strides_2d(&[4, 1, 1, 1], &[1, 1, 1, 1]));
+        assert!(is_channels_last_contiguous_2d(
+            &[2, 1, 3, 4],
+            &[12, 12, 4, 1]
+        ));
+        assert!(is_non_overlapping_and_dense(&[4, 2, 3], &[1, 12, 4]));
+        assert!(!is_non_overlapping_and_dense(&[4, 3], &[6, 2]));
+        assert!(!is_non_overlapping_and_dense(&[3, 4], &[1, 0]));
+    }
+
+    #[test]
+    fn strides_and_nbytes() {
+        assert_eq!(
+            contiguous_strides(&[2, 3, 4]).unwrap().as_slice(),
+            &[12, 4, 1]
+        );
+        assert_eq!(
+            channels_last_strides_2d(&[2, 3, 4, 5]).unwrap().as_slice(),
+            &[60, 1, 15, 3]
+        );
+        assert_eq!(
+            channels_last_strides_2d(&[1, 3, 1, 1]).unwrap().as_slice(),
+            &[3, 1, 3, 3]
+        );
+        assert_eq!(
+            channels_last_strides_2d(&[2, 1, 4, 5]).unwrap().as_slice(),
+            &[20, 1, 5, 1]
+        );
+        assert_eq!(
+            channels_last_strides_3d(&[2, 3, 4, 5, 6])
+                .unwrap()
+                .as_slice(),
+            &[360, 1, 90, 18, 3]
+        );
+        assert_eq!(storage_nbytes(&[2, 0, 3], &[100, 1, 1], 4, 0).unwrap(), 0);
+        assert_eq!(
+            storage_nbytes(&[1 << 62, 4, 0], &[1 << 62, 1, 1], 4, i64::MAX).unwrap(),
+            0
+        );
+        assert_eq!(
+            storage_nbytes_contiguous(&[1 << 62, 4], 4, 0)
+                .unwrap_err()
+                .to_string(),
+            "Storage size calculation overflowed with sizes=[4611686018427387904, 4]"
+        );
+        assert_eq!(
+            storage_nbytes(&[1 << 40, 1 << 40], &[1 << 40, 1], 4, 0).unwrap_err().to_string(),
+            "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776] and strides=[1099511627776, 1]"
+        );
+        assert!(storage_nbytes(&[2, 3], &[-1, 1], 4, 0)
+            .unwrap_err()
+            .to_string()
+            .starts_with("Storage size calculation overflowed"));
+        assert_eq!(
+            compute_numel(&[-1]).unwrap_err().to_string(),
+            "numel: integer multiplication overflow"
+        );
+        assert_eq!(
+            check_in_bounds_for_storage(&[2, 4], &[3, 1], 0, 4, 1, 24).unwrap_err().to_string(),
+            "setStorage: sizes [2, 4], strides [3, 1], storage offset 0, and itemsize 4 requiring a storage size of 28 are out of bounds for storage of size 24"
+        );
+        assert!(check_in_bounds_for_storage(&[2, 0], &[3, 1], 100, 4, 1, 0).is_ok());
+    }
+
+    #[test]
+    fn dense_strides_inference() {
+        assert_eq!(infer_dense_strides(&[4, 3], &[6, 2]).as_slice(), &[3, 1]);
+        assert_eq!(infer_dense_strides(&[3, 4], &[2, 6]).as_slice(), &[1, 3]);
+        assert_eq!(infer_dense_strides(&[3, 4], &[1, 0]).as_slice(), &[4, 1]);
+        assert_eq!(infer_dense_strides(&[2, 3], &[4, 4]).as_slice(), &[1, 2]);
+        assert_eq!(infer_dense_strides(&[3, 2], &[4, 4]).as_slice(), &[2, 1]);
+        assert_eq!(
+            infer_dense_strides(&[2, 3, 4], &[1, 2, 8]).as_slice(),
+            &[1, 2, 6]
+        );
+    }
+}

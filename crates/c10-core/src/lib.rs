@@ -1,0 +1,186 @@
+//! # c10-core
+//!
+//! PyTorch's c10 tensor object model in Rust: a cheap handle ([`Tensor`])
+//! to metadata ([`TensorImpl`]) over bytes ([`Storage`], from
+//! `c10-storage`). Element `(i0, i1, ...)` of a tensor lives at byte
+//!
+//! ```text
+//! data_ptr + (storage_offset + Σ i_k · stride_k) · itemsize
+//! ```
+//!
+//! of its storage. A view (built by `aten-shape`, or here with
+//! [`Tensor::as_strided`]) is a new `TensorImpl` over the same storage, so a
+//! write through any view shows in every other one.
+//!
+//! ## What is here
+//!
+//! * dtypes: [`ScalarType`] (c10's list and numbering), [`TypeMeta`], and
+//!   [`Element`], which maps Rust types (including `half::f16`/`bf16`) to
+//!   scalar types;
+//! * [`SizesAndStrides`]: up to 5 dims inline (no heap), heap beyond;
+//! * [`DispatchKey`], [`BackendComponent`], [`DispatchKeySet`]: c10's 64-bit
+//!   key-set layout and the key set a new tensor gets;
+//! * [`VersionCounter`] and [`InferenceMode`];
+//! * [`TensorImpl`] with c10's cached contiguity flags, and the [`Tensor`]
+//!   handle (clone = one atomic increment);
+//! * factories ([`Tensor::empty`], [`Tensor::zeros`], [`Tensor::arange`],
+//!   [`Tensor::from_vec`], ...), typed element access ([`Tensor::get`],
+//!   [`Tensor::read`], [`Tensor::write`]), in-place metadata operations
+//!   ([`Tensor::resize_`], [`Tensor::set_`], ...), and printing
+//!   (`Display` like `print(tensor)`, [`Tensor::explain`]).
+//!
+//! ## Soundness
+//!
+//! Bytes are reached only through the storage's guards: [`Tensor::read`]
+//! takes the storage's shared lock, [`Tensor::write`] its exclusive lock and
+//! bumps the version counter. Every guard re-checks that the layout lies
+//! inside the storage, and typed slices are only handed out for contiguous,
+//! aligned data. A `TensorImpl` shared by several handles is never mutated:
+//! in-place metadata operations copy it first (see [`Tensor`] for how this
+//! differs from PyTorch).
+//!
+//! ```
+//! use c10_core::{Tensor, ScalarType};
+//! let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+//! let v = a.as_strided(&[3, 4], &[4, 1], None)?;
+//! v.set::<i64>(&[1, 1], 99)?;
+//! assert_eq!(a.get::<i64>(&[5])?, 99);
+//! assert_eq!(a.version()?, 1); // the base and its view share the counter
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+
+pub mod access;
+pub mod autograd;
+pub mod device_ops;
+pub mod dispatch_key;
+pub mod error;
+pub mod factories;
+pub mod geometry;
+pub mod options;
+pub mod printing;
+pub mod scalar;
+pub mod scalar_type;
+pub mod sizes_and_strides;
+pub mod tensor;
+pub mod tensor_impl;
+pub mod version;
+
+pub use access::{StridedOffsets, TensorReadGuard, TensorWriteGuard};
+pub use autograd::{AutogradMeta, AutogradMetaInterface};
+pub use c10_storage::{Device, DeviceType, Storage};
+pub use device_ops::{device_ops, register_device_ops, DeviceOps};
+pub use dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
+pub use error::{Result, TensorError};
+pub use options::{MemoryFormat, TensorOptions};
+pub use scalar::Scalar;
+pub use scalar_type::{Element, ScalarType, TypeMeta};
+pub use sizes_and_strides::SizesAndStrides;
+pub use tensor::Tensor;
+pub use tensor_impl::{LayoutFlags, TensorImpl};
+pub use version::{InferenceMode, VersionCounter};
+
+/// Runs `$body` with `$T` bound to the Rust element type of `$dtype`, or
+/// `$otherwise` for dtypes without one (quantized, sub-byte, bit types).
+///
+/// ```
+/// use c10_core::{dispatch_dtype, ScalarType};
+/// let size = dispatch_dtype!(ScalarType::Double, T => std::mem::size_of::<T>(), { 0 });
+/// assert_eq!(size, 8);
+/// ```
+#[macro_export]
+macro_rules! dispatch_dtype {
+    ($dtype:expr, $T:ident => $body:expr, $otherwise:block) => {{
+        use $crate::scalar_type as __st;
+        match $dtype {
+            __st::ScalarType::Byte => {
+                type $T = u8;
+                $body
+            }
+            __st::ScalarType::Char => {
+                type $T = i8;
+                $body
+            }
+            __st::ScalarType::Short => {
+                type $T = i16;
+                $body
+            }
+            __st::ScalarType::Int => {
+                type $T = i32;
+                $body
+            }
+            __st::ScalarType::Long => {
+                type $T = i64;
+                $body
+            }
+            __st::ScalarType::UInt16 => {
+                type $T = u16;
+                $body
+            }
+            __st::ScalarType::UInt32 => {
+                type $T = u32;
+                $body
+            }
+            __st::ScalarType::UInt64 => {
+                type $T = u64;
+                $body
+            }
+            __st::ScalarType::Half => {
+                type $T = ::half::f16;
+                $body
+            }
+            __st::ScalarType::BFloat16 => {
+                type $T = ::half::bf16;
+                $body
+            }
+            __st::ScalarType::Float => {
+                type $T = f32;
+                $body
+            }
+            __st::ScalarType::Double => {
+                type $T = f64;
+                $body
+            }
+            __st::ScalarType::Bool => {
+                type $T = bool;
+                $body
+            }
+            __st::ScalarType::ComplexHalf => {
+                type $T = __st::Complex32;
+                $body
+            }
+            __st::ScalarType::BComplex32 => {
+                type $T = __st::BComplex32;
+                $body
+            }
+            __st::ScalarType::ComplexFloat => {
+                type $T = __st::Complex64;
+                $body
+            }
+            __st::ScalarType::ComplexDouble => {
+                type $T = __st::Complex128;
+                $body
+            }
+            __st::ScalarType::Float8_e5m2 => {
+                type $T = __st::Float8E5M2;
+                $body
+            }
+            __st::ScalarType::Float8_e4m3fn => {
+                type $T = __st::Float8E4M3fn;
+                $body
+            }
+            __st::ScalarType::Float8_e5m2fnuz => {
+                type $T = __st::Float8E5M2fnuz;
+                $body
+            }
+            __st::ScalarType::Float8_e4m3fnuz => {
+                type $T = __st::Float8E4M3fnuz;
+                $body
+            }
+            __st::ScalarType::Float8_e8m0fnu => {
+                type $T = __st::Float8E8M0fnu;
+                $body
+            }
+            _ => $otherwise,
+        }
+    }};
+}

@@ -1,0 +1,520 @@
+//! `Tensor`: the cheap, shareable handle.
+
+use std::fmt;
+use std::sync::Arc;
+
+use c10_storage::{Device, Storage};
+
+use crate::autograd::AutogradMeta;
+use crate::dispatch_key::DispatchKeySet;
+use crate::error::{Result, TensorError};
+use crate::geometry::{self, fmt_list};
+use crate::options::MemoryFormat;
+use crate::scalar_type::ScalarType;
+use crate::tensor_impl::TensorImpl;
+use crate::version::{InferenceMode, VersionCounter};
+
+/// A tensor: a handle to a [`TensorImpl`] (c10's `at::Tensor`).
+///
+/// Cloning a `Tensor` is one atomic increment and gives another handle to
+/// the same `TensorImpl` (like copying an `at::Tensor` in C++). Views are
+/// new `TensorImpl`s over the same [`Storage`]: writes through any of them
+/// are seen by all (see [`Tensor::write`]).
+///
+/// **One deliberate difference from PyTorch.** A `TensorImpl` shared by
+/// several handles never changes. In-place *metadata* operations
+/// ([`Tensor::t_`], [`Tensor::unsqueeze_`], [`Tensor::as_strided_`],
+/// [`Tensor::resize_`], [`Tensor::set_`], ...) take `&mut self` and copy the
+/// `TensorImpl` first if another handle shares it, so other handles keep
+/// their old sizes and strides. In PyTorch every `at::Tensor` copy would see
+/// the change. Data writes are shared exactly as in PyTorch.
+///
+/// ```
+/// use c10_core::{Tensor, TensorOptions, ScalarType};
+/// let a = Tensor::arange(0.0, 12.0, 1.0, ScalarType::Float)?;
+/// let b = a.clone(); // same TensorImpl
+/// assert!(b.is_same(&a));
+/// let v = a.as_strided(&[3, 4], &[4, 1], Some(0))?; // a view: new TensorImpl, same storage
+/// v.set::<f32>(&[1, 1], 99.0)?;
+/// assert_eq!(a.get::<f32>(&[5])?, 99.0);
+/// assert!(v.is_alias_of(&a));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Clone)]
+pub struct Tensor {
+    pub(crate) imp: Arc<TensorImpl>,
+}
+
+impl Tensor {
+    /// Wraps a `TensorImpl`.
+    pub fn from_impl(imp: TensorImpl) -> Tensor {
+        Tensor { imp: Arc::new(imp) }
+    }
+
+    /// The `TensorImpl`.
+    pub fn impl_ref(&self) -> &TensorImpl {
+        &self.imp
+    }
+
+    /// The `TensorImpl` for modification, copied first if shared.
+    fn impl_mut(&mut self) -> &mut TensorImpl {
+        Arc::make_mut(&mut self.imp)
+    }
+
+    /// A tensor over an existing storage with the given geometry (checked
+    /// against the storage's size).
+    pub fn from_storage(
+        storage: Storage,
+        dtype: ScalarType,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: i64,
+    ) -> Result<Tensor> {
+        check_as_strided_args(sizes, strides, storage_offset)?;
+        geometry::check_in_bounds_for_storage(
+            sizes,
+            strides,
+            storage_offset,
+            dtype.itemsize(),
+            dtype.elements_per_byte(),
+            storage.nbytes(),
+        )?;
+        let mut imp = TensorImpl::new(storage, dtype);
+        imp.set_sizes_and_strides(sizes, strides, Some(storage_offset))?;
+        Ok(Tensor::from_impl(imp))
+    }
+
+    /// Sizes, in elements.
+    pub fn sizes(&self) -> &[i64] {
+        self.imp.sizes()
+    }
+    /// Strides, in elements.
+    pub fn strides(&self) -> &[i64] {
+        self.imp.strides()
+    }
+    /// Size of dim `dim` (negative counts from the end; c10's wrapping with
+    /// `wrap_scalar = false`).
+    pub fn size(&self, dim: i64) -> Result<i64> {
+        let d = geometry::wrap_dim(dim, self.dim() as i64, false)?;
+        Ok(self.sizes()[d])
+    }
+    /// Stride of dim `dim`.
+    pub fn stride(&self, dim: i64) -> Result<i64> {
+        let d = geometry::wrap_dim(dim, self.dim() as i64, false)?;
+        Ok(self.strides()[d])
+    }
+    /// Offset into the storage, in elements.
+    pub fn storage_offset(&self) -> i64 {
+        self.imp.storage_offset()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> i64 {
+        self.imp.numel()
+    }
+    /// Number of dims.
+    pub fn dim(&self) -> usize {
+        self.imp.dim()
+    }
+    /// Element type.
+    pub fn dtype(&self) -> ScalarType {
+        self.imp.dtype()
+    }
+    /// Bytes per element.
+    pub fn element_size(&self) -> usize {
+        self.dtype().itemsize()
+    }
+    /// `numel * element_size` (not the storage's size; see
+    /// [`Storage::nbytes`]).
+    pub fn nbytes(&self) -> usize {
+        self.numel() as usize * self.element_size()
+    }
+    /// Device.
+    pub fn device(&self) -> Device {
+        self.imp.device()
+    }
+    /// The storage.
+    pub fn storage(&self) -> &Storage {
+        self.imp.storage()
+    }
+    /// Dispatch key set.
+    pub fn key_set(&self) -> DispatchKeySet {
+        self.imp.key_set()
+    }
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.numel() == 0
+    }
+
+    /// c10's `is_contiguous(memory_format)`: `ChannelsLast` and
+    /// `ChannelsLast3d` read their flags; anything else (including
+    /// `Preserve`) reads the row-major flag.
+    pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
+        let f = self.imp.flags();
+        match format {
+            MemoryFormat::ChannelsLast => f.is_channels_last_contiguous(),
+            MemoryFormat::ChannelsLast3d => f.is_channels_last_3d_contiguous(),
+            MemoryFormat::Contiguous | MemoryFormat::Preserve => f.is_contiguous(),
+        }
+    }
+    /// Row-major contiguous.
+    pub fn is_contiguous(&self) -> bool {
+        self.imp.flags().is_contiguous()
+    }
+    /// c10's `is_strides_like(format)`.
+    pub fn is_strides_like(&self, format: MemoryFormat) -> bool {
+        let f = self.imp.flags();
+        match format {
+            MemoryFormat::ChannelsLast => f.is_channels_last(),
+            MemoryFormat::ChannelsLast3d => f.is_channels_last_3d(),
+            _ => false,
+        }
+    }
+    /// Some permutation of the dims is dense.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        self.imp.flags().is_non_overlapping_and_dense()
+    }
+    /// ATen's `suggest_memory_format(exact = false)`.
+    pub fn suggest_memory_format(&self) -> MemoryFormat {
+        let f = self.imp.flags();
+        if f.is_channels_last() {
+            MemoryFormat::ChannelsLast
+        } else if f.is_channels_last_3d() {
+            MemoryFormat::ChannelsLast3d
+        } else {
+            MemoryFormat::Contiguous
+        }
+    }
+
+    /// Whether both handles share one `TensorImpl` (C++ `a.is_same(b)`).
+    pub fn is_same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.imp, &other.imp)
+    }
+    /// Whether both tensors view the same storage (PyTorch's `is_alias_of`).
+    pub fn is_alias_of(&self, other: &Tensor) -> bool {
+        self.storage().is_alias_of(other.storage())
+    }
+    /// PyTorch's `is_set_to`: same storage, offset, sizes and strides.
+    pub fn is_set_to(&self, other: &Tensor) -> bool {
+        self.is_alias_of(other)
+            && self.storage_offset() == other.storage_offset()
+            && self.sizes() == other.sizes()
+            && self.strides() == other.strides()
+    }
+    /// Number of handles sharing this `TensorImpl`.
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.imp)
+    }
+
+    /// The version counter's value (`tensor._version`); inference tensors
+    /// fail with `Inference tensors do not track version counter.`
+    pub fn version(&self) -> Result<u32> {
+        self.imp.version.current(&self.imp.storage)
+    }
+    /// Bumps the version counter once, as every in-place operation does.
+    pub fn bump_version(&self) -> Result<()> {
+        self.imp.version.bump(&self.imp.storage)
+    }
+    /// Whether `self` and `other` share a version counter (a base and its
+    /// views do).
+    pub fn shares_version_counter_with(&self, other: &Tensor) -> bool {
+        self.imp
+            .version
+            .same_as(&self.imp.storage, &other.imp.version, &other.imp.storage)
+    }
+    /// Whether this is an inference tensor.
+    pub fn is_inference(&self) -> bool {
+        self.imp.is_inference()
+    }
+
+    /// Whether gradients are tracked (false without autograd metadata).
+    pub fn requires_grad(&self) -> bool {
+        self.imp
+            .autograd_meta
+            .as_ref()
+            .is_some_and(|m| m.requires_grad())
+    }
+    /// Sets `requires_grad`. Setting `false` on a tensor without metadata
+    /// allocates nothing; `true` allocates the metadata. Only floating-point
+    /// and complex tensors can require gradients, and inference tensors only
+    /// inside inference mode (PyTorch's errors).
+    pub fn set_requires_grad(&mut self, requires_grad: bool) -> Result<()> {
+        if requires_grad {
+            if !(self.dtype().is_floating_point() || self.dtype().is_complex()) {
+                return Err(TensorError::runtime(
+                    "only Tensors of floating point and complex dtype can require gradients",
+                ));
+            }
+            if self.is_inference() && !InferenceMode::is_enabled() {
+                return Err(TensorError::runtime(
+                    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+                ));
+            }
+        }
+        let imp = self.impl_mut();
+        match (&mut imp.autograd_meta, requires_grad) {
+            (None, false) => {}
+            (None, true) => {
+                imp.autograd_meta = Some(Box::new(AutogradMeta {
+                    requires_grad: true,
+                }))
+            }
+            (Some(m), v) => m.set_requires_grad(v),
+        }
+        Ok(())
+    }
+    /// Whether autograd metadata has been allocated for this tensor.
+    pub fn has_autograd_meta(&self) -> bool {
+        self.imp.autograd_meta.is_some()
+    }
+
+    /// `as_strided(size, stride, storage_offset)`: a view with exactly this
+    /// geometry, checked against the storage (PyTorch's errors). The offset
+    /// defaults to this tensor's.
+    pub fn as_strided(
+        &self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
+        let offset = storage_offset.unwrap_or(self.storage_offset());
+        check_as_strided_args(sizes, strides, offset)?;
+        geometry::check_in_bounds_for_storage(
+            sizes,
+            strides,
+            offset,
+            self.element_size(),
+            self.dtype().elements_per_byte(),
+            self.storage().nbytes(),
+        )?;
+        Ok(Tensor::from_impl(TensorImpl::view_of(
+            &self.imp, sizes, strides, offset,
+        )?))
+    }
+
+    /// A view with new geometry that the caller has proven to stay within
+    /// the elements this tensor can reach (the view ops of `aten-shape`).
+    /// Unlike [`Tensor::as_strided`] it does no bounds check against the
+    /// storage, which keeps view ops at one allocation and no lock. Element
+    /// access re-checks bounds, so a wrong geometry is an error there, never
+    /// undefined behaviour.
+    pub fn view_with_geometry(
+        &self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: i64,
+    ) -> Result<Tensor> {
+        Ok(Tensor::from_impl(TensorImpl::view_of(
+            &self.imp,
+            sizes,
+            strides,
+            storage_offset,
+        )?))
+    }
+
+    /// In-place `as_strided_`: this handle gets the new geometry (checked
+    /// against the storage); bumps the version.
+    pub fn as_strided_(
+        &mut self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<()> {
+        let offset = storage_offset.unwrap_or(self.storage_offset());
+        check_as_strided_args(sizes, strides, offset)?;
+        geometry::check_in_bounds_for_storage(
+            sizes,
+            strides,
+            offset,
+            self.element_size(),
+            self.dtype().elements_per_byte(),
+            self.storage().nbytes(),
+        )?;
+        self.bump_version()?;
+        self.impl_mut()
+            .set_sizes_and_strides(sizes, strides, Some(offset))
+    }
+
+    /// In-place transpose of a ≤2-d tensor (`t_`); bumps the version.
+    pub fn t_(&mut self) -> Result<()> {
+        let n = self.dim();
+        if n > 2 {
+            return Err(TensorError::runtime(format!(
+                "t_() expects a tensor with <= 2 dimensions, but self is {n}D"
+            )));
+        }
+        self.bump_version()?;
+        if n == 2 {
+            let (sizes, strides) = (self.sizes(), self.strides());
+            let (s, st) = ([sizes[1], sizes[0]], [strides[1], strides[0]]);
+            self.impl_mut().set_sizes_and_strides(&s, &st, None)?;
+        }
+        Ok(())
+    }
+
+    /// In-place `unsqueeze_(dim)` with c10's stride rule for the new dim;
+    /// bumps the version.
+    pub fn unsqueeze_(&mut self, dim: i64) -> Result<()> {
+        let (sizes, strides) = geometry::unsqueeze_geometry(self.sizes(), self.strides(), dim)?;
+        self.bump_version()?;
+        self.impl_mut()
+            .set_sizes_and_strides(&sizes, &strides, None)
+    }
+
+    /// In-place `squeeze_` of one dim (`Some(d)`) or of every size-1 dim
+    /// (`None`); bumps the version.
+    pub fn squeeze_(&mut self, dim: Option<i64>) -> Result<()> {
+        let (sizes, strides) = geometry::squeeze_geometry(self.sizes(), self.strides(), dim)?;
+        self.bump_version()?;
+        self.impl_mut()
+            .set_sizes_and_strides(&sizes, &strides, None)
+    }
+
+    /// `resize_(sizes, memory_format)`: contiguous strides for the new sizes;
+    /// grows the storage (never shrinks it) when it is too small, which every
+    /// view of that storage sees; a non-resizable storage refuses to grow
+    /// with PyTorch's `Trying to resize storage that is not resizable`.
+    /// Bumps the version.
+    pub fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
+        geometry::check_non_negative(sizes)?;
+        if format == MemoryFormat::Preserve {
+            return Err(TensorError::runtime("Unsupported memory formatPreserve"));
+        }
+        let strides = match format {
+            MemoryFormat::ChannelsLast => geometry::channels_last_strides_2d(sizes)?,
+            MemoryFormat::ChannelsLast3d => geometry::channels_last_strides_3d(sizes)?,
+            _ => geometry::contiguous_strides(sizes)?,
+        };
+        let numel = geometry::compute_numel(sizes)?;
+        if numel > 0 {
+            let needed = geometry::storage_nbytes_contiguous(
+                sizes,
+                self.element_size(),
+                self.storage_offset(),
+            )?;
+            if needed > self.storage().nbytes() {
+                self.storage().resize(needed)?;
+            }
+        }
+        self.bump_version()?;
+        let unchanged = self.sizes() == sizes && self.strides() == strides.as_slice();
+        if !unchanged {
+            self.impl_mut()
+                .set_sizes_and_strides(sizes, &strides, None)?;
+        }
+        Ok(())
+    }
+
+    /// `set_(storage, storage_offset, sizes, strides)`: this handle now views
+    /// `storage` (same device required, PyTorch's message), growing it when
+    /// needed and resizable; keeps its version counter; bumps the version.
+    pub fn set_(
+        &mut self,
+        storage: &Storage,
+        storage_offset: i64,
+        sizes: &[i64],
+        strides: &[i64],
+    ) -> Result<()> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "unequal size length ({}) and stride length ({})",
+                sizes.len(),
+                strides.len()
+            )));
+        }
+        if storage_offset < 0 {
+            return Err(TensorError::runtime(format!(
+                "Tensor: invalid storage offset {storage_offset}"
+            )));
+        }
+        if storage.device() != self.device() && !storage.is_alias_of(self.storage()) {
+            return Err(TensorError::runtime(format!(
+                "Attempted to set the storage of a tensor on device \"{}\" to a storage on device \"{}\".  This is no longer allowed; the devices must match.",
+                self.device(),
+                storage.device()
+            )));
+        }
+        let itemsize = self.element_size();
+        let needed = geometry::storage_nbytes(sizes, strides, itemsize, storage_offset)?;
+        let unchanged = self.sizes() == sizes && self.strides() == strides;
+        if needed > storage.nbytes() {
+            if unchanged || !storage.resizable() {
+                // c10 bounds-checks when resize would be skipped; a
+                // non-resizable storage cannot grow either.
+                geometry::check_in_bounds_for_storage(
+                    sizes,
+                    strides,
+                    storage_offset,
+                    itemsize,
+                    self.dtype().elements_per_byte(),
+                    storage.nbytes(),
+                )?;
+            }
+            storage.resize(needed)?;
+        }
+        self.bump_version()?;
+        let old_storage = self.storage().clone();
+        let imp = self.impl_mut();
+        if !old_storage.is_alias_of(storage) {
+            // Keep sharing the counter with old views (c10: set_ keeps the
+            // tensor's VariableVersion).
+            if matches!(imp.version, VersionCounter::Storage) {
+                imp.version = VersionCounter::OfStorage(old_storage);
+            }
+            imp.storage = storage.clone();
+        }
+        imp.set_sizes_and_strides(sizes, strides, Some(storage_offset))
+    }
+
+    /// `detach()`: a new `TensorImpl` with the same storage, geometry, key
+    /// set and version counter, and no autograd metadata.
+    pub fn detach(&self) -> Tensor {
+        let mut imp = (*self.imp).clone();
+        imp.autograd_meta = None;
+        Tensor::from_impl(imp)
+    }
+
+    /// PyTorch's `.data`: like [`Tensor::detach`] but with a fresh version
+    /// counter.
+    pub fn data(&self) -> Tensor {
+        let mut imp = (*self.imp).clone();
+        imp.autograd_meta = None;
+        if imp.version.enabled() {
+            imp.version = VersionCounter::fresh(0);
+        }
+        Tensor::from_impl(imp)
+    }
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor")
+            .field("sizes", &self.sizes())
+            .field("strides", &self.strides())
+            .field("storage_offset", &self.storage_offset())
+            .field("dtype", &self.dtype())
+            .field("device", &self.device())
+            .field("storage", &format_args!("{:#x}", self.storage().id()))
+            .finish()
+    }
+}
+
+/// ATen's `checkAsStridedArgs` (sizes are checked later by the bounds check).
+pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64) -> Result<()> {
+    if sizes.len() != strides.len() {
+        return Err(TensorError::runtime(
+            "mismatch in length of strides and shape",
+        ));
+    }
+    if strides.iter().any(|&s| s < 0) {
+        return Err(TensorError::runtime(format!(
+            "as_strided: Negative strides are not supported at the moment, got strides: {}",
+            fmt_list(strides)
+        )));
+    }
+    if offset < 0 {
+        return Err(TensorError::runtime(format!(
+            "Tensor: invalid storage offset {offset}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,344 @@
+//! `TensorImpl`: a tensor's metadata over a storage.
+
+use c10_storage::{Device, Storage};
+
+use crate::autograd::{AutogradMeta, AutogradMetaInterface};
+use crate::dispatch_key::{backend_component_for_device_type, DispatchKeySet};
+use crate::error::{Result, TensorError};
+use crate::geometry;
+use crate::options::MemoryFormat;
+use crate::scalar_type::ScalarType;
+use crate::sizes_and_strides::SizesAndStrides;
+use crate::version::{InferenceMode, VersionCounter};
+
+/// Cached layout flags (c10's bitfields), computed by c10's exact
+/// algorithms on every size or stride change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayoutFlags(u8);
+
+impl LayoutFlags {
+    const CONTIGUOUS: u8 = 1;
+    const CHANNELS_LAST: u8 = 1 << 1;
+    const CHANNELS_LAST_CONTIGUOUS: u8 = 1 << 2;
+    const CHANNELS_LAST_3D: u8 = 1 << 3;
+    const CHANNELS_LAST_3D_CONTIGUOUS: u8 = 1 << 4;
+    const NON_OVERLAPPING_AND_DENSE: u8 = 1 << 5;
+
+    fn get(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+
+    fn set(&mut self, bit: u8, v: bool) {
+        if v {
+            self.0 |= bit;
+        } else {
+            self.0 &= !bit;
+        }
+    }
+
+    /// c10's `_refresh_contiguous` for the given layout; the evaluation
+    /// order matters because later flags read earlier ones.
+    pub fn compute(sizes: &[i64], strides: &[i64], numel: i64) -> LayoutFlags {
+        let mut f = LayoutFlags(0);
+        let contiguous = geometry::is_contiguous(sizes, strides, numel);
+        f.set(Self::CONTIGUOUS, contiguous);
+        match sizes.len() {
+            4 => {
+                let cl = geometry::is_channels_last_contiguous_2d(sizes, strides);
+                f.set(Self::CHANNELS_LAST_CONTIGUOUS, cl);
+                f.set(
+                    Self::CHANNELS_LAST,
+                    geometry::is_channels_last_strides_2d(sizes, strides),
+                );
+                f.set(
+                    Self::NON_OVERLAPPING_AND_DENSE,
+                    contiguous || cl || geometry::is_non_overlapping_and_dense(sizes, strides),
+                );
+            }
+            5 => {
+                let cl = geometry::is_channels_last_contiguous_2d(sizes, strides);
+                let cl3 = !cl && geometry::is_channels_last_contiguous_3d(sizes, strides);
+                let is_cl = !cl3 && geometry::is_channels_last_strides_2d(sizes, strides);
+                let is_cl3 = !is_cl && geometry::is_channels_last_strides_3d(sizes, strides);
+                f.set(Self::CHANNELS_LAST_CONTIGUOUS, cl);
+                f.set(Self::CHANNELS_LAST_3D_CONTIGUOUS, cl3);
+                f.set(Self::CHANNELS_LAST, is_cl);
+                f.set(Self::CHANNELS_LAST_3D, is_cl3);
+                f.set(
+                    Self::NON_OVERLAPPING_AND_DENSE,
+                    contiguous
+                        || cl
+                        || cl3
+                        || geometry::is_non_overlapping_and_dense(sizes, strides),
+                );
+            }
+            _ => {
+                f.set(
+                    Self::NON_OVERLAPPING_AND_DENSE,
+                    contiguous || geometry::is_non_overlapping_and_dense(sizes, strides),
+                );
+            }
+        }
+        f
+    }
+
+    /// Row-major contiguous.
+    pub fn is_contiguous(self) -> bool {
+        self.get(Self::CONTIGUOUS)
+    }
+    /// Strides look like NHWC (c10's `is_channels_last_`).
+    pub fn is_channels_last(self) -> bool {
+        self.get(Self::CHANNELS_LAST)
+    }
+    /// Exactly NHWC-dense.
+    pub fn is_channels_last_contiguous(self) -> bool {
+        self.get(Self::CHANNELS_LAST_CONTIGUOUS)
+    }
+    /// Strides look like NDHWC.
+    pub fn is_channels_last_3d(self) -> bool {
+        self.get(Self::CHANNELS_LAST_3D)
+    }
+    /// Exactly NDHWC-dense.
+    pub fn is_channels_last_3d_contiguous(self) -> bool {
+        self.get(Self::CHANNELS_LAST_3D_CONTIGUOUS)
+    }
+    /// Some permutation of the dims is dense.
+    pub fn is_non_overlapping_and_dense(self) -> bool {
+        self.get(Self::NON_OVERLAPPING_AND_DENSE)
+    }
+}
+
+/// A tensor's metadata (c10's `TensorImpl`): the storage it views, sizes
+/// and strides (5 dims inline), storage offset, cached numel, dtype,
+/// device, dispatch key set, the autograd metadata slot, the version
+/// counter, and the cached layout flags.
+///
+/// A `TensorImpl` shared by several handles never changes; in-place
+/// metadata operations on a [`Tensor`](crate::Tensor) copy it first if it
+/// is shared.
+#[derive(Debug)]
+pub struct TensorImpl {
+    pub(crate) storage: Storage,
+    pub(crate) sizes_and_strides: SizesAndStrides,
+    pub(crate) storage_offset: i64,
+    pub(crate) numel: i64,
+    pub(crate) version: VersionCounter,
+    pub(crate) autograd_meta: Option<Box<dyn AutogradMetaInterface>>,
+    pub(crate) key_set: DispatchKeySet,
+    pub(crate) dtype: ScalarType,
+    pub(crate) device: Device,
+    pub(crate) flags: LayoutFlags,
+}
+
+impl Clone for TensorImpl {
+    fn clone(&self) -> Self {
+        TensorImpl {
+            storage: self.storage.clone(),
+            sizes_and_strides: self.sizes_and_strides.clone(),
+            storage_offset: self.storage_offset,
+            numel: self.numel,
+            version: self.version.clone(),
+            autograd_meta: self.autograd_meta.as_ref().map(|m| m.clone_box()),
+            key_set: self.key_set,
+            dtype: self.dtype,
+            device: self.device,
+            flags: self.flags,
+        }
+    }
+}
+
+/// The key set a new tensor on `device` gets (c10 §4.6), honouring this
+/// thread's inference mode.
+pub fn key_set_for_device(device: Device) -> DispatchKeySet {
+    let backend = backend_component_for_device_type(device.device_type() as i8);
+    DispatchKeySet::for_new_tensor(
+        DispatchKeySet::dense_backend(backend),
+        InferenceMode::is_enabled(),
+    )
+}
+
+impl TensorImpl {
+    /// A new tensor over `storage`: 1-d with size `[0]` and stride `[1]`
+    /// (c10's default), offset 0, the key set of its device (inference mode
+    /// respected), no autograd metadata. Its version counter is the
+    /// storage's own when nobody else holds the storage, else a fresh one
+    /// (a tensor built over someone else's storage does not share their
+    /// counter, as in c10).
+    pub fn new(storage: Storage, dtype: ScalarType) -> TensorImpl {
+        let device = storage.device();
+        let key_set = key_set_for_device(device);
+        let version = if key_set.is_inference() {
+            VersionCounter::Disabled
+        } else if storage.is_unique() {
+            VersionCounter::Storage
+        } else {
+            VersionCounter::fresh(0)
+        };
+        let mut sizes_and_strides = SizesAndStrides::default();
+        sizes_and_strides.set_sizes(&[0]);
+        let _ = sizes_and_strides.set_strides(&[1]);
+        TensorImpl {
+            storage,
+            sizes_and_strides,
+            storage_offset: 0,
+            numel: 0,
+            version,
+            autograd_meta: None,
+            key_set,
+            dtype,
+            device,
+            flags: LayoutFlags::compute(&[0], &[1], 0),
+        }
+    }
+
+    /// A view of `base` with new geometry (c10's `TensorImpl(VIEW, ...)`
+    /// plus `set_sizes_and_strides`): same storage, key set, dtype, device
+    /// and version counter. No bounds check: view ops derive geometry that
+    /// stays inside the base's elements. `requires_grad` carries over (a
+    /// view of a tensor that requires grad is differentiable).
+    pub fn view_of(
+        base: &TensorImpl,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: i64,
+    ) -> Result<TensorImpl> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                sizes.len(),
+                strides.len()
+            )));
+        }
+        let numel = geometry::compute_numel(sizes)?;
+        let autograd_meta: Option<Box<dyn AutogradMetaInterface>> = match &base.autograd_meta {
+            Some(m) if m.requires_grad() => Some(Box::new(AutogradMeta {
+                requires_grad: true,
+            })),
+            _ => None,
+        };
+        Ok(TensorImpl {
+            storage: base.storage.clone(),
+            sizes_and_strides: SizesAndStrides::from_sizes_strides(sizes, strides)
+                .map_err(|e| TensorError::runtime(e.to_string()))?,
+            storage_offset,
+            numel,
+            version: base.version.clone(),
+            autograd_meta,
+            key_set: base.key_set,
+            dtype: base.dtype,
+            device: base.device,
+            flags: LayoutFlags::compute(sizes, strides, numel),
+        })
+    }
+
+    /// Sets sizes and strides (c10's `set_sizes_and_strides`): numel and
+    /// flags are refreshed; no bounds check against the storage. A negative
+    /// stride is replaced as c10 does (last dim 1, else the next dim's
+    /// stride times `max(size, 1)`).
+    pub fn set_sizes_and_strides(
+        &mut self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<()> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                sizes.len(),
+                strides.len()
+            )));
+        }
+        let numel = geometry::compute_numel(sizes)?;
+        let mut fixed: smallvec::SmallVec<[i64; 8]> = strides.into();
+        for d in (0..sizes.len()).rev() {
+            if fixed[d] < 0 {
+                fixed[d] = if d + 1 == sizes.len() {
+                    1
+                } else {
+                    fixed[d + 1]
+                        .checked_mul(sizes[d + 1].max(1))
+                        .ok_or_else(|| TensorError::runtime("Stride calculation overflowed"))?
+                };
+            }
+        }
+        self.sizes_and_strides = SizesAndStrides::from_sizes_strides(sizes, &fixed)
+            .map_err(|e| TensorError::runtime(e.to_string()))?;
+        self.numel = numel;
+        self.flags = LayoutFlags::compute(sizes, &fixed, numel);
+        if let Some(o) = storage_offset {
+            self.storage_offset = o;
+        }
+        Ok(())
+    }
+
+    /// Sets sizes with contiguous strides in `format` (c10's
+    /// `set_sizes_contiguous` + `empty_tensor_restride`).
+    pub fn set_sizes_contiguous(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
+        let strides = match format {
+            MemoryFormat::Contiguous => geometry::contiguous_strides(sizes)?,
+            MemoryFormat::ChannelsLast => geometry::channels_last_strides_2d(sizes)?,
+            MemoryFormat::ChannelsLast3d => geometry::channels_last_strides_3d(sizes)?,
+            MemoryFormat::Preserve => {
+                return Err(TensorError::runtime("unsupported memory format Preserve"));
+            }
+        };
+        self.set_sizes_and_strides(sizes, &strides, None)
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+    /// Sizes, in elements.
+    pub fn sizes(&self) -> &[i64] {
+        self.sizes_and_strides.sizes()
+    }
+    /// Strides, in elements.
+    pub fn strides(&self) -> &[i64] {
+        self.sizes_and_strides.strides()
+    }
+    /// The sizes-and-strides container (inline up to 5 dims).
+    pub fn sizes_and_strides(&self) -> &SizesAndStrides {
+        &self.sizes_and_strides
+    }
+    /// Offset into the storage, in elements.
+    pub fn storage_offset(&self) -> i64 {
+        self.storage_offset
+    }
+    /// Number of elements (cached).
+    pub fn numel(&self) -> i64 {
+        self.numel
+    }
+    /// Number of dims.
+    pub fn dim(&self) -> usize {
+        self.sizes_and_strides.len()
+    }
+    /// Element type.
+    pub fn dtype(&self) -> ScalarType {
+        self.dtype
+    }
+    /// Device.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+    /// Dispatch key set.
+    pub fn key_set(&self) -> DispatchKeySet {
+        self.key_set
+    }
+    /// Cached layout flags.
+    pub fn flags(&self) -> LayoutFlags {
+        self.flags
+    }
+    /// The version counter.
+    pub fn version_counter(&self) -> &VersionCounter {
+        &self.version
+    }
+    /// The autograd metadata, if any was allocated.
+    pub fn autograd_meta(&self) -> Option<&dyn AutogradMetaInterface> {
+        self.autograd_meta.as_deref()
+    }
+    /// c10's `is_inference()`.
+    pub fn is_inference(&self) -> bool {
+        self.key_set.is_inference()
+    }
+}

@@ -1,0 +1,151 @@
+//! The version counter (c10's `VariableVersion`) and inference mode.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use c10_storage::Storage;
+
+use crate::error::{Result, TensorError};
+
+/// Where a tensor's version counter lives.
+///
+/// A base and its views share one counter; it bumps once per in-place
+/// operation or write access, through any of them. Most tensors use the
+/// counter embedded in their storage ([`VersionCounter::Storage`]): a view
+/// op then costs one reference-count increment (the storage handle) instead
+/// of two. The other forms cover what c10 also allows:
+///
+/// * [`VersionCounter::Own`]: a counter of its own, for a tensor that shares
+///   a storage with unrelated tensors (`.data`-style aliases, tensors built
+///   over an existing storage); its views share it.
+/// * [`VersionCounter::OfStorage`]: the embedded counter of *another*
+///   storage, kept after `set_` moved the tensor to a new storage, so its
+///   old views still share its counter (as in c10, where `set_` keeps the
+///   tensor's counter).
+/// * [`VersionCounter::Disabled`]: inference tensors track no version
+///   (c10's null `VariableVersion`).
+#[derive(Clone, Debug, Default)]
+pub enum VersionCounter {
+    /// The counter embedded in the tensor's own storage.
+    #[default]
+    Storage,
+    /// A counter of its own.
+    Own(Arc<AtomicU32>),
+    /// The counter embedded in another storage.
+    OfStorage(Storage),
+    /// No counter (inference tensors).
+    Disabled,
+}
+
+impl VersionCounter {
+    /// A fresh counter starting at `v`.
+    pub fn fresh(v: u32) -> VersionCounter {
+        VersionCounter::Own(Arc::new(AtomicU32::new(v)))
+    }
+
+    /// Whether a counter is tracked (c10's `enabled()`).
+    pub fn enabled(&self) -> bool {
+        !matches!(self, VersionCounter::Disabled)
+    }
+
+    /// The counter cell, given the tensor's storage.
+    pub(crate) fn cell<'a>(&'a self, storage: &'a Storage) -> Option<&'a AtomicU32> {
+        match self {
+            VersionCounter::Storage => Some(storage.version_counter()),
+            VersionCounter::Own(a) => Some(a),
+            VersionCounter::OfStorage(s) => Some(s.version_counter()),
+            VersionCounter::Disabled => None,
+        }
+    }
+
+    /// Whether two counters (each with its tensor's storage) are the same
+    /// shared counter.
+    pub(crate) fn same_as(
+        &self,
+        storage: &Storage,
+        other: &VersionCounter,
+        other_storage: &Storage,
+    ) -> bool {
+        match (self.cell(storage), other.cell(other_storage)) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// c10's `current_version()`.
+    pub(crate) fn current(&self, storage: &Storage) -> Result<u32> {
+        self.cell(storage)
+            .map(|c| c.load(Ordering::SeqCst))
+            .ok_or_else(|| TensorError::runtime("Inference tensors do not track version counter."))
+    }
+
+    /// c10's `bump()`: +1 (wrapping, as c10's `uint32`), or the inference
+    /// tensor error outside inference mode.
+    pub(crate) fn bump(&self, storage: &Storage) -> Result<()> {
+        match self.cell(storage) {
+            Some(c) => {
+                c.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }
+            None if InferenceMode::is_enabled() => Ok(()),
+            None => Err(TensorError::runtime(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.",
+            )),
+        }
+    }
+}
+
+thread_local! {
+    static INFERENCE_MODE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// c10's `InferenceMode` RAII guard: while one is alive on a thread, new
+/// tensors made on that thread are inference tensors (no autograd keys in
+/// their key set, no version counter).
+///
+/// ```
+/// use c10_core::{InferenceMode, Tensor, TensorOptions};
+/// let t = {
+///     let _guard = InferenceMode::new();
+///     Tensor::zeros(&[2], TensorOptions::default())?
+/// };
+/// assert!(t.is_inference());
+/// assert!(t.version().is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Debug)]
+pub struct InferenceMode {
+    prev: bool,
+    // Thread-local state: the guard must be dropped on its own thread.
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl InferenceMode {
+    /// Enables inference mode on this thread until the guard is dropped.
+    #[allow(clippy::new_without_default)] // A guard, not a value: `new` is the idiom (as `MutexGuard`-like APIs).
+    pub fn new() -> InferenceMode {
+        InferenceMode::with_enabled(true)
+    }
+
+    /// Sets inference mode to `enabled` until the guard is dropped (c10's
+    /// `InferenceMode(bool)`).
+    pub fn with_enabled(enabled: bool) -> InferenceMode {
+        let prev = INFERENCE_MODE.with(|c| c.replace(enabled));
+        InferenceMode {
+            prev,
+            _not_send: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether inference mode is on for this thread.
+    pub fn is_enabled() -> bool {
+        INFERENCE_MODE.with(Cell::get)
+    }
+}
+
+impl Drop for InferenceMode {
+    fn drop(&mut self) {
+        INFERENCE_MODE.with(|c| c.set(self.prev));
+    }
+}

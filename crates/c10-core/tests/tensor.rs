@@ -1,0 +1,562 @@
+//! TensorImpl and Tensor semantics against PyTorch's verified behaviour
+//! (checklist items of pytorch-reference.md §8 cited where they apply).
+
+use c10_core::{
+    Device, DispatchKey, InferenceMode, MemoryFormat, ScalarType, Storage, Tensor, TensorError,
+    TensorOptions,
+};
+
+fn f32s(n: i64) -> Tensor {
+    Tensor::arange(0, n, 1, ScalarType::Float).unwrap()
+}
+
+fn msg(e: TensorError) -> String {
+    e.to_string()
+}
+
+#[test]
+fn default_and_zero_dim_layouts() {
+    // 1, 2, 3
+    let e = Tensor::empty(&[0], ScalarType::Float).unwrap();
+    assert_eq!((e.sizes(), e.strides(), e.numel()), (&[0][..], &[1][..], 0));
+    assert!(e.is_contiguous() && e.is_non_overlapping_and_dense());
+    let s = Tensor::empty(&[], ScalarType::Float).unwrap();
+    assert_eq!((s.dim(), s.numel()), (0, 1));
+    assert!(s.is_contiguous());
+    assert_eq!(
+        Tensor::empty(&[2, 0, 3], ScalarType::Float)
+            .unwrap()
+            .strides(),
+        &[3, 3, 1]
+    );
+    assert_eq!(
+        Tensor::empty(&[2, 3, 4], ScalarType::Float)
+            .unwrap()
+            .strides(),
+        &[12, 4, 1]
+    );
+    // 39, 40
+    let t = Tensor::empty(&[2, 3], ScalarType::Float).unwrap();
+    assert_eq!(t.storage().nbytes(), 24);
+    assert_eq!(
+        Tensor::empty(&[0], ScalarType::Float)
+            .unwrap()
+            .storage()
+            .nbytes(),
+        0
+    );
+    let v = Tensor::empty(&[10], ScalarType::Float)
+        .unwrap()
+        .as_strided(&[3], &[1], Some(2))
+        .unwrap();
+    assert_eq!((v.storage().nbytes(), v.nbytes()), (40, 12));
+}
+
+#[test]
+fn factory_errors_use_pytorch_messages() {
+    // 109, 110, 111, 112
+    assert_eq!(
+        msg(Tensor::empty(&[2, -3], ScalarType::Float).unwrap_err()),
+        "Trying to create tensor with negative dimension -3: [2, -3]"
+    );
+    assert_eq!(
+        msg(Tensor::empty(&[1 << 62, 4], ScalarType::Float).unwrap_err()),
+        "Storage size calculation overflowed with sizes=[4611686018427387904, 4]"
+    );
+    assert!(
+        msg(Tensor::empty(&[1 << 31, 1 << 31, 8], ScalarType::Float).unwrap_err())
+            .starts_with("Storage size calculation overflowed")
+    );
+    assert_eq!(
+        msg(Tensor::empty_strided(&[1 << 40, 1 << 40], &[1 << 40, 1], ScalarType::Float).unwrap_err()),
+        "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776] and strides=[1099511627776, 1]"
+    );
+    assert!(
+        msg(Tensor::empty_strided(&[2, 3], &[-1, 1], ScalarType::Float).unwrap_err())
+            .starts_with("Storage size calculation overflowed")
+    );
+    assert_eq!(
+        msg(Tensor::empty(&[-1], ScalarType::Float).unwrap_err()),
+        "Trying to create tensor with negative dimension -1: [-1]"
+    );
+    // 105
+    assert_eq!(
+        Tensor::empty_strided(&[2, 3], &[1, 2], ScalarType::Float)
+            .unwrap()
+            .storage()
+            .nbytes(),
+        24
+    );
+    assert_eq!(
+        Tensor::empty_strided(&[2, 3], &[0, 0], ScalarType::Float)
+            .unwrap()
+            .storage()
+            .nbytes(),
+        4
+    );
+    assert_eq!(
+        Tensor::empty_strided(&[2, 0, 3], &[100, 1, 1], ScalarType::Float)
+            .unwrap()
+            .storage()
+            .nbytes(),
+        0
+    );
+}
+
+#[test]
+fn contiguity_flags() {
+    let base = f32s(1000);
+    let st = |sizes: &[i64], strides: &[i64]| base.as_strided(sizes, strides, Some(0)).unwrap();
+    // 10-13
+    assert!(st(&[0, 3], &[7, 9]).is_contiguous());
+    assert!(st(&[1, 3], &[100, 1]).is_contiguous());
+    assert!(st(&[3, 1], &[1, 7]).is_contiguous());
+    assert!(!st(&[3], &[0]).is_contiguous());
+    assert!(!st(&[3], &[2]).is_contiguous());
+    assert!(st(&[1], &[5]).is_contiguous());
+    // 15, 16
+    assert!(!st(&[2, 2], &[1, 1]).is_non_overlapping_and_dense());
+    assert!(!st(&[4, 3], &[6, 2]).is_non_overlapping_and_dense());
+    assert!(st(&[4, 2, 3], &[1, 12, 4]).is_non_overlapping_and_dense());
+    assert!(st(&[2, 0, 3], &[7, 11, 13]).is_non_overlapping_and_dense());
+    // 18-21
+    let cl = Tensor::empty(
+        &[2, 3, 4, 5],
+        TensorOptions::new().memory_format(MemoryFormat::ChannelsLast),
+    )
+    .unwrap();
+    assert_eq!(cl.strides(), &[60, 1, 15, 3]);
+    assert!(!cl.is_contiguous() && cl.is_contiguous_as(MemoryFormat::ChannelsLast));
+    assert_eq!(cl.suggest_memory_format(), MemoryFormat::ChannelsLast);
+    let cl3 = Tensor::empty(
+        &[2, 3, 4, 5, 6],
+        TensorOptions::new().memory_format(MemoryFormat::ChannelsLast3d),
+    )
+    .unwrap();
+    assert_eq!(cl3.strides(), &[360, 1, 90, 18, 3]);
+    assert!(cl3.is_contiguous_as(MemoryFormat::ChannelsLast3d));
+    assert!(!cl3.is_contiguous_as(MemoryFormat::ChannelsLast));
+    let t = Tensor::empty(
+        &[2, 1, 4, 5],
+        TensorOptions::new().memory_format(MemoryFormat::ChannelsLast),
+    )
+    .unwrap();
+    assert_eq!(t.strides(), &[20, 1, 5, 1]);
+    assert!(t.is_contiguous() && t.is_contiguous_as(MemoryFormat::ChannelsLast));
+    let n111 = st(&[4, 1, 1, 1], &[1, 1, 1, 1]);
+    assert!(n111.is_contiguous() && n111.is_contiguous_as(MemoryFormat::ChannelsLast));
+    assert_eq!(n111.suggest_memory_format(), MemoryFormat::Contiguous);
+    // 24, 25
+    let tr = st(&[3, 2], &[1, 3]);
+    assert!(!tr.is_contiguous_as(MemoryFormat::Preserve));
+    assert_eq!(
+        msg(Tensor::empty(
+            &[2, 3],
+            TensorOptions::new().memory_format(MemoryFormat::ChannelsLast)
+        )
+        .unwrap_err()),
+        "required rank 4 tensor to use channels_last format"
+    );
+    assert_eq!(
+        msg(Tensor::empty(
+            &[2, 3],
+            TensorOptions::new().memory_format(MemoryFormat::ChannelsLast3d)
+        )
+        .unwrap_err()),
+        "required rank 5 tensor to use channels_last_3d format"
+    );
+}
+
+#[test]
+fn dispatch_keys_of_new_tensors() {
+    // 51-53
+    let t = Tensor::empty(&[2], ScalarType::Float).unwrap();
+    assert_eq!(t.key_set().raw(), 0x9400010001);
+    assert_eq!(
+        t.key_set().highest_priority_type_id(),
+        DispatchKey::AutocastCPU
+    );
+    assert_eq!(
+        t.key_set().to_string(),
+        "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)"
+    );
+    let m = Tensor::empty(&[2, 3], TensorOptions::new().device(Device::META)).unwrap();
+    assert_eq!(
+        m.key_set().to_string(),
+        "DispatchKeySet(Meta, ADInplaceOrView, AutogradMeta)"
+    );
+    assert_eq!(m.storage().nbytes(), 24);
+    assert!(m.get::<f32>(&[0, 0]).is_err(), "meta tensors have no data");
+    // 30
+    let _g = InferenceMode::new();
+    let i = Tensor::empty(&[2], ScalarType::Float).unwrap();
+    assert_eq!(i.key_set().raw(), 0x8000010001);
+    assert!(i.is_inference());
+    // 58: a view carries the base's key set.
+    assert_eq!(
+        t.as_strided(&[1], &[1], None).unwrap().key_set(),
+        t.key_set()
+    );
+}
+
+#[test]
+fn version_counters() {
+    // 27-31
+    let x = f32s(4);
+    let v = x.as_strided(&[3], &[1], Some(1)).unwrap();
+    assert_eq!((x.version().unwrap(), v.version().unwrap()), (0, 0));
+    v.set::<f32>(&[0], 5.0).unwrap();
+    assert_eq!((x.version().unwrap(), v.version().unwrap()), (1, 1));
+    assert!(x.shares_version_counter_with(&v));
+    let d = x.detach();
+    assert!(d.shares_version_counter_with(&x) && !d.requires_grad() && d.is_alias_of(&x));
+    let data = x.data();
+    assert!(!data.shares_version_counter_with(&x));
+    data.fill_(1.0).unwrap();
+    assert_eq!(
+        x.version().unwrap(),
+        1,
+        "writes through .data leave x._version alone"
+    );
+    assert_eq!(data.version().unwrap(), 1);
+    let mut y = x.clone();
+    y.unsqueeze_(0).unwrap();
+    assert_eq!(x.version().unwrap(), 2, "in-place metadata ops bump");
+    // A tensor built over someone else's storage gets its own counter.
+    let other =
+        Tensor::from_storage(x.storage().clone(), ScalarType::Float, &[4], &[1], 0).unwrap();
+    assert!(!other.shares_version_counter_with(&x));
+    // Inference tensors.
+    let inf = {
+        let _g = InferenceMode::new();
+        Tensor::zeros(&[2], ScalarType::Float).unwrap()
+    };
+    assert_eq!(
+        msg(inf.version().unwrap_err()),
+        "Inference tensors do not track version counter."
+    );
+    assert!(msg(inf.fill_(1.0).unwrap_err())
+        .starts_with("Inplace update to inference tensor outside InferenceMode is not allowed."));
+    {
+        let _g = InferenceMode::new();
+        inf.fill_(2.0).unwrap();
+    }
+    assert_eq!(inf.to_vec::<f32>().unwrap(), vec![2.0, 2.0]);
+    let mut inf2 = inf.clone();
+    assert_eq!(
+        msg(inf2.set_requires_grad(true).unwrap_err()),
+        "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+    );
+}
+
+#[test]
+fn requires_grad_rules() {
+    let mut i = Tensor::zeros(&[2], ScalarType::Long).unwrap();
+    assert_eq!(
+        msg(i.set_requires_grad(true).unwrap_err()),
+        "only Tensors of floating point and complex dtype can require gradients"
+    );
+    let mut f = Tensor::zeros(&[2, 2], TensorOptions::new().requires_grad(true)).unwrap();
+    assert!(f.requires_grad());
+    let before = f.key_set();
+    f.set_requires_grad(true).unwrap();
+    assert_eq!(
+        f.key_set(),
+        before,
+        "requires_grad does not change the key set (35)"
+    );
+    assert!(
+        f.as_strided(&[2], &[1], None).unwrap().requires_grad(),
+        "views of a tensor requiring grad do too"
+    );
+}
+
+#[test]
+fn as_strided_checks() {
+    let x = f32s(6);
+    // 103, 104
+    assert_eq!(
+        msg(x.as_strided(&[2, 4], &[3, 1], Some(0)).unwrap_err()),
+        "setStorage: sizes [2, 4], strides [3, 1], storage offset 0, and itemsize 4 requiring a storage size of 28 are out of bounds for storage of size 24"
+    );
+    assert!(x.as_strided(&[2, 0], &[3, 1], Some(100)).is_ok());
+    assert_eq!(
+        msg(x.as_strided(&[2], &[1, 1], None).unwrap_err()),
+        "mismatch in length of strides and shape"
+    );
+    assert_eq!(
+        msg(x.as_strided(&[2, 2], &[-1, 1], None).unwrap_err()),
+        "as_strided: Negative strides are not supported at the moment, got strides: [-1, 1]"
+    );
+    assert_eq!(
+        msg(x.as_strided(&[2], &[1], Some(-1)).unwrap_err()),
+        "Tensor: invalid storage offset -1"
+    );
+    assert!(msg(x.as_strided(&[-1], &[1], None).unwrap_err())
+        .starts_with("Storage size calculation overflowed"));
+    let v = x.as_strided(&[3], &[1], Some(3)).unwrap();
+    assert_eq!(
+        v.as_strided(&[2], &[1], None).unwrap().storage_offset(),
+        3,
+        "offset defaults to the input's"
+    );
+    let mut w = v.clone();
+    w.as_strided_(&[2, 2], &[1, 2], Some(1)).unwrap();
+    assert_eq!(
+        (w.sizes(), w.strides(), w.storage_offset()),
+        (&[2, 2][..], &[1, 2][..], 1)
+    );
+    assert_eq!(
+        v.sizes(),
+        &[3],
+        "other handles keep their metadata (copy-on-write)"
+    );
+}
+
+#[test]
+fn in_place_metadata_ops() {
+    let mut t = f32s(6).as_strided(&[2, 3], &[3, 1], None).unwrap();
+    t.t_().unwrap();
+    assert_eq!((t.sizes(), t.strides()), (&[3, 2][..], &[1, 3][..]));
+    t.unsqueeze_(1).unwrap();
+    assert_eq!((t.sizes(), t.strides()), (&[3, 1, 2][..], &[1, 6, 3][..]));
+    t.squeeze_(None).unwrap();
+    assert_eq!(t.sizes(), &[3, 2]);
+    t.squeeze_(Some(0)).unwrap();
+    assert_eq!(t.sizes(), &[3, 2], "squeeze of a non-1 dim keeps the shape");
+    let mut three = f32s(8).as_strided(&[2, 2, 2], &[4, 2, 1], None).unwrap();
+    assert_eq!(
+        msg(three.t_().unwrap_err()),
+        "t_() expects a tensor with <= 2 dimensions, but self is 3D"
+    );
+    assert!(
+        msg(t.unsqueeze_(4).unwrap_err()).contains("expected to be in range of [-3, 2], but got 4")
+    );
+}
+
+#[test]
+fn resize_grows_never_shrinks_and_respects_resizability() {
+    // 43-45
+    let mut a = Tensor::empty(&[10], ScalarType::Float).unwrap();
+    a.resize_(&[2], MemoryFormat::Contiguous).unwrap();
+    assert_eq!(a.storage().nbytes(), 40);
+    let mut b = Tensor::arange(0, 2, 1, ScalarType::Float).unwrap();
+    let view = b.clone();
+    b.resize_(&[10], MemoryFormat::Contiguous).unwrap();
+    assert_eq!(b.storage().nbytes(), 40);
+    assert_eq!(
+        view.storage().nbytes(),
+        40,
+        "every view sees the grown storage"
+    );
+    assert_eq!(
+        &b.to_vec::<f32>().unwrap()[..2],
+        &[0.0, 1.0],
+        "old bytes are kept"
+    );
+    assert_eq!(b.version().unwrap(), 1);
+    let mut fixed = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    assert_eq!(
+        msg(fixed.resize_(&[8], MemoryFormat::Contiguous).unwrap_err()),
+        "Trying to resize storage that is not resizable"
+    );
+    fixed.resize_(&[2], MemoryFormat::Contiguous).unwrap();
+    assert_eq!(fixed.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    assert_eq!(
+        msg(fixed.resize_(&[2], MemoryFormat::Preserve).unwrap_err()),
+        "Unsupported memory formatPreserve"
+    );
+}
+
+#[test]
+fn set_storage_rules() {
+    // 49 and §3.6
+    let st16 = Tensor::empty(&[4], ScalarType::Float)
+        .unwrap()
+        .storage()
+        .clone();
+    let mut t = Tensor::empty(&[4], ScalarType::Float).unwrap();
+    assert_eq!(
+        msg(t.set_(&st16, 100, &[4], &[1]).unwrap_err()),
+        "setStorage: sizes [4], strides [1], storage offset 100, and itemsize 4 requiring a storage size of 416 are out of bounds for storage of size 16"
+    );
+    let mut g = Tensor::empty(&[0], ScalarType::Float).unwrap();
+    g.set_(&st16, 0, &[2, 3], &[3, 1]).unwrap();
+    assert_eq!(st16.nbytes(), 24, "set_ grows a resizable storage");
+    let st16b = Tensor::empty(&[4], ScalarType::Float)
+        .unwrap()
+        .storage()
+        .clone();
+    let mut h = Tensor::empty(&[2, 3], ScalarType::Float).unwrap();
+    assert!(msg(h.set_(&st16b, 0, &[2, 3], &[3, 1]).unwrap_err())
+        .contains("out of bounds for storage of size 16"));
+    assert_eq!(
+        msg(h.set_(&st16b, -1, &[1], &[1]).unwrap_err()),
+        "Tensor: invalid storage offset -1"
+    );
+    assert_eq!(
+        msg(h.set_(&st16b, 0, &[1], &[1, 1]).unwrap_err()),
+        "unequal size length (1) and stride length (2)"
+    );
+    // set_ keeps the version counter shared with old views.
+    let mut x = f32s(4);
+    let old_view = x.as_strided(&[2], &[1], None).unwrap();
+    let fresh = Tensor::zeros(&[8], ScalarType::Float).unwrap();
+    x.set_(fresh.storage(), 0, &[8], &[1]).unwrap();
+    assert!(x.shares_version_counter_with(&old_view));
+    assert!(x.is_alias_of(&fresh));
+}
+
+#[test]
+fn element_access() {
+    let t = f32s(6).as_strided(&[2, 3], &[3, 1], None).unwrap();
+    assert_eq!(t.get::<f32>(&[1, 2]).unwrap(), 5.0);
+    assert_eq!(t.get::<f32>(&[-1, -3]).unwrap(), 3.0);
+    assert_eq!(
+        msg(t.get::<f32>(&[2, 0]).unwrap_err()),
+        "index 2 is out of bounds for dimension 0 with size 2"
+    );
+    assert!(t.get::<f32>(&[0]).is_err());
+    assert_eq!(
+        msg(t.get::<i64>(&[0, 0]).unwrap_err()),
+        "expected a tensor of dtype torch.int64 but this tensor has dtype torch.float32"
+    );
+    let tr = t.as_strided(&[3, 2], &[1, 3], None).unwrap();
+    assert_eq!(
+        tr.to_vec::<f32>().unwrap(),
+        vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    );
+    assert!(
+        tr.read::<f32>().unwrap().as_slice().is_err(),
+        "no slice of a transposed layout"
+    );
+    assert_eq!(
+        t.read::<f32>().unwrap().as_slice().unwrap(),
+        &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    {
+        let mut g = t.write::<f32>().unwrap();
+        g.as_mut_slice().unwrap()[0] = -1.0;
+    }
+    assert_eq!(tr.get::<f32>(&[0, 0]).unwrap(), -1.0);
+    assert_eq!(
+        Tensor::scalar_tensor(2.5, ScalarType::Double)
+            .unwrap()
+            .item::<f64>()
+            .unwrap(),
+        2.5
+    );
+    assert!(t.item::<f32>().is_err());
+    // Bool: bytes other than 0/1 never become invalid Rust bools.
+    let b = Tensor::zeros(&[3], ScalarType::Bool).unwrap();
+    b.storage().write().unwrap().bytes_mut().unwrap()[1] = 7;
+    assert_eq!(b.to_vec::<bool>().unwrap(), vec![false, true, false]);
+    assert!(b.read::<bool>().unwrap().as_slice().is_err());
+}
+
+#[test]
+fn factories() {
+    assert_eq!(
+        Tensor::ones(&[2], ScalarType::Int)
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![1, 1]
+    );
+    assert_eq!(
+        Tensor::zeros(&[2], ScalarType::Half)
+            .unwrap()
+            .to_f64_vec()
+            .unwrap(),
+        vec![0.0, 0.0]
+    );
+    assert_eq!(
+        Tensor::full(&[2], true, ScalarType::Bool)
+            .unwrap()
+            .to_vec::<bool>()
+            .unwrap(),
+        vec![true, true]
+    );
+    assert_eq!(
+        Tensor::full(&[1], i64::MAX, ScalarType::Long)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        vec![i64::MAX],
+        "integers stay exact"
+    );
+    assert_eq!(
+        Tensor::arange(10, 0, -3, ScalarType::Long)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        vec![10, 7, 4, 1]
+    );
+    assert_eq!(
+        Tensor::arange(0.0, 1.0, 0.3, ScalarType::Double)
+            .unwrap()
+            .numel(),
+        4
+    );
+    assert_eq!(
+        msg(Tensor::arange(0, 10, -1, ScalarType::Long).unwrap_err()),
+        "upper bound and larger bound inconsistent with step sign"
+    );
+    assert_eq!(
+        Tensor::arange(0, 10, 1, ScalarType::Long)
+            .unwrap()
+            .version()
+            .unwrap(),
+        0
+    );
+    // from_vec adopts the buffer without copying.
+    let v = vec![1u16, 2, 3, 4, 5, 6];
+    let addr = v.as_ptr() as usize;
+    let t = Tensor::from_vec(v, &[2, 3]).unwrap();
+    assert_eq!(t.storage().data_addr(), addr);
+    assert_eq!(t.get::<u16>(&[1, 0]).unwrap(), 4);
+    assert_eq!(
+        msg(Tensor::from_vec(vec![1.0f32; 5], &[2, 3]).unwrap_err()),
+        "shape '[2, 3]' is invalid for input of size 5"
+    );
+    let cuda = Tensor::empty(&[2], TensorOptions::new().device(Device::cuda(0)));
+    assert!(msg(cuda.unwrap_err()).contains("no allocator is registered for cuda"));
+}
+
+#[test]
+fn from_blob_runs_its_deleter_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let buf: &'static mut [f32] = Box::leak(vec![1.0f32, 2.0, 3.0, 4.0].into_boxed_slice());
+    let ptr = buf.as_mut_ptr();
+    let addr = ptr.expose_provenance(); // raw pointers are not Send; the address is
+    let r = runs.clone();
+    let deleter = Box::new(move || {
+        let p = std::ptr::with_exposed_provenance_mut::<f32>(addr);
+        // SAFETY: the buffer was leaked above and is freed exactly once here.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, 4)) });
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    // SAFETY: 4 initialised f32s, owned by the deleter from now on.
+    let t =
+        unsafe { Tensor::from_blob(ptr.cast(), &[2, 2], None, Some(deleter), ScalarType::Float) }
+            .unwrap();
+    let views: Vec<Tensor> = (0..3)
+        .map(|_| t.as_strided(&[4], &[1], None).unwrap())
+        .collect();
+    assert_eq!(views[2].get::<f32>(&[3]).unwrap(), 4.0);
+    drop(t);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    drop(views);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn shrunk_storage_is_an_error_not_ub() {
+    let t = f32s(8);
+    let v = t.as_strided(&[4], &[1], Some(4)).unwrap();
+    t.storage().reset();
+    assert!(msg(v.get::<f32>(&[0]).unwrap_err()).contains("does not fit in its storage"));
+    let _ = Storage::from_owner(vec![0u8; 1]);
+}

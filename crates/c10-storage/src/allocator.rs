@@ -1,0 +1,427 @@
+//! The `Allocator` trait and the process-wide registry of allocators per
+//! device type.
+
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::data_ptr::{DataPtr, DeleterFn};
+use crate::device::{DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
+
+/// Why an allocation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AllocError {
+    /// The backend could not provide the memory. The message is the
+    /// backend's own (for the CPU allocator, c10's
+    /// `DefaultCPUAllocator: can't allocate memory: ...`).
+    #[error("{message}")]
+    OutOfMemory {
+        /// How many bytes were requested.
+        nbytes: usize,
+        /// The backend's message.
+        message: String,
+    },
+    /// Nothing is registered for this device type (c10's debug check in
+    /// `GetAllocator`).
+    #[error("Allocator for {0} is not set.")]
+    NotRegistered(DeviceType),
+    /// The allocator cannot do what was asked (for example the raw API on an
+    /// allocator without a raw deleter).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Allocation statistics an allocator may report.
+///
+/// Byte counts are of requested bytes (not of what the system allocator
+/// rounded them up to). `peak_bytes` is the highest `current_bytes` since
+/// creation or the last [`Allocator::reset_peak_stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AllocatorStats {
+    /// Bytes currently allocated.
+    pub current_bytes: u64,
+    /// Highest value `current_bytes` reached.
+    pub peak_bytes: u64,
+    /// Bytes allocated in total.
+    pub allocated_bytes: u64,
+    /// Bytes freed in total.
+    pub freed_bytes: u64,
+    /// Number of allocations made.
+    pub allocations: u64,
+    /// Number of allocations freed.
+    pub frees: u64,
+}
+
+/// A source of memory for one device type (c10's `at::Allocator`).
+///
+/// Object-safe and `Send + Sync`, so one allocator serves every thread and
+/// can be registered as a `&'static dyn Allocator`. Implement it in your own
+/// crate and register it with [`set_allocator`]; see
+/// `docs/custom-allocator.md` and `examples/custom_allocator.rs`.
+///
+/// # Safety
+///
+/// Storages hand out safe `&[u8]`/`&mut [u8]` views of what an allocator
+/// returns, so implementors promise, for every `Ok(ptr)` returned by
+/// `allocate(n)` with `n > 0`:
+///
+/// 1. `ptr.get()` is non-null and valid for reads and writes of `n` bytes
+///    on a device of type [`Allocator::device_type`], until `ptr`'s deleter
+///    runs;
+/// 2. those bytes overlap no other live allocation;
+/// 3. `ptr.device().device_type() == self.device_type()`;
+/// 4. running `ptr`'s deleter once, from any thread, is sound;
+/// 5. if the device type is host-accessible (CPU), the `n` bytes are
+///    initialised (any values). Safe code reads storage bytes as `&[u8]`,
+///    and reading uninitialised memory that way is undefined behaviour in
+///    Rust; this is why the CPU allocator zero-fills (through `calloc`,
+///    which is free for fresh pages) where c10 leaves memory uninitialised.
+///
+/// For `n == 0` the pointer may be null (c10 returns null).
+///
+/// Alignment is not part of the safety contract (typed access checks it at
+/// run time), but [`crate::testing`] checks the alignment you document.
+pub unsafe trait Allocator: Send + Sync {
+    /// Allocates `nbytes` bytes.
+    fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError>;
+
+    /// The device type of the memory this allocator returns.
+    fn device_type(&self) -> DeviceType;
+
+    /// Copies `count` bytes between two buffers of this allocator's device
+    /// (c10's `copy_data`; CPU allocators use [`default_copy_data`]).
+    ///
+    /// # Safety
+    ///
+    /// `src` must be valid for reads and `dst` for writes of `count` bytes on
+    /// this allocator's device, and the two ranges must not overlap.
+    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize);
+
+    /// A deleter that frees the data pointer of a "simple" allocation when
+    /// called on it, if this allocator supports the raw API (c10's
+    /// `raw_deleter`; default: none).
+    fn raw_deleter(&self) -> Option<DeleterFn> {
+        None
+    }
+
+    /// Whether `ptr` is a simple pointer (context == data), c10's
+    /// `is_simple_data_ptr`.
+    fn is_simple_data_ptr(&self, ptr: &DataPtr) -> bool {
+        ptr.is_simple()
+    }
+
+    /// Whether every allocation comes back zero-filled, so that `zeros`
+    /// can skip its fill (default: `false`).
+    fn zeroes_memory(&self) -> bool {
+        false
+    }
+
+    /// Current statistics, if this allocator keeps them.
+    fn stats(&self) -> Option<AllocatorStats> {
+        None
+    }
+
+    /// Resets `peak_bytes` to `current_bytes` (no-op without statistics).
+    fn reset_peak_stats(&self) {}
+
+    /// A short name for messages and reports.
+    fn name(&self) -> &str {
+        std::any::type_name::<Self>()
+    }
+
+    /// Allocates `count` bytes and copies them from `src` (c10's
+    /// `Allocator::clone`).
+    ///
+    /// # Safety
+    ///
+    /// `src` must be valid for reads of `count` bytes on this allocator's
+    /// device.
+    unsafe fn clone_data(&self, src: *const u8, count: usize) -> Result<DataPtr, AllocError> {
+        let dst = self.allocate(count)?;
+        if count > 0 {
+            // SAFETY: `dst` holds `count` fresh bytes (the trait contract),
+            // so it cannot overlap `src`, which the caller vouches for.
+            unsafe { self.copy_data(dst.get(), src, count) };
+        }
+        Ok(dst)
+    }
+
+    /// Allocates and returns a bare pointer that must later be given to
+    /// [`Allocator::raw_deallocate`] (c10's `raw_allocate`). Needs a
+    /// [`raw_deleter`](Allocator::raw_deleter) and a simple pointer.
+    fn raw_allocate(&self, nbytes: usize) -> Result<*mut u8, AllocError> {
+        if self.raw_deleter().is_none() {
+            return Err(AllocError::Unsupported(format!(
+                "{} does not support the raw allocation API (no raw deleter)",
+                self.name()
+            )));
+        }
+        let mut ptr = self.allocate(nbytes)?;
+        if !self.is_simple_data_ptr(&ptr) {
+            return Err(AllocError::Unsupported(format!(
+                "{} returned a non-simple data pointer, so it cannot be used through the raw API",
+                self.name()
+            )));
+        }
+        let data = ptr.get();
+        let _ctx = ptr.release_context();
+        Ok(data)
+    }
+
+    /// Frees a pointer from [`Allocator::raw_allocate`] (c10's
+    /// `raw_deallocate`).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must come from `raw_allocate` on this allocator and not have
+    /// been freed.
+    unsafe fn raw_deallocate(&self, ptr: *mut u8) -> Result<(), AllocError> {
+        match self.raw_deleter() {
+            Some(deleter) => {
+                // SAFETY: the caller guarantees `ptr` is a live simple
+                // allocation of ours, which the raw deleter frees.
+                unsafe { deleter(ptr.cast()) };
+                Ok(())
+            }
+            None => Err(AllocError::Unsupported(format!(
+                "{} does not support the raw allocation API (no raw deleter)",
+                self.name()
+            ))),
+        }
+    }
+}
+
+/// `memcpy` for host allocators' [`Allocator::copy_data`].
+///
+/// # Safety
+///
+/// As [`std::ptr::copy_nonoverlapping`] when `count > 0`; nothing is read or
+/// written when `count == 0` (so null pointers are fine then).
+pub unsafe fn default_copy_data(dst: *mut u8, src: *const u8, count: usize) {
+    if count > 0 {
+        // SAFETY: forwarded to the caller.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, count) }
+    }
+}
+
+/// One registry slot. The allocator is stored as a pointer to a leaked
+/// `&'static dyn Allocator` so that a lookup is a single atomic load (the
+/// fat `&dyn` cannot be stored in one atomic word).
+struct Slot {
+    current: AtomicPtr<&'static dyn Allocator>,
+    priority: AtomicU8,
+    fallback: AtomicPtr<&'static dyn Allocator>,
+}
+
+#[allow(clippy::declare_interior_mutable_const)] // Used only to initialise the array below.
+const EMPTY_SLOT: Slot = Slot {
+    current: AtomicPtr::new(std::ptr::null_mut()),
+    priority: AtomicU8::new(0),
+    fallback: AtomicPtr::new(std::ptr::null_mut()),
+};
+
+static SLOTS: [Slot; COMPILE_TIME_MAX_DEVICE_TYPES] = [EMPTY_SLOT; COMPILE_TIME_MAX_DEVICE_TYPES];
+/// Serialises writers so the priority check and the store are one step.
+static WRITE_LOCK: Mutex<()> = Mutex::new(());
+
+fn slot(t: DeviceType) -> &'static Slot {
+    // `DeviceType` discriminants are 0..COMPILE_TIME_MAX_DEVICE_TYPES by
+    // construction (checked by a unit test), so this index is in bounds.
+    &SLOTS[t as usize]
+}
+
+/// Every slot value ever stored. A replaced value cannot be freed (a reader
+/// may have loaded its pointer a moment earlier), so it is kept here, which
+/// also keeps it reachable for leak checkers.
+static KEPT: Mutex<Vec<&'static &'static dyn Allocator>> = Mutex::new(Vec::new());
+
+fn leak(a: &'static dyn Allocator) -> *mut &'static dyn Allocator {
+    // Registrations are rare (once per backend and process), so 16 bytes
+    // per registration is the price of lock-free lookups.
+    let boxed: &'static &'static dyn Allocator = Box::leak(Box::new(a));
+    KEPT.lock().push(boxed);
+    std::ptr::from_ref(boxed).cast_mut()
+}
+
+/// Registers `allocator` for `device_type` with `priority`, c10's
+/// `SetAllocator`: the registration is ignored if a previous one has a
+/// **higher** priority (equal priority replaces). Returns whether it took.
+///
+/// ```
+/// use c10_storage::{set_allocator, get_allocator, Allocator, AllocError, DataPtr, DeviceType};
+/// struct Nothing;
+/// // SAFETY: never hands out memory.
+/// unsafe impl Allocator for Nothing {
+///     fn allocate(&self, n: usize) -> Result<DataPtr, AllocError> {
+///         Err(AllocError::OutOfMemory { nbytes: n, message: "nothing here".into() })
+///     }
+///     fn device_type(&self) -> DeviceType { DeviceType::Fpga }
+///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+/// }
+/// static NOTHING: Nothing = Nothing;
+/// assert!(set_allocator(DeviceType::Fpga, &NOTHING, 3));
+/// assert!(!set_allocator(DeviceType::Fpga, &NOTHING, 1)); // lower priority: ignored
+/// assert!(get_allocator(DeviceType::Fpga)?.allocate(8).is_err());
+/// # Ok::<(), AllocError>(())
+/// ```
+pub fn set_allocator(
+    device_type: DeviceType,
+    allocator: &'static dyn Allocator,
+    priority: u8,
+) -> bool {
+    let _guard = WRITE_LOCK.lock();
+    let s = slot(device_type);
+    let occupied = !s.current.load(Ordering::Acquire).is_null();
+    if occupied && priority < s.priority.load(Ordering::Relaxed) {
+        return false;
+    }
+    s.priority.store(priority, Ordering::Relaxed);
+    s.current.store(leak(allocator), Ordering::Release);
+    true
+}
+
+/// Like [`set_allocator`] for an allocator value: it is moved to the heap
+/// and kept for the rest of the process (c10's `REGISTER_ALLOCATOR` keeps a
+/// static too). Returns the `'static` reference either way, and whether
+/// the registration took.
+pub fn register_allocator<A: Allocator + 'static>(
+    device_type: DeviceType,
+    allocator: A,
+    priority: u8,
+) -> (&'static A, bool) {
+    let leaked: &'static A = Box::leak(Box::new(allocator));
+    let took = set_allocator(device_type, leaked, priority);
+    (leaked, took)
+}
+
+/// Installs the allocator used for `device_type` when nothing has been
+/// registered with [`set_allocator`]. Backend crates call this once to
+/// become the default without outranking anything a user registers, before
+/// or after. Only the first default for a device type is kept; returns
+/// whether this call installed it.
+pub fn install_default_allocator(
+    device_type: DeviceType,
+    allocator: &'static dyn Allocator,
+) -> bool {
+    let _guard = WRITE_LOCK.lock();
+    let s = slot(device_type);
+    if !s.fallback.load(Ordering::Acquire).is_null() {
+        return false;
+    }
+    s.fallback.store(leak(allocator), Ordering::Release);
+    true
+}
+
+/// The allocator for `device_type` (c10's `GetAllocator`): the registered
+/// one, else the backend default, else an error.
+pub fn get_allocator(device_type: DeviceType) -> Result<&'static dyn Allocator, AllocError> {
+    let s = slot(device_type);
+    let mut p = s.current.load(Ordering::Acquire);
+    if p.is_null() {
+        p = s.fallback.load(Ordering::Acquire);
+    }
+    if p.is_null() {
+        return Err(AllocError::NotRegistered(device_type));
+    }
+    // SAFETY: non-null slot pointers come from `leak`, which never frees.
+    Ok(unsafe { *p })
+}
+
+/// The priority of the registered allocator for `device_type`, if one was
+/// registered with [`set_allocator`].
+pub fn allocator_priority(device_type: DeviceType) -> Option<u8> {
+    let s = slot(device_type);
+    if s.current.load(Ordering::Acquire).is_null() {
+        None
+    } else {
+        Some(s.priority.load(Ordering::Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Device;
+
+    struct Tagged(u8, DeviceType);
+    // SAFETY: never returns memory.
+    unsafe impl Allocator for Tagged {
+        fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+            Err(AllocError::OutOfMemory {
+                nbytes,
+                message: format!("tag {}", self.0),
+            })
+        }
+        fn device_type(&self) -> DeviceType {
+            self.1
+        }
+        unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+    }
+
+    fn tag_of(t: DeviceType) -> String {
+        get_allocator(t)
+            .unwrap()
+            .allocate(1)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn priority_rules_match_set_allocator() {
+        // Each test uses its own device type: the registry is process-wide.
+        let t = DeviceType::Vulkan;
+        assert!(matches!(
+            get_allocator(t),
+            Err(AllocError::NotRegistered(DeviceType::Vulkan))
+        ));
+        assert_eq!(
+            get_allocator(t).err().unwrap().to_string(),
+            "Allocator for vulkan is not set."
+        );
+        static A: Tagged = Tagged(1, DeviceType::Vulkan);
+        static B: Tagged = Tagged(2, DeviceType::Vulkan);
+        static C: Tagged = Tagged(3, DeviceType::Vulkan);
+        static D: Tagged = Tagged(4, DeviceType::Vulkan);
+        assert!(set_allocator(t, &A, 0));
+        assert_eq!(tag_of(t), "tag 1");
+        assert!(set_allocator(t, &B, 5));
+        assert_eq!(allocator_priority(t), Some(5));
+        assert!(!set_allocator(t, &C, 4), "lower priority must be ignored");
+        assert_eq!(tag_of(t), "tag 2");
+        assert!(set_allocator(t, &D, 5), "equal priority overwrites");
+        assert_eq!(tag_of(t), "tag 4");
+    }
+
+    #[test]
+    fn defaults_never_outrank_registrations() {
+        let t = DeviceType::Hpu;
+        static DEF: Tagged = Tagged(10, DeviceType::Hpu);
+        static DEF2: Tagged = Tagged(11, DeviceType::Hpu);
+        static USER: Tagged = Tagged(12, DeviceType::Hpu);
+        assert!(install_default_allocator(t, &DEF));
+        assert!(!install_default_allocator(t, &DEF2));
+        assert_eq!(tag_of(t), "tag 10");
+        assert_eq!(allocator_priority(t), None);
+        assert!(set_allocator(t, &USER, 0));
+        assert_eq!(tag_of(t), "tag 12");
+    }
+
+    #[test]
+    fn register_by_value() {
+        let (a, took) = register_allocator(DeviceType::Ve, Tagged(20, DeviceType::Ve), 1);
+        assert!(took);
+        assert_eq!(a.0, 20);
+        assert_eq!(tag_of(DeviceType::Ve), "tag 20");
+    }
+
+    #[test]
+    fn raw_api_needs_a_raw_deleter() {
+        let a = Tagged(0, DeviceType::Cpu);
+        let e = a.raw_allocate(4).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("does not support the raw allocation API"));
+        let _ = Device::CPU;
+    }
+}

@@ -1,0 +1,66 @@
+//! # c10-storage
+//!
+//! The bottom layer of the workspace: PyTorch's c10 storage model in Rust.
+//! It knows nothing about shapes, strides or element types; it owns bytes.
+//!
+//! * [`Device`] and [`DeviceType`]: c10's numbering, names and device-string
+//!   parsing (`"cpu"`, `"cuda:1"`) with PyTorch's error messages.
+//! * [`DataPtr`]: a data pointer, the context that owns it, the deleter that
+//!   frees the context, and the device. Move-only; the deleter runs exactly
+//!   once. Build one from an allocator, from foreign memory with a plain
+//!   function plus context ([`DataPtr::from_raw_parts`]), from any owner
+//!   whose `Drop` frees the memory ([`DataPtr::from_owner`]), or as a
+//!   non-owning pointer ([`DataPtr::non_owning`]).
+//! * [`Allocator`]: the object-safe, `Send + Sync` allocator trait, and a
+//!   process-wide registry per device type with c10's priority rule
+//!   ([`set_allocator`], [`get_allocator`]). Backends such as `alloc-cpu`
+//!   install themselves as defaults ([`install_default_allocator`]).
+//! * [`Storage`]: the shared handle to a [`StorageImpl`] (one buffer, its
+//!   size, resizability, allocator). Clone is one atomic increment.
+//!
+//! ## Soundness model
+//!
+//! PyTorch lets every view of a storage write to it. Here the bytes are
+//! reached only through guards on the storage: [`Storage::read`] (shared)
+//! and [`Storage::write`] (exclusive), one `parking_lot::RwLock` per storage,
+//! shared by every view. Safe code therefore cannot race, and a buffer is
+//! never freed or replaced (by [`Storage::resize`]) while a guard is alive.
+//! Raw pointers from the guards are for kernels; dereferencing them is
+//! `unsafe` and documented. The host never dereferences device memory: the
+//! guards' byte accessors return [`StorageError::NotHostAccessible`] for it.
+//!
+//! [`Allocator`] is an `unsafe trait` because storages trust what it returns
+//! (see its safety section); everything built on a storage is then safe.
+//!
+//! ## Crate features
+//!
+//! * `testing`: the allocator conformance kit, [`testing`], which checks any
+//!   [`Allocator`] implementation.
+//!
+//! ```
+//! use c10_storage::{Device, Storage};
+//! let dev: Device = "cuda:1".parse()?;
+//! assert_eq!(dev.index(), 1);
+//! let s = Storage::from_owner(vec![0u8; 16]);
+//! s.write()?.bytes_mut()?.fill(7);
+//! assert!(s.read().bytes()?.iter().all(|&b| b == 7));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod allocator;
+mod data_ptr;
+mod device;
+mod storage;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use allocator::{
+    allocator_priority, default_copy_data, get_allocator, install_default_allocator,
+    register_allocator, set_allocator, AllocError, Allocator, AllocatorStats,
+};
+pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
+pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
+pub use storage::{
+    Storage, StorageError, StorageImpl, StorageReadGuard, StorageWriteGuard, WriteReadGuard,
+};

@@ -1,0 +1,629 @@
+//! `StorageImpl` and the shared `Storage` handle: one byte buffer, shared by
+//! every tensor that views it, with guarded access.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::allocator::{get_allocator, AllocError, Allocator};
+use crate::data_ptr::DataPtr;
+use crate::device::{Device, DeviceType};
+
+/// Why a storage operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    /// Growing a storage that was created non-resizable (c10's message).
+    #[error("Trying to resize storage that is not resizable")]
+    NotResizable,
+    /// A resizable storage needs an allocator to grow with (c10's message).
+    #[error("For resizable storage, allocator must be provided")]
+    NoAllocator,
+    /// Writing to a read-only storage (for example a read-only memory map).
+    #[error("cannot write to a read-only storage ({reason}); clone the tensor to get a writable copy first")]
+    ReadOnly {
+        /// Where the read-only bytes come from.
+        reason: String,
+    },
+    /// Host access to device memory.
+    #[error("cannot access {0} memory from the host; copy the tensor to the CPU first")]
+    NotHostAccessible(Device),
+    /// The buffer is null although the storage claims a non-zero size.
+    #[error("storage has no data: its data pointer is null but its size is {0} bytes")]
+    NullData(usize),
+    /// A new data pointer on another device than the storage's.
+    #[error("Attempted to set the data pointer of a storage on device \"{storage}\" to memory on device \"{data}\"; the devices must match")]
+    DeviceMismatch {
+        /// The storage's device.
+        storage: Device,
+        /// The new pointer's device.
+        data: Device,
+    },
+    /// The allocator failed.
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+}
+
+/// The buffer itself; always accessed under the storage's lock.
+struct Buffer {
+    data_ptr: DataPtr,
+    nbytes: usize,
+}
+
+/// The shared state behind a [`Storage`] (c10's `StorageImpl`).
+///
+/// You normally use it through [`Storage`]; it is public so that its
+/// documentation can describe the fields.
+pub struct StorageImpl {
+    /// The buffer and its size. A read guard is held while bytes are read,
+    /// a write guard while they are written or the buffer is replaced, so
+    /// no access ever sees a freed buffer.
+    buffer: RwLock<Buffer>,
+    /// Mirror of `buffer.nbytes`, written under the write lock, so that
+    /// bounds checks (every `as_strided`) need no lock.
+    nbytes: AtomicUsize,
+    resizable: AtomicBool,
+    allocator: Option<&'static dyn Allocator>,
+    device: Device,
+    /// `Some(reason)` when nothing may write the bytes.
+    read_only: Option<Box<str>>,
+    /// The version counter of the tensors using this storage's default
+    /// counter (see [`Storage::version_counter`]).
+    version: AtomicU32,
+}
+
+/// A shared handle to one byte buffer (c10's `Storage`, an
+/// `intrusive_ptr<StorageImpl>`). Cloning is one atomic increment.
+///
+/// # Access model
+///
+/// Every tensor viewing this buffer shares this handle, and bytes are only
+/// reached through guards: [`Storage::read`] (shared, many at once) and
+/// [`Storage::write`] (exclusive). So writes through one view are visible
+/// through every other view, and safe code cannot race. Operations on two
+/// storages lock each distinct storage once, in address order
+/// ([`Storage::lock_write_read`]), so aliasing inputs and outputs never
+/// deadlock. Within one thread, do not ask for a write guard while holding
+/// any guard of the same storage: the lock is not re-entrant for writers.
+///
+/// ```
+/// use c10_storage::Storage;
+/// let s = Storage::from_owner(vec![0u8; 8]);
+/// let t = s.clone(); // another tensor's handle on the same buffer
+/// s.write()?.bytes_mut()?[3] = 42;
+/// assert_eq!(t.read().bytes()?[3], 42);
+/// assert_eq!(s.use_count(), 2);
+/// assert!(s.is_alias_of(&t));
+/// # Ok::<(), c10_storage::StorageError>(())
+/// ```
+#[derive(Clone)]
+pub struct Storage(Arc<StorageImpl>);
+
+impl Storage {
+    fn from_impl(imp: StorageImpl) -> Storage {
+        Storage(Arc::new(imp))
+    }
+
+    /// Allocates `nbytes` from `allocator` (c10's
+    /// `StorageImpl(use_byte_size_t, size, allocator, resizable)`).
+    ///
+    /// ```
+    /// use c10_storage::{Storage, get_allocator, DeviceType};
+    /// # struct Heap;
+    /// # // SAFETY: returns boxed, zeroed, exclusively owned bytes.
+    /// # unsafe impl c10_storage::Allocator for Heap {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # static HEAP: Heap = Heap;
+    /// let s = Storage::new(24, &HEAP, true)?;
+    /// assert_eq!(s.nbytes(), 24);
+    /// assert!(s.resizable());
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn new(
+        nbytes: usize,
+        allocator: &'static dyn Allocator,
+        resizable: bool,
+    ) -> Result<Storage, StorageError> {
+        let data_ptr = allocator.allocate(nbytes)?;
+        let device = data_ptr.device();
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            nbytes: AtomicUsize::new(nbytes),
+            resizable: AtomicBool::new(resizable),
+            allocator: Some(allocator),
+            device,
+            read_only: None,
+            version: AtomicU32::new(0),
+        }))
+    }
+
+    /// Allocates `nbytes` from the allocator registered for `device_type`
+    /// (resizable, as tensors' storages are).
+    pub fn with_device_type(
+        nbytes: usize,
+        device_type: DeviceType,
+    ) -> Result<Storage, StorageError> {
+        Storage::new(nbytes, get_allocator(device_type)?, true)
+    }
+
+    /// Wraps an existing `DataPtr` of `nbytes` bytes (c10's
+    /// `StorageImpl(use_byte_size_t, size, DataPtr, allocator, resizable)`).
+    /// A resizable storage needs an allocator to grow with.
+    ///
+    /// # Safety
+    ///
+    /// `data_ptr.get()` must be valid for reads and writes of `nbytes`
+    /// bytes on `data_ptr.device()` for as long as `data_ptr` lives, not be
+    /// accessed by anything else meanwhile except through this storage, and
+    /// hold initialised bytes if the device is the CPU. (If nothing may
+    /// write to it, call [`Storage::into_read_only`] before sharing it.)
+    pub unsafe fn from_data_ptr(
+        data_ptr: DataPtr,
+        nbytes: usize,
+        allocator: Option<&'static dyn Allocator>,
+        resizable: bool,
+    ) -> Result<Storage, StorageError> {
+        if resizable && allocator.is_none() {
+            return Err(StorageError::NoAllocator);
+        }
+        let device = data_ptr.device();
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            nbytes: AtomicUsize::new(nbytes),
+            resizable: AtomicBool::new(resizable),
+            allocator,
+            device,
+            read_only: None,
+            version: AtomicU32::new(0),
+        }))
+    }
+
+    /// Adopts any owner of writable CPU bytes without copying (a `Vec<u8>`,
+    /// `Box<[u8]>`, a writable memory map, ...). The storage is not
+    /// resizable and the owner is dropped when the last handle goes.
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let s = Storage::from_owner(vec![1u8, 2, 3]);
+    /// assert_eq!(s.read().bytes()?, &[1, 2, 3]);
+    /// assert!(s.resize(10).is_err()); // not resizable
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn from_owner<O>(owner: O) -> Storage
+    where
+        O: AsMut<[u8]> + Send + 'static,
+    {
+        let (data_ptr, nbytes) = DataPtr::from_owner_with_len(owner);
+        Storage::from_impl(StorageImpl {
+            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            nbytes: AtomicUsize::new(nbytes),
+            resizable: AtomicBool::new(false),
+            allocator: None,
+            device: Device::CPU,
+            read_only: None,
+            version: AtomicU32::new(0),
+        })
+    }
+
+    /// Adopts an owner that only gives shared access to its bytes (a
+    /// read-only memory map, `&'static [u8]`, ...). Writes are refused with
+    /// [`StorageError::ReadOnly`], whose message includes `reason`.
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// static BYTES: [u8; 4] = [1, 2, 3, 4];
+    /// let s = Storage::from_read_only_owner(&BYTES[..], "a static table");
+    /// assert_eq!(s.read().bytes()?[3], 4);
+    /// let err = s.write().err().unwrap();
+    /// assert!(err.to_string().contains("read-only storage (a static table)"));
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn from_read_only_owner<O>(owner: O, reason: &str) -> Storage
+    where
+        O: AsRef<[u8]> + Send + 'static,
+    {
+        let (data_ptr, nbytes) = DataPtr::from_read_only_owner_with_len(owner);
+        Storage::from_impl(StorageImpl {
+            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            nbytes: AtomicUsize::new(nbytes),
+            resizable: AtomicBool::new(false),
+            allocator: None,
+            device: Device::CPU,
+            read_only: Some(reason.into()),
+            version: AtomicU32::new(0),
+        })
+    }
+
+    /// Marks a storage that nobody else holds yet as read-only. Returns the
+    /// storage unchanged (as `Err`) if it is shared.
+    pub fn into_read_only(self, reason: &str) -> Result<Storage, Storage> {
+        match Arc::try_unwrap(self.0) {
+            Ok(mut imp) => {
+                imp.read_only = Some(reason.into());
+                imp.resizable = AtomicBool::new(false);
+                Ok(Storage::from_impl(imp))
+            }
+            Err(arc) => Err(Storage(arc)),
+        }
+    }
+
+    /// The version counter that tensors on this storage share by default.
+    ///
+    /// In c10 every tensor holds a `VariableVersion`, shared by a base and
+    /// its views. Creating a view must cost as few atomic operations as
+    /// possible, so c10-core keeps the common counter here: a tensor and its
+    /// views reach it through the storage handle they already share, and a
+    /// view op increments one reference count instead of two. Tensors that
+    /// need a counter of their own (`.data`-style aliases) carry one
+    /// separately. The storage itself never reads or bumps it.
+    pub fn version_counter(&self) -> &AtomicU32 {
+        &self.0.version
+    }
+
+    /// Size of the buffer in bytes (c10's `nbytes()`).
+    pub fn nbytes(&self) -> usize {
+        self.0.nbytes.load(Ordering::Acquire)
+    }
+
+    /// The device the buffer lives on.
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+
+    /// Whether [`Storage::resize`] may reallocate the buffer.
+    pub fn resizable(&self) -> bool {
+        self.0.resizable.load(Ordering::Relaxed)
+    }
+
+    /// Changes resizability; making a storage resizable needs an allocator
+    /// (c10's `set_resizable`).
+    pub fn set_resizable(&self, resizable: bool) -> Result<(), StorageError> {
+        if resizable && (self.0.allocator.is_none() || self.0.read_only.is_some()) {
+            return Err(StorageError::NoAllocator);
+        }
+        self.0.resizable.store(resizable, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The allocator the storage grows with, if any.
+    pub fn allocator(&self) -> Option<&'static dyn Allocator> {
+        self.0.allocator
+    }
+
+    /// Whether writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        self.0.read_only.is_some()
+    }
+
+    /// Number of handles sharing this storage (c10's `use_count`).
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+
+    /// Whether this is the only handle.
+    pub fn is_unique(&self) -> bool {
+        self.use_count() == 1
+    }
+
+    /// Whether both handles share one `StorageImpl` (c10's `is_alias_of`).
+    pub fn is_alias_of(&self, other: &Storage) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A stable identity for this storage (the address of its
+    /// `StorageImpl`), for printing and for ordering locks.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// The current data address, for display only (it may change after the
+    /// call returns if another thread resizes the storage).
+    pub fn data_addr(&self) -> usize {
+        self.read().as_ptr() as usize
+    }
+
+    /// A shared guard: the bytes cannot be replaced or written while it
+    /// lives. Recursive: one thread may hold several.
+    pub fn read(&self) -> StorageReadGuard<'_> {
+        StorageReadGuard {
+            buffer: self.0.buffer.read_recursive(),
+            device: self.0.device,
+        }
+    }
+
+    /// An exclusive guard for writing. Fails on read-only storages.
+    pub fn write(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
+        self.check_writable()?;
+        Ok(StorageWriteGuard {
+            buffer: self.0.buffer.write(),
+            device: self.0.device,
+        })
+    }
+
+    /// Like [`Storage::write`] but gives up instead of blocking when
+    /// another guard is held (`Ok(None)`).
+    pub fn try_write(&self) -> Result<Option<StorageWriteGuard<'_>>, StorageError> {
+        self.check_writable()?;
+        Ok(self.0.buffer.try_write().map(|buffer| StorageWriteGuard {
+            buffer,
+            device: self.0.device,
+        }))
+    }
+
+    fn check_writable(&self) -> Result<(), StorageError> {
+        match &self.0.read_only {
+            Some(reason) => Err(StorageError::ReadOnly {
+                reason: reason.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Locks `dst` for writing and `src` for reading, as one storage when
+    /// they are the same and in address order otherwise, so that two threads
+    /// copying between the same pair in opposite directions cannot deadlock.
+    pub fn lock_write_read<'a>(
+        dst: &'a Storage,
+        src: &'a Storage,
+    ) -> Result<WriteReadGuard<'a>, StorageError> {
+        if dst.is_alias_of(src) {
+            return Ok(WriteReadGuard::Same(dst.write()?));
+        }
+        dst.check_writable()?;
+        if dst.id() < src.id() {
+            let d = dst.write()?;
+            let s = src.read();
+            Ok(WriteReadGuard::Distinct { dst: d, src: s })
+        } else {
+            let s = src.read();
+            let d = dst.write()?;
+            Ok(WriteReadGuard::Distinct { dst: d, src: s })
+        }
+    }
+
+    /// Reallocates the buffer to exactly `nbytes`, keeping the first
+    /// `min(old, new)` bytes (c10's `resize_bytes_cpu`). Every handle, and so
+    /// every view, sees the new buffer. New bytes are whatever the allocator
+    /// returns (zeros for the CPU allocator).
+    ///
+    /// Errors with c10's `Trying to resize storage that is not resizable`
+    /// unless the storage is resizable.
+    pub fn resize(&self, nbytes: usize) -> Result<(), StorageError> {
+        if !self.resizable() {
+            return Err(StorageError::NotResizable);
+        }
+        let allocator = self.0.allocator.ok_or(StorageError::NoAllocator)?;
+        let new = allocator.allocate(nbytes)?;
+        let mut buf = self.0.buffer.write();
+        let keep = buf.nbytes.min(nbytes);
+        if keep > 0 && !buf.data_ptr.is_null() {
+            // SAFETY: the old buffer holds `buf.nbytes >= keep` bytes (storage
+            // invariant), the new one `nbytes >= keep` (allocator contract);
+            // the new allocation cannot overlap the live old one; both are on
+            // the allocator's device; the write lock excludes other access.
+            unsafe { allocator.copy_data(new.get(), buf.data_ptr.get(), keep) };
+        }
+        let old = std::mem::replace(&mut buf.data_ptr, new);
+        buf.nbytes = nbytes;
+        self.0.nbytes.store(nbytes, Ordering::Release);
+        drop(buf);
+        // Free the old buffer after releasing the lock.
+        drop(old);
+        Ok(())
+    }
+
+    /// Sets the recorded size without touching the buffer (c10's
+    /// `set_nbytes`).
+    ///
+    /// # Safety
+    ///
+    /// The buffer must be valid (and initialised, on the CPU) for `nbytes`
+    /// bytes: shrinking is always fine, growing only if the buffer really is
+    /// that large.
+    pub unsafe fn set_nbytes(&self, nbytes: usize) {
+        let mut buf = self.0.buffer.write();
+        buf.nbytes = nbytes;
+        self.0.nbytes.store(nbytes, Ordering::Release);
+    }
+
+    /// Replaces the buffer, keeping the recorded size, and returns the old
+    /// `DataPtr` so the caller decides when it is freed (c10's
+    /// `set_data_ptr`).
+    ///
+    /// # Safety
+    ///
+    /// `data_ptr` must satisfy [`Storage::from_data_ptr`]'s contract for
+    /// [`Storage::nbytes`] bytes.
+    pub unsafe fn set_data_ptr(&self, data_ptr: DataPtr) -> Result<DataPtr, StorageError> {
+        if data_ptr.device().device_type() != self.0.device.device_type() {
+            return Err(StorageError::DeviceMismatch {
+                storage: self.0.device,
+                data: data_ptr.device(),
+            });
+        }
+        let mut buf = self.0.buffer.write();
+        Ok(std::mem::replace(&mut buf.data_ptr, data_ptr))
+    }
+
+    /// Like [`Storage::set_data_ptr`] but frees the old buffer at once
+    /// (c10's `set_data_ptr_noswap`).
+    ///
+    /// # Safety
+    ///
+    /// As [`Storage::set_data_ptr`].
+    pub unsafe fn set_data_ptr_noswap(&self, data_ptr: DataPtr) -> Result<(), StorageError> {
+        // SAFETY: forwarded to the caller.
+        let old = unsafe { self.set_data_ptr(data_ptr) }?;
+        drop(old);
+        Ok(())
+    }
+
+    /// Frees the buffer and sets the size to zero (c10's `reset()`).
+    pub fn reset(&self) {
+        let mut buf = self.0.buffer.write();
+        let old = std::mem::replace(&mut buf.data_ptr, DataPtr::null(self.0.device));
+        buf.nbytes = 0;
+        self.0.nbytes.store(0, Ordering::Release);
+        drop(buf);
+        drop(old);
+    }
+}
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Storage");
+        d.field("id", &format_args!("{:#x}", self.id()))
+            .field("nbytes", &self.nbytes())
+            .field("device", &self.device())
+            .field("resizable", &self.resizable())
+            .field("read_only", &self.is_read_only())
+            .field("use_count", &self.use_count());
+        // Never block in Debug: skip the address if a writer holds the lock.
+        if let Some(buf) = self.0.buffer.try_read_recursive() {
+            d.field("data", &buf.data_ptr.get());
+        }
+        d.finish()
+    }
+}
+
+/// Builds a host slice of `len` bytes at `ptr`, mapping the empty and null
+/// cases.
+fn host_slice<'a>(ptr: *mut u8, len: usize, device: Device) -> Result<&'a [u8], StorageError> {
+    if !device.device_type().is_host_accessible() {
+        return Err(StorageError::NotHostAccessible(device));
+    }
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(StorageError::NullData(len));
+    }
+    // SAFETY: the storage invariant (from the allocator contract or the
+    // `from_data_ptr` contract): a non-null host buffer is valid and
+    // initialised for `len` bytes while the guard that called us keeps the
+    // buffer alive and excludes writers.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// Shared access to a storage's bytes; see [`Storage::read`].
+pub struct StorageReadGuard<'a> {
+    buffer: RwLockReadGuard<'a, Buffer>,
+    device: Device,
+}
+
+impl StorageReadGuard<'_> {
+    /// The data pointer (on the storage's device; may be null when empty).
+    /// Valid while the guard lives.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.buffer.data_ptr.get()
+    }
+
+    /// The size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.buffer.nbytes
+    }
+
+    /// The device.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The bytes, if they are host memory.
+    pub fn bytes(&self) -> Result<&[u8], StorageError> {
+        host_slice(self.buffer.data_ptr.get(), self.buffer.nbytes, self.device)
+    }
+}
+
+/// Exclusive access to a storage's bytes; see [`Storage::write`].
+pub struct StorageWriteGuard<'a> {
+    buffer: RwLockWriteGuard<'a, Buffer>,
+    device: Device,
+}
+
+impl StorageWriteGuard<'_> {
+    /// The data pointer (on the storage's device; may be null when empty).
+    /// Valid for writes while the guard lives.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.buffer.data_ptr.get()
+    }
+
+    /// The data pointer for reading.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.buffer.data_ptr.get()
+    }
+
+    /// The size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.buffer.nbytes
+    }
+
+    /// The device.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The bytes, if they are host memory.
+    pub fn bytes(&self) -> Result<&[u8], StorageError> {
+        host_slice(self.buffer.data_ptr.get(), self.buffer.nbytes, self.device)
+    }
+
+    /// The bytes for writing, if they are host memory.
+    pub fn bytes_mut(&mut self) -> Result<&mut [u8], StorageError> {
+        let (ptr, len) = (self.buffer.data_ptr.get(), self.buffer.nbytes);
+        let shared = host_slice(ptr, len, self.device)?;
+        if shared.is_empty() {
+            return Ok(&mut []);
+        }
+        // SAFETY: `host_slice` checked that `ptr` is a valid non-null host
+        // buffer of `len` bytes; the write guard (borrowed mutably for the
+        // result's lifetime) gives exclusive access, and the storage is not
+        // read-only (checked when the guard was made).
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+    }
+}
+
+/// Guards from [`Storage::lock_write_read`].
+pub enum WriteReadGuard<'a> {
+    /// Source and destination are the same storage, locked once.
+    Same(StorageWriteGuard<'a>),
+    /// Two storages, each locked once.
+    Distinct {
+        /// The destination, locked for writing.
+        dst: StorageWriteGuard<'a>,
+        /// The source, locked for reading.
+        src: StorageReadGuard<'a>,
+    },
+}
+
+impl WriteReadGuard<'_> {
+    /// The destination's data pointer.
+    pub fn dst_ptr(&mut self) -> *mut u8 {
+        match self {
+            WriteReadGuard::Same(g) => g.as_mut_ptr(),
+            WriteReadGuard::Distinct { dst, .. } => dst.as_mut_ptr(),
+        }
+    }
+
+    /// The source's data pointer.
+    pub fn src_ptr(&self) -> *const u8 {
+        match self {
+            WriteReadGuard::Same(g) => g.as_ptr(),
+            WriteReadGuard::Distinct { src, .. } => src.as_ptr(),
+        }
+    }
+
+    /// Whether source and destination are the same storage.
+    pub fn is_same(&self) -> bool {
+        matches!(self, WriteReadGuard::Same(_))
+    }
+}

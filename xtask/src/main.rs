@@ -1,0 +1,200 @@
+//! Project automation, run as `cargo xtask <command>` (the alias lives in
+//! `.cargo/config.toml`). Plain Rust with no dependencies, so it builds in
+//! seconds on a fresh machine.
+//!
+//! Commands:
+//!
+//! * `ci`: what `.ci/run` runs: rustfmt check, clippy with `-D warnings`,
+//!   the test suite, and the docs with warnings denied. `--miri` adds Miri.
+//! * `miri`: `cargo miri test` (nightly) over every crate that contains
+//!   `unsafe`, with strict provenance.
+//! * `conformance [FILE ...]`: runs PyTorch-generated shape-op cases (default:
+//!   the project's copy of the corpus) and prints `N passed, M failed`.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(&args[1..]),
+        Some("miri") => miri(&args[1..]),
+        Some("conformance") => conformance(&args[1..]),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            print_help();
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`; run `cargo xtask help`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_help() {
+    println!(
+        "cargo xtask <command>
+
+commands:
+  ci [--miri]     fmt check, clippy -D warnings, tests, docs (-D warnings); --miri adds Miri
+  miri [CRATE..]  cargo +nightly miri test over the crates that contain `unsafe`
+                  (or the named ones), with -Zmiri-strict-provenance
+  conformance [FILE..]
+                  run shape-op conformance cases (default: the project's corpus copy)"
+    );
+}
+
+/// The workspace root (the parent of this crate's directory).
+fn root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
+
+/// Runs one step, printing its command line and duration.
+fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
+    eprintln!("==> {step}: {cmd:?}");
+    let start = Instant::now();
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("{step}: could not start {cmd:?}: {e}"))?;
+    eprintln!("==> {step}: {status} in {:.1?}", start.elapsed());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status})"))
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn ci(args: &[String]) -> Result<(), String> {
+    let with_miri = args.iter().any(|a| a == "--miri");
+    run("fmt", cargo().args(["fmt", "--all", "--", "--check"]))?;
+    run(
+        "clippy",
+        cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
+    run("test", cargo().arg("test"))?;
+    run(
+        "doc",
+        cargo()
+            .args(["doc", "--workspace", "--no-deps", "--all-features"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
+    if with_miri {
+        miri(&[])?;
+    }
+    eprintln!("==> ci: all steps passed");
+    Ok(())
+}
+
+/// Packages under `crates/` and `examples/` whose sources contain the
+/// `unsafe` keyword (each package's directory is named after it).
+fn crates_with_unsafe() -> Result<Vec<String>, String> {
+    let mut found = Vec::new();
+    for top in ["crates", "examples"] {
+        let dir = root().join(top);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let src = entry.path().join("src");
+            if src.is_dir() && tree_contains(&src, "unsafe ")? {
+                found.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn tree_contains(dir: &Path, needle: &str) -> Result<bool, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if tree_contains(&path, needle)? {
+                return Ok(true);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
+            if text
+                .lines()
+                .any(|l| !l.trim_start().starts_with("//") && l.contains(needle))
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn miri(args: &[String]) -> Result<(), String> {
+    let crates: Vec<String> = if args.is_empty() {
+        crates_with_unsafe()?
+    } else {
+        args.to_vec()
+    };
+    if crates.is_empty() {
+        eprintln!("==> miri: no crate contains `unsafe`");
+        return Ok(());
+    }
+    let probe = Command::new("cargo")
+        .args(["+nightly", "miri", "--version"])
+        .current_dir(root())
+        .output();
+    if !matches!(probe, Ok(ref o) if o.status.success()) {
+        return Err("Miri is not installed. Install it with: rustup toolchain install nightly --component miri rust-src".into());
+    }
+    eprintln!("==> miri: crates with `unsafe`: {}", crates.join(", "));
+    let mut cmd = Command::new("cargo");
+    cmd.args(["+nightly", "miri", "test"]);
+    for c in &crates {
+        cmd.args(["-p", c]);
+    }
+    // Strict provenance catches integer-to-pointer round trips; isolation is
+    // disabled so tests may read the clock and temporary files.
+    cmd.env(
+        "MIRIFLAGS",
+        env::var("MIRIFLAGS")
+            .unwrap_or_else(|_| "-Zmiri-strict-provenance -Zmiri-disable-isolation".into()),
+    );
+    run("miri", &mut cmd)
+}
+
+fn conformance(files: &[String]) -> Result<(), String> {
+    // Relative paths are the caller's, not the workspace root's.
+    let cwd = env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+    let files: Vec<String> = files
+        .iter()
+        .map(|f| cwd.join(f).to_string_lossy().into_owned())
+        .collect();
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "shape-conformance",
+        "--",
+    ])
+    .args(&files);
+    run("conformance", &mut cmd)
+}
