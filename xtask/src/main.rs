@@ -10,11 +10,16 @@
 //!   `unsafe`, with strict provenance.
 //! * `conformance [FILE ...]`: runs PyTorch-generated shape-op cases (default:
 //!   the project's copy of the corpus) and prints `N passed, M failed`.
+//! * `interop`: builds `crates/interop-ffi` and runs `tools/interop_test.py`,
+//!   the DLPack and safetensors round trips against a real PyTorch (skipped
+//!   with a message when PyTorch is not importable).
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+
+mod interop;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -22,6 +27,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(&args[1..]),
         Some("miri") => miri(&args[1..]),
         Some("conformance") => conformance(&args[1..]),
+        Some("interop") => interop::interop(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
             Ok(())
@@ -46,7 +52,9 @@ commands:
   miri [CRATE..]  cargo +nightly miri test over the crates that contain `unsafe`
                   (or the named ones), with -Zmiri-strict-provenance
   conformance [FILE..]
-                  run shape-op conformance cases (default: the project's corpus copy)"
+                  run shape-op conformance cases (default: the project's corpus copy)
+  interop         build crates/interop-ffi and run tools/interop_test.py: DLPack and
+                  safetensors round trips against a real PyTorch (skips without torch)"
     );
 }
 

@@ -1792,7 +1792,9 @@ impl State {
                 "{live_segments} expandable segments exist but {tiled} are tiled by blocks"
             ));
         }
-        // 3. Expandable pages are mapped exactly under mapped blocks.
+        // 3. Expandable pages are mapped exactly under mapped blocks. (Step
+        // 2 showed every expandable block lies inside its reservation, so
+        // the subtractions below cannot underflow.)
         for (_, b) in blocks.iter() {
             let Some(es) = b
                 .expandable

@@ -202,7 +202,7 @@ impl Tokens<'_> {
         self.t.get(i).is_some_and(|x| x == s)
     }
 
-    fn expect(&self, i: usize, c: char) -> Result<(), ConfigError> {
+    fn sep(&self, i: usize, c: char) -> Result<(), ConfigError> {
         let mut b = [0u8; 4];
         if self.is(i, c.encode_utf8(&mut b)) {
             Ok(())
@@ -282,7 +282,7 @@ impl CachingAllocatorConfig {
             let key = toks[i].as_str();
             match key {
                 "max_split_size_mb" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     let v = t.size(i, key)?;
                     if v < LARGE_BUFFER / MB {
@@ -292,7 +292,7 @@ impl CachingAllocatorConfig {
                     native_option = true;
                 }
                 "max_non_split_rounding_mb" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     let v = t.size(i, key)?;
                     if v < LARGE_BUFFER / MB {
@@ -302,7 +302,7 @@ impl CachingAllocatorConfig {
                     native_option = true;
                 }
                 "garbage_collection_threshold" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     let v = t.float(i, key)?;
                     if !(v > 0.0 && v < 1.0) {
@@ -312,30 +312,30 @@ impl CachingAllocatorConfig {
                     native_option = true;
                 }
                 "roundup_power2_divisions" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i = c.parse_divisions(&t, i + 2)?;
                     native_option = true;
                 }
                 "expandable_segments" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     c.expandable_segments = t.boolean(i, key)?;
                     native_option = true;
                 }
                 "release_lock_on_cudamalloc" | "release_lock_on_hipmalloc" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     c.release_lock_on_cudamalloc = t.boolean(i, key)?;
                     native_option = true;
                 }
                 "pinned_use_cuda_host_register" | "pinned_use_hip_host_register" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     c.pinned_use_cuda_host_register = t.boolean(i, key)?;
                     native_option = true;
                 }
                 "pinned_num_register_threads" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     let v = t.size(i, key)?;
                     if !is_pow2(v) {
@@ -348,13 +348,13 @@ impl CachingAllocatorConfig {
                     native_option = true;
                 }
                 "pinned_use_background_threads" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     c.pinned_use_background_threads = t.boolean(i, key)?;
                     native_option = true;
                 }
                 "pinned_reserve_segment_size_mb" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     let v = t.size(i, key)?;
                     if v == 0 {
@@ -364,13 +364,13 @@ impl CachingAllocatorConfig {
                     native_option = true;
                 }
                 "graph_capture_record_stream_reuse" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     c.graph_capture_record_stream_reuse = t.boolean(i, key)?;
                     native_option = true;
                 }
                 "backend" => {
-                    t.expect(i + 1, ':')?;
+                    t.sep(i + 1, ':')?;
                     i += 2;
                     c.backend = match t.value(i, key)? {
                         "native" => Backend::Native,
@@ -381,7 +381,7 @@ impl CachingAllocatorConfig {
                 other => return Err(ConfigError::UnknownKey(other.to_owned())),
             }
             if i + 1 < toks.len() {
-                t.expect(i + 1, ',')?;
+                t.sep(i + 1, ',')?;
                 i += 1;
             }
             i += 1;
@@ -419,7 +419,7 @@ impl CachingAllocatorConfig {
                 return Ok(i);
             }
             let bound_index = i;
-            t.expect(i + 1, ':')?;
+            t.sep(i + 1, ':')?;
             i += 2;
             let value = t.size(i, KEY)?;
             if value != 0 && !value.is_power_of_two() {
@@ -452,7 +452,7 @@ impl CachingAllocatorConfig {
                 if i + 1 >= t.t.len() {
                     return Err(ConfigError::UnclosedList);
                 }
-                t.expect(i + 1, ',')?;
+                t.sep(i + 1, ',')?;
                 i += 1;
             }
         }

@@ -147,6 +147,47 @@ impl DeviceError {
 /// 4. `query_event`/`synchronize_event` report an event complete only once
 ///    all work submitted to its stream before the matching `record_event`
 ///    has finished (the allocator reuses memory on that promise).
+///
+/// # Example
+///
+/// A device that forwards to another and counts `malloc` calls (a real
+/// backend wraps `cuMemAlloc`, `cuEventRecord`, ... the same way):
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use alloc_cuda::*;
+///
+/// struct Counting { inner: FakeDevice, mallocs: AtomicU64 }
+/// // SAFETY: every call is forwarded to `FakeDevice`, which upholds the contract.
+/// unsafe impl RawDevice for Counting {
+///     fn malloc(&self, n: u64) -> Result<DevicePtr, DeviceError> {
+///         self.mallocs.fetch_add(1, Ordering::Relaxed);
+///         self.inner.malloc(n)
+///     }
+///     unsafe fn free(&self, p: DevicePtr) -> Result<(), DeviceError> {
+///         // SAFETY: forwarded from the caller.
+///         unsafe { self.inner.free(p) }
+///     }
+///     fn mem_get_info(&self) -> Result<(u64, u64), DeviceError> { self.inner.mem_get_info() }
+///     fn create_event(&self) -> Result<EventId, DeviceError> { self.inner.create_event() }
+///     fn record_event(&self, e: EventId, s: StreamId) -> Result<(), DeviceError> { self.inner.record_event(e, s) }
+///     fn query_event(&self, e: EventId) -> Result<bool, DeviceError> { self.inner.query_event(e) }
+///     fn synchronize_event(&self, e: EventId) -> Result<(), DeviceError> { self.inner.synchronize_event(e) }
+///     fn destroy_event(&self, e: EventId) -> Result<(), DeviceError> { self.inner.destroy_event(e) }
+///     fn synchronize_device(&self) -> Result<(), DeviceError> { self.inner.synchronize_device() }
+///     fn synchronize_stream(&self, s: StreamId) -> Result<(), DeviceError> { self.inner.synchronize_stream(s) }
+/// }
+///
+/// let dev = Counting { inner: FakeDevice::new(1 << 30), mallocs: AtomicU64::new(0) };
+/// let a = CachingAllocator::new(dev, 0, CachingAllocatorConfig::default());
+/// for _ in 0..10 {
+///     let p = a.malloc(4096, StreamId::DEFAULT)?;
+///     // SAFETY: nothing uses `p` any more.
+///     unsafe { a.free(p)? };
+/// }
+/// assert_eq!(a.device().mallocs.load(Ordering::Relaxed), 1); // cached
+/// # Ok::<(), CachingAllocatorError>(())
+/// ```
 pub unsafe trait RawDevice: Send + Sync {
     /// Allocates `nbytes` (> 0) bytes of device memory (`cudaMalloc`).
     ///

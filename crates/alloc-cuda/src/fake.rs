@@ -159,6 +159,23 @@ impl FakeState {
 /// Defaults: addresses aligned to 2 MiB (set [`FakeDevice::with_alignment`]
 /// to 512 for tightly packed fake addresses), VMM supported with a 2 MiB
 /// granularity ([`FakeDevice::without_vmm`], [`FakeDevice::with_granularity`]).
+///
+/// ```
+/// use alloc_cuda::{DeviceError, FakeDevice, RawDevice, StreamId};
+/// let dev = FakeDevice::new(8 << 20).with_alignment(512);
+/// // Failure injection: the 2nd malloc fails as if the device were full.
+/// dev.fail_malloc_call(2);
+/// assert!(dev.malloc(1024).is_ok());
+/// assert_eq!(dev.malloc(1024), Err(DeviceError::OutOfMemory));
+/// // Events stay pending until the test finishes the stream's work.
+/// let ev = dev.create_event()?;
+/// dev.record_event(ev, StreamId(1))?;
+/// assert!(!dev.query_event(ev)?);
+/// dev.complete_stream_work(StreamId(1));
+/// assert!(dev.query_event(ev)?);
+/// assert_eq!(dev.counters().malloc_calls, 2);
+/// # Ok::<(), DeviceError>(())
+/// ```
 #[derive(Debug)]
 pub struct FakeDevice {
     state: Mutex<FakeState>,

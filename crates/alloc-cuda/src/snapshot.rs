@@ -54,6 +54,22 @@ pub enum SegmentType {
 
 /// One segment: a device allocation, or one contiguous mapped range of an
 /// expandable segment.
+///
+/// ```
+/// use alloc_cuda::{BlockState, CachingAllocator, CachingAllocatorConfig, FakeDevice, SegmentType, StreamId};
+/// let a = CachingAllocator::new(FakeDevice::new(1 << 30), 0, CachingAllocatorConfig::default());
+/// let p = a.malloc(3 << 20, StreamId(1))?;
+/// let segs = a.snapshot();
+/// assert_eq!(segs.len(), 1);
+/// let s = &segs[0];
+/// assert_eq!((s.address, s.total_size, s.stream), (p.addr(), 20 << 20, 1));
+/// assert_eq!(s.segment_type, SegmentType::Large);
+/// assert_eq!(s.blocks[0].state, BlockState::ActiveAllocated);
+/// assert_eq!(s.blocks[1].size, 17 << 20);
+/// let json = a.snapshot_json().unwrap();
+/// assert!(json.contains(r#""state":"inactive""#));
+/// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SegmentSnapshot {
     /// Device index.

@@ -92,9 +92,10 @@ fn scripted_sequence() {
         [i(5 * MIB), i(5 * MIB), i(1024 + 8 * MIB), i(1024 + 3 * MIB)]
     );
     assert_eq!(s4(&a, "inactive_split.small_pool"), [0, 0, 1, 1]);
-    for (k, v) in st(&a) {
+    let m = st(&a);
+    for (k, v) in &m {
         if let Some(base) = k.strip_suffix(".peak") {
-            assert_eq!(v, st(&a)[&format!("{base}.current")], "{k}");
+            assert_eq!(*v, m[&format!("{base}.current")], "{k}");
         }
     }
 

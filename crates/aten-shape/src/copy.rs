@@ -103,7 +103,8 @@ pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 /// ATen's `clone(t, memory_format)`: a copy of `t` in new storage, laid out
 /// as [`empty_like`] lays it out, with offset 0 and a fresh version counter
 /// (version 0). A tensor that requires grad gives a clone that requires
-/// grad (the clone is part of the autograd graph in PyTorch).
+/// grad (the clone is part of the autograd graph in PyTorch), except in
+/// inference mode, where PyTorch records no graph.
 ///
 /// ```
 /// use aten_shape::copy::clone;
@@ -119,7 +120,9 @@ pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
     let mut out = empty_like(t, format)?;
     copy_into(&out, t)?;
-    if t.requires_grad() {
+    // Autograd records the clone (outside inference mode, where grad mode
+    // is off), so the result requires grad like its input.
+    if t.requires_grad() && !InferenceMode::is_enabled() {
         out.set_requires_grad(true)?;
     }
     Ok(out)

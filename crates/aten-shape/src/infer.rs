@@ -75,6 +75,15 @@ impl Wrap {
 /// ```
 #[inline]
 pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
+    let mut res = DimVec::from_slice(shape);
+    infer_size_into(shape, numel, &mut res)?;
+    Ok(res)
+}
+
+/// [`infer_size`] writing the resolved shape into `out` (of
+/// `shape.len()` entries), so that a view op can build it in place.
+#[inline]
+pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Result<()> {
     let mut newsize: i64 = 1;
     let mut infer_dim: Option<usize> = None;
     for (i, &s) in shape.iter().enumerate() {
@@ -94,7 +103,6 @@ pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
             )));
         }
     }
-    let mut res = DimVec::from_slice(shape);
     let ok = numel == newsize || (infer_dim.is_some() && newsize > 0 && numel % newsize == 0);
     if !ok {
         return Err(runtime(format!(
@@ -102,6 +110,7 @@ pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
             fmt_list(shape)
         )));
     }
+    out.copy_from_slice(shape);
     if let Some(d) = infer_dim {
         if newsize == 0 {
             return Err(runtime(format!(
@@ -109,9 +118,9 @@ pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
                 fmt_list(shape)
             )));
         }
-        res[d] = numel.checked_div(newsize).unwrap_or(0);
+        out[d] = numel.checked_div(newsize).unwrap_or(0);
     }
-    Ok(res)
+    Ok(())
 }
 
 /// ATen's `computeStride(oldshape, oldstride, newshape)`: the strides that
@@ -138,21 +147,36 @@ pub(crate) fn compute_stride_flagged(
     oldstride: &[i64],
     newshape: &[i64],
 ) -> Option<(DimVec, bool)> {
+    // (every entry is overwritten when a view is possible)
+    let mut newstride = DimVec::from_slice(newshape);
+    let wrapped = compute_stride_into(oldshape, oldstride, newshape, &mut newstride)?;
+    Some((newstride, wrapped))
+}
+
+/// [`compute_stride`] writing the strides into `newstride` (of
+/// `newshape.len()` entries); `Some(wrapped)` when the view is possible
+/// (`wrapped`: some `int64` product wrapped), `None` otherwise (then
+/// `newstride` holds garbage).
+#[inline]
+pub(crate) fn compute_stride_into(
+    oldshape: &[i64],
+    oldstride: &[i64],
+    newshape: &[i64],
+    newstride: &mut [i64],
+) -> Option<bool> {
     let mut w = Wrap::default();
     if oldshape.is_empty() {
-        let mut ones = DimVec::from_slice(newshape);
-        ones.iter_mut().for_each(|x| *x = 1);
-        return Some((ones, false));
+        newstride.iter_mut().for_each(|x| *x = 1);
+        return Some(false);
     }
     if oldshape.len() != oldstride.len() {
         return None;
     }
     let numel = oldshape.iter().fold(1i64, |acc, &s| acc.wrapping_mul(s));
     if numel == 0 && oldshape == newshape {
-        return Some((DimVec::from_slice(oldstride), false));
+        newstride.copy_from_slice(oldstride);
+        return Some(false);
     }
-    // (every entry is overwritten below)
-    let mut newstride = DimVec::from_slice(newshape);
     if numel == 0 {
         // Strides as if computed by resize_.
         let mut running: i64 = 1;
@@ -162,7 +186,7 @@ pub(crate) fn compute_stride_flagged(
                 running = w.mul(newshape[d].max(1), running);
             }
         }
-        return Some((newstride, w.wrapped));
+        return Some(w.wrapped);
     }
     let mut view_d: isize = newshape.len() as isize - 1;
     let mut chunk_base_stride = *oldstride.last()?;
@@ -196,7 +220,7 @@ pub(crate) fn compute_stride_flagged(
     if view_d != -1 {
         return None;
     }
-    Some((newstride, w.wrapped))
+    Some(w.wrapped)
 }
 
 /// ATen's `inferExpandGeometry(tensor_sizes, tensor_strides, sizes)`: the
@@ -224,14 +248,36 @@ pub(crate) fn infer_expand_geometry_flagged(
     tensor_strides: &[i64],
     sizes: &[i64],
 ) -> Result<(DimVec, DimVec, bool)> {
+    // (every entry is overwritten below)
+    let mut out_sizes = DimVec::from_slice(sizes);
+    let mut out_strides = DimVec::from_slice(sizes);
+    let wrapped = infer_expand_geometry_into(
+        tensor_sizes,
+        tensor_strides,
+        sizes,
+        &mut out_sizes,
+        &mut out_strides,
+    )?;
+    Ok((out_sizes, out_strides, wrapped))
+}
+
+/// [`infer_expand_geometry`] writing into `out_sizes` and `out_strides`
+/// (of `sizes.len()` entries each); returns whether a stride product
+/// wrapped.
+#[inline]
+pub(crate) fn infer_expand_geometry_into(
+    tensor_sizes: &[i64],
+    tensor_strides: &[i64],
+    sizes: &[i64],
+    out_sizes: &mut [i64],
+    out_strides: &mut [i64],
+) -> Result<bool> {
     let ndim = sizes.len();
     let tensor_dim = tensor_sizes.len();
     if tensor_dim == 0 {
-        return Ok((
-            DimVec::from_slice(sizes),
-            smallvec::smallvec![0; ndim],
-            false,
-        ));
+        out_sizes.copy_from_slice(sizes);
+        out_strides.iter_mut().for_each(|x| *x = 0);
+        return Ok(false);
     }
     if ndim < tensor_dim || tensor_strides.len() != tensor_dim {
         return Err(runtime(format!(
@@ -239,9 +285,6 @@ pub(crate) fn infer_expand_geometry_flagged(
         )));
     }
     let mut w = Wrap::default();
-    // (every entry is overwritten below)
-    let mut out_sizes = DimVec::from_slice(sizes);
-    let mut out_strides = DimVec::from_slice(sizes);
     let lead = ndim - tensor_dim;
     for i in (0..ndim).rev() {
         let existing = i >= lead;
@@ -280,7 +323,7 @@ pub(crate) fn infer_expand_geometry_flagged(
         out_sizes[i] = size;
         out_strides[i] = stride;
     }
-    Ok((out_sizes, out_strides, w.wrapped))
+    Ok(w.wrapped)
 }
 
 /// ATen's two-shape broadcast `infer_size(a, b)` (used by binary ops):

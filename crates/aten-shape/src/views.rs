@@ -34,12 +34,12 @@
 //! own `as_strided` call inside these ops does. No op panics.
 
 use c10_core::geometry::{fmt_list, wrap_dim};
-use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, Tensor};
+use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorImpl};
 
 use crate::copy as copy_api;
 use crate::infer::{
-    compute_stride_flagged, index_error, infer_expand_geometry_flagged, infer_size, runtime,
-    DimVec, Wrap,
+    compute_stride_flagged, compute_stride_into, index_error, infer_expand_geometry_into,
+    infer_size, infer_size_into, runtime, DimVec, Wrap,
 };
 
 const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
@@ -80,6 +80,37 @@ fn make_view(
         t.as_strided(sizes, strides, Some(offset))
     } else {
         t.view_with_geometry(sizes, strides, offset)
+    }
+}
+
+/// Installs geometry built in place (see [`SizesAndStrides::from_fn`]) that
+/// provably stays within the input's elements: the view's one allocation,
+/// no intermediate copies, no storage check.
+#[inline]
+fn install(t: &Tensor, geometry: SizesAndStrides, offset: i64) -> Result<Tensor> {
+    TensorImpl::view_tensor(t.impl_ref(), geometry, offset)
+}
+
+/// A copy of `t`'s sizes and strides to edit into a view's geometry (a
+/// fixed-size copy up to five dims).
+#[inline]
+fn geometry_of(t: &Tensor) -> SizesAndStrides {
+    t.impl_ref().sizes_and_strides().clone()
+}
+
+/// [`make_view`] for geometry built in place: installed directly unless
+/// some arithmetic wrapped.
+#[inline]
+fn make_view_in_place(
+    t: &Tensor,
+    geometry: SizesAndStrides,
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if wrapped {
+        make_view(t, geometry.sizes(), geometry.strides(), offset, true)
+    } else {
+        install(t, geometry, offset)
     }
 }
 
@@ -200,13 +231,41 @@ pub fn as_strided(
     t.as_strided(size, stride, storage_offset)
 }
 
+/// `view`'s geometry built in place: `Ok(Some((geometry, wrapped)))` when
+/// `t` can be viewed as `shape`, `Ok(None)` when its strides do not allow
+/// it, `Err` when `shape` is invalid for `t`'s number of elements.
+#[inline]
+fn view_geometry(t: &Tensor, shape: &[i64]) -> Result<Option<(SizesAndStrides, bool)>> {
+    let (sizes, strides, numel) = (t.sizes(), t.strides(), t.numel());
+    let mut outcome: Result<Option<bool>> = Ok(None);
+    let geometry = SizesAndStrides::from_fn(shape.len(), |new_sizes, new_strides| {
+        outcome = infer_size_into(shape, numel, new_sizes)
+            .map(|()| compute_stride_into(sizes, strides, new_sizes, new_strides));
+    });
+    Ok(outcome?.map(|wrapped| (geometry, wrapped)))
+}
+
+/// Installs `view`'s geometry: directly when nothing wrapped, else through
+/// [`make_alias_view`].
+#[inline]
+fn install_alias(
+    t: &Tensor,
+    geometry: SizesAndStrides,
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if wrapped {
+        let strides = DimVec::from_slice(geometry.strides());
+        make_alias_view(t, geometry.sizes(), strides, offset, true)
+    } else {
+        install(t, geometry, offset)
+    }
+}
+
 /// Free-function form of [`ViewOps::view`].
 pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
-    let inferred = infer_size(shape, t.numel())?;
-    match compute_stride_flagged(t.sizes(), t.strides(), &inferred) {
-        Some((strides, wrapped)) => {
-            make_alias_view(t, &inferred, strides, t.storage_offset(), wrapped)
-        }
+    match view_geometry(t, shape)? {
+        Some((geometry, wrapped)) => install_alias(t, geometry, t.storage_offset(), wrapped),
         None => Err(runtime(VIEW_INCOMPATIBLE)),
     }
 }
@@ -218,10 +277,10 @@ pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 
 /// Free-function form of [`ViewOps::reshape`].
 pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
-    let inferred = infer_size(shape, t.numel())?;
-    if let Some((strides, wrapped)) = compute_stride_flagged(t.sizes(), t.strides(), &inferred) {
-        return make_alias_view(t, &inferred, strides, t.storage_offset(), wrapped);
+    if let Some((geometry, wrapped)) = view_geometry(t, shape)? {
+        return install_alias(t, geometry, t.storage_offset(), wrapped);
     }
+    let inferred = infer_size(shape, t.numel())?;
     // `_unsafe_view(self.clone(MemoryFormat::Contiguous), shape)`.
     let copy = copy_api::clone(t, MemoryFormat::Contiguous)?;
     match compute_stride_flagged(copy.sizes(), copy.strides(), &inferred) {
@@ -278,11 +337,12 @@ fn slice_at(
     let len = w.sub(e, s);
     // Ceil division; `step >= 1`, so neither `step - 1` nor `/` can fail.
     let new_size = w.add(len, step - 1) / step;
-    let mut new_sizes = DimVec::from_slice(sizes);
-    let mut new_strides = DimVec::from_slice(strides);
+    let new_stride = w.mul(strides[d], step);
+    let mut geometry = geometry_of(t);
+    let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
     new_sizes[d] = new_size;
-    new_strides[d] = w.mul(strides[d], step);
-    make_view(t, &new_sizes, &new_strides, offset, w.wrapped)
+    new_strides[d] = new_stride;
+    make_view_in_place(t, geometry, offset, w.wrapped)
 }
 
 /// Free-function form of [`ViewOps::slice`].
@@ -359,11 +419,9 @@ fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
     let index = if index < 0 { w.add(index, size) } else { index };
     let step_offset = w.mul(index, strides[d]);
     let offset = w.add(t.storage_offset(), step_offset);
-    let mut new_sizes = DimVec::from_slice(sizes);
-    let mut new_strides = DimVec::from_slice(strides);
-    new_sizes.remove(d);
-    new_strides.remove(d);
-    make_view(t, &new_sizes, &new_strides, offset, w.wrapped)
+    let mut geometry = geometry_of(t);
+    geometry.remove_dim(d);
+    make_view_in_place(t, geometry, offset, w.wrapped)
 }
 
 /// Free-function form of [`ViewOps::unbind`].
@@ -542,11 +600,11 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     if a == b {
         return alias(t);
     }
-    let mut sizes = DimVec::from_slice(t.sizes());
-    let mut strides = DimVec::from_slice(t.strides());
+    let mut geometry = geometry_of(t);
+    let (sizes, strides) = geometry.sizes_and_strides_mut();
     sizes.swap(a, b);
     strides.swap(a, b);
-    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+    install(t, geometry, t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::swapaxes`].
@@ -640,18 +698,27 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
         )));
     }
     let (sizes, strides) = (t.sizes(), t.strides());
-    let mut seen = DimSet::new(n);
-    let mut new_sizes = DimVec::from_slice(sizes);
-    let mut new_strides = DimVec::from_slice(strides);
-    for (i, &dim) in dims.iter().enumerate() {
-        let d = wrap(dim, n)?;
-        if !seen.insert(d) {
-            return Err(runtime("permute(): duplicate dims are not allowed."));
+    let mut outcome: Result<()> = Ok(());
+    let geometry = SizesAndStrides::from_fn(n, |new_sizes, new_strides| {
+        let mut seen = DimSet::new(n);
+        for (i, &dim) in dims.iter().enumerate() {
+            let d = match wrap(dim, n) {
+                Ok(d) => d,
+                Err(e) => {
+                    outcome = Err(e);
+                    return;
+                }
+            };
+            if !seen.insert(d) {
+                outcome = Err(runtime("permute(): duplicate dims are not allowed."));
+                return;
+            }
+            new_sizes[i] = sizes[d];
+            new_strides[i] = strides[d];
         }
-        new_sizes[i] = sizes[d];
-        new_strides[i] = strides[d];
-    }
-    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
+    });
+    outcome?;
+    install(t, geometry, t.storage_offset())
 }
 
 /// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
@@ -737,8 +804,11 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
         )));
     }
     check_symint_list(size)?;
-    let (sizes, strides, wrapped) = infer_expand_geometry_flagged(t.sizes(), t.strides(), size)?;
-    make_view(t, &sizes, &strides, t.storage_offset(), wrapped)
+    let mut outcome: Result<bool> = Ok(false);
+    let geometry = SizesAndStrides::from_fn(size.len(), |new_sizes, new_strides| {
+        outcome = infer_expand_geometry_into(t.sizes(), t.strides(), size, new_sizes, new_strides);
+    });
+    make_view_in_place(t, geometry, t.storage_offset(), outcome?)
 }
 
 /// Free-function form of [`ViewOps::expand_as`].
@@ -816,16 +886,15 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
     let n = t.dim();
     let d = wrap(dim, n + 1)?;
     let mut w = Wrap::default();
+    let (sizes, strides) = (t.sizes(), t.strides());
     let new_stride = if d >= n {
         1
     } else {
-        w.mul(t.sizes()[d], t.strides()[d])
+        w.mul(sizes[d], strides[d])
     };
-    let mut sizes = DimVec::from_slice(t.sizes());
-    let mut strides = DimVec::from_slice(t.strides());
-    sizes.insert(d, 1);
-    strides.insert(d, new_stride);
-    make_view(t, &sizes, &strides, t.storage_offset(), w.wrapped)
+    let mut geometry = geometry_of(t);
+    geometry.insert_dim(d, 1, new_stride);
+    make_view_in_place(t, geometry, t.storage_offset(), w.wrapped)
 }
 
 /// Free-function form of [`ViewOps::flatten`].
@@ -973,7 +1042,7 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
 
 /// Free-function form of [`ViewOps::alias`].
 pub fn alias(t: &Tensor) -> Result<Tensor> {
-    t.view_with_geometry(t.sizes(), t.strides(), t.storage_offset())
+    install(t, geometry_of(t), t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::detach`].

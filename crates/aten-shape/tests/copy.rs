@@ -143,6 +143,10 @@ fn clone_gets_new_storage_fresh_version_and_requires_grad() {
         .unwrap()
         .requires_grad());
     assert!(!c.shares_version_counter_with(&t));
+    {
+        let _g = InferenceMode::new();
+        assert!(!clone(&t, MemoryFormat::Preserve).unwrap().requires_grad());
+    }
     // The source was only read.
     assert_eq!(t.version().unwrap(), 2);
 }
@@ -402,11 +406,14 @@ fn random_layouts_complex128() {
 
 /// Transposes (the tiled path) of many shapes, including odd ones, sizes
 /// past a tile, and empty ones, for every element size.
-fn check_transposes<T: Element + PartialEq>(make: fn(usize) -> T) {
-    let shapes: &[(i64, i64)] = if cfg!(miri) {
-        &[(19, 21), (1, 1), (0, 5), (5, 0), (3, 17)]
+///
+/// `line` is a shape with both sides at least one cache line of elements
+/// (64 bytes), so that even the Miri run covers the line-block kernel.
+fn check_transposes<T: Element + PartialEq>(make: fn(usize) -> T, line: (i64, i64)) {
+    let mut shapes: Vec<(i64, i64)> = if cfg!(miri) {
+        vec![(19, 21), (1, 1), (0, 5), (5, 0), (3, 17)]
     } else {
-        &[
+        vec![
             (37, 53),
             (1, 1),
             (0, 5),
@@ -420,7 +427,8 @@ fn check_transposes<T: Element + PartialEq>(make: fn(usize) -> T) {
             (257, 255),
         ]
     };
-    for &(r, c) in shapes {
+    shapes.push(line);
+    for (r, c) in shapes {
         // src is (c, r) row-major viewed as (r, c) transposed.
         let src = view_of(make, 0, &[r, c], &[1, r], 0);
         let expected = src.to_vec::<T>().unwrap();
@@ -450,11 +458,11 @@ fn check_transposes<T: Element + PartialEq>(make: fn(usize) -> T) {
 
 #[test]
 fn transposes_every_element_size() {
-    check_transposes::<u8>(|i| (i % 253) as u8);
-    check_transposes::<i16>(|i| i as i16);
-    check_transposes::<f32>(|i| i as f32);
-    check_transposes::<i64>(|i| i as i64 * 3);
-    check_transposes::<Complex128>(|i| Complex128::new(i as f64, 0.5 - i as f64));
+    check_transposes::<u8>(|i| (i % 253) as u8, (64, 65));
+    check_transposes::<i16>(|i| i as i16, (33, 32));
+    check_transposes::<f32>(|i| i as f32, (16, 17));
+    check_transposes::<i64>(|i| i as i64 * 3, (9, 8));
+    check_transposes::<Complex128>(|i| Complex128::new(i as f64, 0.5 - i as f64), (4, 5));
 }
 
 #[test]

@@ -325,22 +325,49 @@ pub fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
     if n == 1 {
         return sizes[0] < 2 || strides[0] == 1;
     }
-    let mut perm: smallvec::SmallVec<[usize; 8]> = (0..n).collect();
-    // Size-0/1 dims last, then ascending stride. Equal strides on two dims of
-    // size >= 2 fail below whatever their order, so stability is irrelevant.
-    perm.sort_unstable_by(|&a, &b| {
-        let (sa, sb) = (sizes[a] < 2, sizes[b] < 2);
-        sa.cmp(&sb).then(strides[a].cmp(&strides[b]))
-    });
-    let mut require: i64 = 1;
-    for &p in &perm {
-        if sizes[p] < 2 {
-            return true;
+    // c10 sorts the dims by (size < 2, stride) and walks them: every dim of
+    // size >= 2 must have the stride the product of the sizes before it
+    // requires, and the first dim of size 0 or 1 ends the walk with `true`.
+    // So only the dims of size >= 2 matter, in ascending stride order; ties
+    // keep their dim order, as c10's `std::sort` does for short arrays (an
+    // insertion sort), which only matters for wrapped products.
+    if n <= SMALL_RANK {
+        // Insertion sort of dim indices on the stack (16 bytes of scratch):
+        // for the ranks tensors have, far cheaper than a general sort.
+        let mut order = [0u8; SMALL_RANK];
+        let mut m = 0;
+        for (d, &size) in sizes.iter().enumerate() {
+            if size < 2 {
+                continue;
+            }
+            let stride = strides[d];
+            let mut j = m;
+            while j > 0 && strides[order[j - 1] as usize] > stride {
+                order[j] = order[j - 1];
+                j -= 1;
+            }
+            order[j] = d as u8;
+            m += 1;
         }
-        if strides[p] != require {
+        return dense_chain(order[..m].iter().map(|&d| d as usize), sizes, strides);
+    }
+    let mut order: Vec<usize> = (0..n).filter(|&d| sizes[d] >= 2).collect();
+    order.sort_by_key(|&d| strides[d]);
+    dense_chain(order.into_iter(), sizes, strides)
+}
+
+/// Ranks up to which layout checks keep their scratch space on the stack.
+const SMALL_RANK: usize = 16;
+
+/// Whether the dims in `order` (ascending stride) are dense.
+#[inline]
+fn dense_chain(order: impl Iterator<Item = usize>, sizes: &[i64], strides: &[i64]) -> bool {
+    let mut require: i64 = 1;
+    for d in order {
+        if strides[d] != require {
             return false;
         }
-        require = require.wrapping_mul(sizes[p]);
+        require = require.wrapping_mul(sizes[d]);
     }
     true
 }

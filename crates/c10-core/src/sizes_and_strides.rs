@@ -3,9 +3,11 @@
 //!
 //! c10 keeps up to five dimensions inline in an 88-byte object and only
 //! touches the heap for tensors of six or more dimensions. This port keeps
-//! those guarantees without `unsafe`: the values live in a
-//! `SmallVec<[i64; 10]>` laid out as `[sizes..., strides...]`, which (with
-//! smallvec's `union` feature) is also exactly 88 bytes.
+//! those guarantees, and c10's inline layout (five sizes, then five
+//! strides), without `unsafe`: an enum of an inline `[i64; 10]` with its
+//! dimension count, or an exact heap block `[sizes..., strides...]`, also
+//! exactly 88 bytes. Inline values are copied with fixed-size moves, so
+//! building a view's geometry calls no `memcpy`.
 //!
 //! ```
 //! use c10_core::sizes_and_strides::SizesAndStrides;
@@ -30,8 +32,6 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-
-use smallvec::SmallVec;
 
 /// Largest number of dimensions stored without a heap allocation (c10
 /// `C10_SIZES_AND_STRIDES_MAX_INLINE_SIZE`).
@@ -59,9 +59,57 @@ pub enum SizesAndStridesError {
     },
 }
 
-/// Storage of `[sizes..., strides...]`; inline capacity covers
-/// `MAX_INLINE_SIZE` dimensions.
-type Buffer = SmallVec<[i64; 2 * MAX_INLINE_SIZE]>;
+/// The number of dims of an inline value, as a full 8-byte word: its
+/// unused values are the niche that tells [`Repr::Heap`] apart, so the enum
+/// stays 88 bytes, and every part of it is copied as whole aligned words
+/// (no partial-word moves that defeat store forwarding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+enum InlineDims {
+    D0 = 0,
+    D1 = 1,
+    D2 = 2,
+    D3 = 3,
+    D4 = 4,
+    D5 = 5,
+}
+
+impl InlineDims {
+    /// `n` dims; `n <= MAX_INLINE_SIZE`.
+    #[inline]
+    fn new(n: usize) -> InlineDims {
+        match n {
+            0 => InlineDims::D0,
+            1 => InlineDims::D1,
+            2 => InlineDims::D2,
+            3 => InlineDims::D3,
+            4 => InlineDims::D4,
+            5 => InlineDims::D5,
+            // Callers check `n <= MAX_INLINE_SIZE` first.
+            _ => unreachable!("{n} dims do not fit inline"),
+        }
+    }
+
+    #[inline]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+/// Where the values live.
+#[derive(Clone)]
+enum Repr {
+    /// Up to [`MAX_INLINE_SIZE`] dims, c10's inline layout: sizes in
+    /// `buf[..5]`, strides in `buf[5..]`. Slots at or past `ndim` are not
+    /// part of the value (they may hold stale numbers; growing zeroes them).
+    Inline {
+        ndim: InlineDims,
+        buf: [i64; 2 * MAX_INLINE_SIZE],
+    },
+    /// More dims: `[sizes..., strides...]`, exactly `2 * ndim` long (one
+    /// exact allocation, like c10's `malloc(n * 16)`).
+    Heap(Box<[i64]>),
+}
 
 /// The sizes and strides of a tensor (c10 `impl::SizesAndStrides`).
 ///
@@ -73,35 +121,42 @@ type Buffer = SmallVec<[i64; 2 * MAX_INLINE_SIZE]>;
 /// * Growing (via [`resize`](Self::resize) or [`set_sizes`](Self::set_sizes))
 ///   keeps the sizes and strides of surviving dimensions and zero-fills the
 ///   new ones.
-/// * `size_of::<SizesAndStrides>()` is at most 88 bytes, like c10's.
+/// * `size_of::<SizesAndStrides>()` is 88 bytes, like c10's, and the inline
+///   layout is c10's (five sizes, then five strides), so copying an inline
+///   value is a fixed 88-byte copy.
 ///
 /// Equality compares the number of dimensions and the live sizes and strides.
 /// c10's `operator==` also compares the stale inline slots beyond `size()`
 /// (it `memcmp`s all ten inline words), so two c10 objects with the same
-/// visible metadata can compare unequal depending on their history. This port
-/// never keeps stale values (shrinking truncates, growing zero-fills), so
-/// comparing the live values is the only meaningful definition and matches
-/// c10 whenever c10's answer does not depend on garbage.
+/// visible metadata can compare unequal depending on their history. Here
+/// stale slots are never observable (growing zero-fills), so comparing the
+/// live values is the only meaningful definition and matches c10 whenever
+/// c10's answer does not depend on garbage.
 ///
 /// C++ move construction leaves the source with `size() == 0`; Rust moves do
 /// not leave a source behind, but [`take`](Self::take) reproduces that
 /// behaviour explicitly.
 #[derive(Clone)]
 pub struct SizesAndStrides {
-    /// `[size_0 .. size_{n-1}, stride_0 .. stride_{n-1}]`; the length is
-    /// always even and the buffer is spilled exactly when `n > 5`.
-    data: Buffer,
+    repr: Repr,
 }
 
 // c10 static-asserts sizeof(SizesAndStrides) == 88 on 64-bit; TensorImpl's
 // layout budget relies on it.
 const _: () = assert!(std::mem::size_of::<SizesAndStrides>() <= 88);
 
+const INLINE: usize = MAX_INLINE_SIZE;
+
 impl Default for SizesAndStrides {
     fn default() -> SizesAndStrides {
-        let mut data = Buffer::new();
-        data.extend_from_slice(&[0, 1]);
-        SizesAndStrides { data }
+        let mut buf = [0; 2 * INLINE];
+        buf[INLINE] = 1;
+        SizesAndStrides {
+            repr: Repr::Inline {
+                ndim: InlineDims::D1,
+                buf,
+            },
+        }
     }
 }
 
@@ -115,7 +170,10 @@ impl SizesAndStrides {
     /// leaves a moved-from object in.
     pub fn new_zero_dim() -> SizesAndStrides {
         SizesAndStrides {
-            data: Buffer::new(),
+            repr: Repr::Inline {
+                ndim: InlineDims::D0,
+                buf: [0; 2 * INLINE],
+            },
         }
     }
 
@@ -137,61 +195,123 @@ impl SizesAndStrides {
         strides: &[i64],
     ) -> Result<SizesAndStrides, SizesAndStridesError> {
         check_same_length(sizes, strides)?;
-        let mut data = Buffer::with_capacity(sizes.len() * 2);
-        data.extend_from_slice(sizes);
-        data.extend_from_slice(strides);
-        Ok(SizesAndStrides { data })
+        Ok(SizesAndStrides::from_fn(sizes.len(), |s, st| {
+            s.copy_from_slice(sizes);
+            st.copy_from_slice(strides);
+        }))
+    }
+
+    /// Builds `ndim` dimensions in place: `fill` gets the sizes and the
+    /// strides (both zero-filled) and writes them. Up to
+    /// [`MAX_INLINE_SIZE`] dimensions this touches no heap and copies no
+    /// intermediate buffer, which is what the view ops use to build a
+    /// view's geometry directly in its final container; more dimensions
+    /// make one exact heap allocation.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::from_fn(3, |sizes, strides| {
+    ///     sizes.copy_from_slice(&[2, 3, 4]);
+    ///     strides.copy_from_slice(&[12, 4, 1]);
+    /// });
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[2, 3, 4][..], &[12, 4, 1][..]));
+    /// assert!(ss.is_inline());
+    /// assert!(!SizesAndStrides::from_fn(6, |_, _| {}).is_inline());
+    /// ```
+    #[inline]
+    pub fn from_fn(ndim: usize, fill: impl FnOnce(&mut [i64], &mut [i64])) -> SizesAndStrides {
+        if ndim <= INLINE {
+            let mut buf = [0i64; 2 * INLINE];
+            let (sizes, strides) = buf.split_at_mut(INLINE);
+            fill(&mut sizes[..ndim], &mut strides[..ndim]);
+            SizesAndStrides {
+                repr: Repr::Inline {
+                    ndim: InlineDims::new(ndim),
+                    buf,
+                },
+            }
+        } else {
+            let mut data = vec![0i64; 2 * ndim].into_boxed_slice();
+            let (sizes, strides) = data.split_at_mut(ndim);
+            fill(sizes, strides);
+            SizesAndStrides {
+                repr: Repr::Heap(data),
+            }
+        }
     }
 
     /// Number of dimensions (c10 `size()`).
+    #[inline]
     pub fn size(&self) -> usize {
-        self.data.len() / 2
+        match &self.repr {
+            Repr::Inline { ndim, .. } => ndim.get(),
+            Repr::Heap(data) => data.len() / 2,
+        }
     }
 
     /// Number of dimensions; same as [`size`](Self::size).
+    #[inline]
     pub fn len(&self) -> usize {
         self.size()
     }
 
     /// Whether there are zero dimensions (a scalar tensor's metadata).
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.size() == 0
     }
 
     /// Whether the values are stored inline (c10 `isInline()`, i.e.
     /// `size() <= 5`); no heap block is held in that case.
+    #[inline]
     pub fn is_inline(&self) -> bool {
-        !self.data.spilled()
+        matches!(self.repr, Repr::Inline { .. })
     }
 
     /// The sizes, one per dimension.
+    #[inline]
     pub fn sizes(&self) -> &[i64] {
-        let n = self.size();
-        &self.data[..n]
+        match &self.repr {
+            Repr::Inline { ndim, buf } => &buf[..ndim.get()],
+            Repr::Heap(data) => &data[..data.len() / 2],
+        }
     }
 
     /// The strides, one per dimension.
+    #[inline]
     pub fn strides(&self) -> &[i64] {
-        let n = self.size();
-        &self.data[n..]
+        match &self.repr {
+            Repr::Inline { ndim, buf } => &buf[INLINE..INLINE + ndim.get()],
+            Repr::Heap(data) => &data[data.len() / 2..],
+        }
     }
 
     /// Mutable access to the sizes.
+    #[inline]
     pub fn sizes_mut(&mut self) -> &mut [i64] {
-        let n = self.size();
-        &mut self.data[..n]
+        self.sizes_and_strides_mut().0
     }
 
     /// Mutable access to the strides.
+    #[inline]
     pub fn strides_mut(&mut self) -> &mut [i64] {
-        let n = self.size();
-        &mut self.data[n..]
+        self.sizes_and_strides_mut().1
     }
 
     /// Mutable access to sizes and strides at the same time.
+    #[inline]
     pub fn sizes_and_strides_mut(&mut self) -> (&mut [i64], &mut [i64]) {
-        let n = self.size();
-        self.data.split_at_mut(n)
+        match &mut self.repr {
+            Repr::Inline { ndim, buf } => {
+                let n = ndim.get();
+                let (sizes, strides) = buf.split_at_mut(INLINE);
+                (&mut sizes[..n], &mut strides[..n])
+            }
+            Repr::Heap(data) => {
+                let n = data.len() / 2;
+                data.split_at_mut(n)
+            }
+        }
     }
 
     /// Size of dimension `i` (c10 `size_at`).
@@ -245,25 +365,104 @@ impl SizesAndStrides {
         if new_size == old_size {
             return;
         }
-        if new_size > old_size {
-            let extra = new_size - old_size;
-            // One exact allocation when spilling (c10 mallocs n * 16 bytes).
-            self.data.reserve_exact(2 * extra);
-            // [sizes | strides] -> [sizes, 0.. | strides, 0..]
-            self.data
-                .insert_many(old_size, std::iter::repeat_n(0, extra));
-            self.data.extend(std::iter::repeat_n(0, extra));
-        } else {
-            // Move the surviving strides down next to the surviving sizes.
-            self.data
-                .copy_within(old_size..old_size + new_size, new_size);
-            self.data.truncate(2 * new_size);
-            if self.data.spilled() {
-                // Back inline (and the heap block freed) when new_size <= 5,
-                // otherwise a smaller heap block, like c10's realloc.
-                self.data.shrink_to_fit();
+        if new_size <= INLINE {
+            if let Repr::Inline { ndim, buf } = &mut self.repr {
+                for i in old_size..new_size {
+                    buf[i] = 0;
+                    buf[INLINE + i] = 0;
+                }
+                *ndim = InlineDims::new(new_size);
+                return;
             }
         }
+        // Into, out of, or within the heap: one exact block (or none), like
+        // c10's malloc / realloc / free.
+        let keep = old_size.min(new_size);
+        let resized = SizesAndStrides::from_fn(new_size, |sizes, strides| {
+            sizes[..keep].copy_from_slice(&self.sizes()[..keep]);
+            strides[..keep].copy_from_slice(&self.strides()[..keep]);
+        });
+        *self = resized;
+    }
+
+    /// Removes dimension `d` (its size and stride), in place; the view ops'
+    /// `select`. Leaving the heap (six dims to five) frees the heap block.
+    ///
+    /// # Panics
+    ///
+    /// If `d >= self.size()`.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[2, 3, 4], &[12, 4, 1]).unwrap();
+    /// ss.remove_dim(1);
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[2, 4][..], &[12, 1][..]));
+    /// ```
+    #[inline]
+    pub fn remove_dim(&mut self, d: usize) {
+        let n = self.size();
+        assert!(d < n, "remove_dim: dim {d} out of range for {n} dims");
+        if let Repr::Inline { ndim, buf } = &mut self.repr {
+            // Fixed trip counts: unrolled, no call to `memmove`.
+            for i in 0..INLINE - 1 {
+                if i >= d {
+                    buf[i] = buf[i + 1];
+                    buf[INLINE + i] = buf[INLINE + i + 1];
+                }
+            }
+            *ndim = InlineDims::new(n - 1);
+            return;
+        }
+        let (sizes, strides) = (self.sizes(), self.strides());
+        *self = SizesAndStrides::from_fn(n - 1, |s, st| {
+            s[..d].copy_from_slice(&sizes[..d]);
+            s[d..].copy_from_slice(&sizes[d + 1..]);
+            st[..d].copy_from_slice(&strides[..d]);
+            st[d..].copy_from_slice(&strides[d + 1..]);
+        });
+    }
+
+    /// Inserts a dimension of `size` and `stride` before dimension `d`
+    /// (`d == self.size()` appends), in place; the view ops' `unsqueeze`.
+    /// Growing from five dims to six moves the values to the heap.
+    ///
+    /// # Panics
+    ///
+    /// If `d > self.size()`.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[2, 4], &[4, 1]).unwrap();
+    /// ss.insert_dim(1, 1, 4);
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[2, 1, 4][..], &[4, 4, 1][..]));
+    /// ```
+    #[inline]
+    pub fn insert_dim(&mut self, d: usize, size: i64, stride: i64) {
+        let n = self.size();
+        assert!(d <= n, "insert_dim: position {d} out of range for {n} dims");
+        if n < INLINE {
+            if let Repr::Inline { ndim, buf } = &mut self.repr {
+                for i in (1..INLINE).rev() {
+                    if i > d {
+                        buf[i] = buf[i - 1];
+                        buf[INLINE + i] = buf[INLINE + i - 1];
+                    }
+                }
+                buf[d] = size;
+                buf[INLINE + d] = stride;
+                *ndim = InlineDims::new(n + 1);
+                return;
+            }
+        }
+        let (sizes, strides) = (self.sizes(), self.strides());
+        *self = SizesAndStrides::from_fn(n + 1, |s, st| {
+            s[..d].copy_from_slice(&sizes[..d]);
+            s[d] = size;
+            s[d + 1..].copy_from_slice(&sizes[d..]);
+            st[..d].copy_from_slice(&strides[..d]);
+            st[d] = stride;
+            st[d + 1..].copy_from_slice(&strides[d..]);
+        });
     }
 
     /// Sets the sizes (c10 `set_sizes`): resizes to `sizes.len()` dimensions,
@@ -334,9 +533,7 @@ impl PartialEq for SizesAndStrides {
     /// Same number of dimensions and equal live sizes and strides (see the
     /// type-level docs for how this differs from c10's stale-slot memcmp).
     fn eq(&self, other: &SizesAndStrides) -> bool {
-        // The buffer holds exactly the live values, so comparing it compares
-        // ndim (its length) and every live size and stride.
-        self.data[..] == other.data[..]
+        self.sizes() == other.sizes() && self.strides() == other.strides()
     }
 }
 
@@ -344,7 +541,9 @@ impl Eq for SizesAndStrides {}
 
 impl Hash for SizesAndStrides {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.data[..].hash(state);
+        self.size().hash(state);
+        self.sizes().hash(state);
+        self.strides().hash(state);
     }
 }
 

@@ -1,5 +1,7 @@
 //! `TensorImpl`: a tensor's metadata over a storage.
 
+use std::sync::Arc;
+
 use c10_storage::{Device, Storage};
 
 use crate::autograd::{AutogradMeta, AutogradMetaInterface};
@@ -9,6 +11,7 @@ use crate::geometry;
 use crate::options::MemoryFormat;
 use crate::scalar_type::ScalarType;
 use crate::sizes_and_strides::SizesAndStrides;
+use crate::tensor::Tensor;
 use crate::version::{InferenceMode, VersionCounter};
 
 /// Cached layout flags (c10's bitfields), computed by c10's exact
@@ -196,6 +199,7 @@ impl TensorImpl {
     /// and version counter. No bounds check: view ops derive geometry that
     /// stays inside the base's elements. `requires_grad` carries over (a
     /// view of a tensor that requires grad is differentiable).
+    #[inline]
     pub fn view_of(
         base: &TensorImpl,
         sizes: &[i64],
@@ -210,16 +214,83 @@ impl TensorImpl {
             )));
         }
         let numel = geometry::compute_numel(sizes)?;
+        let sizes_and_strides = SizesAndStrides::from_fn(sizes.len(), |s, st| {
+            s.copy_from_slice(sizes);
+            st.copy_from_slice(strides);
+        });
+        Ok(TensorImpl::view_with_numel(
+            base,
+            sizes_and_strides,
+            storage_offset,
+            numel,
+        ))
+    }
+
+    /// [`view_of`](Self::view_of) with the geometry already in its final
+    /// container: the view ops build it in place with
+    /// [`SizesAndStrides::from_fn`], so a view costs one allocation (the
+    /// caller's `Arc`) and no intermediate copies. Fails only when the
+    /// product of the sizes overflows (`numel: integer multiplication
+    /// overflow`).
+    #[inline]
+    pub fn view_from_parts(
+        base: &TensorImpl,
+        sizes_and_strides: SizesAndStrides,
+        storage_offset: i64,
+    ) -> Result<TensorImpl> {
+        let numel = geometry::compute_numel(sizes_and_strides.sizes())?;
+        Ok(TensorImpl::view_with_numel(
+            base,
+            sizes_and_strides,
+            storage_offset,
+            numel,
+        ))
+    }
+
+    /// [`view_from_parts`](Self::view_from_parts) straight into a new
+    /// [`Tensor`] handle. Building the `TensorImpl` inside the handle's
+    /// allocation (rather than passing it by value to
+    /// [`Tensor::from_impl`]) lets the compiler write each field once,
+    /// directly to the heap: a view op's cost is its one allocation.
+    #[inline]
+    pub fn view_tensor(
+        base: &TensorImpl,
+        sizes_and_strides: SizesAndStrides,
+        storage_offset: i64,
+    ) -> Result<Tensor> {
+        let numel = geometry::compute_numel(sizes_and_strides.sizes())?;
+        Ok(Tensor {
+            imp: Arc::new(TensorImpl::view_with_numel(
+                base,
+                sizes_and_strides,
+                storage_offset,
+                numel,
+            )),
+        })
+    }
+
+    #[inline]
+    fn view_with_numel(
+        base: &TensorImpl,
+        sizes_and_strides: SizesAndStrides,
+        storage_offset: i64,
+        numel: i64,
+    ) -> TensorImpl {
         let autograd_meta: Option<Box<dyn AutogradMetaInterface>> = match &base.autograd_meta {
+            None => None,
             Some(m) if m.requires_grad() => Some(Box::new(AutogradMeta {
                 requires_grad: true,
             })),
-            _ => None,
+            Some(_) => None,
         };
-        Ok(TensorImpl {
+        let flags = LayoutFlags::compute(
+            sizes_and_strides.sizes(),
+            sizes_and_strides.strides(),
+            numel,
+        );
+        TensorImpl {
             storage: base.storage.clone(),
-            sizes_and_strides: SizesAndStrides::from_sizes_strides(sizes, strides)
-                .map_err(|e| TensorError::runtime(e.to_string()))?,
+            sizes_and_strides,
             storage_offset,
             numel,
             version: base.version.clone(),
@@ -227,8 +298,8 @@ impl TensorImpl {
             key_set: base.key_set,
             dtype: base.dtype,
             device: base.device,
-            flags: LayoutFlags::compute(sizes, strides, numel),
-        })
+            flags,
+        }
     }
 
     /// Sets sizes and strides (c10's `set_sizes_and_strides`): numel and
@@ -286,50 +357,62 @@ impl TensorImpl {
     }
 
     /// The storage.
+    #[inline]
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
     /// Sizes, in elements.
+    #[inline]
     pub fn sizes(&self) -> &[i64] {
         self.sizes_and_strides.sizes()
     }
     /// Strides, in elements.
+    #[inline]
     pub fn strides(&self) -> &[i64] {
         self.sizes_and_strides.strides()
     }
     /// The sizes-and-strides container (inline up to 5 dims).
+    #[inline]
     pub fn sizes_and_strides(&self) -> &SizesAndStrides {
         &self.sizes_and_strides
     }
     /// Offset into the storage, in elements.
+    #[inline]
     pub fn storage_offset(&self) -> i64 {
         self.storage_offset
     }
     /// Number of elements (cached).
+    #[inline]
     pub fn numel(&self) -> i64 {
         self.numel
     }
     /// Number of dims.
+    #[inline]
     pub fn dim(&self) -> usize {
         self.sizes_and_strides.len()
     }
     /// Element type.
+    #[inline]
     pub fn dtype(&self) -> ScalarType {
         self.dtype
     }
     /// Device.
+    #[inline]
     pub fn device(&self) -> Device {
         self.device
     }
     /// Dispatch key set.
+    #[inline]
     pub fn key_set(&self) -> DispatchKeySet {
         self.key_set
     }
     /// Cached layout flags.
+    #[inline]
     pub fn flags(&self) -> LayoutFlags {
         self.flags
     }
     /// The version counter.
+    #[inline]
     pub fn version_counter(&self) -> &VersionCounter {
         &self.version
     }
@@ -338,6 +421,7 @@ impl TensorImpl {
         self.autograd_meta.as_deref()
     }
     /// c10's `is_inference()`.
+    #[inline]
     pub fn is_inference(&self) -> bool {
         self.key_set.is_inference()
     }

@@ -9,6 +9,7 @@
 //! | [`cpu`] | `alloc-cpu` | the default CPU allocator, memory-mapped storages |
 //! | [`core`] | `c10-core` | `Tensor`, `TensorImpl`, dtypes, dispatch keys, factories |
 //! | [`shape`] | `aten-shape` | every view op, `reshape`, `contiguous`, `clone`, `copy_` |
+//! | `interop` | `torchcore-interop` | DLPack (feature `dlpack`, on by default), `ndarray` and `safetensors` (features of the same names) |
 //!
 //! `use torchcore::prelude::*;` brings the tensor type, options, dtypes,
 //! devices and every shape op (as methods) into scope.
@@ -28,6 +29,10 @@ pub use alloc_cpu as cpu;
 pub use aten_shape as shape;
 pub use c10_core as core;
 pub use c10_storage as storage;
+/// Zero-copy interop: DLPack, and with their features `ndarray` views and
+/// `safetensors` files (see `docs/interop.md`).
+#[cfg(feature = "dlpack")]
+pub use torchcore_interop as interop;
 
 /// The types and traits most programs need.
 pub mod prelude {

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use alloc_cuda::{
-    CachingAllocator, CachingAllocatorConfig, DevicePtr, FakeDevice, SegmentSnapshot, StreamId,
+    CachingAllocator, CachingAllocatorConfig, DevicePtr, FakeDevice, SegmentSnapshot, Stat,
+    StreamId,
 };
 
 pub const KIB: u64 = 1 << 10;
@@ -35,15 +36,43 @@ pub fn st(a: &Alloc) -> BTreeMap<String, i64> {
     a.stats().to_flat_map()
 }
 
-/// `[current, peak, allocated, freed]` of a flat stat.
-pub fn s4(a: &Alloc, name: &str) -> [i64; 4] {
-    let m = st(a);
-    let g = |f: &str| m[&format!("{name}.{f}")];
-    [g("current"), g("peak"), g("allocated"), g("freed")]
+/// The [`Stat`] named like a `memory_stats()` key without its last part
+/// (`"allocated_bytes.large_pool"`, `"oversize_segments"`), read straight
+/// from the struct (building the whole flat map is slow under Miri).
+pub fn stat(a: &Alloc, name: &str) -> Stat {
+    let s = a.stats();
+    let (field, pool) = name.split_once('.').unwrap_or((name, ""));
+    let arr = match field {
+        "allocation" => s.allocation,
+        "segment" => s.segment,
+        "active" => s.active,
+        "inactive_split" => s.inactive_split,
+        "allocated_bytes" => s.allocated_bytes,
+        "reserved_bytes" => s.reserved_bytes,
+        "active_bytes" => s.active_bytes,
+        "inactive_split_bytes" => s.inactive_split_bytes,
+        "requested_bytes" => s.requested_bytes,
+        "oversize_allocations" => return s.oversize_allocations,
+        "oversize_segments" => return s.oversize_segments,
+        other => panic!("unknown stat {other}"),
+    };
+    match pool {
+        "all" => arr[0],
+        "small_pool" => arr[1],
+        "large_pool" => arr[2],
+        other => panic!("unknown pool {other}"),
+    }
 }
 
+/// `[current, peak, allocated, freed]` of a stat.
+pub fn s4(a: &Alloc, name: &str) -> [i64; 4] {
+    let s = stat(a, name);
+    [s.current, s.peak, s.allocated, s.freed]
+}
+
+/// The current value of a stat.
 pub fn cur(a: &Alloc, name: &str) -> i64 {
-    st(a)[&format!("{name}.current")]
+    stat(a, name).current
 }
 
 /// Checks the allocator's invariants and that its segments are exactly the

@@ -11,20 +11,33 @@
 //! 3. adjacent dims that are contiguous with each other on *both* sides are
 //!    merged, so a dense block becomes one long innermost dim;
 //! 4. strides become byte strides, and the plan picks a [`Kind`]:
-//!    * [`Kind::Runs`]: the innermost dim is contiguous on both sides, so
-//!      each innermost row is one `memcpy` (a fully dense copy is a single
-//!      `memcpy`);
+//!    * [`Kind::Runs`]: the innermost dim is contiguous on both sides (and
+//!      rows are at least 32 bytes), so each innermost row is one `memcpy`
+//!      (a fully dense copy is a single `memcpy`);
 //!    * [`Kind::Transpose`]: the destination is contiguous along the
-//!      innermost dim and the source along another dim `b`; the two dims
-//!      are copied in cache-sized tiles made of small register-sized
-//!      transposes, so reads and writes both move along whole cache lines;
+//!      innermost dim and the source along another dim `b`: see below;
 //!    * [`Kind::Strided`]: anything else, one element at a time along the
-//!      innermost dim.
+//!      innermost dim, the other dims through an odometer.
+//!
+//! Transposes run over square tiles (up to 1 KiB of each row, 256 rows),
+//! and each tile over *line blocks*: `64 / elem` rows of 64 bytes, a cache
+//! line, on both sides. A line block loads each of its source lines in
+//! full (four 16-byte loads), transposes 16-byte blocks in SSE2 registers
+//! (`log2(16 / elem)` rounds of unpacks; a portable array version serves
+//! other targets) and stores each destination line in full. So every line
+//! is touched once on each side, even when power-of-two strides map all
+//! rows to one cache set. Destinations of at least 16 MiB whose rows are
+//! 16-byte aligned are written with streaming (non-temporal) stores and a
+//! closing `sfence`: they skip the read-for-ownership of each destination
+//! line, which is a third of the memory traffic of a cached transpose.
+//! Edges that do not fill a line block use single 16-byte blocks, then
+//! scalar copies.
 //!
 //! Execution ([`copy_same_dtype`]) is monomorphised per element size (1, 2,
 //! 4, 8 and 16 bytes, moved as `u8` ... `u128` with unaligned loads and
 //! stores, so no alignment is assumed). Every entry point takes a range of
-//! the outermost dim, so disjoint ranges can run on different threads.
+//! the outermost dim, so disjoint ranges can run on different threads
+//! (each thread's streaming stores are fenced before it returns).
 //!
 //! All pointer arithmetic is `wrapping_offset` on `isize` offsets; the
 //! callers prove, before calling, that every element of both layouts lies
@@ -164,7 +177,9 @@ impl CopyPlan {
         let e = self.dst_elem as isize;
         let last = self.sizes.len() - 1;
         if self.dst[last] == e && self.src[last] == e {
-            return Kind::Runs;
+            // Short rows are cheaper element by element than through memcpy.
+            let long = self.sizes.len() == 1 || self.sizes[last] * self.dst_elem >= MIN_RUN_BYTES;
+            return if long { Kind::Runs } else { Kind::Strided };
         }
         if self.dst[last] == e {
             // The innermost dim along which the source is contiguous.
@@ -319,32 +334,32 @@ pub(crate) unsafe fn copy_same_dtype(
     // element type has exactly `plan.dst_elem` bytes.
     unsafe {
         match plan.dst_elem {
-            1 => run::<u8, 16, 64>(plan, dst, src, range),
-            2 => run::<u16, 16, 32>(plan, dst, src, range),
-            4 => run::<u32, 8, 16>(plan, dst, src, range),
-            8 => run::<u64, 8, 8>(plan, dst, src, range),
-            16 => run::<u128, 4, 4>(plan, dst, src, range),
+            1 => run::<u8>(plan, dst, src, range),
+            2 => run::<u16>(plan, dst, src, range),
+            4 => run::<u32>(plan, dst, src, range),
+            8 => run::<u64>(plan, dst, src, range),
+            16 => run::<u128>(plan, dst, src, range),
             _ => run_bytes(plan, dst, src, range),
         }
     }
 }
 
-/// Side of the square tiles of the transpose path, in elements: 1 KiB of
-/// each row (tiles of at most 256 KiB per side, which stay in L2 while
-/// both sides move along whole cache lines), half that with non-temporal
-/// stores.
-const fn tile_side(elem: usize, non_temporal: bool) -> usize {
-    let t = match elem {
-        0..=4 => 256,
-        8 => 128,
-        _ => 64,
-    };
-    if non_temporal {
-        t / 2
+/// Side of the square tiles of the transpose path, in elements: up to 1 KiB
+/// of each row and 256 rows (at most 256 KiB per side, about what L2
+/// keeps while both sides move along whole cache lines). A multiple of the
+/// line block side `64 / elem`.
+const fn tile_side(elem: usize) -> usize {
+    let t = 1024 / elem;
+    if t > 256 {
+        256
     } else {
         t
     }
 }
+
+/// Innermost rows shorter than this are copied element by element rather
+/// than with `memcpy`.
+const MIN_RUN_BYTES: usize = 32;
 
 /// Transposes whose destination has at least this many bytes write it with
 /// non-temporal stores (x86-64), which skip reading the destination lines
@@ -352,20 +367,12 @@ const fn tile_side(elem: usize, non_temporal: bool) -> usize {
 /// and are better left in the cache.
 const NON_TEMPORAL_BYTES: usize = 16 << 20;
 
-/// [`copy_same_dtype`] for one element type `E`; `M` is the side of the
-/// register-sized transposes of the tiled path, and `NA` the number of
-/// elements in 64 bytes (a cache line, the row length of the transposes
-/// done with non-temporal stores).
+/// [`copy_same_dtype`] for one element type `E`.
 ///
 /// # Safety
 ///
 /// As for [`copy_same_dtype`], with `size_of::<E>() == plan.dst_elem`.
-unsafe fn run<E: Copy, const M: usize, const NA: usize>(
-    plan: &CopyPlan,
-    dst: *mut u8,
-    src: *const u8,
-    range: Range<usize>,
-) {
+unsafe fn run<E: Elem>(plan: &CopyPlan, dst: *mut u8, src: *const u8, range: Range<usize>) {
     let range = range.start..range.end.min(plan.outer_len());
     if range.is_empty() {
         return;
@@ -470,7 +477,7 @@ unsafe fn run<E: Copy, const M: usize, const NA: usize>(
                 // SAFETY: (d, s) locate a valid 2-d slice of the plan over
                 // dims (last, b) in which the destination is contiguous along
                 // the innermost dim and the source along `b` (Kind::Transpose).
-                unsafe { t.run::<E, M, NA>(dst.wrapping_offset(d), src.wrapping_offset(s)) };
+                unsafe { t.run::<E>(dst.wrapping_offset(d), src.wrapping_offset(s)) };
             });
         }
     }
@@ -518,46 +525,39 @@ struct Transpose2d {
 }
 
 impl Transpose2d {
-    /// Runs the transpose in square tiles, each made of small transposes
-    /// through registers plus scalar edges. With `non_temporal` (x86-64
-    /// only, and only when every destination row segment is 16-byte
-    /// aligned), the small transposes write whole cache lines (`NA`
-    /// elements) with streaming stores, followed by a store fence.
+    /// Runs the transpose in square tiles of [`tile_side`] elements, each
+    /// made of `E::N`×`E::N` block transposes (16 bytes per block row)
+    /// plus scalar edges. With `non_temporal`, where streaming stores exist
+    /// and every destination block row is 16-byte aligned, blocks are
+    /// written with streaming stores, and a store fence follows.
     ///
     /// # Safety
     ///
     /// For `a in 0..na` and `b` in `self.b`, with `e = size_of::<E>()`:
     /// `dst + b·dsb + a·e` valid for writes of `e` bytes and
     /// `src + a·ssa + b·e` valid for reads of `e` initialised bytes; no
-    /// destination byte is a source byte. `NA · e == 64`.
-    unsafe fn run<E: Copy, const M: usize, const NA: usize>(&self, dst: *mut u8, src: *const u8) {
+    /// destination byte is a source byte.
+    unsafe fn run<E: Elem>(&self, dst: *mut u8, src: *const u8) {
         let aligned = dst.addr().is_multiple_of(16) && self.dsb.unsigned_abs().is_multiple_of(16);
         if STREAMING_STORES && self.non_temporal && aligned {
-            // SAFETY: forwarded contract; every destination row of an
-            // NA×M block starts at `dst + b·dsb + a·e` with `a` a multiple
-            // of NA (tiles are multiples of NA), so it is 16-byte aligned,
-            // and it is NA·e = 64 bytes long.
-            unsafe { self.tiles::<E, NA, M, true>(dst, src, tile_side(size_of::<E>(), true)) };
+            // SAFETY: forwarded contract; a block's destination rows start at
+            // `dst + b·dsb + a·e` with `a` a multiple of N (tiles start at
+            // multiples of the tile side, a multiple of N), so at a
+            // multiple of 16 bytes from the aligned `dst`.
+            unsafe { self.tiles::<E, true>(dst, src) };
             store_fence();
-            return;
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { self.tiles::<E, false>(dst, src) };
         }
-        // SAFETY: forwarded contract.
-        unsafe { self.tiles::<E, M, M, false>(dst, src, tile_side(size_of::<E>(), false)) };
     }
 
-    /// Runs `MA`×`MB` blocks over tiles of side `t` (a multiple of both).
-    ///
     /// # Safety
     ///
-    /// As for [`Transpose2d::run`]; with `NT`, destination row segments of
-    /// `MA` elements at `a` multiple of `MA` are 16-byte aligned and
-    /// `MA · e` is a multiple of 16.
-    unsafe fn tiles<E: Copy, const MA: usize, const MB: usize, const NT: bool>(
-        &self,
-        dst: *mut u8,
-        src: *const u8,
-        t: usize,
-    ) {
+    /// As for [`Transpose2d::run`]; with `NT`, `dst` and `dsb` are 16-byte
+    /// aligned.
+    unsafe fn tiles<E: Elem, const NT: bool>(&self, dst: *mut u8, src: *const u8) {
+        let t = tile_side(size_of::<E>());
         let mut a0 = 0;
         while a0 < self.na {
             let a1 = (a0 + t).min(self.na);
@@ -565,101 +565,351 @@ impl Transpose2d {
             while b0 < self.b.end {
                 let b1 = (b0 + t).min(self.b.end);
                 // SAFETY: a sub-rectangle of the caller's valid rectangle;
-                // `a0` is a multiple of `t`, hence of `MA`.
-                unsafe { self.tile::<E, MA, MB, NT>(dst, src, a0..a1, b0..b1) };
+                // `a0` is a multiple of `t`, hence of `E::N`.
+                unsafe { self.tile::<E, NT>(dst, src, a0..a1, b0..b1) };
                 b0 = b1;
             }
             a0 = a1;
         }
     }
 
-    /// One tile.
+    /// One tile: line blocks (`4·N`×`4·N` elements, one 64-byte cache line
+    /// per row on both sides), then `N`×`N` blocks and scalar copies along
+    /// the edges.
     ///
     /// # Safety
     ///
     /// As for [`Transpose2d::tiles`], for `a` in `ar` (starting at a
-    /// multiple of `MA`) and `b` in `br`.
+    /// multiple of `4·E::N`) and `b` in `br`.
     #[inline(always)]
-    unsafe fn tile<E: Copy, const MA: usize, const MB: usize, const NT: bool>(
+    unsafe fn tile<E: Elem, const NT: bool>(
         &self,
         dst: *mut u8,
         src: *const u8,
         ar: Range<usize>,
         br: Range<usize>,
     ) {
-        let e = size_of::<E>() as isize;
-        let am = ar.start + ar.len() / MA * MA;
-        let bm = br.start + br.len() / MB * MB;
-        let at = |p: *const u8, a: usize, b: usize| {
-            p.wrapping_offset((a as isize) * self.ssa + (b as isize) * e)
-        };
-        let dt = |p: *mut u8, a: usize, b: usize| {
-            p.wrapping_offset((b as isize) * self.dsb + (a as isize) * e)
-        };
+        let l = 4 * E::N;
+        let am = ar.start + ar.len() / l * l;
+        let bm = br.start + br.len() / l * l;
         let mut b = br.start;
         while b < bm {
             let mut a = ar.start;
             while a < am {
-                // SAFETY: the MA×MB block at (a, b) lies inside the tile
-                // (a + MA <= am, b + MB <= bm); its source rows are MB
-                // contiguous elements along b, its destination rows MA
-                // contiguous elements along a (the layout this type
-                // describes), aligned as NT needs (caller).
-                unsafe { micro::<E, MA, MB, NT>(dt(dst, a, b), self.dsb, at(src, a, b), self.ssa) };
-                a += MA;
+                // SAFETY: the line block at (a, b) lies inside the tile
+                // (a + l <= am, b + l <= bm); its rows are contiguous along b
+                // (source) and a (destination); `a` is a multiple of N, so
+                // its destination rows are aligned as NT needs (caller).
+                unsafe {
+                    E::line_block::<NT>(
+                        self.dst_at::<E>(dst, a, b),
+                        self.dsb,
+                        self.src_at::<E>(src, a, b),
+                        self.ssa,
+                    )
+                };
+                a += l;
             }
-            for bb in b..b + MB {
+            b += l;
+        }
+        // SAFETY: the two edge strips are sub-rectangles of the tile.
+        unsafe {
+            self.edge::<E>(dst, src, am..ar.end, br.start..bm);
+            self.edge::<E>(dst, src, ar.clone(), bm..br.end);
+        }
+    }
+
+    /// Address of source element (a, b).
+    fn src_at<E>(&self, src: *const u8, a: usize, b: usize) -> *const u8 {
+        src.wrapping_offset((a as isize) * self.ssa + (b * size_of::<E>()) as isize)
+    }
+
+    /// Address of destination element (a, b).
+    fn dst_at<E>(&self, dst: *mut u8, a: usize, b: usize) -> *mut u8 {
+        dst.wrapping_offset((b as isize) * self.dsb + (a * size_of::<E>()) as isize)
+    }
+
+    /// An edge strip: `N`×`N` blocks where they fit, scalar copies
+    /// elsewhere (plain stores).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Transpose2d::tiles`], for `a` in `ar` and `b` in `br`.
+    unsafe fn edge<E: Elem>(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        ar: Range<usize>,
+        br: Range<usize>,
+    ) {
+        let n = E::N;
+        let e = size_of::<E>() as isize;
+        let am = ar.start + ar.len() / n * n;
+        let bm = br.start + br.len() / n * n;
+        let at =
+            |a: usize, b: usize| src.wrapping_offset((a as isize) * self.ssa + (b as isize) * e);
+        let dt =
+            |a: usize, b: usize| dst.wrapping_offset((b as isize) * self.dsb + (a as isize) * e);
+        let mut b = br.start;
+        while b < bm {
+            let mut a = ar.start;
+            while a < am {
+                // SAFETY: the N×N block at (a, b) lies inside the strip: N
+                // source rows of N contiguous elements along b, N
+                // destination rows of N contiguous elements along a.
+                unsafe { E::block(dt(a, b), self.dsb, at(a, b), self.ssa) };
+                a += n;
+            }
+            for bb in b..b + n {
                 for aa in am..ar.end {
-                    // SAFETY: (aa, bb) lies inside the tile.
-                    unsafe { store::<E>(dt(dst, aa, bb), load::<E>(at(src, aa, bb))) };
+                    // SAFETY: (aa, bb) lies inside the strip.
+                    unsafe { store::<E>(dt(aa, bb), load::<E>(at(aa, bb))) };
                 }
             }
-            b += MB;
+            b += n;
         }
         for bb in bm..br.end {
             for aa in ar.clone() {
-                // SAFETY: (aa, bb) lies inside the tile.
-                unsafe { store::<E>(dt(dst, aa, bb), load::<E>(at(src, aa, bb))) };
+                // SAFETY: (aa, bb) lies inside the strip.
+                unsafe { store::<E>(dt(aa, bb), load::<E>(at(aa, bb))) };
             }
         }
     }
 }
 
-/// Transposes an `MA`×`MB` block through registers: loads `MA` source rows
-/// of `MB` contiguous elements, stores `MB` destination rows of `MA`
-/// contiguous elements (with streaming stores if `NT`).
-///
-/// # Safety
-///
-/// For `i in 0..MA`, `src + i·ssa` is valid for reads of `MB` elements; for
-/// `j in 0..MB`, `dst + j·dsb` is valid for writes of `MA` elements (of
-/// `size_of::<E>()` bytes each, contiguous); no destination byte is a
-/// source byte. With `NT`, every `dst + j·dsb` is 16-byte aligned and
-/// `MA · size_of::<E>()` is a multiple of 16.
+/// An element type of the engine (an unsigned integer of the element's
+/// size: every bit pattern is valid) with its block transposes.
+trait Elem: Copy {
+    /// Side of the square block transposed in registers: the elements in
+    /// 16 bytes (one SSE register per block row).
+    const N: usize;
+
+    /// Transposes one `N`×`N` block with plain stores: `dst[j][i] =
+    /// src[i][j]`, where source row `i` is at `src + i·ssa` and destination
+    /// row `j` at `dst + j·dsb`, each `N` contiguous elements.
+    ///
+    /// # Safety
+    ///
+    /// For `i in 0..N`, `src + i·ssa` valid for reads of `N` elements; for
+    /// `j in 0..N`, `dst + j·dsb` valid for writes of `N` elements; no
+    /// destination byte is a source byte.
+    unsafe fn block(dst: *mut u8, dsb: isize, src: *const u8, ssa: isize);
+
+    /// Transposes one `4N`×`4N` block (rows of 64 bytes, a cache line):
+    /// reads every source row in full first, then writes every destination
+    /// row in full, so each line is touched once on each side even when
+    /// the rows map to the same cache set. With `NT`, writes with streaming
+    /// stores where available (the caller fences).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Elem::block`] with `4N` rows of `4N` elements on each side;
+    /// with `NT`, every `dst + j·dsb` is 16-byte aligned.
+    unsafe fn line_block<const NT: bool>(dst: *mut u8, dsb: isize, src: *const u8, ssa: isize);
+}
+
+macro_rules! elem_impl {
+    ($($t:ty => $n:literal),*) => {$(
+        impl Elem for $t {
+            const N: usize = $n;
+            #[inline(always)]
+            unsafe fn block(dst: *mut u8, dsb: isize, src: *const u8, ssa: isize) {
+                // SAFETY: forwarded contract; N elements of this type are 16
+                // bytes.
+                unsafe { simd::block::<$t, $n>(dst, dsb, src, ssa) }
+            }
+            #[inline(always)]
+            unsafe fn line_block<const NT: bool>(dst: *mut u8, dsb: isize, src: *const u8, ssa: isize) {
+                // SAFETY: forwarded contract; N elements of this type are 16
+                // bytes.
+                unsafe { simd::line_block::<$t, $n, NT>(dst, dsb, src, ssa) }
+            }
+        }
+    )*};
+}
+elem_impl!(u8 => 16, u16 => 8, u32 => 4, u64 => 2, u128 => 1);
+
+/// `k` with its `log2(n)` low bits reversed: the destination row of the
+/// `k`-th register after the unpack network of `simd::transpose`.
 #[inline(always)]
-unsafe fn micro<E: Copy, const MA: usize, const MB: usize, const NT: bool>(
-    dst: *mut u8,
-    dsb: isize,
-    src: *const u8,
-    ssa: isize,
-) {
-    // SAFETY: source row i is valid for MB elements (caller); `[E; MB]`
-    // has every bit pattern valid when `E` does.
-    let rows: [[E; MB]; MA] =
-        std::array::from_fn(|i| unsafe { load::<[E; MB]>(src.wrapping_offset(i as isize * ssa)) });
-    let cols: [[E; MA]; MB] = std::array::from_fn(|j| std::array::from_fn(|i| rows[i][j]));
-    for (j, col) in cols.into_iter().enumerate() {
-        let d = dst.wrapping_offset(j as isize * dsb);
-        if NT {
-            // SAFETY: destination row j is valid for MA elements, 16-byte
-            // aligned, a multiple of 16 bytes long (caller).
-            unsafe { store_streaming(d, col) };
-        } else {
-            // SAFETY: destination row j is valid for MA elements (caller).
-            unsafe { store::<[E; MA]>(d, col) };
+const fn bit_reverse(k: usize, n: usize) -> usize {
+    let bits = n.trailing_zeros();
+    if bits == 0 {
+        0
+    } else {
+        k.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// Block transposes in SSE2 registers (x86-64 baseline).
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::{
+        __m128i, _mm_loadu_si128, _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi16,
+        _mm_unpackhi_epi32, _mm_unpackhi_epi64, _mm_unpackhi_epi8, _mm_unpacklo_epi16,
+        _mm_unpacklo_epi32, _mm_unpacklo_epi64, _mm_unpacklo_epi8,
+    };
+    use std::mem::size_of;
+
+    use super::{bit_reverse, store_streaming};
+
+    /// Transposes `N` registers of `N` elements of `E` each (`N ·
+    /// size_of::<E>() == 16`): `log2(N)` rounds of interleaving pairs of
+    /// rows at growing widths leave column `bit_reverse(k)` in register `k`.
+    #[inline(always)]
+    fn transpose<E, const N: usize>(mut v: [__m128i; N]) -> [__m128i; N] {
+        let mut width = size_of::<E>();
+        while width < 16 {
+            let prev = v;
+            for k in 0..N / 2 {
+                let (x, y) = (prev[2 * k], prev[2 * k + 1]);
+                // SAFETY: register-only shuffles; SSE2 is part of the x86-64
+                // baseline.
+                let (lo, hi) = unsafe {
+                    match width {
+                        1 => (_mm_unpacklo_epi8(x, y), _mm_unpackhi_epi8(x, y)),
+                        2 => (_mm_unpacklo_epi16(x, y), _mm_unpackhi_epi16(x, y)),
+                        4 => (_mm_unpacklo_epi32(x, y), _mm_unpackhi_epi32(x, y)),
+                        _ => (_mm_unpacklo_epi64(x, y), _mm_unpackhi_epi64(x, y)),
+                    }
+                };
+                v[k] = lo;
+                v[k + N / 2] = hi;
+            }
+            width *= 2;
+        }
+        v
+    }
+
+    /// See [`super::Elem::block`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`super::Elem::block`], with `N · size_of::<E>() == 16`.
+    #[inline(always)]
+    pub(super) unsafe fn block<E, const N: usize>(
+        dst: *mut u8,
+        dsb: isize,
+        src: *const u8,
+        ssa: isize,
+    ) {
+        // SAFETY: source row i is valid for 16 bytes (caller); unaligned load.
+        let rows: [__m128i; N] = std::array::from_fn(|i| unsafe {
+            _mm_loadu_si128(src.wrapping_offset(i as isize * ssa).cast())
+        });
+        for (k, x) in transpose::<E, N>(rows).into_iter().enumerate() {
+            let p = dst.wrapping_offset(bit_reverse(k, N) as isize * dsb);
+            // SAFETY: destination row bit_reverse(k) is valid for 16 bytes
+            // (caller); unaligned store.
+            unsafe { _mm_storeu_si128(p.cast(), x) };
+        }
+    }
+
+    /// See [`super::Elem::line_block`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`super::Elem::line_block`], with `N · size_of::<E>() == 16`.
+    #[inline(always)]
+    pub(super) unsafe fn line_block<E, const N: usize, const NT: bool>(
+        dst: *mut u8,
+        dsb: isize,
+        src: *const u8,
+        ssa: isize,
+    ) {
+        // The 4N source rows, as `chunks[c][g][r]`: 16-byte column c of
+        // row g·N + r (rows in 4 groups of N).
+        // SAFETY: register-only (SSE2 baseline).
+        let zero = unsafe { _mm_setzero_si128() };
+        let mut chunks = [[[zero; N]; 4]; 4];
+        for g in 0..4 {
+            for r in 0..N {
+                let p = src.wrapping_offset((g * N + r) as isize * ssa);
+                for (c, chunk) in chunks.iter_mut().enumerate() {
+                    // SAFETY: source row g·N + r is valid for 64 bytes
+                    // (caller); unaligned load.
+                    chunk[g][r] = unsafe { _mm_loadu_si128(p.wrapping_add(16 * c).cast()) };
+                }
+            }
+        }
+        // Destination rows come in 4 groups of N, one per source column c;
+        // each row gets one register from each row group g.
+        for (c, chunk) in chunks.iter().enumerate() {
+            let cols: [[__m128i; N]; 4] = std::array::from_fn(|g| transpose::<E, N>(chunk[g]));
+            for k in 0..N {
+                let p = dst.wrapping_offset((c * N + bit_reverse(k, N)) as isize * dsb);
+                for (g, col) in cols.iter().enumerate() {
+                    let q = p.wrapping_add(16 * g);
+                    if NT {
+                        // SAFETY: destination row c·N + bit_reverse(k) is
+                        // valid for 64 bytes and 16-byte aligned (caller).
+                        unsafe { store_streaming(q, col[k]) };
+                    } else {
+                        // SAFETY: as above; unaligned store.
+                        unsafe { _mm_storeu_si128(q.cast(), col[k]) };
+                    }
+                }
+            }
         }
     }
 }
+
+/// Block transposes through arrays, for targets without SSE2 (and compiled
+/// in tests, to check them against the SSE2 versions).
+#[cfg(any(not(target_arch = "x86_64"), test))]
+mod portable {
+    use super::{load, store};
+
+    /// See [`super::Elem::block`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`super::Elem::block`].
+    #[inline(always)]
+    pub(super) unsafe fn block<E: Copy, const N: usize>(
+        dst: *mut u8,
+        dsb: isize,
+        src: *const u8,
+        ssa: isize,
+    ) {
+        // SAFETY: source row i is valid for N elements (caller); every bit
+        // pattern of `[E; N]` is valid when it is for `E`.
+        let rows: [[E; N]; N] = std::array::from_fn(|i| unsafe {
+            load::<[E; N]>(src.wrapping_offset(i as isize * ssa))
+        });
+        let cols: [[E; N]; N] = std::array::from_fn(|j| std::array::from_fn(|i| rows[i][j]));
+        for (j, col) in cols.into_iter().enumerate() {
+            // SAFETY: destination row j is valid for N elements (caller).
+            unsafe { store::<[E; N]>(dst.wrapping_offset(j as isize * dsb), col) };
+        }
+    }
+
+    /// See [`super::Elem::line_block`] (plain stores only).
+    ///
+    /// # Safety
+    ///
+    /// As for [`super::Elem::line_block`].
+    #[inline(always)]
+    pub(super) unsafe fn line_block<E: Copy, const N: usize, const NT: bool>(
+        dst: *mut u8,
+        dsb: isize,
+        src: *const u8,
+        ssa: isize,
+    ) {
+        let e = std::mem::size_of::<E>();
+        for bj in 0..4 {
+            for ai in 0..4 {
+                let d = dst.wrapping_offset((bj * N) as isize * dsb + (ai * N * e) as isize);
+                let s = src.wrapping_offset((ai * N) as isize * ssa + (bj * N * e) as isize);
+                // SAFETY: an N×N sub-block of the caller's line block.
+                unsafe { block::<E, N>(d, dsb, s, ssa) };
+            }
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+use portable as simd;
 
 /// Whether [`store_streaming`] really streams (x86-64 outside Miri).
 const STREAMING_STORES: bool = cfg!(all(target_arch = "x86_64", not(miri)));
@@ -676,34 +926,26 @@ fn store_fence() {
     };
 }
 
-/// Writes `v` to `p` with non-temporal (streaming) 16-byte stores where
-/// available (x86-64 outside Miri), plain stores otherwise. The caller
-/// fences after the last one.
+/// Writes the 16 bytes of `v` to `p` with a non-temporal (streaming) store
+/// where available (x86-64 outside Miri), a plain store otherwise. The
+/// caller fences after the last one.
 ///
 /// # Safety
 ///
-/// `p` valid for writes of `size_of::<T>()` bytes, 16-byte aligned;
-/// `size_of::<T>()` a multiple of 16.
+/// `p` valid for writes of 16 bytes and 16-byte aligned.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn store_streaming<T: Copy>(p: *mut u8, v: T) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        use std::arch::x86_64::{__m128i, _mm_stream_si128};
-        let bytes = (&raw const v).cast::<u8>();
-        for k in 0..size_of::<T>() / 16 {
-            // SAFETY: chunk k of `v` (16 bytes, read unaligned) and of the
-            // destination, which is 16-byte aligned and valid (caller);
-            // SSE2 is part of the x86-64 baseline.
-            unsafe {
-                let x = bytes.add(16 * k).cast::<__m128i>().read_unaligned();
-                _mm_stream_si128(p.add(16 * k).cast::<__m128i>(), x);
-            }
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+unsafe fn store_streaming(p: *mut u8, v: std::arch::x86_64::__m128i) {
+    #[cfg(not(miri))]
+    // SAFETY: `p` is valid and 16-byte aligned (caller); SSE2 is part of
+    // the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_stream_si128(p.cast(), v)
+    };
+    #[cfg(miri)]
     // SAFETY: `p` is valid for the write (caller).
     unsafe {
-        store::<T>(p, v)
+        std::arch::x86_64::_mm_storeu_si128(p.cast(), v)
     };
 }
 
@@ -750,9 +992,74 @@ mod tests {
         assert_eq!((p.sizes.as_slice(), p.kind), (&[3usize][..], Kind::Strided));
         let p = CopyPlan::new(&[4, 0], &[1, 1], &[1, 1], 2, 2).unwrap();
         assert_eq!((p.kind, p.outer_len()), (Kind::Empty, 0));
+        // Short contiguous rows go element by element.
+        let p = CopyPlan::new(&[100, 3], &[3, 1], &[5, 1], 4, 4).unwrap();
+        assert_eq!(p.kind, Kind::Strided);
+        let p = CopyPlan::new(&[100, 8], &[8, 1], &[9, 1], 4, 4).unwrap();
+        assert_eq!(p.kind, Kind::Runs);
         // 0-d: one element.
         let p = CopyPlan::new(&[], &[], &[], 8, 8).unwrap();
         assert_eq!((p.sizes.as_slice(), p.kind), (&[1usize][..], Kind::Runs));
+    }
+
+    /// The SSE2 and portable block transposes agree with the definition.
+    fn check_blocks<E: Elem + PartialEq + std::fmt::Debug, const N: usize>(make: fn(usize) -> E) {
+        let l = 4 * N;
+        // Source: l rows of l + 3 elements (padding between rows).
+        let ss = l + 3;
+        let src: Vec<E> = (0..l * ss).map(make).collect();
+        let sp = src.as_ptr().cast::<u8>();
+        let e = size_of::<E>();
+        let ssa = (ss * e) as isize;
+        let dsb = ((l + 5) * e) as isize;
+        let zero = make(usize::MAX);
+        let want: Vec<E> = (0..l * (l + 5))
+            .map(|k| {
+                let (b, a) = (k / (l + 5), k % (l + 5));
+                if a < l {
+                    src[a * ss + b]
+                } else {
+                    zero
+                }
+            })
+            .collect();
+        let small = |k: usize| {
+            let (b, a) = (k / (l + 5), k % (l + 5));
+            if a < N && b < N {
+                want[k]
+            } else {
+                zero
+            }
+        };
+        type Kernel = unsafe fn(*mut u8, isize, *const u8, isize);
+        let kernels: [(Kernel, bool); 4] = [
+            (E::block, false),
+            (E::line_block::<false>, true),
+            (portable::block::<E, N>, false),
+            (portable::line_block::<E, N, false>, true),
+        ];
+        for (i, (kernel, line)) in kernels.into_iter().enumerate() {
+            let mut dst = vec![zero; l * (l + 5)];
+            // SAFETY: `src` holds l rows of `ss >= l` elements and `dst` l
+            // rows of `l + 5` elements: every block row is inside; the two
+            // vectors are distinct allocations.
+            unsafe { kernel(dst.as_mut_ptr().cast(), dsb, sp, ssa) };
+            let expected: Vec<E> = if line {
+                want.clone()
+            } else {
+                (0..want.len()).map(small).collect()
+            };
+            assert_eq!(dst, expected, "kernel {i} for {}-byte elements", e);
+        }
+    }
+
+    #[test]
+    fn block_transposes_agree() {
+        check_blocks::<u8, 16>(|i| i as u8);
+        check_blocks::<u16, 8>(|i| i as u16);
+        check_blocks::<u32, 4>(|i| i as u32);
+        check_blocks::<u64, 2>(|i| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        check_blocks::<u128, 1>(|i| i as u128 * 3);
     }
 
     #[test]

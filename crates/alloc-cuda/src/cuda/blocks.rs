@@ -1,0 +1,102 @@
+//! What the non-caching backends share: byte counters and `DataPtr`s whose
+//! deleter hands the block back to its owner.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use c10_storage::{AllocatorStats, DataPtr, Device};
+use parking_lot::Mutex;
+
+/// Requested-byte statistics (the `c10_storage::AllocatorStats` view).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    stats: Mutex<AllocatorStats>,
+}
+
+impl Counters {
+    pub(crate) fn on_alloc(&self, n: u64) {
+        let mut s = self.stats.lock();
+        s.current_bytes += n;
+        s.peak_bytes = s.peak_bytes.max(s.current_bytes);
+        s.allocated_bytes += n;
+        s.allocations += 1;
+    }
+
+    pub(crate) fn on_free(&self, n: u64) {
+        let mut s = self.stats.lock();
+        s.current_bytes = s.current_bytes.saturating_sub(n);
+        s.freed_bytes += n;
+        s.frees += 1;
+    }
+
+    pub(crate) fn get(&self) -> AllocatorStats {
+        *self.stats.lock()
+    }
+
+    pub(crate) fn current(&self) -> u64 {
+        self.stats.lock().current_bytes
+    }
+
+    pub(crate) fn reset_peak(&self) {
+        let mut s = self.stats.lock();
+        s.peak_bytes = s.current_bytes;
+    }
+}
+
+/// Whoever takes a block back when its `DataPtr` is dropped.
+pub(crate) trait BlockOwner: Send + Sync {
+    /// Releases the block at `addr` of `size` requested bytes.
+    fn release(&self, addr: u64, size: u64);
+}
+
+/// The context of a backend `DataPtr`.
+pub(crate) struct BlockCtx {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) owner: Arc<dyn BlockOwner>,
+}
+
+/// The deleter of backend `DataPtr`s.
+///
+/// # Safety
+///
+/// `ctx` must be a `Box<BlockCtx>` made by [`block_data_ptr`], not freed
+/// before.
+#[inline(never)]
+pub(crate) unsafe fn block_delete(ctx: *mut c_void) {
+    // SAFETY: guaranteed by the caller (`DataPtr` runs the deleter once on
+    // the context it was made with).
+    let ctx = unsafe { Box::from_raw(ctx.cast::<BlockCtx>()) };
+    ctx.owner.release(ctx.addr, ctx.size);
+}
+
+/// A `DataPtr` for device memory at `addr` that `owner` takes back.
+///
+/// # Safety
+///
+/// `addr` must be a live block of at least `size` bytes on `device` that
+/// `owner.release(addr, size)` frees exactly once, from any thread.
+pub(crate) unsafe fn block_data_ptr(
+    addr: u64,
+    size: u64,
+    device: Device,
+    owner: Arc<dyn BlockOwner>,
+) -> DataPtr {
+    let ctx = Box::into_raw(Box::new(BlockCtx { addr, size, owner }));
+    // Device memory has no host provenance: the host never dereferences it.
+    let data = std::ptr::without_provenance_mut::<u8>(addr as usize);
+    // SAFETY: `block_delete` frees exactly this box once and releases the
+    // block (the caller's promise makes that sound from any thread).
+    unsafe { DataPtr::from_raw_parts(data, ctx.cast(), block_delete, device) }
+}
+
+/// The block context of `ptr` if it was made by [`block_data_ptr`].
+pub(crate) fn block_of(ptr: &DataPtr) -> Option<&BlockCtx> {
+    let ctx = ptr.cast_context::<BlockCtx>(block_delete)?;
+    if ctx.is_null() {
+        return None;
+    }
+    // SAFETY: the deleter is `block_delete`, so the context is a live
+    // `Box<BlockCtx>` owned by `ptr`, which we borrow.
+    Some(unsafe { &*ctx })
+}

@@ -1,0 +1,125 @@
+//! The raw backend: one `cuMemAlloc` per allocation, `cuMemFree` when it
+//! is dropped (PyTorch's `PYTORCH_NO_CUDA_MEMORY_CACHING=1`).
+
+use std::sync::Arc;
+
+use c10_storage::{AllocatorStats, DataPtr, Device};
+
+use super::blocks::{block_data_ptr, BlockOwner, Counters};
+use super::device::CudaDevice;
+use super::error::CudaError;
+use crate::device::{DevicePtr, RawDevice};
+use crate::error::{CachingAllocatorError, CudaOutOfMemory};
+
+struct RawInner {
+    device: Arc<CudaDevice>,
+    counters: Counters,
+}
+
+impl BlockOwner for RawInner {
+    fn release(&self, addr: u64, size: u64) {
+        // `cuMemFree` does not wait for work queued on non-blocking streams;
+        // synchronize the device first so no kernel still uses the block.
+        let r = self.device.synchronize_device().and_then(|()| {
+            // SAFETY: `addr` is a live `cuMemAlloc` block of this device
+            // (made by `allocate`), released once by its `DataPtr`; the
+            // device is idle.
+            unsafe { self.device.free(DevicePtr(addr)) }
+        });
+        match r {
+            Ok(()) => self.counters.on_free(size),
+            Err(e) => tracing::error!(
+                target: "alloc_cuda",
+                device = self.device.index(),
+                "raw backend: freeing {addr:#x} failed: {e}"
+            ),
+        }
+    }
+}
+
+/// The non-caching backend for one device: every allocation is its own
+/// `cuMemAlloc`, every free a device synchronization and a `cuMemFree`.
+/// Slow, but every byte is returned at once and tools such as
+/// compute-sanitizer see each allocation; the baseline the caching
+/// allocator's latency is compared with. Cheap to clone.
+#[derive(Clone)]
+pub struct RawCudaAllocator {
+    inner: Arc<RawInner>,
+}
+
+impl std::fmt::Debug for RawCudaAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawCudaAllocator")
+            .field("device", &self.inner.device.index())
+            .field("stats", &self.inner.counters.get())
+            .finish()
+    }
+}
+
+impl RawCudaAllocator {
+    /// The raw backend on `device`.
+    pub fn new(device: Arc<CudaDevice>) -> RawCudaAllocator {
+        RawCudaAllocator {
+            inner: Arc::new(RawInner {
+                device,
+                counters: Counters::default(),
+            }),
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.inner.device
+    }
+
+    /// Allocates `nbytes` (`allocate(0)` is a null pointer). Out of memory
+    /// is reported with PyTorch's message (reserved = allocated here).
+    pub fn allocate(&self, nbytes: usize) -> Result<DataPtr, CudaError> {
+        let dev = &self.inner.device;
+        let device = Device::cuda(dev.index());
+        if nbytes == 0 {
+            return Ok(DataPtr::null(device));
+        }
+        let p = match dev.malloc(nbytes as u64) {
+            Ok(p) => p,
+            Err(e) if e.is_out_of_memory() => {
+                let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
+                let used = self.inner.counters.current();
+                let oom = CudaOutOfMemory {
+                    tried_to_allocate: nbytes as u64,
+                    device: dev.index(),
+                    total_capacity: total,
+                    free,
+                    allowed: None,
+                    process_info: String::new(),
+                    allocated: used,
+                    reserved: used,
+                    exceeds_one_exabyte: false,
+                };
+                tracing::warn!(target: "alloc_cuda", device = dev.index(), "raw backend: {oom}");
+                return Err(CachingAllocatorError::OutOfMemory(oom).into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.inner.counters.on_alloc(nbytes as u64);
+        let owner: Arc<dyn BlockOwner> = self.inner.clone();
+        // SAFETY: `p` is a fresh `cuMemAlloc` block of `nbytes` bytes on this
+        // device; `RawInner::release` frees it once, from any thread.
+        Ok(unsafe { block_data_ptr(p.0, nbytes as u64, device, owner) })
+    }
+
+    /// Requested-byte statistics.
+    pub fn stats(&self) -> AllocatorStats {
+        self.inner.counters.get()
+    }
+
+    /// Bytes currently allocated.
+    pub fn memory_allocated(&self) -> u64 {
+        self.inner.counters.current()
+    }
+
+    /// Sets the peak to the current value.
+    pub fn reset_peak_stats(&self) {
+        self.inner.counters.reset_peak();
+    }
+}
