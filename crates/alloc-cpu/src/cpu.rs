@@ -79,13 +79,35 @@ pub enum FillMode {
 /// data pointer.
 #[repr(C)]
 struct Header {
-    /// The requested size (the block is `size + HEADER_SIZE` bytes).
+    /// The requested size.
     size: usize,
     /// For counted allocations, a pointer obtained from `Arc::into_raw` on
     /// the allocator's statistics block; null otherwise. Owned by the
     /// allocation: the deleter gives the reference back.
     stats: *const StatsBlock,
+    /// How the block was obtained: [`FROM_STD`] or [`FROM_MMAP`].
+    source: usize,
+    /// Bytes from the start of the underlying allocation to the data.
+    data_offset: usize,
+    /// Size of the underlying allocation (its `Layout` size, or the length
+    /// of the mapping).
+    total: usize,
 }
+
+/// The block came from `std::alloc` with [`STD_ALIGN`] alignment.
+const FROM_STD: usize = 0;
+/// The block is an anonymous `mmap` (large blocks on Linux).
+const FROM_MMAP: usize = 1;
+/// Alignment asked of `std::alloc`. At most the platform's `malloc`
+/// alignment, so that zeroed blocks come from `calloc` (which skips the
+/// memset for fresh pages); the 64-byte data alignment is made by hand.
+const STD_ALIGN: usize = 16;
+/// Blocks of at least this many bytes are mapped straight from the kernel on
+/// Linux: the pages come zeroed for free, and from 2 MiB up they are
+/// advised as transparent huge pages, which cuts page faults 512-fold for
+/// big tensors (PyTorch offers the same behind `THP_MEM_ALLOC_ENABLE`).
+#[cfg(all(target_os = "linux", not(miri)))]
+const MMAP_THRESHOLD: usize = 1 << 20;
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
 const _: () = assert!(std::mem::align_of::<Header>() <= ALIGNMENT);
@@ -146,8 +168,105 @@ impl StatsBlock {
 /// The layout of a block holding `nbytes` of data, or `None` when it cannot
 /// exist (the size overflows `usize` or exceeds `isize::MAX` once rounded).
 fn block_layout(nbytes: usize) -> Option<Layout> {
-    let total = nbytes.checked_add(HEADER_SIZE)?;
-    Layout::from_size_align(total, ALIGNMENT).ok()
+    // Room for the header plus up to ALIGNMENT - STD_ALIGN bytes of padding
+    // to reach a 64-byte data address.
+    let total = nbytes.checked_add(HEADER_SIZE + ALIGNMENT)?;
+    let layout = Layout::from_size_align(total, STD_ALIGN).ok()?;
+    // Keep every size representable after the header arithmetic.
+    (layout.size() <= isize::MAX as usize - ALIGNMENT).then_some(layout)
+}
+
+/// Frees the underlying allocation of the block whose data starts at `data`.
+///
+/// # Safety
+///
+/// `data` must be the data pointer of a live block from
+/// [`CpuAllocator::allocate`], with `header` read from it, and the block must
+/// not be used or freed afterwards.
+unsafe fn free_block(data: *mut u8, header: &Header) {
+    // SAFETY: `data_offset` is the distance from the allocation start to
+    // `data` within the same allocation (written by `allocate`).
+    let start = unsafe { data.sub(header.data_offset) };
+    #[cfg(all(target_os = "linux", not(miri)))]
+    if header.source == FROM_MMAP {
+        // SAFETY: `start`/`total` are exactly the mapping made in
+        // `allocate`; it is unmapped once. munmap of a valid mapping cannot
+        // fail in a way we could handle here.
+        unsafe { libc::munmap(start.cast(), header.total) };
+        return;
+    }
+    debug_assert_eq!(header.source, FROM_STD);
+    // SAFETY: the block was allocated with exactly this layout (it passed
+    // `block_layout` then, so it is valid) and is freed only here.
+    unsafe {
+        dealloc(
+            start,
+            Layout::from_size_align_unchecked(header.total, STD_ALIGN),
+        )
+    };
+}
+
+/// Gets zeroed (or, for junk mode, any) memory for `nbytes` of data plus the
+/// header. Returns `(allocation start, data pointer, source, total)`.
+fn obtain_block(nbytes: usize, zero: bool) -> Option<(*mut u8, *mut u8, usize, usize)> {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    if nbytes >= MMAP_THRESHOLD {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .unwrap_or(4096)
+            .max(4096);
+        let total = nbytes
+            .checked_add(HEADER_SIZE)?
+            .checked_next_multiple_of(page)?;
+        if total > isize::MAX as usize {
+            return None;
+        }
+        // SAFETY: an anonymous private mapping of `total` bytes at an
+        // address of the kernel's choosing; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        if total >= 2 << 20 {
+            // Advisory only: failure (THP disabled) just means small pages.
+            // SAFETY: the range is exactly our fresh mapping.
+            unsafe { libc::madvise(p, total, libc::MADV_HUGEPAGE) };
+        }
+        let start = p.cast::<u8>();
+        // Anonymous mappings are zero-filled by the kernel. Page-aligned, so
+        // `start + HEADER_SIZE` is 64-aligned and inside the mapping.
+        // SAFETY: `total >= nbytes + HEADER_SIZE`.
+        let data = unsafe { start.add(HEADER_SIZE) };
+        return Some((start, data, FROM_MMAP, total));
+    }
+    let layout = block_layout(nbytes)?;
+    // SAFETY: `layout` has a non-zero size (at least HEADER_SIZE + ALIGNMENT).
+    let start = unsafe {
+        if zero {
+            alloc_zeroed(layout)
+        } else {
+            alloc(layout)
+        }
+    };
+    if start.is_null() {
+        return None;
+    }
+    // First 64-aligned address leaving HEADER_SIZE bytes before it; at most
+    // HEADER_SIZE + ALIGNMENT - STD_ALIGN bytes in, so `nbytes` still fit.
+    let pad = (start as usize + HEADER_SIZE).next_multiple_of(ALIGNMENT) - start as usize;
+    // SAFETY: `pad <= HEADER_SIZE + ALIGNMENT` and the block has
+    // `nbytes + HEADER_SIZE + ALIGNMENT` bytes.
+    let data = unsafe { start.add(pad) };
+    Some((start, data, FROM_STD, layout.size()))
 }
 
 /// c10's out-of-memory error, word for word (`ENOMEM` is 12 on every
@@ -205,21 +324,12 @@ unsafe fn delete_cpu(ctx: *mut c_void) {
         return; // c10's ReportAndDelete ignores null.
     }
     let data = ctx.cast::<u8>();
-    // SAFETY: `data` is `base + HEADER_SIZE` of a live block (caller's
-    // contract), derived from the block's base pointer, so stepping back
-    // stays inside the same allocation.
-    let base = unsafe { data.sub(HEADER_SIZE) };
-    // SAFETY: `allocate` wrote a `Header` at `base`, which is 64-aligned;
-    // nothing writes the header afterwards.
-    let header = unsafe { base.cast::<Header>().read() };
-    // SAFETY: the block was allocated with exactly this layout (the size
-    // passed `block_layout` then, so it is valid) and is freed only here.
-    unsafe {
-        dealloc(
-            base,
-            Layout::from_size_align_unchecked(header.size + HEADER_SIZE, ALIGNMENT),
-        )
-    };
+    // SAFETY: `data` is the data pointer of a live block (caller's
+    // contract); its header sits in the HEADER_SIZE bytes before it, inside
+    // the same allocation, written by `allocate` and 64-aligned.
+    let header = unsafe { data.sub(HEADER_SIZE).cast::<Header>().read() };
+    // SAFETY: a live block of ours, freed once (caller's contract).
+    unsafe { free_block(data, &header) };
     if !header.stats.is_null() {
         // SAFETY: a non-null header pointer came from `Arc::into_raw` in
         // `allocate` and this allocation owns that reference; it is given
@@ -251,20 +361,13 @@ unsafe fn delete_cpu(ctx: *mut c_void) {
 unsafe fn delete_cpu_counted(ctx: *mut c_void) {
     let data = ctx.cast::<u8>();
     // SAFETY: as in `delete_cpu`.
-    let base = unsafe { data.sub(HEADER_SIZE) };
-    // SAFETY: as in `delete_cpu`.
-    let header = unsafe { base.cast::<Header>().read() };
+    let header = unsafe { data.sub(HEADER_SIZE).cast::<Header>().read() };
     debug_assert!(
         !header.stats.is_null(),
         "counting deleter on an uncounted block"
     );
     // SAFETY: as in `delete_cpu`.
-    unsafe {
-        dealloc(
-            base,
-            Layout::from_size_align_unchecked(header.size + HEADER_SIZE, ALIGNMENT),
-        )
-    };
+    unsafe { free_block(data, &header) };
     // SAFETY: `allocate` attaches this deleter only to blocks whose header
     // holds a pointer from `Arc::into_raw`, owned by the allocation and
     // given back exactly once, here.
@@ -481,33 +584,24 @@ impl fmt::Debug for CpuAllocator {
     }
 }
 
-// SAFETY: for `nbytes > 0`, `allocate` returns `base + HEADER_SIZE` of a
-// fresh `std::alloc` block of `nbytes + HEADER_SIZE` bytes, so the pointer is
+// SAFETY: for `nbytes > 0`, `allocate` returns a 64-aligned pointer into a
+// fresh `std::alloc` block or anonymous mapping with at least `nbytes` bytes
+// after it and the header before it (`obtain_block`), so the pointer is
 // non-null and valid for reads and writes of `nbytes` bytes until the
 // deleter frees the block (1), overlaps no other live allocation (2), is
 // tagged `Device::CPU` (3), and the deleters (`delete_cpu`,
 // `delete_cpu_counted`) only touch the block and an `Arc`, so they may run on
-// any thread, once (4). The bytes are initialised by `alloc_zeroed` or by
-// `junk_fill` (5).
+// any thread, once (4). The bytes are initialised by `alloc_zeroed`, by the
+// kernel (anonymous mappings are zero-filled) or by `junk_fill` (5).
 unsafe impl Allocator for CpuAllocator {
     fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
         if nbytes == 0 {
             return Ok(DataPtr::null(Device::CPU));
         }
         // Fails (without trying to allocate) for sizes past isize::MAX.
-        let layout = block_layout(nbytes).ok_or_else(|| out_of_memory(nbytes))?;
-        let base = match self.fill {
-            // SAFETY: `layout` has a non-zero size (at least HEADER_SIZE).
-            FillMode::Zero => unsafe { alloc_zeroed(layout) },
-            // SAFETY: as above.
-            FillMode::Junk => unsafe { alloc(layout) },
-        };
-        if base.is_null() {
-            return Err(out_of_memory(nbytes));
-        }
-        // SAFETY: the block is `nbytes + HEADER_SIZE` bytes long, so the
-        // data pointer is inside it (one past the header).
-        let data = unsafe { base.add(HEADER_SIZE) };
+        let (start, data, source, total) = obtain_block(nbytes, self.fill == FillMode::Zero)
+            .ok_or_else(|| out_of_memory(nbytes))?;
+        let base = data.wrapping_sub(HEADER_SIZE);
         if self.fill == FillMode::Junk {
             // SAFETY: `data` starts `nbytes` writable bytes of the fresh
             // block and is 64-aligned (base is, HEADER_SIZE is a multiple).
@@ -527,6 +621,9 @@ unsafe impl Allocator for CpuAllocator {
             base.cast::<Header>().write(Header {
                 size: nbytes,
                 stats,
+                source,
+                data_offset: data as usize - start as usize,
+                total,
             })
         };
         // SAFETY: `deleter(data)` frees exactly this block (and gives back
@@ -674,9 +771,11 @@ mod tests {
     fn layout_rejects_impossible_sizes() {
         assert!(block_layout(usize::MAX).is_none());
         assert!(block_layout(isize::MAX as usize).is_none());
-        // The largest representable block is `isize::MAX` rounded down to 64.
-        assert!(block_layout(isize::MAX as usize - HEADER_SIZE - 62).is_none());
-        assert!(block_layout(isize::MAX as usize - HEADER_SIZE - 63).is_some());
+        // Header, alignment padding and a 64-byte margin must fit below
+        // isize::MAX.
+        let largest = isize::MAX as usize - HEADER_SIZE - 2 * ALIGNMENT;
+        assert!(block_layout(largest).is_some());
+        assert!(block_layout(largest + 1).is_none());
         assert!(block_layout(1).is_some());
     }
 

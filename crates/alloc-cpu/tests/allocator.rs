@@ -530,3 +530,27 @@ fn zeroes_memory_reports_the_fill_mode() {
     assert!(!CpuAllocator::with_fill(FillMode::Junk).zeroes_memory());
     assert!(alloc_cpu::cpu_allocator().zeroes_memory());
 }
+
+#[test]
+fn large_blocks_are_zeroed_aligned_and_freed_once() {
+    use alloc_cpu::{CpuAllocator, FillMode};
+    use c10_storage::Allocator;
+    static TRACKED: CpuAllocator = CpuAllocator::new();
+    TRACKED.set_track_stats(true);
+    for n in [(1usize << 20) - 1, 1 << 20, 3 << 20, (5 << 20) + 7] {
+        let p = TRACKED.allocate(n).unwrap();
+        assert_eq!(p.get() as usize % 64, 0);
+        // SAFETY: `n` initialised bytes owned by `p`.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(p.get(), n) };
+        assert!(bytes.iter().all(|&b| b == 0), "{n} bytes not zeroed");
+        bytes.fill(0xAB);
+        drop(p);
+    }
+    let s = c10_storage::Allocator::stats(&TRACKED).unwrap();
+    assert_eq!((s.allocations, s.frees, s.current_bytes), (4, 4, 0));
+    let junk = CpuAllocator::with_fill(FillMode::Junk);
+    let p = junk.allocate(2 << 20).unwrap();
+    // SAFETY: 8 initialised bytes at the start of the block.
+    let first = unsafe { p.get().cast::<u64>().read() };
+    assert_eq!(first, alloc_cpu::JUNK_PATTERN);
+}
