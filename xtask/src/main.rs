@@ -10,6 +10,9 @@
 //!   `unsafe`, with strict provenance.
 //! * `conformance [FILE ...]`: runs PyTorch-generated shape-op cases (default:
 //!   the project's copy of the corpus) and prints `N passed, M failed`.
+//! * `bench [--vs-torch] [--no-run]`: the benchmark suite in `benches/`
+//!   (torchcore against candle and ndarray, and libtorch's C++ API with
+//!   `--vs-torch`), then regenerates `docs/benchmarks.md`.
 //! * `interop`: builds `crates/interop-ffi` and runs `tools/interop_test.py`,
 //!   the DLPack and safetensors round trips against a real PyTorch (skipped
 //!   with a message when PyTorch is not importable).
@@ -19,7 +22,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod asan;
+mod bench;
 mod interop;
+mod test_cuda;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -28,6 +34,9 @@ fn main() -> ExitCode {
         Some("miri") => miri(&args[1..]),
         Some("conformance") => conformance(&args[1..]),
         Some("interop") => interop::interop(&args[1..]),
+        Some("test-cuda") => return test_cuda::test_cuda(&args[1..]),
+        Some("asan") => asan::asan(&args[1..]),
+        Some("bench") => bench::bench(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
             Ok(())
@@ -53,8 +62,17 @@ commands:
                   (or the named ones), with -Zmiri-strict-provenance
   conformance [FILE..]
                   run shape-op conformance cases (default: the project's corpus copy)
+  bench [--vs-torch] [--no-run] [-- CRITERION_ARGS..]
+                  criterion benches vs candle/ndarray (and libtorch with --vs-torch),
+                  then regenerate docs/benchmarks.md
+  asan [--asan-only|--valgrind-only] [--build-std] [-p CRATE..]
+                  library tests under AddressSanitizer (nightly), then valgrind
+                  --leak-check=full over their test binaries; both must be clean
   interop         build crates/interop-ffi and run tools/interop_test.py: DLPack and
-                  safetensors round trips against a real PyTorch (skips without torch)"
+                  safetensors round trips against a real PyTorch (skips without torch)
+  test-cuda [--build-only DIR] [--debug] [-- ARGS]
+                  build and run the GPU test suite (exit 3: no CUDA driver/GPU); with
+                  --build-only, put the test binaries and run-all.sh in DIR (docs/cuda.md)"
     );
 }
 
@@ -173,7 +191,10 @@ fn miri(args: &[String]) -> Result<(), String> {
     }
     eprintln!("==> miri: crates with `unsafe`: {}", crates.join(", "));
     let mut cmd = Command::new("cargo");
-    cmd.args(["+nightly", "miri", "test"]);
+    // Unit and integration tests only: doctests are examples of safe API
+    // use, run natively by `cargo test`, and under Miri each one costs a
+    // separate interpreted compile-and-run (minutes in all on 2 cores).
+    cmd.args(["+nightly", "miri", "test", "--lib", "--tests"]);
     for c in &crates {
         cmd.args(["-p", c]);
     }

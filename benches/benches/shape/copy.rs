@@ -11,6 +11,7 @@ use candle_core::{Device, Tensor as CTensor};
 use criterion::{Criterion, Throughput};
 use ndarray::{s, ArcArray, IxDyn};
 use torchcore::prelude::*;
+use torchcore::shape::copy::set_copy_threads;
 
 fn ours(d: &[usize]) -> Tensor {
     let n: usize = d.iter().product();
@@ -30,8 +31,12 @@ fn nd(d: &[usize]) -> ArcArray<f32, IxDyn> {
     ArcArray::from_shape_vec(IxDyn(d), (0..n).map(|i| i as f32).collect()).unwrap()
 }
 
-/// Registers the copy cases.
+/// Registers the copy cases. `ours` runs on one thread, like every peer
+/// (and libtorch with `at::set_num_threads(1)`); `ours_mt` is torchcore's
+/// default, which splits copies of at least `PARALLEL_MIN_BYTES` across
+/// the machine's cores.
 pub fn benches(c: &mut Criterion) {
+    set_copy_threads(1);
     // Transposes: 4096^2 (the target) and M (B7).
     for (name, side) in [("contig_t4096", BIG), ("contig_t1024", M[0])] {
         let d = [side, side];
@@ -42,6 +47,13 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group(name);
         g.throughput(Throughput::Bytes(f32_bytes(&d)));
         g.bench_function("ours", |b| b.iter(|| black_box(&t).contiguous().unwrap()));
+        if name == "contig_t4096" {
+            g.bench_function("ours_mt", |b| {
+                set_copy_threads(0);
+                b.iter(|| black_box(&t).contiguous().unwrap());
+                set_copy_threads(1);
+            });
+        }
         g.bench_function("candle", |b| {
             b.iter(|| black_box(&ct).contiguous().unwrap())
         });
@@ -98,6 +110,11 @@ pub fn benches(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(f32_bytes(&d)));
         g.bench_function("ours", |b| {
             b.iter(|| black_box(&t).clone_as(MemoryFormat::Preserve).unwrap())
+        });
+        g.bench_function("ours_mt", |b| {
+            set_copy_threads(0);
+            b.iter(|| black_box(&t).clone_as(MemoryFormat::Preserve).unwrap());
+            set_copy_threads(1);
         });
         g.bench_function("candle", |b| b.iter(|| black_box(&ct).copy().unwrap()));
         g.bench_function("ndarray_arc", |b| b.iter(|| black_box(&a).to_owned()));

@@ -44,6 +44,21 @@ pub fn benches(c: &mut Criterion) {
     let v_e = &v_e;
     assert_eq!(c_m.dtype(), DType::F32);
 
+    // Reference: the unavoidable part of any view op here: one `Arc::new`
+    // of a TensorImpl-sized (144-byte) value holding one more reference to
+    // a shared handle (the storage), then the drop of both.
+    {
+        let shared = std::sync::Arc::new(0u64);
+        let mut g = c.benchmark_group("floor");
+        g.bench_function("arc_new", |b| {
+            b.iter(|| {
+                let s = black_box(&shared).clone();
+                std::sync::Arc::new((s, black_box([0u64; 17])))
+            })
+        });
+        g.finish();
+    }
+
     // B10: a shallow handle clone (one atomic increment and decrement).
     let mut g = c.benchmark_group("clone");
     g.bench_function("ours", |b| b.iter(|| black_box(&t_m).clone()));

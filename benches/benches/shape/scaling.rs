@@ -7,6 +7,7 @@ use std::hint::black_box;
 use benches::{f32_bytes, SCALE_RANKS, SCALE_SIDES};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use torchcore::prelude::*;
+use torchcore::shape::copy::{set_copy_threads, PARALLEL_MIN_BYTES};
 
 /// `narrow(0, 0, 1)` and a full reversal `permute` of a `[2; rank]` tensor.
 pub fn views(c: &mut Criterion) {
@@ -30,9 +31,13 @@ pub fn views(c: &mut Criterion) {
 }
 
 /// `contiguous()` of a transposed square matrix, `clone()` of a contiguous
-/// one, and `memcpy` of the same bytes, from 4 KiB to 256 MiB.
+/// one, and `memcpy` of the same bytes, from 4 KiB to 256 MiB; `ours` on
+/// one thread, and `ours_mt` (torchcore's default, all cores) from the size
+/// where copies are split across threads.
 pub fn copies(c: &mut Criterion) {
+    set_copy_threads(1);
     for &side in &SCALE_SIDES {
+        let parallel = f32_bytes(&[side, side]) >= PARALLEL_MIN_BYTES as u64;
         let bytes = f32_bytes(&[side, side]);
         let n = side * side;
         let base = Tensor::from_vec(
@@ -48,6 +53,13 @@ pub fn copies(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("ours", &id), &tt, |b, t| {
             b.iter(|| black_box(t).contiguous().unwrap())
         });
+        if parallel {
+            g.bench_with_input(BenchmarkId::new("ours_mt", &id), &tt, |b, t| {
+                set_copy_threads(0);
+                b.iter(|| black_box(t).contiguous().unwrap());
+                set_copy_threads(1);
+            });
+        }
         g.finish();
 
         let mut g = c.benchmark_group("scale_clone");
@@ -55,6 +67,13 @@ pub fn copies(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("ours", &id), &base, |b, t| {
             b.iter(|| black_box(t).clone_as(MemoryFormat::Preserve).unwrap())
         });
+        if parallel {
+            g.bench_with_input(BenchmarkId::new("ours_mt", &id), &base, |b, t| {
+                set_copy_threads(0);
+                b.iter(|| black_box(t).clone_as(MemoryFormat::Preserve).unwrap());
+                set_copy_threads(1);
+            });
+        }
         g.finish();
 
         let src: Vec<f32> = (0..n).map(|i| i as f32).collect();

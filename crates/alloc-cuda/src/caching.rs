@@ -277,7 +277,7 @@ impl std::ops::Index<BlockId> for Arena {
     fn index(&self, id: BlockId) -> &Block {
         match self.slots.get(id) {
             Some(Some(b)) => b,
-            _ => unreachable!("alloc-cuda internal error: dead block id {id}"),
+            _ => unreachable!("alloc-cuda internal error: dead block id {id}"), // cannot fire: ids in `State` name live slots (`validate` proves it after every fuzz/random step)
         }
     }
 }
@@ -286,7 +286,7 @@ impl std::ops::IndexMut<BlockId> for Arena {
     fn index_mut(&mut self, id: BlockId) -> &mut Block {
         match self.slots.get_mut(id) {
             Some(Some(b)) => b,
-            _ => unreachable!("alloc-cuda internal error: dead block id {id}"),
+            _ => unreachable!("alloc-cuda internal error: dead block id {id}"), // cannot fire: ids in `State` name live slots (`validate` proves it after every fuzz/random step)
         }
     }
 }

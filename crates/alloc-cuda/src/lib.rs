@@ -53,7 +53,9 @@
 //! * [`FakeDevice`]: the simulated device.
 //!
 //! Not ported: CUDA graph private pools, IPC handles, history recording /
-//! stack traces, the pinned host allocator, the `cudaMallocAsync` backend.
+//! stack traces. The pinned host allocator, the `cudaMallocAsync` and raw
+//! backends and the device operations live in the `cuda` module (feature
+//! `cuda`).
 //!
 //! ```
 //! use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
@@ -78,11 +80,19 @@
 //!
 //! ## Crate features
 //!
-//! * `cuda`: the real backend on cudarc (added separately).
+//! * `cuda`: the real backend on cudarc, the `cuda` module: the driver
+//!   probe, `CudaDevice`, the native / raw / `cudaMallocAsync` allocator
+//!   backends, the pinned host allocator, and the device operations with
+//!   NVRTC strided-copy kernels. It loads `libcuda` and `libnvrtc` at run
+//!   time, so it builds without a CUDA toolkit and reports
+//!   `CUDA is not available: ...` on machines without a driver or GPU.
+//!   See `docs/cuda.md`.
 
 mod adapter;
 mod caching;
 pub mod config;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod device;
 mod error;
 mod expandable;

@@ -35,6 +35,9 @@ use c10_core::{
 };
 use c10_storage::{StorageError, WriteReadGuard};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
 use self::convert::Converter;
 use self::kernel::{copy_same_dtype, CopyPlan, Dims};
 
@@ -443,14 +446,121 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
         };
         return layout.run(converter, d0, s0);
     }
+    let threads = threads_for(dst, &plan);
     // SAFETY: both guards are held for the whole call; every element of
     // both layouts lies inside its buffer (checked_byte_range, against the
     // guarded sizes) and the plan visits exactly those elements from `d0`
     // and `s0`; the checked byte ranges of the two sides do not intersect,
     // so no destination byte is a source byte; the element sizes match
-    // the plan (and the converter's dtypes).
-    unsafe { run_plan(&plan, converter, d0, s0) };
+    // the plan (and the converter's dtypes). `threads_for` only splits
+    // destinations that are non-overlapping and dense, so the threads'
+    // disjoint index ranges write disjoint bytes.
+    unsafe { run_plan_threaded(&plan, converter, d0, s0, threads) };
     Ok(())
+}
+
+/// Copies whose destination has at least this many bytes are split across
+/// [`copy_threads`] threads: below it, starting threads costs more than it
+/// saves (measured on the development machine; see `docs/benchmarks.md`).
+pub const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
+/// The number of threads large CPU copies may use; 0 means "not set" (all
+/// available cores).
+static COPY_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets how many threads a CPU copy of at least [`PARALLEL_MIN_BYTES`]
+/// destination bytes (`contiguous`, `clone`, `copy_`) may use, like
+/// `at::set_num_threads` for ATen's copies; `0` restores the default (the
+/// number of available cores). Smaller copies always run on the calling
+/// thread.
+///
+/// ```
+/// use aten_shape::copy::{copy_threads, set_copy_threads};
+/// set_copy_threads(1);
+/// assert_eq!(copy_threads(), 1);
+/// set_copy_threads(0);
+/// assert!(copy_threads() >= 1);
+/// ```
+pub fn set_copy_threads(n: usize) {
+    COPY_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// The number of threads a large CPU copy uses (see [`set_copy_threads`]).
+pub fn copy_threads() -> usize {
+    match COPY_THREADS.load(Ordering::Relaxed) {
+        0 => {
+            static CORES: OnceLock<usize> = OnceLock::new();
+            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }
+        n => n,
+    }
+}
+
+/// How many threads to run `plan` (writing `dst`) on.
+fn threads_for(dst: &Tensor, plan: &CopyPlan) -> usize {
+    let bytes = usize::try_from(dst.numel())
+        .unwrap_or(0)
+        .saturating_mul(dst.element_size());
+    if bytes < PARALLEL_MIN_BYTES || !dst.is_non_overlapping_and_dense() {
+        return 1;
+    }
+    // At least a few outer indices per thread.
+    copy_threads().min(plan.outer_len() / 4).max(1)
+}
+
+/// The two base pointers of a copy, handed to the worker threads.
+#[derive(Clone, Copy)]
+struct Bases {
+    dst: *mut u8,
+    src: *const u8,
+}
+
+// SAFETY: the pointers are only used by `run_plan_threaded`'s workers,
+// inside the scope that keeps the storages' guards alive, on disjoint
+// ranges of the plan's outermost dim (disjoint destination bytes); the
+// source is only read.
+unsafe impl Send for Bases {}
+
+/// [`run_plan`], with the outermost dim split into `threads` contiguous
+/// ranges run in parallel (the calling thread takes the first).
+///
+/// # Safety
+///
+/// As for [`run_plan`]; moreover, when `threads > 1`, distinct indices of
+/// the plan must write distinct destination bytes.
+unsafe fn run_plan_threaded(
+    plan: &CopyPlan,
+    converter: Option<Converter>,
+    dst: *mut u8,
+    src: *const u8,
+    threads: usize,
+) {
+    let outer = plan.outer_len();
+    if threads <= 1 || outer < 2 {
+        // SAFETY: forwarded from the caller.
+        unsafe { run_plan(plan, converter, dst, src) };
+        return;
+    }
+    let chunk = outer.div_ceil(threads);
+    let bases = Bases { dst, src };
+    let run_range = move |range: std::ops::Range<usize>| {
+        let b = bases;
+        // SAFETY: forwarded from the caller; each range is disjoint from the
+        // others, so each thread writes its own destination bytes.
+        unsafe {
+            match converter {
+                None => copy_same_dtype(plan, b.dst, b.src, range),
+                Some(c) => c.run(plan, b.dst, b.src, range),
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for start in (chunk..outer).step_by(chunk) {
+            let range = start..(start + chunk).min(outer);
+            scope.spawn(move || run_range(range));
+        }
+        run_range(0..chunk.min(outer));
+    });
 }
 
 /// Runs a whole plan with the same-dtype kernel or the converter.

@@ -33,7 +33,7 @@
 //! and anything outside the storage with PyTorch's messages, as PyTorch's
 //! own `as_strided` call inside these ops does. No op panics.
 
-use c10_core::geometry::{fmt_list, wrap_dim};
+use c10_core::geometry::{check_in_bounds_for_storage, fmt_list, wrap_dim};
 use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorImpl};
 
 use crate::copy as copy_api;
@@ -91,8 +91,33 @@ fn install(t: &Tensor, geometry: SizesAndStrides, offset: i64) -> Result<Tensor>
     TensorImpl::view_tensor(t.impl_ref(), geometry, offset)
 }
 
+/// A view of `t` whose geometry is `t`'s changed by `edit`, which works
+/// on the sizes and strides already in place in the new `TensorImpl`
+/// (no intermediate copy). Only for geometry that provably stays within
+/// `t`'s elements (nothing wrapped).
+#[inline]
+fn install_edit(
+    t: &Tensor,
+    offset: i64,
+    edit: impl FnOnce(&mut SizesAndStrides),
+) -> Result<Tensor> {
+    TensorImpl::view_tensor_edit(t.impl_ref(), offset, edit)
+}
+
+/// [`install_edit`] for edits that only reorder dims or insert size-1 dims
+/// (the density flag carries over from `t`).
+#[inline]
+fn install_rearranged(
+    t: &Tensor,
+    offset: i64,
+    edit: impl FnOnce(&mut SizesAndStrides),
+) -> Result<Tensor> {
+    TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit)
+}
+
 /// A copy of `t`'s sizes and strides to edit into a view's geometry (a
-/// fixed-size copy up to five dims).
+/// fixed-size copy up to five dims), for the paths that need it on the
+/// stack (wrapped arithmetic).
 #[inline]
 fn geometry_of(t: &Tensor) -> SizesAndStrides {
     t.impl_ref().sizes_and_strides().clone()
@@ -228,7 +253,36 @@ pub fn as_strided(
 ) -> Result<Tensor> {
     check_symint_list(size)?;
     check_symint_list(stride)?;
-    t.as_strided(size, stride, storage_offset)
+    let offset = storage_offset.unwrap_or(t.storage_offset());
+    if size.len() != stride.len() || stride.iter().any(|&s| s < 0) || offset < 0 {
+        // Invalid arguments: `Tensor::as_strided` reports them.
+        return t.as_strided(size, stride, storage_offset);
+    }
+    // The same storage check as `Tensor::as_strided` (skipped when a quick
+    // computation shows it passes), then the view built in place.
+    let (itemsize, per_byte, available) = (
+        t.element_size(),
+        t.dtype().elements_per_byte(),
+        t.storage().nbytes(),
+    );
+    if !surely_in_bounds(size, stride, offset, itemsize, per_byte, available) {
+        check_in_bounds_for_storage(size, stride, offset, itemsize, per_byte, available)?;
+    }
+    let built = TensorImpl::try_view_tensor_fill(
+        t.impl_ref(),
+        offset,
+        size.len(),
+        |new_sizes, new_strides| {
+            new_sizes.copy_from_slice(size);
+            new_strides.copy_from_slice(stride);
+            Ok(true)
+        },
+    )?;
+    match built {
+        Some(view) => Ok(view),
+        // (not reached: the fill above never gives up)
+        None => t.as_strided(size, stride, storage_offset),
+    }
 }
 
 /// `view`'s geometry built in place: `Ok(Some((geometry, wrapped)))` when
@@ -262,8 +316,64 @@ fn install_alias(
     }
 }
 
+/// `view(shape)` built in place when `t` can be viewed as `shape` and no
+/// arithmetic wrapped (`Ok(None)` otherwise; errors of `infer_size` are
+/// returned).
+#[inline]
+fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
+    let (sizes, strides, numel) = (t.sizes(), t.strides(), t.numel());
+    TensorImpl::try_view_tensor_fill(
+        t.impl_ref(),
+        t.storage_offset(),
+        shape.len(),
+        |new_sizes, new_strides| {
+            infer_size_into(shape, numel, new_sizes)?;
+            Ok(compute_stride_into(sizes, strides, new_sizes, new_strides) == Some(false))
+        },
+    )
+}
+
+/// A sufficient condition for `check_in_bounds_for_storage` to pass, for
+/// the common case (every size at least 1, non-negative strides and offset,
+/// whole-byte elements): the last element's byte end, computed without
+/// overflow, fits in the storage. `false` means "ask the real check".
+#[inline]
+fn surely_in_bounds(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    itemsize: usize,
+    elements_per_byte: usize,
+    available: usize,
+) -> bool {
+    if elements_per_byte != 1 || offset < 0 {
+        return false;
+    }
+    let mut last = offset as u128;
+    for (&n, &st) in sizes.iter().zip(strides) {
+        if n < 1 || st < 0 {
+            return false;
+        }
+        // Each product is below 2^126; a sum that overflows is not "sure".
+        match last.checked_add(st as u128 * (n - 1) as u128) {
+            Some(l) => last = l,
+            None => return false,
+        }
+    }
+    match last
+        .checked_add(1)
+        .and_then(|end| end.checked_mul(itemsize as u128))
+    {
+        Some(bytes) => bytes <= available as u128 && bytes <= i64::MAX as u128,
+        None => false,
+    }
+}
+
 /// Free-function form of [`ViewOps::view`].
 pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    if let Some(v) = try_view_in_place(t, shape)? {
+        return Ok(v);
+    }
     match view_geometry(t, shape)? {
         Some((geometry, wrapped)) => install_alias(t, geometry, t.storage_offset(), wrapped),
         None => Err(runtime(VIEW_INCOMPATIBLE)),
@@ -277,6 +387,9 @@ pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 
 /// Free-function form of [`ViewOps::reshape`].
 pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    if let Some(v) = try_view_in_place(t, shape)? {
+        return Ok(v);
+    }
     if let Some((geometry, wrapped)) = view_geometry(t, shape)? {
         return install_alias(t, geometry, t.storage_offset(), wrapped);
     }
@@ -336,13 +449,28 @@ fn slice_at(
     let offset = w.add(t.storage_offset(), step_offset);
     let len = w.sub(e, s);
     // Ceil division; `step >= 1`, so neither `step - 1` nor `/` can fail.
+    // A huge step wraps `len + step - 1` as PyTorch's int64 arithmetic
+    // does (kept for parity, see tests/views.rs); when the wrapped
+    // quotient is negative PyTorch would build a tensor with a negative
+    // size, which is refused here (found by torchcore's hostile_sizes).
     let new_size = w.add(len, step - 1) / step;
+    if new_size < 0 {
+        return Err(runtime(format!(
+            "slice: the size computed for step {step} overflowed (got {new_size})"
+        )));
+    }
     let new_stride = w.mul(strides[d], step);
+    let edit = |geometry: &mut SizesAndStrides| {
+        let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
+        new_sizes[d] = new_size;
+        new_strides[d] = new_stride;
+    };
+    if !w.wrapped {
+        return install_edit(t, offset, edit);
+    }
     let mut geometry = geometry_of(t);
-    let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
-    new_sizes[d] = new_size;
-    new_strides[d] = new_stride;
-    make_view_in_place(t, geometry, offset, w.wrapped)
+    edit(&mut geometry);
+    make_view_in_place(t, geometry, offset, true)
 }
 
 /// Free-function form of [`ViewOps::slice`].
@@ -419,9 +547,12 @@ fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
     let index = if index < 0 { w.add(index, size) } else { index };
     let step_offset = w.mul(index, strides[d]);
     let offset = w.add(t.storage_offset(), step_offset);
+    if !w.wrapped {
+        return install_edit(t, offset, |geometry| geometry.remove_dim(d));
+    }
     let mut geometry = geometry_of(t);
     geometry.remove_dim(d);
-    make_view_in_place(t, geometry, offset, w.wrapped)
+    make_view_in_place(t, geometry, offset, true)
 }
 
 /// Free-function form of [`ViewOps::unbind`].
@@ -600,11 +731,11 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     if a == b {
         return alias(t);
     }
-    let mut geometry = geometry_of(t);
-    let (sizes, strides) = geometry.sizes_and_strides_mut();
-    sizes.swap(a, b);
-    strides.swap(a, b);
-    install(t, geometry, t.storage_offset())
+    install_rearranged(t, t.storage_offset(), |geometry| {
+        let (sizes, strides) = geometry.sizes_and_strides_mut();
+        sizes.swap(a, b);
+        strides.swap(a, b);
+    })
 }
 
 /// Free-function form of [`ViewOps::swapaxes`].
@@ -697,28 +828,22 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
             dims.len()
         )));
     }
+    let mut seen = DimSet::new(n);
+    for &dim in dims {
+        if !seen.insert(wrap(dim, n)?) {
+            return Err(runtime("permute(): duplicate dims are not allowed."));
+        }
+    }
     let (sizes, strides) = (t.sizes(), t.strides());
-    let mut outcome: Result<()> = Ok(());
-    let geometry = SizesAndStrides::from_fn(n, |new_sizes, new_strides| {
-        let mut seen = DimSet::new(n);
+    install_rearranged(t, t.storage_offset(), |geometry| {
+        let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
         for (i, &dim) in dims.iter().enumerate() {
-            let d = match wrap(dim, n) {
-                Ok(d) => d,
-                Err(e) => {
-                    outcome = Err(e);
-                    return;
-                }
-            };
-            if !seen.insert(d) {
-                outcome = Err(runtime("permute(): duplicate dims are not allowed."));
-                return;
-            }
+            // Every dim was wrapped successfully above.
+            let d = if dim < 0 { dim + n as i64 } else { dim } as usize;
             new_sizes[i] = sizes[d];
             new_strides[i] = strides[d];
         }
-    });
-    outcome?;
-    install(t, geometry, t.storage_offset())
+    })
 }
 
 /// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
@@ -804,9 +929,23 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
         )));
     }
     check_symint_list(size)?;
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let built = TensorImpl::try_view_tensor_fill(
+        t.impl_ref(),
+        t.storage_offset(),
+        size.len(),
+        |new_sizes, new_strides| {
+            let wrapped = infer_expand_geometry_into(sizes, strides, size, new_sizes, new_strides)?;
+            Ok(!wrapped)
+        },
+    )?;
+    if let Some(view) = built {
+        return Ok(view);
+    }
+    // A stride product wrapped: the checked path.
     let mut outcome: Result<bool> = Ok(false);
     let geometry = SizesAndStrides::from_fn(size.len(), |new_sizes, new_strides| {
-        outcome = infer_expand_geometry_into(t.sizes(), t.strides(), size, new_sizes, new_strides);
+        outcome = infer_expand_geometry_into(sizes, strides, size, new_sizes, new_strides);
     });
     make_view_in_place(t, geometry, t.storage_offset(), outcome?)
 }
@@ -892,9 +1031,14 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
     } else {
         w.mul(sizes[d], strides[d])
     };
+    if !w.wrapped {
+        return install_rearranged(t, t.storage_offset(), |geometry| {
+            geometry.insert_dim(d, 1, new_stride)
+        });
+    }
     let mut geometry = geometry_of(t);
     geometry.insert_dim(d, 1, new_stride);
-    make_view_in_place(t, geometry, t.storage_offset(), w.wrapped)
+    make_view_in_place(t, geometry, t.storage_offset(), true)
 }
 
 /// Free-function form of [`ViewOps::flatten`].
@@ -1042,7 +1186,7 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
 
 /// Free-function form of [`ViewOps::alias`].
 pub fn alias(t: &Tensor) -> Result<Tensor> {
-    install(t, geometry_of(t), t.storage_offset())
+    install_rearranged(t, t.storage_offset(), |_| {})
 }
 
 /// Free-function form of [`ViewOps::detach`].

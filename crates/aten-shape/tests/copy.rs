@@ -14,7 +14,7 @@ use c10_core::{Device, InferenceMode, MemoryFormat, ScalarType, Storage, Tensor,
 use half::f16;
 
 /// Fewer and smaller cases under Miri.
-const ROUNDS: usize = if cfg!(miri) { 4 } else { 300 };
+const ROUNDS: usize = if cfg!(miri) { 3 } else { 300 };
 
 fn opts(dtype: ScalarType) -> TensorOptions {
     TensorOptions::new().dtype(dtype)

@@ -4,7 +4,8 @@
 //!
 //! A backend (for example `alloc-cuda`) implements [`DeviceOps`] and calls
 //! [`register_device_ops`] once. Without a registration, operations on that
-//! device's tensors fail with an error that says which feature to enable.
+//! device's tensors fail with an error that says how to get a backend (for
+//! CUDA: the `cuda` feature of `torchcore` and `torchcore::cuda::init()`).
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -52,8 +53,13 @@ pub fn register_device_ops(ops: &'static dyn DeviceOps) {
 pub fn device_ops(device_type: DeviceType) -> Result<&'static dyn DeviceOps> {
     let p = OPS[device_type as usize].load(Ordering::Acquire);
     if p.is_null() {
+        let advice = if device_type == DeviceType::Cuda {
+            "enable the `cuda` feature of the torchcore crate and call `torchcore::cuda::init()` (or register operations with c10_core::register_device_ops)"
+        } else {
+            "register them with c10_core::register_device_ops"
+        };
         return Err(TensorError::runtime(format!(
-            "no device operations are registered for {device_type} tensors: this build has no {device_type} backend (register one with c10_core::register_device_ops)"
+            "no device operations are registered for {device_type} tensors: {advice}"
         )));
     }
     // SAFETY: non-null entries come from `Box::leak` in `register_device_ops`

@@ -44,7 +44,7 @@ pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
         DeviceType::Meta => Ok(get_allocator(DeviceType::Meta).unwrap_or(&META_ALLOCATOR)),
         t => get_allocator(t).map_err(|e| match e {
             AllocError::NotRegistered(DeviceType::Cuda) => TensorError::runtime(
-                "no allocator is registered for cuda: this build has no CUDA backend; register one with c10_storage::set_allocator",
+                "no allocator is registered for cuda: enable the `cuda` feature of the torchcore crate and call `torchcore::cuda::init()` (or register an allocator with c10_storage::set_allocator)",
             ),
             other => other.into(),
         }),

@@ -86,7 +86,7 @@ impl InlineDims {
             4 => InlineDims::D4,
             5 => InlineDims::D5,
             // Callers check `n <= MAX_INLINE_SIZE` first.
-            _ => unreachable!("{n} dims do not fit inline"),
+            _ => unreachable!("{n} dims do not fit inline"), // cannot fire: every caller checks `n <= MAX_INLINE_SIZE` first
         }
     }
 
@@ -237,6 +237,29 @@ impl SizesAndStrides {
             SizesAndStrides {
                 repr: Repr::Heap(data),
             }
+        }
+    }
+
+    /// Makes this `ndim` dimensions of size 0 and stride 0, in place: the
+    /// inline buffer (up to [`MAX_INLINE_SIZE`] dims) or a heap block of
+    /// the right size is reused; otherwise this is one exact allocation
+    /// (and the old block, if any, is freed).
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1]).unwrap();
+    /// ss.reset_to_zeros(3);
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[0, 0, 0][..], &[0, 0, 0][..]));
+    /// ```
+    #[inline]
+    pub fn reset_to_zeros(&mut self, ndim: usize) {
+        match &mut self.repr {
+            Repr::Inline { ndim: n, buf } if ndim <= INLINE => {
+                *n = InlineDims::new(ndim);
+                *buf = [0; 2 * INLINE];
+            }
+            Repr::Heap(data) if data.len() == 2 * ndim => data.fill(0),
+            _ => *self = SizesAndStrides::from_fn(ndim, |_, _| {}),
         }
     }
 

@@ -505,6 +505,17 @@ pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64)
             "mismatch in length of strides and shape",
         ));
     }
+    // c10 reaches `computeStorageNbytes` with a negative size and reports
+    // the overflow (checklist 112), except when a zero size comes first
+    // and it returns early, leaving a tensor with a negative size; every
+    // negative size is refused here (found by fuzz/shape_ops).
+    if sizes.iter().any(|&s| s < 0) {
+        return Err(TensorError::runtime(format!(
+            "Storage size calculation overflowed with sizes={} and strides={}",
+            fmt_list(sizes),
+            fmt_list(strides)
+        )));
+    }
     if strides.iter().any(|&s| s < 0) {
         return Err(TensorError::runtime(format!(
             "as_strided: Negative strides are not supported at the moment, got strides: {}",

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use c10_storage::{Device, Storage};
+use c10_storage::{Device, DeviceType, Storage};
 
 use crate::autograd::{AutogradMeta, AutogradMetaInterface};
 use crate::dispatch_key::{backend_component_for_device_type, DispatchKeySet};
@@ -42,6 +42,23 @@ impl LayoutFlags {
     /// c10's `_refresh_contiguous` for the given layout; the evaluation
     /// order matters because later flags read earlier ones.
     pub fn compute(sizes: &[i64], strides: &[i64], numel: i64) -> LayoutFlags {
+        LayoutFlags::compute_with(sizes, strides, numel, None)
+    }
+
+    /// [`compute`](Self::compute), given the answer of c10's
+    /// `compute_non_overlapping_and_dense` when the caller already knows it
+    /// (it does not change when dims are permuted or size-1 dims inserted).
+    #[inline]
+    fn compute_with(
+        sizes: &[i64],
+        strides: &[i64],
+        numel: i64,
+        non_overlapping_and_dense: Option<bool>,
+    ) -> LayoutFlags {
+        let nod = |sizes: &[i64], strides: &[i64]| {
+            non_overlapping_and_dense
+                .unwrap_or_else(|| geometry::is_non_overlapping_and_dense(sizes, strides))
+        };
         let mut f = LayoutFlags(0);
         let contiguous = geometry::is_contiguous(sizes, strides, numel);
         f.set(Self::CONTIGUOUS, contiguous);
@@ -55,7 +72,7 @@ impl LayoutFlags {
                 );
                 f.set(
                     Self::NON_OVERLAPPING_AND_DENSE,
-                    contiguous || cl || geometry::is_non_overlapping_and_dense(sizes, strides),
+                    contiguous || cl || nod(sizes, strides),
                 );
             }
             5 => {
@@ -69,16 +86,13 @@ impl LayoutFlags {
                 f.set(Self::CHANNELS_LAST_3D, is_cl3);
                 f.set(
                     Self::NON_OVERLAPPING_AND_DENSE,
-                    contiguous
-                        || cl
-                        || cl3
-                        || geometry::is_non_overlapping_and_dense(sizes, strides),
+                    contiguous || cl || cl3 || nod(sizes, strides),
                 );
             }
             _ => {
                 f.set(
                     Self::NON_OVERLAPPING_AND_DENSE,
-                    contiguous || geometry::is_non_overlapping_and_dense(sizes, strides),
+                    contiguous || nod(sizes, strides),
                 );
             }
         }
@@ -117,7 +131,7 @@ impl LayoutFlags {
 /// counter, and the cached layout flags.
 ///
 /// A `TensorImpl` shared by several handles never changes; in-place
-/// metadata operations on a [`Tensor`](crate::Tensor) copy it first if it
+/// metadata operations on a [`Tensor`] copy it first if it
 /// is shared.
 #[derive(Debug)]
 pub struct TensorImpl {
@@ -153,12 +167,27 @@ impl Clone for TensorImpl {
 /// The key set a new tensor on `device` gets (c10 §4.6), honouring this
 /// thread's inference mode.
 pub fn key_set_for_device(device: Device) -> DispatchKeySet {
+    let inference = InferenceMode::is_enabled();
+    if device.device_type() == DeviceType::Cpu {
+        // The common case, computed at compile time.
+        return if inference {
+            CPU_KEYS_INFERENCE
+        } else {
+            CPU_KEYS
+        };
+    }
     let backend = backend_component_for_device_type(device.device_type() as i8);
-    DispatchKeySet::for_new_tensor(
-        DispatchKeySet::dense_backend(backend),
-        InferenceMode::is_enabled(),
-    )
+    DispatchKeySet::for_new_tensor(DispatchKeySet::dense_backend(backend), inference)
 }
+
+const CPU_KEYS: DispatchKeySet = DispatchKeySet::for_new_tensor(
+    DispatchKeySet::dense_backend(backend_component_for_device_type(DeviceType::Cpu as i8)),
+    false,
+);
+const CPU_KEYS_INFERENCE: DispatchKeySet = DispatchKeySet::for_new_tensor(
+    DispatchKeySet::dense_backend(backend_component_for_device_type(DeviceType::Cpu as i8)),
+    true,
+);
 
 impl TensorImpl {
     /// A new tensor over `storage`: 1-d with size `[0]` and stride `[1]`
@@ -226,47 +255,178 @@ impl TensorImpl {
         ))
     }
 
-    /// [`view_of`](Self::view_of) with the geometry already in its final
-    /// container: the view ops build it in place with
-    /// [`SizesAndStrides::from_fn`], so a view costs one allocation (the
-    /// caller's `Arc`) and no intermediate copies. Fails only when the
-    /// product of the sizes overflows (`numel: integer multiplication
-    /// overflow`).
-    #[inline]
-    pub fn view_from_parts(
-        base: &TensorImpl,
-        sizes_and_strides: SizesAndStrides,
-        storage_offset: i64,
-    ) -> Result<TensorImpl> {
-        let numel = geometry::compute_numel(sizes_and_strides.sizes())?;
-        Ok(TensorImpl::view_with_numel(
-            base,
-            sizes_and_strides,
-            storage_offset,
-            numel,
-        ))
-    }
-
-    /// [`view_from_parts`](Self::view_from_parts) straight into a new
-    /// [`Tensor`] handle. Building the `TensorImpl` inside the handle's
-    /// allocation (rather than passing it by value to
-    /// [`Tensor::from_impl`]) lets the compiler write each field once,
-    /// directly to the heap: a view op's cost is its one allocation.
+    /// [`view_of`](Self::view_of) with the geometry already built (see
+    /// [`SizesAndStrides::from_fn`]), straight into a new [`Tensor`]
+    /// handle: the `TensorImpl` is written field by field into
+    /// the handle's own allocation, never built on the stack and copied
+    /// (a view op's cost is its one allocation).
     #[inline]
     pub fn view_tensor(
         base: &TensorImpl,
         sizes_and_strides: SizesAndStrides,
         storage_offset: i64,
     ) -> Result<Tensor> {
-        let numel = geometry::compute_numel(sizes_and_strides.sizes())?;
-        Ok(Tensor {
-            imp: Arc::new(TensorImpl::view_with_numel(
-                base,
-                sizes_and_strides,
-                storage_offset,
-                numel,
-            )),
+        TensorImpl::view_tensor_edit(base, storage_offset, move |geometry| {
+            *geometry = sizes_and_strides;
         })
+    }
+
+    /// A view of `base` whose geometry is `base`'s, changed by `edit`, as a
+    /// new [`Tensor`] handle. `edit` works on the sizes and strides already
+    /// in place in the new `TensorImpl` (for `transpose`, `narrow`,
+    /// `select`, `unsqueeze`: a swap or a few stores), so nothing is copied
+    /// twice. No bounds check against the storage, as for
+    /// [`view_of`](Self::view_of): callers derive geometry that stays
+    /// within `base`'s elements. Fails only when the product of the new
+    /// sizes overflows (`numel: integer multiplication overflow`).
+    #[inline]
+    pub fn view_tensor_edit(
+        base: &TensorImpl,
+        storage_offset: i64,
+        edit: impl FnOnce(&mut SizesAndStrides),
+    ) -> Result<Tensor> {
+        let built = TensorImpl::build_view(base, storage_offset, None, false, |geometry| {
+            edit(geometry);
+            Ok(true)
+        })?;
+        // `build_view` returns `None` only when the edit says so.
+        built.ok_or_else(|| TensorError::runtime("view geometry was abandoned"))
+    }
+
+    /// [`view_tensor_edit`](Self::view_tensor_edit) for an `edit` that only
+    /// reorders `base`'s dims and inserts or removes dims of size 1
+    /// (`transpose`, `permute`, `unsqueeze`, `alias`). Such views are
+    /// non-overlapping and dense exactly when `base` is (c10 ignores size-1
+    /// dims and sorts the others by stride; for tensors with elements no
+    /// two dims of size 2 or more can then tie), so that flag is carried
+    /// over instead of recomputed.
+    #[inline]
+    pub fn view_tensor_rearranged(
+        base: &TensorImpl,
+        storage_offset: i64,
+        edit: impl FnOnce(&mut SizesAndStrides),
+    ) -> Result<Tensor> {
+        let built = TensorImpl::build_view(base, storage_offset, None, true, |geometry| {
+            edit(geometry);
+            Ok(true)
+        })?;
+        // `build_view` returns `None` only when the edit says so.
+        built.ok_or_else(|| TensorError::runtime("view geometry was abandoned"))
+    }
+
+    /// A view of `base` with `ndim` dims whose sizes and strides `fill`
+    /// writes in place in the new `TensorImpl` (they start as zeros), as a
+    /// new [`Tensor`] handle; for view ops whose geometry is computed
+    /// rather than edited (`view`, `expand`, `as_strided`). `fill` may give
+    /// up: `Ok(true)` keeps what it wrote; `Ok(false)` abandons the view
+    /// (the result is `Ok(None)`, for callers that then take a slower path,
+    /// such as geometry whose arithmetic wrapped); `Err` abandons it and is
+    /// returned. No bounds check against the storage, as for
+    /// [`view_of`](Self::view_of).
+    #[inline]
+    pub fn try_view_tensor_fill(
+        base: &TensorImpl,
+        storage_offset: i64,
+        ndim: usize,
+        fill: impl FnOnce(&mut [i64], &mut [i64]) -> Result<bool>,
+    ) -> Result<Option<Tensor>> {
+        TensorImpl::build_view(base, storage_offset, Some(ndim), false, |geometry| {
+            let (sizes, strides) = geometry.sizes_and_strides_mut();
+            fill(sizes, strides)
+        })
+    }
+
+    /// The one place a view's `TensorImpl` is built in place. The geometry
+    /// starts as a copy of `base`'s, or as `zeroed_dims` dims of zeros, and
+    /// `edit` finishes it (see `try_view_tensor_fill` for its result).
+    /// `rearranged`: see `view_tensor_rearranged`.
+    #[inline(always)]
+    fn build_view(
+        base: &TensorImpl,
+        storage_offset: i64,
+        zeroed_dims: Option<usize>,
+        rearranged: bool,
+        edit: impl FnOnce(&mut SizesAndStrides) -> Result<bool>,
+    ) -> Result<Option<Tensor>> {
+        let imp = Arc::<TensorImpl>::new_uninit();
+        // `Arc::as_ptr` keeps the allocation's write provenance (it is not
+        // derived from a shared reference; `Arc::get_mut` would cost an
+        // atomic compare-exchange on the view path), and the `Arc` was
+        // created just above, so no other handle or reference to its
+        // contents exists: writing through `slot` is exclusive.
+        let slot = Arc::as_ptr(&imp).cast_mut().cast::<TensorImpl>();
+        // SAFETY: `slot` points to the new, uniquely owned, uninitialised
+        // `TensorImpl` (see above). The geometry field is written first
+        // (through a raw field pointer) and only then borrowed, so `edit`
+        // and the numel and flag computations see an initialised
+        // `SizesAndStrides` and nothing else of the value.
+        let geometry = unsafe {
+            let field = std::ptr::addr_of_mut!((*slot).sizes_and_strides);
+            match zeroed_dims {
+                // A heap block of the base is not worth copying.
+                Some(ndim) if !base.sizes_and_strides.is_inline() => {
+                    field.write(SizesAndStrides::from_fn(ndim, |_, _| {}))
+                }
+                // An inline copy is a fixed 88-byte move.
+                _ => field.write(base.sizes_and_strides.clone()),
+            }
+            &mut (*slot).sizes_and_strides
+        };
+        if let Some(ndim) = zeroed_dims {
+            geometry.reset_to_zeros(ndim);
+        }
+        let outcome = edit(geometry).and_then(|keep| {
+            if !keep {
+                return Ok(None);
+            }
+            match numel_of(geometry.sizes()) {
+                Some(n) => Ok(Some(n)),
+                None => Err(geometry::compute_numel(geometry.sizes())
+                    .err()
+                    .unwrap_or_else(|| {
+                        TensorError::runtime("numel: integer multiplication overflow")
+                    })),
+            }
+        });
+        let numel = match outcome {
+            Ok(Some(numel)) => numel,
+            abandoned => {
+                // SAFETY: the geometry is the only initialised field; drop
+                // it (it may own a heap block) before the uninitialised
+                // allocation is freed with `imp`.
+                unsafe { std::ptr::drop_in_place(geometry) };
+                return abandoned.map(|_| None);
+            }
+        };
+        // Tensors without elements may tie on huge strides; recompute then.
+        let known_density = (rearranged && numel > 0 && base.numel > 0)
+            .then(|| base.flags.is_non_overlapping_and_dense());
+        let flags =
+            LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density);
+        let autograd_meta: Option<Box<dyn AutogradMetaInterface>> = match &base.autograd_meta {
+            None => None,
+            Some(m) if m.requires_grad() => Some(Box::new(AutogradMeta {
+                requires_grad: true,
+            })),
+            Some(_) => None,
+        };
+        // SAFETY: every other field is written exactly once through raw
+        // field pointers (never reading the uninitialised memory), so the
+        // `TensorImpl` is fully initialised before `assume_init`.
+        unsafe {
+            std::ptr::addr_of_mut!((*slot).storage).write(base.storage.clone());
+            std::ptr::addr_of_mut!((*slot).storage_offset).write(storage_offset);
+            std::ptr::addr_of_mut!((*slot).numel).write(numel);
+            std::ptr::addr_of_mut!((*slot).version).write(base.version.clone());
+            std::ptr::addr_of_mut!((*slot).autograd_meta).write(autograd_meta);
+            std::ptr::addr_of_mut!((*slot).key_set).write(base.key_set);
+            std::ptr::addr_of_mut!((*slot).dtype).write(base.dtype);
+            std::ptr::addr_of_mut!((*slot).device).write(base.device);
+            std::ptr::addr_of_mut!((*slot).flags).write(flags);
+            Ok(Some(Tensor {
+                imp: imp.assume_init(),
+            }))
+        }
     }
 
     #[inline]
@@ -345,6 +505,31 @@ impl TensorImpl {
     /// Sets sizes with contiguous strides in `format` (c10's
     /// `set_sizes_contiguous` + `empty_tensor_restride`).
     pub fn set_sizes_contiguous(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
+        if format == MemoryFormat::Contiguous {
+            // Row-major strides written in place (no intermediate vector,
+            // none of them negative, so `set_sizes_and_strides`'s stride
+            // repair has nothing to do).
+            let mut overflow = false;
+            let geometry = SizesAndStrides::from_fn(sizes.len(), |s, st| {
+                let mut running: i64 = 1;
+                for d in (0..sizes.len()).rev() {
+                    s[d] = sizes[d];
+                    st[d] = running;
+                    match running.checked_mul(sizes[d].max(1)) {
+                        Some(r) => running = r,
+                        None => overflow = true,
+                    }
+                }
+            });
+            if overflow {
+                return Err(TensorError::runtime("Stride calculation overflowed"));
+            }
+            let numel = geometry::compute_numel(sizes)?;
+            self.flags = LayoutFlags::compute(geometry.sizes(), geometry.strides(), numel);
+            self.sizes_and_strides = geometry;
+            self.numel = numel;
+            return Ok(());
+        }
         let strides = match format {
             MemoryFormat::Contiguous => geometry::contiguous_strides(sizes)?,
             MemoryFormat::ChannelsLast => geometry::channels_last_strides_2d(sizes)?,
@@ -425,4 +610,16 @@ impl TensorImpl {
     pub fn is_inference(&self) -> bool {
         self.key_set.is_inference()
     }
+}
+
+/// c10's `safe_compute_numel` without the error: `None` exactly when
+/// [`geometry::compute_numel`] fails (the `u64` product overflows or exceeds
+/// `i64::MAX`).
+#[inline]
+fn numel_of(sizes: &[i64]) -> Option<i64> {
+    let mut n: u64 = 1;
+    for &s in sizes {
+        n = n.checked_mul(s as u64)?;
+    }
+    i64::try_from(n).ok()
 }

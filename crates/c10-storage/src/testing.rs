@@ -116,7 +116,7 @@ impl KitReport {
     #[track_caller]
     pub fn assert_ok(&self) {
         if !self.is_ok() {
-            panic!("{self}");
+            panic!("{self}"); // proof: test-kit assertion, panicking is its documented contract
         }
     }
 }

@@ -10,6 +10,7 @@
 //! | [`core`] | `c10-core` | `Tensor`, `TensorImpl`, dtypes, dispatch keys, factories |
 //! | [`shape`] | `aten-shape` | every view op, `reshape`, `contiguous`, `clone`, `copy_` |
 //! | `interop` | `torchcore-interop` | DLPack (feature `dlpack`, on by default), `ndarray` and `safetensors` (features of the same names) |
+//! | `cuda` | `alloc-cuda` | the CUDA backend (feature `cuda`): `torchcore::cuda::init()`, allocators, `to_device`; see `docs/cuda.md` |
 //!
 //! `use torchcore::prelude::*;` brings the tensor type, options, dtypes,
 //! devices and every shape op (as methods) into scope.
@@ -33,6 +34,26 @@ pub use c10_storage as storage;
 /// `safetensors` files (see `docs/interop.md`).
 #[cfg(feature = "dlpack")]
 pub use torchcore_interop as interop;
+
+/// The CUDA backend (feature `cuda`; see `docs/cuda.md`): everything in
+/// `alloc_cuda::cuda`. Call [`cuda::init()`] once; it returns
+/// `CUDA is not available: ...` on machines without a driver or GPU.
+///
+/// ```no_run
+/// use torchcore::prelude::*;
+/// torchcore::cuda::init()?;
+/// let x = Tensor::arange(0, 6, 1, ScalarType::Float)?;
+/// let g = torchcore::cuda::to_device(&x, Device::cuda(0))?;
+/// let back = torchcore::cuda::to_device(&g.t()?.contiguous()?, Device::CPU)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "cuda")]
+pub mod cuda {
+    /// The caching allocator crate (the algorithm, its configuration and
+    /// statistics, the fake device).
+    pub use alloc_cuda as caching;
+    pub use alloc_cuda::cuda::*;
+}
 
 /// The types and traits most programs need.
 pub mod prelude {

@@ -55,9 +55,13 @@ impl AsyncInner {
             })?;
             // SAFETY: `ev` is fresh; `us` and `s` are live streams of this
             // device; an event may be destroyed while a wait on it is queued.
-            let r = call("cuEventRecord", || unsafe { sys::cuEventRecord(ev, us) }).and_then(
-                |()| call("cuStreamWaitEvent", || unsafe { sys::cuStreamWaitEvent(s, ev, 0) }),
-            );
+            let r =
+                call("cuEventRecord", || unsafe { sys::cuEventRecord(ev, us) }).and_then(|()| {
+                    // SAFETY: as above.
+                    call("cuStreamWaitEvent", || unsafe {
+                        sys::cuStreamWaitEvent(s, ev, 0)
+                    })
+                });
             // SAFETY: as above.
             let d = call("cuEventDestroy", || unsafe { sys::cuEventDestroy_v2(ev) });
             r?;
@@ -82,7 +86,9 @@ impl AsyncInner {
         self.device.synchronize_device()?;
         // SAFETY: the pool is the device's default pool; trimming to 0
         // releases only memory no allocation uses.
-        call("cuMemPoolTrimTo", || unsafe { sys::cuMemPoolTrimTo(self.pool.0, 0) })
+        call("cuMemPoolTrimTo", || unsafe {
+            sys::cuMemPoolTrimTo(self.pool.0, 0)
+        })
     }
 }
 
@@ -184,7 +190,11 @@ impl AsyncPoolAllocator {
     }
 
     /// Allocates `nbytes` on `stream` (`allocate(0)` is a null pointer).
-    pub fn allocate_on_stream(&self, nbytes: usize, stream: StreamId) -> Result<DataPtr, CudaError> {
+    pub fn allocate_on_stream(
+        &self,
+        nbytes: usize,
+        stream: StreamId,
+    ) -> Result<DataPtr, CudaError> {
         let inner = &self.inner;
         let dev = &inner.device;
         let device = Device::cuda(dev.index());

@@ -89,14 +89,3 @@ pub(crate) unsafe fn block_data_ptr(
     // block (the caller's promise makes that sound from any thread).
     unsafe { DataPtr::from_raw_parts(data, ctx.cast(), block_delete, device) }
 }
-
-/// The block context of `ptr` if it was made by [`block_data_ptr`].
-pub(crate) fn block_of(ptr: &DataPtr) -> Option<&BlockCtx> {
-    let ctx = ptr.cast_context::<BlockCtx>(block_delete)?;
-    if ctx.is_null() {
-        return None;
-    }
-    // SAFETY: the deleter is `block_delete`, so the context is a live
-    // `Box<BlockCtx>` owned by `ptr`, which we borrow.
-    Some(unsafe { &*ctx })
-}

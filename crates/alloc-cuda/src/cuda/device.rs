@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
-use super::driver::{
-    call, context, cu_event, error_of, event_id, guarded, mem_get_info, Context,
-};
+use super::driver::{call, context, cu_event, error_of, event_id, guarded, mem_get_info, Context};
 use super::error::CudaError;
 use super::stream::resolve;
 use crate::device::{DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
@@ -88,7 +86,11 @@ impl CudaDevice {
         })?;
         // SAFETY: `c_char` and `u8` have the same size; the buffer is
         // initialised (zeroed, then written by the driver).
-        let bytes: Vec<u8> = buf.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+        let bytes: Vec<u8> = buf
+            .iter()
+            .map(|&c| c as u8)
+            .take_while(|&b| b != 0)
+            .collect();
         let name = String::from_utf8_lossy(&bytes).into_owned();
         let mut total = 0usize;
         // SAFETY: valid out-pointer and device.
@@ -142,7 +144,11 @@ impl CudaDevice {
             total_memory: total as u64,
             compute_capability: (major, minor),
             vmm,
-            granularity: if granularity == 0 { 2 * MIB } else { granularity },
+            granularity: if granularity == 0 {
+                2 * MIB
+            } else {
+                granularity
+            },
             memory_pools,
             events: Mutex::new(HashSet::new()),
             mallocs: AtomicU64::new(0),
@@ -241,9 +247,12 @@ unsafe impl RawDevice for CudaDevice {
     }
 
     unsafe fn free(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        self.bind()?;
+        // `cudaFree` synchronizes the device, and the caching allocator (like
+        // PyTorch's) relies on that when it releases a segment whose blocks
+        // were last used on other streams; do the same before `cuMemFree`.
+        self.synchronize_device()?;
         // SAFETY: the caller guarantees `ptr` is a live `malloc` allocation
-        // of this device that no device work still uses.
+        // of this device; after the synchronization no queued work uses it.
         call("cuMemFree", || unsafe { sys::cuMemFree_v2(ptr.0) })?;
         self.frees.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(target: "alloc_cuda", device = self.index, address = ptr.0, "segment freed (cuMemFree)");
@@ -290,7 +299,9 @@ unsafe impl RawDevice for CudaDevice {
         self.bind()?;
         let e = self.event(event)?;
         // SAFETY: `e` is a live event of this device.
-        call("cuEventSynchronize", || unsafe { sys::cuEventSynchronize(e) })
+        call("cuEventSynchronize", || unsafe {
+            sys::cuEventSynchronize(e)
+        })
     }
 
     fn destroy_event(&self, event: EventId) -> Result<(), DeviceError> {
@@ -312,7 +323,9 @@ unsafe impl RawDevice for CudaDevice {
         self.bind()?;
         let s = self.stream(stream)?;
         // SAFETY: a live stream of this device (or the default stream).
-        call("cuStreamSynchronize", || unsafe { sys::cuStreamSynchronize(s) })
+        call("cuStreamSynchronize", || unsafe {
+            sys::cuStreamSynchronize(s)
+        })
     }
 
     unsafe fn copy_device_to_device(
@@ -327,7 +340,9 @@ unsafe impl RawDevice for CudaDevice {
         // SAFETY: the caller guarantees both ranges are valid device memory
         // of this device and do not overlap. `cuMemcpyDtoD` is ordered with
         // the legacy default stream.
-        call("cuMemcpyDtoD", || unsafe { sys::cuMemcpyDtoD_v2(dst.0, src.0, n) })?;
+        call("cuMemcpyDtoD", || unsafe {
+            sys::cuMemcpyDtoD_v2(dst.0, src.0, n)
+        })?;
         self.synchronize_stream(StreamId::DEFAULT)
     }
 
@@ -355,7 +370,9 @@ unsafe impl RawDevice for CudaDevice {
         self.bind()?;
         let n = to_usize(size)?;
         // SAFETY: the caller guarantees an exact, unmapped reservation.
-        call("cuMemAddressFree", || unsafe { sys::cuMemAddressFree(ptr.0, n) })?;
+        call("cuMemAddressFree", || unsafe {
+            sys::cuMemAddressFree(ptr.0, n)
+        })?;
         tracing::debug!(target: "alloc_cuda", device = self.index, address = ptr.0, size, "address range released");
         Ok(())
     }
@@ -366,7 +383,9 @@ unsafe impl RawDevice for CudaDevice {
         let prop = vmm_prop(i32::from(self.index));
         let mut h: sys::CUmemGenericAllocationHandle = 0;
         // SAFETY: valid out-pointer and property struct.
-        call("cuMemCreate", || unsafe { sys::cuMemCreate(&mut h, n, &prop, 0) })?;
+        call("cuMemCreate", || unsafe {
+            sys::cuMemCreate(&mut h, n, &prop, 0)
+        })?;
         tracing::debug!(target: "alloc_cuda", device = self.index, size, "physical memory created (cuMemCreate)");
         Ok(PhysHandle(h))
     }
@@ -382,7 +401,9 @@ unsafe impl RawDevice for CudaDevice {
         let n = to_usize(size)?;
         // SAFETY: the driver validates the range (it must lie in a
         // reservation and be unmapped) and the handle, and reports errors.
-        call("cuMemMap", || unsafe { sys::cuMemMap(ptr.0, n, 0, handle.0, 0) })
+        call("cuMemMap", || unsafe {
+            sys::cuMemMap(ptr.0, n, 0, handle.0, 0)
+        })
     }
 
     fn set_access(&self, ptr: DevicePtr, size: u64) -> Result<(), DeviceError> {
@@ -396,7 +417,9 @@ unsafe impl RawDevice for CudaDevice {
             flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
         // SAFETY: one valid descriptor; the driver validates the range.
-        call("cuMemSetAccess", || unsafe { sys::cuMemSetAccess(ptr.0, n, &desc, 1) })
+        call("cuMemSetAccess", || unsafe {
+            sys::cuMemSetAccess(ptr.0, n, &desc, 1)
+        })
     }
 
     unsafe fn unmap(&self, ptr: DevicePtr, size: u64) -> Result<(), DeviceError> {

@@ -43,8 +43,7 @@ pub(crate) fn error_text(r: sys::CUresult) -> String {
     let name = format!("{r:?}");
     let e = DriverError(r);
     match guarded("cuGetErrorString", || {
-        e.error_string()
-            .map(|c| c.to_string_lossy().into_owned())
+        e.error_string().map(|c| c.to_string_lossy().into_owned())
     }) {
         Ok(Ok(s)) => format!("{name} ({s})"),
         _ => name,
@@ -106,7 +105,6 @@ pub(crate) fn event_id(e: sys::CUevent) -> EventId {
 /// One device's primary context.
 #[derive(Debug)]
 pub(crate) struct Context {
-    pub(crate) index: i8,
     pub(crate) device: sys::CUdevice,
     ctx: sys::CUcontext,
 }
@@ -132,17 +130,21 @@ impl Context {
             sys::cuDevicePrimaryCtxRetain(&mut ctx, device)
         })?;
         tracing::debug!(target: "alloc_cuda", device = index, "primary context retained");
-        Ok(Context { index, device, ctx })
+        Ok(Context { device, ctx })
     }
 
     /// Makes this context current on the calling thread (if it is not).
     pub(crate) fn bind(&self) -> Result<(), DeviceError> {
         let mut cur: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        call("cuCtxGetCurrent", || unsafe { sys::cuCtxGetCurrent(&mut cur) })?;
+        call("cuCtxGetCurrent", || unsafe {
+            sys::cuCtxGetCurrent(&mut cur)
+        })?;
         if cur != self.ctx {
             // SAFETY: `self.ctx` is a retained primary context.
-            call("cuCtxSetCurrent", || unsafe { sys::cuCtxSetCurrent(self.ctx) })?;
+            call("cuCtxSetCurrent", || unsafe {
+                sys::cuCtxSetCurrent(self.ctx)
+            })?;
         }
         Ok(())
     }
@@ -165,13 +167,14 @@ static CONTEXTS: OnceLock<Vec<OnceLock<Result<Context, CudaError>>>> = OnceLock:
 /// driver.
 pub(crate) fn context(index: i8) -> Result<&'static Context, CudaError> {
     let count = probe::is_available()?.get();
-    let slot = usize::try_from(index)
-        .ok()
-        .filter(|&i| i < count)
-        .ok_or(CudaError::InvalidDevice {
-            index: i32::from(index),
-            count,
-        })?;
+    let slot =
+        usize::try_from(index)
+            .ok()
+            .filter(|&i| i < count)
+            .ok_or(CudaError::InvalidDevice {
+                index: i32::from(index),
+                count,
+            })?;
     let slots = CONTEXTS.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
     let cell = slots.get(slot).ok_or(CudaError::InvalidDevice {
         index: i32::from(index),
@@ -190,13 +193,4 @@ pub(crate) fn mem_get_info() -> Result<(u64, u64), DeviceError> {
         sys::cuMemGetInfo_v2(&mut free, &mut total)
     })?;
     Ok((free as u64, total as u64))
-}
-
-/// Synchronizes `stream` (of the bound context).
-pub(crate) fn stream_synchronize(stream: StreamId) -> Result<(), DeviceError> {
-    // SAFETY: the stream id came from a live stream of the bound context
-    // (or is the default stream).
-    call("cuStreamSynchronize", || unsafe {
-        sys::cuStreamSynchronize(cu_stream(stream))
-    })
 }

@@ -41,7 +41,10 @@ impl fmt::Display for CudaUnavailable {
                 f.write_str("CUDA is not available: no driver library found")
             }
             CudaUnavailable::NoDriver { detail } => {
-                write!(f, "CUDA is not available: no driver library found ({detail})")
+                write!(
+                    f,
+                    "CUDA is not available: no driver library found ({detail})"
+                )
             }
             CudaUnavailable::NoDevice => f.write_str("CUDA is not available: no CUDA device"),
             CudaUnavailable::Driver { code, message } => write!(

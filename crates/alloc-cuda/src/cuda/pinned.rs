@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use c10_storage::{default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType};
+use c10_storage::{
+    default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType,
+};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
@@ -309,7 +311,9 @@ impl PinnedHostAllocator {
         let flags = sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP;
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer; a context is bound.
-        let r = guarded("cuMemHostAlloc", || unsafe { sys::cuMemHostAlloc(&mut p, size, flags) })?;
+        let r = guarded("cuMemHostAlloc", || unsafe {
+            sys::cuMemHostAlloc(&mut p, size, flags)
+        })?;
         if r != sys::CUresult::CUDA_SUCCESS || p.is_null() {
             let e = error_of("cuMemHostAlloc", r);
             // Free the cache and retry once, as PyTorch does.
@@ -317,7 +321,9 @@ impl PinnedHostAllocator {
             self.empty_cache()?;
             inner.ctx.bind()?;
             // SAFETY: as above.
-            let r = guarded("cuMemHostAlloc", || unsafe { sys::cuMemHostAlloc(&mut p, size, flags) })?;
+            let r = guarded("cuMemHostAlloc", || unsafe {
+                sys::cuMemHostAlloc(&mut p, size, flags)
+            })?;
             if r != sys::CUresult::CUDA_SUCCESS || p.is_null() {
                 let e = error_of("cuMemHostAlloc", r);
                 tracing::warn!(target: "alloc_cuda", size, "pinned allocator: out of memory: {e}");
@@ -354,7 +360,12 @@ impl PinnedHostAllocator {
     /// the block is reused only after the work queued on `stream` so far has
     /// finished. Call it after queueing an asynchronous copy from or to the
     /// block.
-    pub fn record_event(&self, ptr: *const u8, device: i8, stream: StreamId) -> Result<(), CudaError> {
+    pub fn record_event(
+        &self,
+        ptr: *const u8,
+        device: i8,
+        stream: StreamId,
+    ) -> Result<(), CudaError> {
         let ctx = context(device)?;
         ctx.bind()?;
         let s = resolve(device, stream)?;
@@ -392,9 +403,9 @@ impl PinnedHostAllocator {
     pub fn contains(&self, ptr: *const u8, len: usize) -> bool {
         let a = ptr.addr();
         let st = self.inner.state.lock();
-        st.blocks.iter().any(|(&start, b)| {
-            b.allocated && a >= start && a.saturating_add(len) <= start + b.size
-        })
+        st.blocks
+            .iter()
+            .any(|(&start, b)| b.allocated && a >= start && a.saturating_add(len) <= start + b.size)
     }
 
     /// Frees every cached block with `cuMemFreeHost` (after processing
@@ -414,7 +425,9 @@ impl PinnedHostAllocator {
                 };
                 // SAFETY: `b.ptr` is a cached (unused) `cuMemHostAlloc` block,
                 // freed once and forgotten.
-                match call("cuMemFreeHost", || unsafe { sys::cuMemFreeHost(b.ptr.cast()) }) {
+                match call("cuMemFreeHost", || unsafe {
+                    sys::cuMemFreeHost(b.ptr.cast())
+                }) {
                     Ok(()) => {
                         released += b.size as u64;
                         st.extra.reserved_bytes -= b.size as u64;
@@ -431,7 +444,9 @@ impl PinnedHostAllocator {
         for p in st.events.drain(..) {
             if bind_device(p.device).is_ok() {
                 // SAFETY: a pooled, unused event.
-                let _ = call("cuEventDestroy", || unsafe { sys::cuEventDestroy_v2(p.event) });
+                let _ = call("cuEventDestroy", || unsafe {
+                    sys::cuEventDestroy_v2(p.event)
+                });
             }
         }
         tracing::info!(target: "alloc_cuda", released, reserved = st.extra.reserved_bytes, "pinned cache emptied");

@@ -18,14 +18,10 @@ struct RawInner {
 
 impl BlockOwner for RawInner {
     fn release(&self, addr: u64, size: u64) {
-        // `cuMemFree` does not wait for work queued on non-blocking streams;
-        // synchronize the device first so no kernel still uses the block.
-        let r = self.device.synchronize_device().and_then(|()| {
-            // SAFETY: `addr` is a live `cuMemAlloc` block of this device
-            // (made by `allocate`), released once by its `DataPtr`; the
-            // device is idle.
-            unsafe { self.device.free(DevicePtr(addr)) }
-        });
+        // SAFETY: `addr` is a live `cuMemAlloc` block of this device (made
+        // by `allocate`), released once by its `DataPtr`; `CudaDevice::free`
+        // synchronizes the device first, so no queued work still uses it.
+        let r = unsafe { self.device.free(DevicePtr(addr)) };
         match r {
             Ok(()) => self.counters.on_free(size),
             Err(e) => tracing::error!(

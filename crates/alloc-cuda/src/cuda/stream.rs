@@ -112,7 +112,9 @@ impl CudaStream {
         ctx.bind()?;
         let s = resolve(self.device, self.id)?;
         // SAFETY: `s` is the default stream or a live stream of this device.
-        call("cuStreamSynchronize", || unsafe { sys::cuStreamSynchronize(s) })?;
+        call("cuStreamSynchronize", || unsafe {
+            sys::cuStreamSynchronize(s)
+        })?;
         Ok(())
     }
 
@@ -153,8 +155,12 @@ impl CudaStream {
         // SAFETY: `ev` was just created; `o` and `s` are live streams of
         // this device. Destroying an event that a stream still waits for is
         // allowed (its resources are released when the wait completes).
-        let r = call("cuEventRecord", || unsafe { sys::cuEventRecord(ev, o) })
-            .and_then(|()| call("cuStreamWaitEvent", || unsafe { sys::cuStreamWaitEvent(s, ev, 0) }));
+        let r = call("cuEventRecord", || unsafe { sys::cuEventRecord(ev, o) }).and_then(|()| {
+            // SAFETY: as above.
+            call("cuStreamWaitEvent", || unsafe {
+                sys::cuStreamWaitEvent(s, ev, 0)
+            })
+        });
         // SAFETY: as above.
         let d = call("cuEventDestroy", || unsafe { sys::cuEventDestroy_v2(ev) });
         r?;

@@ -1,0 +1,179 @@
+//! Runs the GPU suite (`gpu_suite/mod.rs`) against a fake CUDA driver, so
+//! that the backend's host-side logic (probe, contexts, the three allocator
+//! backends, pinned memory, expandable segments on real `mmap` mappings,
+//! every copy and fill path including the kernel launches' by-value
+//! arguments, out-of-memory recovery) is tested on machines without a GPU.
+//!
+//! `gpu_suite/fake_cuda.c` is compiled with the system C compiler (`$CC` or
+//! `cc`) into `libcuda.so.1` and `libnvrtc.so`; this binary then re-runs
+//! itself with `LD_LIBRARY_PATH` pointing at them, twice: with the
+//! (fake-compiled, host-executed) strided kernels and without them (the
+//! host-staging paths). Without a C compiler, or off Linux, it prints
+//! SKIPPED. Set `ALLOC_CUDA_TEST_NVRTC_DIR` to a directory with a real
+//! `libnvrtc.so*` to also compile the real kernel source in a third run.
+//!
+//! The fake driver says nothing about real GPUs (asynchrony, timing, PTX
+//! loading); `tests/gpu.rs` on a GPU machine does.
+
+#![cfg(feature = "cuda")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// In this binary the suite runs only in the child processes.
+const FAKE_DRIVER_HOST: bool = true;
+
+mod gpu_suite;
+
+const SOURCE: &str = include_str!("gpu_suite/fake_cuda.c");
+
+fn compile(dir: &Path, nvrtc: bool) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let src = dir.join("fake_cuda.c");
+    std::fs::write(&src, SOURCE).map_err(|e| e.to_string())?;
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let mut outputs = vec![("libcuda.so.1", false)];
+    if nvrtc {
+        outputs.push(("libnvrtc.so", true));
+    }
+    for (name, is_nvrtc) in outputs {
+        let mut cmd = Command::new(&cc);
+        cmd.args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(dir.join(name))
+            .arg(&src);
+        if is_nvrtc {
+            cmd.arg("-DFAKE_NVRTC");
+        }
+        let out = cmd.output().map_err(|e| format!("{cc}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{cc} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let link = dir.join("libcuda.so");
+    let _ = std::fs::remove_file(&link);
+    std::fs::copy(dir.join("libcuda.so.1"), &link).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("alloc-cuda-fake-{}-{name}", std::process::id()))
+}
+
+/// Runs this binary with `filter` on the fake driver in `dirs`.
+fn child(filter: &str, dirs: &[&Path], env: &[(&str, &str)]) -> String {
+    let exe = std::env::current_exe().expect("current_exe");
+    let path = std::env::join_paths(dirs).expect("join_paths");
+    let mut cmd = Command::new(exe);
+    cmd.args([filter, "--test-threads=1", "--nocapture"])
+        .env("LD_LIBRARY_PATH", path)
+        .env("ALLOC_CUDA_FAKE_DRIVER", "1")
+        .env_remove(alloc_cuda::cuda::FORCE_NO_DRIVER_ENV)
+        .env_remove("PYTORCH_ALLOC_CONF")
+        .env_remove("PYTORCH_CUDA_ALLOC_CONF")
+        .env_remove("PYTORCH_NO_CUDA_MEMORY_CACHING");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the child");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    println!("---- child {filter} {env:?} ----\n{stdout}\n{stderr}");
+    assert!(out.status.success(), "the child run failed: {}", out.status);
+    stdout
+}
+
+/// Builds the fake libraries into two fresh directories (one with the
+/// fake NVRTC, one without), named after `tag` so tests do not share them.
+fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
+    if !cfg!(target_os = "linux") {
+        println!("SKIPPED: the fake driver is built for Linux");
+        return None;
+    }
+    let with_nvrtc = scratch(&format!("{tag}-with-nvrtc"));
+    let without = scratch(&format!("{tag}-driver-only"));
+    if let Err(e) = compile(&with_nvrtc, true).and_then(|()| compile(&without, false)) {
+        println!("SKIPPED: cannot build the fake driver ({e})");
+        return None;
+    }
+    Some((with_nvrtc, without))
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn gpu_suite_on_the_fake_driver() {
+    if gpu_suite::fake() {
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("suite") else {
+        return;
+    };
+    let out = child(
+        "gpu_suite::",
+        &[&with_nvrtc],
+        &[("ALLOC_CUDA_SUITE_KERNELS", "1")],
+    );
+    assert!(out.contains("test result: ok"), "{out}");
+    assert!(!out.contains("SKIPPED: no CUDA device"), "{out}");
+    let out = child(
+        "gpu_suite::",
+        &[&without],
+        &[("ALLOC_CUDA_SUITE_KERNELS", "0")],
+    );
+    assert!(out.contains("test result: ok"), "{out}");
+    if let Ok(real) = std::env::var("ALLOC_CUDA_TEST_NVRTC_DIR") {
+        let out = child(
+            "gpu_suite::",
+            &[&without, Path::new(&real)],
+            &[("ALLOC_CUDA_SUITE_KERNELS", "1")],
+        );
+        assert!(out.contains("test result: ok"), "{out}");
+    }
+    for dir in [with_nvrtc, without] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_driver_without_devices_reports_no_device() {
+    if gpu_suite::fake() {
+        if std::env::var("FAKE_CUDA_DEVICES").is_ok_and(|v| v == "0") {
+            let e = alloc_cuda::cuda::is_available().expect_err("no device");
+            assert_eq!(e.to_string(), "CUDA is not available: no CUDA device");
+            let e = alloc_cuda::cuda::init().expect_err("no device");
+            assert_eq!(e.to_string(), "CUDA is not available: no CUDA device");
+            assert!(alloc_cuda::cuda::CudaDevice::new(0).is_err());
+        }
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("no-device") else {
+        return;
+    };
+    let out = child(
+        "a_driver_without_devices_reports_no_device",
+        &[&without],
+        &[("FAKE_CUDA_DEVICES", "0")],
+    );
+    assert!(out.contains("1 passed"), "{out}");
+    for dir in [with_nvrtc, without] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn the_kernel_source_compiles_with_a_real_nvrtc() {
+    if gpu_suite::fake() {
+        return;
+    }
+    if !alloc_cuda::cuda::nvrtc_available() {
+        println!("SKIPPED: no libnvrtc on this machine");
+        return;
+    }
+    let n = alloc_cuda::cuda::compile_kernels().expect("NVRTC compiles KERNEL_SOURCE");
+    println!("{n} bytes of PTX");
+    assert!(n > 1000);
+}

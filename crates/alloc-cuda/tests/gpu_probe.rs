@@ -1,0 +1,45 @@
+//! The probe `cargo xtask test-cuda` (and the `run-all.sh` of
+//! `--build-only`) runs first: it prints what CUDA sees, and with
+//! `ALLOC_CUDA_PROBE_EXIT=1` exits with status 3 when there is no usable
+//! driver or GPU, so that the runner can say so and stop.
+
+#![cfg(feature = "cuda")]
+
+use alloc_cuda::cuda;
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn probe() {
+    match cuda::is_available() {
+        Ok(n) => {
+            println!("CUDA probe: {n}");
+            for i in 0..n.get() {
+                match cuda::CudaDevice::new(i as i8) {
+                    Ok(d) => println!(
+                        "  cuda:{i}: {}, sm_{}{}, {} MiB, VMM {}, memory pools {}",
+                        d.name(),
+                        d.compute_capability().0,
+                        d.compute_capability().1,
+                        d.total_memory() >> 20,
+                        alloc_cuda::RawDevice::supports_vmm(&d),
+                        d.supports_memory_pools()
+                    ),
+                    Err(e) => println!("  cuda:{i}: {e}"),
+                }
+            }
+            println!(
+                "NVRTC: {}",
+                match cuda::compile_kernels() {
+                    Ok(n) => format!("copy kernels compile ({n} bytes of PTX)"),
+                    Err(e) => format!("unavailable, strided copies use host staging ({e})"),
+                }
+            );
+        }
+        Err(e) => {
+            println!("no CUDA driver/GPU found: {e}");
+            if std::env::var("ALLOC_CUDA_PROBE_EXIT").is_ok_and(|v| v == "1") {
+                std::process::exit(3);
+            }
+        }
+    }
+}

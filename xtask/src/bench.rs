@@ -1,0 +1,858 @@
+//! `cargo xtask bench [--vs-torch] [--no-run] [-- CRITERION_ARGS..]`: runs
+//! the benchmark suite (`benches/`), optionally the libtorch harness
+//! (`benches/torch/bench.cpp`), and regenerates `docs/benchmarks.md` from
+//! the results.
+//!
+//! * Criterion's medians are read back from
+//!   `target/criterion/**/new/{benchmark,estimates}.json` with a small
+//!   hand-written scan (xtask has no dependencies).
+//! * The C++ harness prints `torch <case> <normal|inference> <median ns>
+//!   <bytes>` lines; they are kept in `target/torch-bench/results.txt`.
+//! * Only results written by this run are used (ratios are taken within one
+//!   run), unless `--no-run` asks to regenerate the report from whatever
+//!   results are on disk.
+//! * `benches/NOTES.md`, when present, is appended verbatim as the
+//!   hand-written notes section.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use crate::{cargo, root, run};
+
+/// Metadata-only cases: the per-op and geometric-mean targets apply.
+const META: &[(&str, &str)] = &[
+    ("view", "`view` [64,1024] -> [64,32,32] (B5)"),
+    ("reshape", "`reshape`, view case (B5)"),
+    (
+        "reshape_nc",
+        "`reshape` of a transposed [8,16,64], viewable (B6)",
+    ),
+    ("narrow", "`narrow(0,16,512)` of M (B2)"),
+    ("select", "`select(0,5)` of M"),
+    ("transpose", "`transpose(0,1)` of M (B1)"),
+    ("permute", "`permute(0,2,1,3)` of P4 (B3)"),
+    ("expand", "`expand` [1,64] -> [512,64] (B4)"),
+    ("unsqueeze", "`unsqueeze(0)` of M"),
+    ("as_strided", "`as_strided` M as its transpose"),
+    ("chain4", "narrow -> transpose -> unsqueeze -> expand (B13)"),
+];
+
+/// Other ns/op cases.
+const OTHER_NS: &[(&str, &str)] = &[
+    ("clone", "handle clone (B10)"),
+    ("empty_small", "`empty([3,4])`"),
+    ("zeros_small", "`zeros([3,4])`"),
+    ("empty_large", "`empty([1024,1024])`"),
+    ("zeros_large", "`zeros([1024,1024])` (B11)"),
+    ("fill_view", "`narrow(1,1,2).fill_(0)` of M (B9)"),
+    (
+        "floor",
+        "reference: `Arc::new` of 144 bytes + one refcount inc/dec, dropped",
+    ),
+];
+
+/// Copy cases (GB/s of output bytes).
+const COPIES: &[(&str, &str)] = &[
+    ("contig_t4096", "`contiguous()` of a transposed 4096x4096"),
+    ("contig_t1024", "`contiguous()` of a transposed M (B7)"),
+    ("contig_perm4d", "`contiguous()` of P4 permuted (0,2,1,3)"),
+    (
+        "contig_kv",
+        "`contiguous()` of [8,528,64] narrowed to 512 (B8)",
+    ),
+    ("clone_64mib", "`clone()` of a contiguous 64 MiB tensor"),
+    ("memcpy_64mib", "`memcpy` of the same 64 MiB (preallocated)"),
+];
+
+/// Functions of a group, in table order, with their column titles.
+const PEERS: &[(&str, &str)] = &[
+    ("candle", "candle"),
+    ("ndarray_arc", "ndarray ArcArray"),
+    ("ndarray_view", "ndarray view"),
+];
+
+/// One criterion result.
+#[derive(Clone, Copy, Debug)]
+struct Est {
+    /// Median time per iteration, ns.
+    ns: f64,
+    /// Bytes per iteration, for throughput cases.
+    bytes: Option<u64>,
+}
+
+impl Est {
+    fn gbps(&self) -> Option<f64> {
+        self.bytes.map(|b| b as f64 / self.ns)
+    }
+}
+
+/// libtorch results: (case, mode) -> ns, bytes.
+type TorchResults = BTreeMap<(String, String), Est>;
+
+struct Options {
+    vs_torch: bool,
+    no_run: bool,
+    criterion_args: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        vs_torch: false,
+        no_run: false,
+        criterion_args: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--vs-torch" => o.vs_torch = true,
+            "--no-run" => o.no_run = true,
+            "--" => o.criterion_args.extend(it.by_ref().cloned()),
+            other => return Err(format!("bench: unknown argument `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+/// Entry point of `cargo xtask bench`.
+pub fn bench(args: &[String]) -> Result<(), String> {
+    let o = parse(args)?;
+    let started = SystemTime::now();
+    let load_before = load_average();
+    let mut commands = Vec::new();
+    let torch = if o.vs_torch {
+        Some(find_torch()?)
+    } else {
+        None
+    };
+    if !o.no_run {
+        let mut cmd = cargo();
+        cmd.args(["bench", "-p", "benches", "--bench", "shape"])
+            .env("RAYON_NUM_THREADS", "1");
+        if !o.criterion_args.is_empty() {
+            cmd.arg("--").args(&o.criterion_args);
+        }
+        commands.push(format!(
+            "RAYON_NUM_THREADS=1 cargo bench -p benches --bench shape{}",
+            if o.criterion_args.is_empty() {
+                String::new()
+            } else {
+                format!(" -- {}", o.criterion_args.join(" "))
+            }
+        ));
+        run("bench", &mut cmd)?;
+    }
+    if let Some(t) = &torch {
+        if !o.no_run {
+            build_and_run_torch(t, &mut commands)?;
+        }
+    }
+    let since = if o.no_run { None } else { Some(started) };
+    let ours = read_criterion(&root().join("target/criterion"), since)?;
+    if ours.is_empty() {
+        return Err("no criterion results found under target/criterion".into());
+    }
+    let torch_results = if o.vs_torch {
+        read_torch(&torch_results_path())?
+    } else {
+        TorchResults::new()
+    };
+    let load_after = load_average();
+    let notes = fs::read_to_string(root().join("benches/NOTES.md")).ok();
+    let report = render(&Report {
+        ours: &ours,
+        torch: &torch_results,
+        torch_info: torch.as_ref(),
+        commands: &commands,
+        load: (load_before, load_after),
+        notes: notes.as_deref(),
+    });
+    let out = root().join("docs/benchmarks.md");
+    fs::write(&out, report).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    eprintln!("==> bench: wrote {}", out.display());
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// libtorch
+// ---------------------------------------------------------------------------
+
+/// A pip-installed PyTorch.
+struct Torch {
+    dir: PathBuf,
+    version: String,
+    cxx11_abi: bool,
+}
+
+fn find_torch() -> Result<Torch, String> {
+    let probe = Command::new("python3")
+        .args([
+            "-c",
+            "import os, torch; print(os.path.dirname(torch.__file__)); \
+             print(torch.__version__); print(int(torch._C._GLIBCXX_USE_CXX11_ABI))",
+        ])
+        .output();
+    let out = match probe {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => {
+            return Err(
+                "--vs-torch needs PyTorch's C++ headers and libraries, from a \
+                 pip-installed PyTorch that `python3 -c 'import torch'` can import. \
+                 Install it with `pip install torch` (the CPU wheel is enough: \
+                 `pip install torch --index-url https://download.pytorch.org/whl/cpu`), \
+                 then rerun `cargo xtask bench --vs-torch`."
+                    .into(),
+            )
+        }
+    };
+    let mut lines = out.lines().map(str::trim).filter(|l| !l.is_empty());
+    let (Some(dir), Some(version), Some(abi)) = (lines.next(), lines.next(), lines.next()) else {
+        return Err(format!("unexpected answer from the PyTorch probe: {out:?}"));
+    };
+    let dir = PathBuf::from(dir);
+    if !dir.join("include/ATen/ATen.h").is_file() {
+        return Err(format!(
+            "PyTorch at {} has no C++ headers (include/ATen/ATen.h)",
+            dir.display()
+        ));
+    }
+    Ok(Torch {
+        dir,
+        version: version.to_string(),
+        cxx11_abi: abi == "1",
+    })
+}
+
+fn torch_results_path() -> PathBuf {
+    root().join("target/torch-bench/results.txt")
+}
+
+fn build_and_run_torch(t: &Torch, commands: &mut Vec<String>) -> Result<(), String> {
+    let out_dir = root().join("target/torch-bench");
+    fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let exe = out_dir.join("bench");
+    let inc = t.dir.join("include");
+    let lib = t.dir.join("lib");
+    let args: Vec<String> = vec![
+        "-O2".into(),
+        // torch 2.15's headers require C++20.
+        "-std=c++20".into(),
+        format!("-D_GLIBCXX_USE_CXX11_ABI={}", u8::from(t.cxx11_abi)),
+        format!("-I{}", inc.display()),
+        format!("-I{}", inc.join("torch/csrc/api/include").display()),
+        "benches/torch/bench.cpp".into(),
+        "-o".into(),
+        exe.display().to_string(),
+        format!("-L{}", lib.display()),
+        "-ltorch".into(),
+        "-ltorch_cpu".into(),
+        "-lc10".into(),
+        format!("-Wl,-rpath,{}", lib.display()),
+    ];
+    commands.push(format!("g++ {}", args.join(" ")));
+    run("torch build", Command::new("g++").args(&args))?;
+    let seconds = std::env::var("TORCH_BENCH_SECONDS").unwrap_or_else(|_| "1".into());
+    commands.push(format!(
+        "{} {seconds} > {}",
+        exe.display(),
+        torch_results_path().display()
+    ));
+    eprintln!("==> torch run: {} {seconds}", exe.display());
+    let output = Command::new(&exe)
+        .arg(&seconds)
+        .current_dir(root())
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .map_err(|e| format!("running {}: {e}", exe.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the libtorch harness failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    fs::write(torch_results_path(), &output.stdout)
+        .map_err(|e| format!("writing {}: {e}", torch_results_path().display()))?;
+    Ok(())
+}
+
+fn read_torch(path: &Path) -> Result<TorchResults, String> {
+    let text = fs::read_to_string(path).map_err(|e| {
+        format!(
+            "{}: {e} (run `cargo xtask bench --vs-torch` without --no-run first)",
+            path.display()
+        )
+    })?;
+    let mut out = TorchResults::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 5 && f[0] == "torch" {
+            let ns: f64 = f[3].parse().map_err(|_| format!("bad line {line:?}"))?;
+            let bytes: u64 = f[4].parse().map_err(|_| format!("bad line {line:?}"))?;
+            out.insert(
+                (f[1].to_string(), f[2].to_string()),
+                Est {
+                    ns,
+                    bytes: (bytes > 0).then_some(bytes),
+                },
+            );
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// Criterion output
+// ---------------------------------------------------------------------------
+
+/// `full_id` (`group/function[/value]`) -> estimate, for every result in
+/// `dir` written at or after `since`.
+fn read_criterion(dir: &Path, since: Option<SystemTime>) -> Result<BTreeMap<String, Est>, String> {
+    let mut out = BTreeMap::new();
+    visit(dir, &mut |d| {
+        let (b, e) = (d.join("new/benchmark.json"), d.join("new/estimates.json"));
+        if !(b.is_file() && e.is_file()) {
+            return;
+        }
+        if let Some(since) = since {
+            let fresh = fs::metadata(&e)
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m >= since);
+            if !fresh {
+                return;
+            }
+        }
+        let (Ok(bj), Ok(ej)) = (fs::read_to_string(&b), fs::read_to_string(&e)) else {
+            return;
+        };
+        let (Some(id), Some(ns)) = (json_str(&bj, "full_id"), median(&ej)) else {
+            return;
+        };
+        let bytes = bj
+            .find("\"Bytes\":")
+            .and_then(|i| json_number(&bj[i + "\"Bytes\":".len()..]))
+            .map(|v| v as u64);
+        out.insert(id, Est { ns, bytes });
+    });
+    Ok(out)
+}
+
+fn visit(dir: &Path, f: &mut dyn FnMut(&Path)) {
+    f(dir);
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "new" && n != "base") {
+            visit(&p, f);
+        }
+    }
+}
+
+/// The string value of `"key":"..."` (no escapes in criterion's ids).
+fn json_str(text: &str, key: &str) -> Option<String> {
+    let pat = format!("\"{key}\":\"");
+    let start = text.find(&pat)? + pat.len();
+    let end = text[start..].find('"')? + start;
+    Some(text[start..end].to_string())
+}
+
+/// The median's point estimate in an `estimates.json`.
+fn median(text: &str) -> Option<f64> {
+    let m = text.find("\"median\":")?;
+    let rest = &text[m..];
+    let p = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
+    json_number(&rest[p..])
+}
+
+/// A JSON number at the start of `text`.
+fn json_number(text: &str) -> Option<f64> {
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(text.len());
+    text[..end].parse().ok()
+}
+
+// ---------------------------------------------------------------------------
+// Machine
+// ---------------------------------------------------------------------------
+
+fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let o = Command::new(program).args(args).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+fn cpu_model() -> String {
+    command_output("lscpu", &[])
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("Model name:"))
+                .map(|l| l["Model name:".len()..].trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn load_average() -> Option<String> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+}
+
+/// The locked version of a crate, from `Cargo.lock`.
+fn locked_version(name: &str) -> String {
+    let lock = fs::read_to_string(root().join("Cargo.lock")).unwrap_or_default();
+    let pat = format!("name = \"{name}\"\nversion = \"");
+    lock.find(&pat)
+        .and_then(|i| {
+            let rest = &lock[i + pat.len()..];
+            rest.find('"').map(|j| rest[..j].to_string())
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+// ---------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------
+
+struct Report<'a> {
+    ours: &'a BTreeMap<String, Est>,
+    torch: &'a TorchResults,
+    torch_info: Option<&'a Torch>,
+    commands: &'a [String],
+    load: (Option<String>, Option<String>),
+    notes: Option<&'a str>,
+}
+
+impl Report<'_> {
+    fn ours(&self, case: &str, f: &str) -> Option<Est> {
+        self.ours.get(&format!("{case}/{f}")).copied()
+    }
+    fn torch(&self, case: &str, mode: &str) -> Option<Est> {
+        self.torch
+            .get(&(case.to_string(), mode.to_string()))
+            .copied()
+    }
+    /// libtorch's faster mode for a case.
+    fn torch_best(&self, case: &str) -> Option<Est> {
+        match (self.torch(case, "normal"), self.torch(case, "inference")) {
+            (Some(a), Some(b)) => Some(if a.ns <= b.ns { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e4 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.1} ns")
+    }
+}
+
+fn cell(e: Option<Est>) -> String {
+    match e {
+        None => "–".into(),
+        Some(e) => match e.gbps() {
+            Some(g) => format!("{g:.2} GB/s"),
+            None => fmt_ns(e.ns),
+        },
+    }
+}
+
+fn ratio(a: Option<Est>, b: Option<Est>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}", a.ns / b.ns),
+        _ => "–".into(),
+    }
+}
+
+fn verdict(ok: Option<bool>) -> &'static str {
+    match ok {
+        Some(true) => "**pass**",
+        Some(false) => "**FAIL**",
+        None => "not measured",
+    }
+}
+
+fn render(r: &Report<'_>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Benchmarks\n");
+    let _ = writeln!(
+        s,
+        "Generated by `cargo xtask bench{}` (xtask/src/bench.rs) from criterion's \
+         medians and the libtorch harness's output; do not edit by hand (the notes at \
+         the end come from `benches/NOTES.md`). All numbers are medians from one run, \
+         one thread, f32. Times are per call, results dropped inside the timed \
+         region; copies are output bytes per second. Ratios are time ratios (ours \
+         divided by theirs): below 1 means torchcore is faster.\n",
+        if r.torch_info.is_some() {
+            " --vs-torch"
+        } else {
+            ""
+        }
+    );
+    render_machine(r, &mut s);
+    render_main(r, &mut s);
+    render_targets(r, &mut s);
+    render_scaling(r, &mut s);
+    if let Some(notes) = r.notes {
+        let _ = writeln!(s, "## Notes\n\n{}", notes.trim_end());
+    }
+    s
+}
+
+fn render_machine(r: &Report<'_>, s: &mut String) {
+    let _ = writeln!(s, "## Machine and commands\n");
+    let cores = command_output("nproc", &[]).unwrap_or_else(|| "?".into());
+    let _ = writeln!(s, "* CPU: {} ({cores} cores)", cpu_model());
+    let _ = writeln!(
+        s,
+        "* Load average (1, 5, 15 min) before / after the run: {} / {}",
+        r.load.0.as_deref().unwrap_or("?"),
+        r.load.1.as_deref().unwrap_or("?")
+    );
+    let _ = writeln!(
+        s,
+        "* {}",
+        command_output("rustc", &["--version"]).unwrap_or_else(|| "rustc ?".into())
+    );
+    match r.torch_info {
+        Some(t) => {
+            let _ = writeln!(
+                s,
+                "* libtorch {} (pip wheel at `{}`), `at::set_num_threads(1)`",
+                t.version,
+                t.dir.display()
+            );
+        }
+        None => {
+            let _ = writeln!(s, "* libtorch: not run (`cargo xtask bench --vs-torch`)");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "* candle-core {}, ndarray {}, criterion {} (`RAYON_NUM_THREADS=1`)",
+        locked_version("candle-core"),
+        locked_version("ndarray"),
+        locked_version("criterion")
+    );
+    let _ = writeln!(s, "\nCommands run:\n\n```text");
+    if r.commands.is_empty() {
+        let _ = writeln!(
+            s,
+            "cargo xtask bench --no-run   # report from earlier results"
+        );
+    }
+    for c in r.commands {
+        let _ = writeln!(s, "{c}");
+    }
+    let _ = writeln!(s, "```\n");
+}
+
+fn render_main(r: &Report<'_>, s: &mut String) {
+    let _ = writeln!(s, "## Results\n");
+    let mut head = String::from("| case | ours | libtorch | libtorch inference |");
+    let mut rule = String::from("|---|---:|---:|---:|");
+    for (_, title) in PEERS {
+        let _ = write!(head, " {title} |");
+        rule.push_str("---:|");
+    }
+    head.push_str(" ours / libtorch inf. | ours / candle |");
+    rule.push_str("---:|---:|");
+    let _ = writeln!(s, "{head}\n{rule}");
+    let sections: [(&str, &[(&str, &str)]); 3] =
+        [("metadata", META), ("other", OTHER_NS), ("copies", COPIES)];
+    for (_, cases) in sections {
+        for (case, what) in cases {
+            let ours = match *case {
+                "memcpy_64mib" => r.ours(case, "memcpy"),
+                "floor" => r.ours(case, "arc_new"),
+                _ => r.ours(case, "ours"),
+            };
+            let mut row = format!(
+                "| {what} | {} | {} | {} |",
+                cell(ours),
+                cell(r.torch(case, "normal")),
+                cell(r.torch(case, "inference"))
+            );
+            for (f, _) in PEERS {
+                let _ = write!(row, " {} |", cell(r.ours(case, f)));
+            }
+            let _ = write!(
+                row,
+                " {} | {} |",
+                ratio(ours, r.torch(case, "inference")),
+                ratio(ours, r.ours(case, "candle"))
+            );
+            let _ = writeln!(s, "{row}");
+            if let Some(mt) = r.ours(case, "ours_mt") {
+                let _ = writeln!(
+                    s,
+                    "| ↳ ours on all cores (`set_copy_threads(0)`, the default) | {} | | | | | | {} | |",
+                    cell(Some(mt)),
+                    ratio(Some(mt), r.torch(case, "inference"))
+                );
+            }
+        }
+    }
+    if let Some(fresh) = r.ours("memcpy_64mib", "memcpy_fresh") {
+        let _ = writeln!(
+            s,
+            "\n`memcpy` of the 64 MiB into a fresh `Vec` each time (what any clone pays \
+             on top of the copy: a new mapping's page faults): {}.",
+            cell(Some(fresh))
+        );
+    }
+    let _ = writeln!(s);
+}
+
+fn render_targets(r: &Report<'_>, s: &mut String) {
+    let _ = writeln!(s, "## Targets\n");
+    let _ = writeln!(s, "| target | measured | result |\n|---|---|---|");
+    let mut row = |target: String, measured: String, ok: Option<bool>| {
+        let _ = writeln!(s, "| {target} | {measured} | {} |", verdict(ok));
+    };
+    let mut logs = Vec::new();
+    for (case, _) in META {
+        let ours = r.ours(case, "ours");
+        let t = r.torch(case, "inference");
+        let ok = ours.zip(t).map(|(o, t)| o.ns <= t.ns / 3.0);
+        if let Some((o, t)) = ours.zip(t) {
+            logs.push((o.ns / t.ns).ln());
+        }
+        row(
+            format!("`{case}` ≤ 1/3 of libtorch inference mode"),
+            format!("{} vs {} ({})", cell(ours), cell(t), ratio(ours, t)),
+            ok,
+        );
+    }
+    let geo = (!logs.is_empty() && logs.len() == META.len())
+        .then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp());
+    row(
+        "geometric mean of the metadata ratios ≤ 1/5".into(),
+        geo.map_or("–".into(), |g| format!("{g:.3}")),
+        geo.map(|g| g <= 0.2),
+    );
+    for case in ["clone"].iter().chain(META.iter().map(|(c, _)| c)) {
+        let (ours, candle) = (r.ours(case, "ours"), r.ours(case, "candle"));
+        if candle.is_none() {
+            continue;
+        }
+        row(
+            format!("`{case}` no slower than candle"),
+            format!("{} vs {}", cell(ours), cell(candle)),
+            ours.zip(candle).map(|(o, c)| o.ns <= c.ns),
+        );
+    }
+    let (ours, t) = (r.ours("clone", "ours"), r.torch("clone", "normal"));
+    row(
+        "handle clone no slower than `at::Tensor` copy".into(),
+        format!("{} vs {}", cell(ours), cell(t)),
+        ours.zip(t).map(|(o, t)| o.ns <= t.ns),
+    );
+    for case in ["empty_small", "zeros_small"] {
+        let (ours, t) = (r.ours(case, "ours"), r.torch_best(case));
+        row(
+            format!("`{case}` ≤ 1/3 of libtorch"),
+            format!("{} vs {} ({})", cell(ours), cell(t), ratio(ours, t)),
+            ours.zip(t).map(|(o, t)| o.ns <= t.ns / 3.0),
+        );
+    }
+    let mut copy_target =
+        |case: &str, vs_torch: Option<f64>, vs_memcpy: Option<(f64, &str)>, what: &str| {
+            // Ours at its best: one thread, or all cores where measured.
+            let single = r.ours(case, "ours");
+            let (ours, how) = match (single, r.ours(case, "ours_mt")) {
+                (Some(a), Some(b)) if b.ns < a.ns => (Some(b), " (all cores)"),
+                _ => (single, ""),
+            };
+            let t = r.torch_best(case);
+            if let Some(k) = vs_torch {
+                let speedup = ours.zip(t).map(|(o, t)| t.ns / o.ns);
+                row(
+                    format!("{what}: ≥ {k}x libtorch's throughput"),
+                    format!(
+                        "{}{how} vs {} ({})",
+                        cell(ours),
+                        cell(t),
+                        speedup.map_or("–".into(), |x| format!("{x:.2}x"))
+                    ),
+                    speedup.map(|x| x >= k),
+                );
+            }
+            if let Some((k, reference)) = vs_memcpy {
+                let memcpy = r.ours.get(reference).copied();
+                let frac = ours.zip(memcpy).map(|(o, m)| m.ns / o.ns);
+                row(
+                    format!("{what}: ≥ {:.0}% of `memcpy`", k * 100.0),
+                    format!(
+                        "{}{how} vs {} ({})",
+                        cell(ours),
+                        cell(memcpy),
+                        frac.map_or("–".into(), |x| format!("{:.0}%", x * 100.0))
+                    ),
+                    frac.map(|x| x >= k),
+                );
+            }
+        };
+    let big = "memcpy_64mib/memcpy";
+    let one_mib = "scale_memcpy/memcpy/1048576";
+    copy_target(
+        "contig_t4096",
+        Some(2.0),
+        Some((0.4, big)),
+        "transposed 4096² `contiguous()`",
+    );
+    copy_target(
+        "contig_perm4d",
+        Some(1.5),
+        None,
+        "permuted 4-d `contiguous()`",
+    );
+    copy_target(
+        "contig_kv",
+        Some(1.0),
+        Some((0.8, one_mib)),
+        "KV-cache narrow `contiguous()`",
+    );
+    copy_target(
+        "clone_64mib",
+        None,
+        Some((0.9, big)),
+        "contiguous 64 MiB `clone()`",
+    );
+    let _ = writeln!(
+        s,
+        "\nCopy targets compare with libtorch's faster mode and use torchcore's \
+         faster setting (one thread, or all cores where that was measured and is \
+         faster; both are in the results table). `memcpy` is a copy of the same \
+         number of bytes into a preallocated buffer, in the same criterion run: 64 MiB \
+         for the 4096² transpose and the clone, 1 MiB (the scaling table's row) for \
+         the KV cache.\n"
+    );
+}
+
+fn render_scaling(r: &Report<'_>, s: &mut String) {
+    let _ = writeln!(s, "## Scaling\n");
+    let _ = writeln!(
+        s,
+        "View-op cost against rank, on a `[2; rank]` tensor (up to 5 dims are stored \
+         inline, 6 and more on the heap, in both libraries):\n"
+    );
+    let _ = writeln!(
+        s,
+        "| rank | storage | ours `narrow(0,0,1)` | libtorch inf. | ratio | ours `permute` (reversed) | libtorch inf. | ratio |\n|---:|---|---:|---:|---:|---:|---:|---:|"
+    );
+    for rank in 1..=8 {
+        let n = (
+            r.ours.get(&format!("scale_narrow/ours/{rank}")).copied(),
+            r.torch(&format!("scale_narrow/{rank}"), "inference"),
+        );
+        let p = (
+            r.ours.get(&format!("scale_permute/ours/{rank}")).copied(),
+            r.torch(&format!("scale_permute/{rank}"), "inference"),
+        );
+        let _ = writeln!(
+            s,
+            "| {rank} | {} | {} | {} | {} | {} | {} | {} |",
+            if rank <= 5 { "inline" } else { "heap" },
+            cell(n.0),
+            cell(n.1),
+            ratio(n.0, n.1),
+            cell(p.0),
+            cell(p.1),
+            ratio(p.0, p.1)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nCopy throughput against size, square f32 matrices (GB/s of output):\n"
+    );
+    let mut head = String::from(
+        "| size | ours `contiguous()` of the transpose | libtorch | ours contiguous `clone()` | libtorch |",
+    );
+    let mut rule = String::from("|---:|---:|---:|---:|---:|");
+    let mt = r
+        .ours
+        .keys()
+        .any(|k| k.starts_with("scale_contig_t/ours_mt/"));
+    if mt {
+        head.push_str(" ours multi-threaded transpose | ours multi-threaded clone |");
+        rule.push_str("---:|---:|");
+    }
+    head.push_str(" `memcpy` |");
+    rule.push_str("---:|");
+    let _ = writeln!(s, "{head}\n{rule}");
+    let mut side = 32u64;
+    while side <= 8192 {
+        let bytes = side * side * 4;
+        let k = bytes.to_string();
+        let get = |g: &str, f: &str| r.ours.get(&format!("{g}/{f}/{k}")).copied();
+        let mut line = format!(
+            "| {} | {} | {} | {} | {} |",
+            human_bytes(bytes),
+            cell(get("scale_contig_t", "ours")),
+            cell(r.torch_best(&format!("scale_contig_t/{k}"))),
+            cell(get("scale_clone", "ours")),
+            cell(r.torch_best(&format!("scale_clone/{k}")))
+        );
+        if mt {
+            let _ = write!(
+                line,
+                " {} | {} |",
+                cell(get("scale_contig_t", "ours_mt")),
+                cell(get("scale_clone", "ours_mt"))
+            );
+        }
+        let _ = write!(line, " {} |", cell(get("scale_memcpy", "memcpy")));
+        let _ = writeln!(s, "{line}");
+        side *= 2;
+    }
+    let _ = writeln!(s);
+}
+
+fn human_bytes(b: u64) -> String {
+    if b >= 1 << 20 {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{} KiB", b >> 10)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_criterion_json() {
+        let e = r#"{"mean":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":3.0},"point_estimate":2.5,"standard_error":0.1},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":3.0},"point_estimate":2.25e1,"standard_error":0.1}}"#;
+        assert_eq!(median(e), Some(22.5));
+        let b = r#"{"group_id":"copy","function_id":"ours","value_str":null,"throughput":{"Bytes":4096},"full_id":"copy/ours"}"#;
+        assert_eq!(json_str(b, "full_id").as_deref(), Some("copy/ours"));
+        let i = b.find("\"Bytes\":").unwrap();
+        assert_eq!(json_number(&b[i + 8..]), Some(4096.0));
+    }
+
+    #[test]
+    fn reads_torch_lines() {
+        let dir = std::env::temp_dir().join(format!("xtask-bench-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.txt");
+        fs::write(&p, "torch-version 2.15.0\ntorch view inference 74.5 0\ntorch contig_kv normal 2e4 1048576\n").unwrap();
+        let t = read_torch(&p).unwrap();
+        assert_eq!(t[&("view".into(), "inference".into())].ns, 74.5);
+        assert_eq!(
+            t[&("contig_kv".into(), "normal".into())].bytes,
+            Some(1 << 20)
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
