@@ -85,6 +85,17 @@ fn child(filter: &str, dirs: &[&Path], env: &[(&str, &str)]) -> String {
     stdout
 }
 
+/// Removes the scratch directories when dropped (also when a test fails).
+struct Scratch(Vec<PathBuf>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// Builds the fake libraries into two fresh directories (one with the
 /// fake NVRTC, one without), named after `tag` so tests do not share them.
 fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
@@ -110,6 +121,7 @@ fn gpu_suite_on_the_fake_driver() {
     let Some((with_nvrtc, without)) = setup("suite") else {
         return;
     };
+    let _cleanup = Scratch(vec![with_nvrtc.clone(), without.clone()]);
     let out = child(
         "gpu_suite::",
         &[&with_nvrtc],
@@ -131,9 +143,6 @@ fn gpu_suite_on_the_fake_driver() {
         );
         assert!(out.contains("test result: ok"), "{out}");
     }
-    for dir in [with_nvrtc, without] {
-        let _ = std::fs::remove_dir_all(dir);
-    }
 }
 
 #[test]
@@ -152,15 +161,13 @@ fn a_driver_without_devices_reports_no_device() {
     let Some((with_nvrtc, without)) = setup("no-device") else {
         return;
     };
+    let _cleanup = Scratch(vec![with_nvrtc, without.clone()]);
     let out = child(
         "a_driver_without_devices_reports_no_device",
         &[&without],
         &[("FAKE_CUDA_DEVICES", "0")],
     );
     assert!(out.contains("1 passed"), "{out}");
-    for dir in [with_nvrtc, without] {
-        let _ = std::fs::remove_dir_all(dir);
-    }
 }
 
 #[test]
