@@ -532,6 +532,9 @@ fn zeroes_memory_reports_the_fill_mode() {
 }
 
 #[test]
+// The mmap path it targets is compiled out under Miri, and scanning
+// megabytes byte by byte is slow there.
+#[cfg_attr(miri, ignore)]
 fn large_blocks_are_zeroed_aligned_and_freed_once() {
     use alloc_cpu::{CpuAllocator, FillMode};
     use c10_storage::Allocator;
