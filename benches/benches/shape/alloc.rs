@@ -11,6 +11,23 @@ use torchcore::prelude::*;
 
 /// Registers the allocation cases.
 pub fn benches(c: &mut Criterion) {
+    // Reference: what any `empty` with c10's three layers pays before doing
+    // anything else: the tensor impl (160 bytes in an `Arc`), the storage
+    // impl (about 100 bytes in an `Arc`) and the zeroed data block (48 bytes
+    // behind alloc-cpu's 64-byte header, from `calloc`), then their frees.
+    {
+        let mut g = c.benchmark_group("floor_empty");
+        g.bench_function("three_allocs", |b| {
+            b.iter(|| {
+                let imp = std::sync::Arc::new(black_box([0u64; 20]));
+                let storage = std::sync::Arc::new(black_box([0u64; 13]));
+                let data = vec![0u8; black_box(48 + 128)];
+                (imp, storage, data)
+            })
+        });
+        g.finish();
+    }
+
     for (name, d) in [("small", [3usize, 4]), ("large", [1024, 1024])] {
         let sizes = [d[0] as i64, d[1] as i64];
         let mut g = c.benchmark_group(format!("empty_{name}"));

@@ -2,7 +2,9 @@
 //! 4096 x 4096 (and of `M`, B7), of `P4` permuted `(0, 2, 1, 3)`, of the
 //! narrowed KV cache (B8); a contiguous 64 MiB `clone`; and a plain
 //! `memcpy` of the same 64 MiB into a preallocated buffer, the bandwidth
-//! ceiling of the machine.
+//! ceiling of the machine. `ours_prealloc` is the same copy through `copy_`
+//! into a destination allocated once, outside the timed loop: the copy
+//! engine alone, without allocating the result.
 
 use std::hint::black_box;
 
@@ -47,6 +49,10 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group(name);
         g.throughput(Throughput::Bytes(f32_bytes(&d)));
         g.bench_function("ours", |b| b.iter(|| black_box(&t).contiguous().unwrap()));
+        let into = Tensor::zeros(&dims(&d), ScalarType::Float).unwrap();
+        g.bench_function("ours_prealloc", |b| {
+            b.iter(|| into.copy_(black_box(&t)).unwrap())
+        });
         if name == "contig_t4096" {
             g.bench_function("ours_mt", |b| {
                 set_copy_threads(0);
@@ -72,6 +78,10 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group("contig_perm4d");
         g.throughput(Throughput::Bytes(f32_bytes(&P4)));
         g.bench_function("ours", |b| b.iter(|| black_box(&t).contiguous().unwrap()));
+        let into = Tensor::zeros(&[8, 32, 16, 64], ScalarType::Float).unwrap();
+        g.bench_function("ours_prealloc", |b| {
+            b.iter(|| into.copy_(black_box(&t)).unwrap())
+        });
         g.bench_function("candle", |b| {
             b.iter(|| black_box(&ct).contiguous().unwrap())
         });
@@ -91,6 +101,10 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group("contig_kv");
         g.throughput(Throughput::Bytes(f32_bytes(&[8, 512, 64])));
         g.bench_function("ours", |b| b.iter(|| black_box(&t).contiguous().unwrap()));
+        let into = Tensor::zeros(&[8, 512, 64], ScalarType::Float).unwrap();
+        g.bench_function("ours_prealloc", |b| {
+            b.iter(|| into.copy_(black_box(&t)).unwrap())
+        });
         g.bench_function("candle", |b| {
             b.iter(|| black_box(&ct).contiguous().unwrap())
         });

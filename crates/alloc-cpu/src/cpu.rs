@@ -97,17 +97,23 @@ struct Header {
 /// The block came from `std::alloc` with [`STD_ALIGN`] alignment.
 const FROM_STD: usize = 0;
 /// The block is an anonymous `mmap` (large blocks on Linux).
+#[cfg_attr(any(miri, not(target_os = "linux")), allow(dead_code))]
 const FROM_MMAP: usize = 1;
 /// Alignment asked of `std::alloc`. At most the platform's `malloc`
 /// alignment, so that zeroed blocks come from `calloc` (which skips the
 /// memset for fresh pages); the 64-byte data alignment is made by hand.
 const STD_ALIGN: usize = 16;
 /// Blocks of at least this many bytes are mapped straight from the kernel on
-/// Linux: the pages come zeroed for free, and from 2 MiB up they are
-/// advised as transparent huge pages, which cuts page faults 512-fold for
-/// big tensors (PyTorch offers the same behind `THP_MEM_ALLOC_ENABLE`).
+/// Linux, advised as transparent huge pages, which cuts first-touch page
+/// faults 512-fold for big tensors (PyTorch offers the same behind
+/// `THP_MEM_ALLOC_ENABLE`). 32 MiB is glibc's largest dynamic `mmap`
+/// threshold: below it `malloc` recycles freed blocks without a system call
+/// or a page fault, which is what a loop allocating same-sized tensors
+/// wants (mapping 1 MiB blocks ourselves made `empty([1024, 1024])` cost
+/// 10 µs against libtorch's 0.2 µs); above it `malloc` maps and unmaps every
+/// block anyway, so mapping it ourselves only adds the huge-page advice.
 #[cfg(all(target_os = "linux", not(miri)))]
-const MMAP_THRESHOLD: usize = 1 << 20;
+const MMAP_THRESHOLD: usize = 32 << 20;
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
 const _: () = assert!(std::mem::align_of::<Header>() <= ALIGNMENT);
@@ -584,23 +590,17 @@ impl fmt::Debug for CpuAllocator {
     }
 }
 
-// SAFETY: for `nbytes > 0`, `allocate` returns a 64-aligned pointer into a
-// fresh `std::alloc` block or anonymous mapping with at least `nbytes` bytes
-// after it and the header before it (`obtain_block`), so the pointer is
-// non-null and valid for reads and writes of `nbytes` bytes until the
-// deleter frees the block (1), overlaps no other live allocation (2), is
-// tagged `Device::CPU` (3), and the deleters (`delete_cpu`,
-// `delete_cpu_counted`) only touch the block and an `Arc`, so they may run on
-// any thread, once (4). The bytes are initialised by `alloc_zeroed`, by the
-// kernel (anonymous mappings are zero-filled) or by `junk_fill` (5).
-unsafe impl Allocator for CpuAllocator {
-    fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+impl CpuAllocator {
+    /// `allocate`, zero-filled when `zero` (junk-filled in junk mode, and
+    /// otherwise whatever `malloc` or the kernel hands out: zeroes for fresh
+    /// pages and mappings, stale or uninitialised bytes for recycled ones).
+    fn allocate_block(&self, nbytes: usize, zero: bool) -> Result<DataPtr, AllocError> {
         if nbytes == 0 {
             return Ok(DataPtr::null(Device::CPU));
         }
         // Fails (without trying to allocate) for sizes past isize::MAX.
-        let (start, data, source, total) = obtain_block(nbytes, self.fill == FillMode::Zero)
-            .ok_or_else(|| out_of_memory(nbytes))?;
+        let (start, data, source, total) =
+            obtain_block(nbytes, zero).ok_or_else(|| out_of_memory(nbytes))?;
         let base = data.wrapping_sub(HEADER_SIZE);
         if self.fill == FillMode::Junk {
             // SAFETY: `data` starts `nbytes` writable bytes of the fresh
@@ -630,6 +630,30 @@ unsafe impl Allocator for CpuAllocator {
         // the `Arc` reference taken above for counted blocks); the block is
         // owned by nothing else, and freeing it from any thread is sound.
         Ok(unsafe { DataPtr::new_simple(data, deleter, Device::CPU) })
+    }
+}
+
+// SAFETY: for `nbytes > 0`, `allocate` returns a 64-aligned pointer into a
+// fresh `std::alloc` block or anonymous mapping with at least `nbytes` bytes
+// after it and the header before it (`obtain_block`), so the pointer is
+// non-null and valid for reads and writes of `nbytes` bytes until the
+// deleter frees the block (1), overlaps no other live allocation (2), is
+// tagged `Device::CPU` (3), and the deleters (`delete_cpu`,
+// `delete_cpu_counted`) only touch the block and an `Arc`, so they may run on
+// any thread, once (4). The bytes are initialised by `alloc_zeroed`, by the
+// kernel (anonymous mappings are zero-filled) or by `junk_fill` (5);
+// `allocate_for_overwrite` is exempt from (5) by the trait's contract.
+unsafe impl Allocator for CpuAllocator {
+    fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+        self.allocate_block(nbytes, self.fill == FillMode::Zero)
+    }
+
+    /// No zero fill in [`FillMode::Zero`]: `malloc`'s recycled bytes are
+    /// left as they are (and under Miri, left uninitialised, so a caller
+    /// that reads before writing is caught). [`FillMode::Junk`] still
+    /// junk-fills, which is its point.
+    fn allocate_for_overwrite(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+        self.allocate_block(nbytes, false)
     }
 
     fn device_type(&self) -> DeviceType {

@@ -38,10 +38,12 @@
 //!   asking `std::alloc` for 64-byte alignment would turn `alloc_zeroed`
 //!   into `posix_memalign` + `memset`), over-allocated by 64 bytes so the
 //!   data can be aligned by hand;
-//! * **anonymous `mmap`** for blocks of 1 MiB and more on Linux: the kernel
-//!   hands out zeroed pages for free, and from 2 MiB up the mapping is
-//!   advised as transparent huge pages (`MADV_HUGEPAGE`), which cuts page
-//!   faults on first touch 512-fold. Measured here: allocating and filling a
+//! * **anonymous `mmap`** for blocks of 32 MiB and more on Linux (glibc's
+//!   largest dynamic `mmap` threshold: smaller blocks are recycled by
+//!   `malloc` without a system call or page fault, larger ones `malloc`
+//!   would map and unmap anyway): the kernel hands out zeroed pages for
+//!   free, and the mapping is advised as transparent huge pages
+//!   (`MADV_HUGEPAGE`), which cuts page faults on first touch 512-fold. Measured here: allocating and filling a
 //!   64 MiB buffer took about 76 ms with `posix_memalign` + `memset` and
 //!   about 17 ms with huge pages. (c10 does the same only behind
 //!   `THP_MEM_ALLOC_ENABLE`.) Under Miri, and off Linux, every block comes
@@ -74,6 +76,11 @@
 //! c10's junk fill (the pattern [`JUNK_PATTERN`], NaN as `f32`) for
 //! catching reads of never-written memory. Being an enum, "both at once"
 //! (a fatal error in c10) cannot be expressed.
+//!
+//! [`Allocator::allocate_for_overwrite`] (what `clone` and `contiguous` use
+//! for the destination their copy overwrites in full) skips the zero fill:
+//! like c10's `allocate`, it leaves recycled bytes as they are. Junk mode
+//! still junk-fills.
 //!
 //! ## Statistics: cost model
 //!

@@ -540,7 +540,7 @@ fn large_blocks_are_zeroed_aligned_and_freed_once() {
     use c10_storage::Allocator;
     static TRACKED: CpuAllocator = CpuAllocator::new();
     TRACKED.set_track_stats(true);
-    for n in [(1usize << 20) - 1, 1 << 20, 3 << 20, (5 << 20) + 7] {
+    for n in [(32usize << 20) - 1, 32 << 20, 33 << 20, (40 << 20) + 7] {
         let p = TRACKED.allocate(n).unwrap();
         assert_eq!(p.get() as usize % 64, 0);
         // SAFETY: `n` initialised bytes owned by `p`.
@@ -552,8 +552,42 @@ fn large_blocks_are_zeroed_aligned_and_freed_once() {
     let s = c10_storage::Allocator::stats(&TRACKED).unwrap();
     assert_eq!((s.allocations, s.frees, s.current_bytes), (4, 4, 0));
     let junk = CpuAllocator::with_fill(FillMode::Junk);
-    let p = junk.allocate(2 << 20).unwrap();
+    let p = junk.allocate(32 << 20).unwrap();
     // SAFETY: 8 initialised bytes at the start of the block.
     let first = unsafe { p.get().cast::<u64>().read() };
     assert_eq!(first, alloc_cpu::JUNK_PATTERN);
+}
+
+#[test]
+fn allocate_for_overwrite_is_aligned_counted_and_junk_filled_in_junk_mode() {
+    use alloc_cpu::{CpuAllocator, FillMode, JUNK_PATTERN};
+    use c10_storage::Allocator;
+    let a = CpuAllocator::builder().track_stats(true).build();
+    assert!(a.allocate_for_overwrite(0).unwrap().is_null());
+    let sizes: &[usize] = if cfg!(miri) {
+        &[1, 64, 1000]
+    } else {
+        &[1, 64, 4096, 1 << 20, 33 << 20]
+    };
+    for &n in sizes {
+        let p = a.allocate_for_overwrite(n).unwrap();
+        assert_eq!(p.get() as usize % 64, 0, "{n}");
+        // Written in full through the raw pointer before any read, as the
+        // contract asks (under Miri the bytes really are uninitialised).
+        // SAFETY: `n` writable bytes owned by `p`.
+        unsafe { std::ptr::write_bytes(p.get(), 0x5A, n) };
+        // SAFETY: now `n` initialised bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(p.get(), n) };
+        assert!(bytes.iter().all(|&b| b == 0x5A), "{n}");
+    }
+    let s = a.stats().unwrap();
+    assert_eq!(
+        (s.allocations, s.frees),
+        (sizes.len() as u64, sizes.len() as u64)
+    );
+    let junk = CpuAllocator::with_fill(FillMode::Junk);
+    let p = junk.allocate_for_overwrite(64).unwrap();
+    // SAFETY: junk mode initialises the bytes.
+    let first = unsafe { p.get().cast::<u64>().read() };
+    assert_eq!(first, JUNK_PATTERN);
 }

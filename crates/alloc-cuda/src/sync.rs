@@ -1,10 +1,11 @@
 //! The lock used by the allocator and the fake device.
 //!
 //! It is `parking_lot`'s mutex. Under Miri it is a yielding spin lock with
-//! the same (`lock_api`) interface instead: Miri's strict-provenance mode,
-//! which the workspace's Miri runs use, rejects `parking_lot`'s contended
-//! path (it keeps queue pointers in integers), and the allocator is meant
-//! to be hammered from several threads in the tests.
+//! the same (`lock_api`) interface instead: Miri's strict-provenance mode
+//! rejects `parking_lot`'s contended path (it keeps queue pointers in
+//! integers), and the allocator is meant to be hammered from several
+//! threads in the tests, so this keeps alloc-cuda's suite runnable with
+//! `MIRIFLAGS=-Zmiri-strict-provenance`.
 
 #[cfg(not(miri))]
 pub(crate) type RawLock = parking_lot::RawMutex;

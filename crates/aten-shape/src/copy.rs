@@ -28,7 +28,10 @@ mod convert;
 mod kernel;
 
 use c10_core::access::element_offset_range;
-use c10_core::geometry::{fmt_list, infer_dense_strides};
+use c10_core::geometry::{
+    channels_last_strides_2d, channels_last_strides_3d, contiguous_strides, fmt_list,
+    infer_dense_strides, DimVec,
+};
 use c10_core::{
     device_ops, Device, DeviceType, InferenceMode, MemoryFormat, Result, Storage, Tensor,
     TensorError, TensorOptions,
@@ -103,6 +106,37 @@ pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
     }
 }
 
+/// [`empty_like`] for [`clone`]'s destination, which the copy overwrites
+/// in full: on the CPU its bytes skip the allocator's zero fill (a
+/// `memset` of the whole block whenever `malloc` recycles memory, which
+/// made a 1 MiB `contiguous()` cost a fill plus a copy).
+fn empty_like_for_overwrite(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    // Sub-byte element types pack several elements per byte, and device
+    // memory is never read by the host: both keep the ordinary path.
+    if t.dtype().elements_per_byte() != 1 || !t.device().device_type().is_host_accessible() {
+        return empty_like(t, format);
+    }
+    let sizes = t.sizes();
+    let strides: DimVec = match format {
+        MemoryFormat::Preserve if t.is_non_overlapping_and_dense() => {
+            DimVec::from_slice(t.strides())
+        }
+        // (CPU tensors support `as_strided`, so `empty_like`'s other
+        // `Preserve` branch is not reached here.)
+        MemoryFormat::Preserve => infer_dense_strides(sizes, t.strides()),
+        MemoryFormat::Contiguous => contiguous_strides(sizes)?,
+        MemoryFormat::ChannelsLast => channels_last_strides_2d(sizes)?,
+        MemoryFormat::ChannelsLast3d => channels_last_strides_3d(sizes)?,
+    };
+    let options = TensorOptions::new().dtype(t.dtype()).device(t.device());
+    // SAFETY: every branch gives non-overlapping and dense strides, so each
+    // byte of the new storage belongs to exactly one element, and the only
+    // caller, `clone`, hands the tensor to `copy_into` before anything else
+    // sees it: a host-to-host copy of the same shape writes every element
+    // (or fails, and the tensor is dropped unread).
+    unsafe { Tensor::empty_strided_for_overwrite(sizes, &strides, options) }
+}
+
 /// ATen's `clone(t, memory_format)`: a copy of `t` in new storage, laid out
 /// as [`empty_like`] lays it out, with offset 0 and a fresh version counter
 /// (version 0). A tensor that requires grad gives a clone that requires
@@ -121,7 +155,7 @@ pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
-    let mut out = empty_like(t, format)?;
+    let mut out = empty_like_for_overwrite(t, format)?;
     copy_into(&out, t)?;
     // Autograd records the clone (outside inference mode, where grad mode
     // is off), so the result requires grad like its input.
@@ -460,9 +494,12 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
 }
 
 /// Copies whose destination has at least this many bytes are split across
-/// [`copy_threads`] threads: below it, starting threads costs more than it
-/// saves (measured on the development machine; see `docs/benchmarks.md`).
-pub const PARALLEL_MIN_BYTES: usize = 4 << 20;
+/// [`copy_threads`] threads. Measured on the 2-core development machine
+/// (`docs/benchmarks.md`, copy scaling table): at 4 MiB two threads lost on
+/// transposes (1.66 ms against 1.46 ms for one) and barely won on dense
+/// clones; from 16 MiB they won on both (transposes 4.3 ms against 5.7 ms,
+/// clones 1.9 ms against 2.5 ms).
+pub const PARALLEL_MIN_BYTES: usize = 16 << 20;
 
 /// The number of threads large CPU copies may use; 0 means "not set" (all
 /// available cores).

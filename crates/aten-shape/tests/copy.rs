@@ -832,10 +832,6 @@ fn copy_into_read_only_storage_fails() {
 }
 
 #[test]
-#[cfg_attr(
-    miri,
-    ignore = "parking_lot parks contended threads with integer-to-pointer casts, which -Zmiri-strict-provenance rejects; run with MIRIFLAGS=-Zmiri-disable-isolation"
-)]
 fn copies_in_opposite_directions_do_not_deadlock() {
     let n = if cfg!(miri) { 4 } else { 500 };
     let a = arange(64, ScalarType::Float);

@@ -7,7 +7,7 @@ use c10_storage::{get_allocator, AllocError, Allocator, DataPtr, Device, DeviceT
 
 use crate::error::{Result, TensorError};
 use crate::geometry;
-use crate::options::TensorOptions;
+use crate::options::{MemoryFormat, TensorOptions};
 use crate::scalar::Scalar;
 use crate::scalar_type::Element;
 use crate::tensor::Tensor;
@@ -51,9 +51,38 @@ pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
     }
 }
 
+/// Whether `strides` are exactly the row-major strides of `sizes`.
+fn strides_are_row_major(sizes: &[i64], strides: &[i64]) -> bool {
+    if sizes.len() != strides.len() {
+        return false;
+    }
+    let mut expected: i64 = 1;
+    for (&size, &stride) in sizes.iter().zip(strides).rev() {
+        if stride != expected {
+            return false;
+        }
+        match expected.checked_mul(size.max(1)) {
+            Some(e) => expected = e,
+            None => return false,
+        }
+    }
+    true
+}
+
 fn new_storage(nbytes: usize, device: Device) -> Result<Storage> {
     let alloc = allocator_for(device)?;
     Ok(Storage::new(nbytes, alloc, true)?)
+}
+
+/// [`new_storage`] whose bytes may start uninitialised.
+///
+/// # Safety
+///
+/// As [`Storage::new_for_overwrite`].
+unsafe fn new_storage_for_overwrite(nbytes: usize, device: Device) -> Result<Storage> {
+    let alloc = allocator_for(device)?;
+    // SAFETY: forwarded to the caller.
+    Ok(unsafe { Storage::new_for_overwrite(nbytes, alloc, true) }?)
 }
 
 impl Tensor {
@@ -77,9 +106,13 @@ impl Tensor {
         geometry::check_non_negative(sizes)?;
         let nbytes = geometry::storage_nbytes_contiguous(sizes, o.dtype.itemsize(), 0)?;
         let storage = new_storage(nbytes, o.device)?;
-        let mut imp = TensorImpl::new(storage, o.dtype);
-        imp.set_sizes_contiguous(sizes, o.memory_format)?;
-        let mut t = Tensor::from_impl(imp);
+        let mut t = if o.memory_format == MemoryFormat::Contiguous {
+            TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
+        } else {
+            let mut imp = TensorImpl::new(storage, o.dtype);
+            imp.set_sizes_contiguous(sizes, o.memory_format)?;
+            Tensor::from_impl(imp)
+        };
         if o.requires_grad {
             t.set_requires_grad(true)?;
         }
@@ -101,6 +134,57 @@ impl Tensor {
         let mut imp = TensorImpl::new(storage, o.dtype);
         imp.set_sizes_and_strides(sizes, strides, Some(0))?;
         let mut t = Tensor::from_impl(imp);
+        if o.requires_grad {
+            t.set_requires_grad(true)?;
+        }
+        Ok(t)
+    }
+
+    /// [`Tensor::empty_strided`] without the allocator's zero fill, for a
+    /// caller that writes every element before anything reads one (the
+    /// destination of `clone` and `contiguous`: the CPU allocator then
+    /// skips a `memset` of the whole block).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let src = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+    /// // SAFETY: the layout is dense, so the copy below writes every byte
+    /// // of the storage before anything reads it.
+    /// let dst = unsafe { Tensor::empty_strided_for_overwrite(&[6], &[1], ScalarType::Long)? };
+    /// {
+    ///     let s = src.storage().read();
+    ///     let mut d = dst.storage().write()?;
+    ///     // SAFETY: both guards are held; 48 bytes on each side.
+    ///     unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr(), 48) };
+    /// }
+    /// assert_eq!(dst.to_vec::<i64>()?, vec![0, 1, 2, 3, 4, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// As [`Storage::new_for_overwrite`] for the new tensor's storage: every
+    /// byte of it (all of it is reachable through the tensor only when the
+    /// layout is non-overlapping and dense) must be written through raw
+    /// pointers before anything reads any of it, through this tensor or
+    /// any other handle, view or storage clone.
+    pub unsafe fn empty_strided_for_overwrite(
+        sizes: &[i64],
+        strides: &[i64],
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let o = options.into();
+        geometry::check_non_negative(sizes)?;
+        let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype.itemsize(), 0)?;
+        // SAFETY: forwarded to the caller.
+        let storage = unsafe { new_storage_for_overwrite(nbytes, o.device) }?;
+        let mut t = if strides_are_row_major(sizes, strides) {
+            TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
+        } else {
+            let mut imp = TensorImpl::new(storage, o.dtype);
+            imp.set_sizes_and_strides(sizes, strides, Some(0))?;
+            Tensor::from_impl(imp)
+        };
         if o.requires_grad {
             t.set_requires_grad(true)?;
         }

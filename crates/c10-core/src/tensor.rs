@@ -286,9 +286,7 @@ impl Tensor {
             self.dtype().elements_per_byte(),
             self.storage().nbytes(),
         )?;
-        Ok(Tensor::from_impl(TensorImpl::view_of(
-            &self.imp, sizes, strides, offset,
-        )?))
+        self.view_with_geometry(sizes, strides, offset)
     }
 
     /// A view with new geometry that the caller has proven to stay within
@@ -303,12 +301,36 @@ impl Tensor {
         strides: &[i64],
         storage_offset: i64,
     ) -> Result<Tensor> {
-        Ok(Tensor::from_impl(TensorImpl::view_of(
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                sizes.len(),
+                strides.len()
+            )));
+        }
+        // Built in place in the new handle's allocation (no 160-byte
+        // `TensorImpl` on the stack to copy).
+        let built = TensorImpl::try_view_tensor_fill(
             &self.imp,
-            sizes,
-            strides,
             storage_offset,
-        )?))
+            sizes.len(),
+            |new_sizes, new_strides| {
+                new_sizes.copy_from_slice(sizes);
+                new_strides.copy_from_slice(strides);
+                Ok(true)
+            },
+        )?;
+        // The fill never gives up, so `None` is not reached; `view_of`
+        // gives the same result the slow way.
+        match built {
+            Some(view) => Ok(view),
+            None => Ok(Tensor::from_impl(TensorImpl::view_of(
+                &self.imp,
+                sizes,
+                strides,
+                storage_offset,
+            )?)),
+        }
     }
 
     /// In-place `as_strided_`: this handle gets the new geometry (checked

@@ -429,6 +429,71 @@ impl TensorImpl {
         }
     }
 
+    /// A new handle over a fresh `storage` with row-major `sizes` (what
+    /// `empty` and the factories make): `new` followed by
+    /// `set_sizes_contiguous(sizes, Contiguous)`, computed once and written
+    /// straight into the handle's allocation. Errors as
+    /// `set_sizes_contiguous` (stride or numel overflow).
+    pub(crate) fn new_contiguous_tensor(
+        storage: Storage,
+        dtype: ScalarType,
+        sizes: &[i64],
+    ) -> Result<Tensor> {
+        let mut overflow = false;
+        let sizes_and_strides = SizesAndStrides::from_fn(sizes.len(), |s, st| {
+            let mut running: i64 = 1;
+            for d in (0..sizes.len()).rev() {
+                s[d] = sizes[d];
+                st[d] = running;
+                match running.checked_mul(sizes[d].max(1)) {
+                    Some(r) => running = r,
+                    None => overflow = true,
+                }
+            }
+        });
+        if overflow {
+            return Err(TensorError::runtime("Stride calculation overflowed"));
+        }
+        let numel = geometry::compute_numel(sizes)?;
+        let flags = LayoutFlags::compute(
+            sizes_and_strides.sizes(),
+            sizes_and_strides.strides(),
+            numel,
+        );
+        let device = storage.device();
+        let key_set = key_set_for_device(device);
+        let version = if key_set.is_inference() {
+            VersionCounter::Disabled
+        } else if storage.is_unique() {
+            VersionCounter::Storage
+        } else {
+            VersionCounter::fresh(0)
+        };
+        let imp = Arc::<TensorImpl>::new_uninit();
+        let slot = Arc::as_ptr(&imp).cast_mut().cast::<TensorImpl>();
+        // SAFETY: `imp` was created just above and has no other handle, so
+        // writing through `slot` (derived from `Arc::as_ptr`, which keeps
+        // the allocation's provenance; see `build_view`) is exclusive; the
+        // write initialises the whole value before `assume_init`.
+        unsafe {
+            slot.write(TensorImpl {
+                storage,
+                sizes_and_strides,
+                storage_offset: 0,
+                numel,
+                version,
+                autograd_meta: None,
+                key_set,
+                dtype,
+                device,
+                flags,
+            });
+            Ok(Tensor {
+                imp: imp.assume_init(),
+            })
+        }
+    }
+
     #[inline]
     fn view_with_numel(
         base: &TensorImpl,

@@ -219,6 +219,9 @@ fn display_unreadable_data_prints_metadata() {
 }
 
 #[test]
+// Formats tensors of thousands of elements: minutes under Miri, and like
+// `display_matches_torch` it covers no `unsafe` of its own.
+#[cfg_attr(miri, ignore)]
 fn display_and_explain_never_panic() {
     let mut tensors = vec![
         tv(Vec::<f32>::new(), &[0]),

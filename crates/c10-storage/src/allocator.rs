@@ -80,6 +80,10 @@ pub struct AllocatorStats {
 ///
 /// For `n == 0` the pointer may be null (c10 returns null).
 ///
+/// [`Allocator::allocate_for_overwrite`] promises the same except 5: its
+/// bytes may be uninitialised (only unsafe code, which writes every byte
+/// first, turns them into a storage; see [`crate::Storage::new_for_overwrite`]).
+///
 /// Alignment is not part of the safety contract (typed access checks it at
 /// run time), but [`crate::testing`] checks the alignment you document.
 pub unsafe trait Allocator: Send + Sync {
@@ -109,6 +113,37 @@ pub unsafe trait Allocator: Send + Sync {
     /// `is_simple_data_ptr`.
     fn is_simple_data_ptr(&self, ptr: &DataPtr) -> bool {
         ptr.is_simple()
+    }
+
+    /// [`allocate`](Allocator::allocate) for a caller that writes every
+    /// byte before anything reads one (the destination of a copy, through
+    /// [`crate::Storage::new_for_overwrite`]): the bytes may be left
+    /// uninitialised, which saves the CPU allocator its zero fill (a
+    /// `memset` of the whole block whenever `malloc` recycles memory).
+    /// The default calls `allocate`.
+    ///
+    /// ```
+    /// use c10_storage::DeviceType;
+    /// # struct Zeroed;
+    /// # // SAFETY: zeroed heap bytes, freed by their owner.
+    /// # unsafe impl c10_storage::Allocator for Zeroed {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # let alloc: &dyn c10_storage::Allocator = &Zeroed;
+    /// // Without an override it is `allocate`: here, zeroed bytes.
+    /// let p = alloc.allocate_for_overwrite(16)?;
+    /// assert!(!p.is_null());
+    /// # Ok::<(), c10_storage::AllocError>(())
+    /// ```
+    fn allocate_for_overwrite(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+        self.allocate(nbytes)
     }
 
     /// Whether every allocation comes back zero-filled, so that `zeros`

@@ -147,6 +147,63 @@ impl Storage {
         }))
     }
 
+    /// [`Storage::new`] through [`Allocator::allocate_for_overwrite`]: the
+    /// bytes may start uninitialised (no zero fill), for a caller that is
+    /// about to overwrite all of them, such as the destination of a copy.
+    ///
+    /// ```
+    /// use c10_storage::{DeviceType, Storage};
+    /// # struct Heap;
+    /// # // SAFETY: returns boxed, zeroed, exclusively owned bytes.
+    /// # unsafe impl c10_storage::Allocator for Heap {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # static HEAP: Heap = Heap;
+    /// // SAFETY: all 4 bytes are written below before anything reads them.
+    /// let s = unsafe { Storage::new_for_overwrite(4, &HEAP, true)? };
+    /// {
+    ///     let mut g = s.write()?;
+    ///     // SAFETY: the guard's pointer is valid for 4 bytes of writes.
+    ///     unsafe { std::ptr::copy_nonoverlapping([1u8, 2, 3, 4].as_ptr(), g.as_mut_ptr(), 4) };
+    /// }
+    /// assert_eq!(s.read().bytes()?, &[1, 2, 3, 4]);
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// On a host-accessible device, every one of the `nbytes` bytes must be
+    /// written, through raw pointers (a write guard's
+    /// [`as_mut_ptr`](crate::StorageWriteGuard::as_mut_ptr), never a slice
+    /// of the uninitialised bytes), before anything reads any of them:
+    /// before a slice is made of them, before the storage is resized,
+    /// cloned into a new buffer, or handed to code that may do either.
+    /// Dropping it unread is fine.
+    pub unsafe fn new_for_overwrite(
+        nbytes: usize,
+        allocator: &'static dyn Allocator,
+        resizable: bool,
+    ) -> Result<Storage, StorageError> {
+        let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
+        let device = data_ptr.device();
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            nbytes: AtomicUsize::new(nbytes),
+            resizable: AtomicBool::new(resizable),
+            allocator: Some(allocator),
+            device,
+            read_only: None,
+            version: AtomicU32::new(0),
+        }))
+    }
+
     /// Allocates `nbytes` from the allocator registered for `device_type`
     /// (resizable, as tensors' storages are).
     pub fn with_device_type(
