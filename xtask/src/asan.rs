@@ -74,7 +74,15 @@ fn library_packages() -> Result<Vec<String>, String> {
 
 fn run_asan(packages: &[String], build_std: bool) -> Result<(), String> {
     let mut cmd = Command::new("cargo");
-    cmd.args(["+nightly", "test", "--target", TARGET, "--lib", "--tests"]);
+    cmd.args([
+        "+nightly",
+        "test",
+        "--target",
+        TARGET,
+        "--lib",
+        "--tests",
+        "--no-fail-fast",
+    ]);
     if build_std {
         cmd.arg("-Zbuild-std");
     }
@@ -151,6 +159,14 @@ fn json_string_field(line: &str, field: &str) -> Option<String> {
     Some(rest[..end].replace("\\\\", "\\"))
 }
 
+/// Test binaries (by name prefix) that valgrind does not run, and why.
+const VALGRIND_SKIP: &[(&str, &str)] = &[(
+    "copy_threads-",
+    "its point is several threads copying 16 MiB+ tensors at once, which memcheck \
+     serializes and slows ~50x (over 10 minutes); the same copy kernels run \
+     single-threaded in the `copy` suite, and the threaded split runs under ASan",
+)];
+
 fn run_valgrind(packages: &[String]) -> Result<(), String> {
     let probe = Command::new("valgrind").arg("--version").output();
     if !matches!(probe, Ok(ref o) if o.status.success()) {
@@ -161,10 +177,21 @@ fn run_valgrind(packages: &[String]) -> Result<(), String> {
         return Err("no test binaries found".into());
     }
     let mut failed = Vec::new();
+    let mut skipped = 0;
     for bin in &bins {
+        let name = bin.rsplit('/').next().unwrap_or(bin);
+        if let Some((_, why)) = VALGRIND_SKIP.iter().find(|(p, _)| name.starts_with(p)) {
+            eprintln!("==> valgrind: skipping {name}: {why}");
+            skipped += 1;
+            continue;
+        }
         let mut cmd = Command::new("valgrind");
         cmd.args([
             "--leak-check=full",
+            // "Possibly lost" blocks are the test harness's and std's
+            // thread-locals of threads still alive at exit, not ours.
+            "--errors-for-leak-kinds=definite,indirect",
+            "--show-leak-kinds=definite,indirect",
             "--error-exitcode=1",
             "--quiet",
             bin.as_str(),
@@ -180,8 +207,10 @@ fn run_valgrind(packages: &[String]) -> Result<(), String> {
         }
     }
     eprintln!(
-        "==> valgrind: {} test binaries, {} failed",
+        "==> valgrind: {} test binaries, {} run, {} skipped, {} failed",
         bins.len(),
+        bins.len() - skipped,
+        skipped,
         failed.len()
     );
     if failed.is_empty() {
