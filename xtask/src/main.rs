@@ -7,7 +7,8 @@
 //! * `ci`: what `.ci/run` runs: rustfmt check, clippy with `-D warnings`,
 //!   the test suite, and the docs with warnings denied. `--miri` adds Miri.
 //! * `miri`: `cargo miri test` (nightly) over every crate that contains
-//!   `unsafe` (unit and integration tests; see [`miri`] for the flags).
+//!   `unsafe` (unit and integration tests), with strict provenance except
+//!   where `parking_lot`'s contended path needs permissive provenance.
 //! * `conformance [FILE ...]`: runs PyTorch-generated shape-op cases (default:
 //!   the project's copy of the corpus) and prints `N passed, M failed`.
 //! * `bench [--vs-torch] [--no-run]`: the benchmark suite in `benches/`
@@ -59,7 +60,8 @@ fn print_help() {
 commands:
   ci [--miri]     fmt check, clippy -D warnings, tests, docs (-D warnings); --miri adds Miri
   miri [CRATE..]  cargo +nightly miri test over the crates that contain `unsafe`
-                  (or the named ones), lib and integration tests
+                  (or the named ones), lib and integration tests, strict provenance
+                  where the code allows it
   conformance [FILE..]
                   run shape-op conformance cases (default: the project's corpus copy)
   bench [--vs-torch] [--no-run] [-- CRITERION_ARGS..]
@@ -190,28 +192,53 @@ fn miri(args: &[String]) -> Result<(), String> {
         return Err("Miri is not installed. Install it with: rustup toolchain install nightly --component miri rust-src".into());
     }
     eprintln!("==> miri: crates with `unsafe`: {}", crates.join(", "));
-    let mut cmd = Command::new("cargo");
-    // Unit and integration tests only: doctests are examples of safe API
-    // use, run natively by `cargo test`, and under Miri each one costs a
-    // separate interpreted compile-and-run (minutes in all on 2 cores).
-    cmd.args(["+nightly", "miri", "test", "--lib", "--tests"]);
-    for c in &crates {
-        cmd.args(["-p", c]);
+    // Isolation is disabled so tests may read the clock and temporary
+    // files. Strict provenance wherever the code allows it; see
+    // `PERMISSIVE_PROVENANCE` for where it does not. `MIRIFLAGS` overrides
+    // both (one run over every crate).
+    let isolation = "-Zmiri-disable-isolation";
+    let groups: Vec<(String, Vec<&String>)> = match env::var("MIRIFLAGS") {
+        Ok(flags) => vec![(flags, crates.iter().collect())],
+        Err(_) => {
+            let (permissive, strict): (Vec<&String>, Vec<&String>) = crates
+                .iter()
+                .partition(|c| PERMISSIVE_PROVENANCE.contains(&c.as_str()));
+            vec![
+                (format!("-Zmiri-strict-provenance {isolation}"), strict),
+                (
+                    format!("-Zmiri-permissive-provenance {isolation}"),
+                    permissive,
+                ),
+            ]
+        }
+    };
+    for (flags, group) in groups {
+        if group.is_empty() {
+            continue;
+        }
+        let mut cmd = Command::new("cargo");
+        // Unit and integration tests only: doctests are examples of safe
+        // API use, run natively by `cargo test`, and under Miri each one
+        // costs a separate interpreted compile-and-run (minutes in all on
+        // 2 cores). MIRIFLAGS are interpreter flags, so the second group
+        // reuses the first group's build.
+        cmd.args(["+nightly", "miri", "test", "--lib", "--tests"]);
+        for c in group {
+            cmd.args(["-p", c]);
+        }
+        cmd.env("MIRIFLAGS", flags);
+        run("miri", &mut cmd)?;
     }
-    // Permissive provenance: `parking_lot_core` (the storages' locks)
-    // keeps parked threads' queue pointers in integers on its contended
-    // path, which `-Zmiri-strict-provenance` refuses as unsupported rather
-    // than as UB, so strict mode fails whenever a test's threads happen to
-    // contend. Our own code turns integers into pointers only for device
-    // addresses, never dereferenced on the host. Isolation is disabled so
-    // tests may read the clock and temporary files. `MIRIFLAGS` overrides.
-    cmd.env(
-        "MIRIFLAGS",
-        env::var("MIRIFLAGS")
-            .unwrap_or_else(|_| "-Zmiri-permissive-provenance -Zmiri-disable-isolation".into()),
-    );
-    run("miri", &mut cmd)
+    Ok(())
 }
+
+/// Crates whose Miri runs use permissive provenance: their tests contend
+/// on storage locks, and `parking_lot_core`'s contended path keeps parked
+/// threads' queue pointers in integers, which `-Zmiri-strict-provenance`
+/// refuses (as unsupported, not as undefined behaviour) whenever threads
+/// happen to contend. Their own code makes pointers from integers nowhere
+/// on the host.
+const PERMISSIVE_PROVENANCE: &[&str] = &["aten-shape", "c10-core", "c10-storage"];
 
 fn conformance(files: &[String]) -> Result<(), String> {
     // Relative paths are the caller's, not the workspace root's.

@@ -4,8 +4,8 @@
 //! the same (`lock_api`) interface instead: Miri's strict-provenance mode
 //! rejects `parking_lot`'s contended path (it keeps queue pointers in
 //! integers), and the allocator is meant to be hammered from several
-//! threads in the tests, so this keeps alloc-cuda's suite runnable with
-//! `MIRIFLAGS=-Zmiri-strict-provenance`.
+//! threads in the tests, so this keeps alloc-cuda's suite in the strict
+//! group of `cargo xtask miri`.
 
 #[cfg(not(miri))]
 pub(crate) type RawLock = parking_lot::RawMutex;

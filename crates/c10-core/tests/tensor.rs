@@ -560,3 +560,44 @@ fn shrunk_storage_is_an_error_not_ub() {
     assert!(msg(v.get::<f32>(&[0]).unwrap_err()).contains("does not fit in its storage"));
     let _ = Storage::from_owner(vec![0u8; 1]);
 }
+
+#[test]
+fn empty_strided_for_overwrite_matches_empty_strided() {
+    let f = ScalarType::Float;
+    for (sizes, strides) in [
+        (vec![2i64, 3], vec![3i64, 1]),
+        (vec![2, 3], vec![1, 2]),
+        (vec![2, 3, 4, 5], vec![60, 1, 15, 3]),
+        (vec![0, 3], vec![3, 1]),
+        (vec![], vec![]),
+    ] {
+        let want = Tensor::empty_strided(&sizes, &strides, f).unwrap();
+        // SAFETY: every byte is written below before anything reads it.
+        let got = unsafe { Tensor::empty_strided_for_overwrite(&sizes, &strides, f) }.unwrap();
+        assert_eq!(
+            (got.sizes(), got.strides(), got.storage_offset()),
+            (want.sizes(), want.strides(), want.storage_offset())
+        );
+        assert_eq!(got.storage().nbytes(), want.storage().nbytes());
+        assert_eq!(got.is_contiguous(), want.is_contiguous());
+        assert_eq!(
+            got.is_non_overlapping_and_dense(),
+            want.is_non_overlapping_and_dense()
+        );
+        let n = got.storage().nbytes();
+        {
+            let mut g = got.storage().write().unwrap();
+            // SAFETY: the guard's pointer is valid for `n` bytes of writes.
+            unsafe { std::ptr::write_bytes(g.as_mut_ptr(), 0, n) };
+        }
+        assert!(got.to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));
+    }
+    // SAFETY: fails before allocating.
+    let err = unsafe { Tensor::empty_strided_for_overwrite(&[-1], &[1], f) }.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        Tensor::empty_strided(&[-1], &[1], f)
+            .unwrap_err()
+            .to_string()
+    );
+}
