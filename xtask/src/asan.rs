@@ -134,8 +134,15 @@ fn test_binaries(packages: &[String]) -> Result<Vec<String>, String> {
     let text = String::from_utf8_lossy(&out.stdout);
     let mut bins = Vec::new();
     for line in text.lines() {
+        // A test executable is an artifact built with the test profile; the
+        // plain binaries that integration tests need are built too, and
+        // their *target* also says `"test":true`, so look inside `profile`.
+        let test_profile = line
+            .split_once("\"profile\":{")
+            .and_then(|(_, rest)| rest.split_once('}'))
+            .is_some_and(|(profile, _)| profile.contains("\"test\":true"));
         if !line.contains("\"reason\":\"compiler-artifact\"")
-            || !line.contains("\"test\":true")
+            || !test_profile
             || line.contains("\"proc-macro\"")
         {
             continue;
