@@ -260,6 +260,44 @@ impl Tensor {
     }
 }
 
+/// Calls `f(first, len, stride)` for every run of `t`'s innermost dim, in
+/// logical order: the element offsets `first + k * stride`, `k < len`, over
+/// all calls, are exactly [`Tensor::offsets`]. A contiguous tensor is one
+/// run of `numel` elements; a 0-dim tensor one run of 1; an empty tensor
+/// none.
+fn for_each_inner_run(t: &Tensor, mut f: impl FnMut(i64, i64, i64)) {
+    let (sizes, strides, offset) = (t.sizes(), t.strides(), t.storage_offset());
+    if t.numel() == 0 {
+        return;
+    }
+    if t.is_contiguous() || sizes.is_empty() {
+        f(offset, t.numel(), 1);
+        return;
+    }
+    let n = sizes.len();
+    let (len, stride) = (sizes[n - 1], strides[n - 1]);
+    let mut index: smallvec::SmallVec<[i64; 8]> = smallvec::smallvec![0; n - 1];
+    let mut off = offset;
+    loop {
+        f(off, len, stride);
+        // Advance the odometer over the outer dims, last first.
+        let mut d = n - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            off = off.wrapping_add(strides[d]);
+            if index[d] < sizes[d] {
+                break;
+            }
+            off = off.wrapping_sub(strides[d].wrapping_mul(sizes[d]));
+            index[d] = 0;
+        }
+    }
+}
+
 /// Byte address of element offset `off` in a host buffer.
 fn elem_ptr(base: *const u8, off: i64, itemsize: usize) -> *const u8 {
     base.wrapping_add(off as usize * itemsize)
@@ -371,16 +409,25 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     pub fn fill(&mut self, value: T) {
         let base = self.guard.as_mut_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
-        for off in self.tensor.offsets() {
-            // SAFETY: every offset of the checked layout is inside the
-            // storage; exclusive access through the write guard.
-            unsafe {
-                elem_ptr(base, off, itemsize)
-                    .cast_mut()
-                    .cast::<T>()
-                    .write_unaligned(value)
-            };
-        }
+        let t = self.tensor;
+        // Row by row rather than element by element: the odometer moves
+        // once per run of the innermost dim (a contiguous tensor is one run).
+        for_each_inner_run(t, |start, len, stride| {
+            let mut off = start;
+            for _ in 0..len {
+                // SAFETY: `start + k * stride` for `k < len` are exactly the
+                // offsets of the checked layout (see `for_each_inner_run`),
+                // all inside the storage; exclusive access through the
+                // write guard.
+                unsafe {
+                    elem_ptr(base, off, itemsize)
+                        .cast_mut()
+                        .cast::<T>()
+                        .write_unaligned(value)
+                };
+                off = off.wrapping_add(stride);
+            }
+        });
     }
 
     /// Applies `f` to every element in logical order, writing the result

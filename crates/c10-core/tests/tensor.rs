@@ -601,3 +601,32 @@ fn empty_strided_for_overwrite_matches_empty_strided() {
             .to_string()
     );
 }
+
+#[test]
+fn fill_writes_exactly_the_elements_of_any_layout() {
+    // (sizes, strides, offset) over a 64-element base.
+    let layouts: &[(&[i64], &[i64], i64)] = &[
+        (&[4, 4], &[4, 1], 0),
+        (&[4, 2], &[8, 1], 3),
+        (&[3, 4], &[1, 5], 2),
+        (&[2, 3, 2], &[20, 1, 7], 1),
+        (&[5, 3], &[0, 2], 4),
+        (&[2, 1, 3], &[30, 99, 3], 0),
+        (&[], &[], 63),
+        (&[0, 3], &[3, 1], 0),
+        (&[4, 0], &[1, 4], 0),
+        (&[2, 2, 2, 2, 2, 2], &[32, 16, 8, 4, 2, 1], 0),
+        (&[2, 2, 2, 2, 2, 2], &[1, 2, 4, 8, 16, 32], 0),
+    ];
+    for &(sizes, strides, offset) in layouts {
+        let base = Tensor::zeros(&[64], ScalarType::Int).unwrap();
+        let view = base.as_strided(sizes, strides, Some(offset)).unwrap();
+        view.fill_(7).unwrap();
+        let touched: std::collections::BTreeSet<i64> = view.offsets().collect();
+        let got = base.to_vec::<i32>().unwrap();
+        for (i, v) in got.iter().enumerate() {
+            let want = if touched.contains(&(i as i64)) { 7 } else { 0 };
+            assert_eq!(*v, want, "{sizes:?} {strides:?} +{offset}: element {i}");
+        }
+    }
+}
