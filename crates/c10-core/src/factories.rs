@@ -51,6 +51,40 @@ pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
     }
 }
 
+/// `empty_strided`, whose storage bytes may start uninitialised when
+/// `for_overwrite`.
+///
+/// # Safety
+///
+/// With `for_overwrite`, as [`Tensor::empty_strided_for_overwrite`].
+unsafe fn empty_strided_impl(
+    sizes: &[i64],
+    strides: &[i64],
+    o: TensorOptions,
+    for_overwrite: bool,
+) -> Result<Tensor> {
+    geometry::check_non_negative(sizes)?;
+    let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype.itemsize(), 0)?;
+    let storage = if for_overwrite {
+        // SAFETY: forwarded to the caller.
+        unsafe { new_storage_for_overwrite(nbytes, o.device) }?
+    } else {
+        new_storage(nbytes, o.device)?
+    };
+    // Row-major strides take the in-place constructor `empty` uses.
+    let mut t = if strides_are_row_major(sizes, strides) {
+        TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
+    } else {
+        let mut imp = TensorImpl::new(storage, o.dtype);
+        imp.set_sizes_and_strides(sizes, strides, Some(0))?;
+        Tensor::from_impl(imp)
+    };
+    if o.requires_grad {
+        t.set_requires_grad(true)?;
+    }
+    Ok(t)
+}
+
 /// Whether `strides` are exactly the row-major strides of `sizes`.
 fn strides_are_row_major(sizes: &[i64], strides: &[i64]) -> bool {
     if sizes.len() != strides.len() {
@@ -127,17 +161,9 @@ impl Tensor {
         strides: &[i64],
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let o = options.into();
-        geometry::check_non_negative(sizes)?;
-        let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype.itemsize(), 0)?;
-        let storage = new_storage(nbytes, o.device)?;
-        let mut imp = TensorImpl::new(storage, o.dtype);
-        imp.set_sizes_and_strides(sizes, strides, Some(0))?;
-        let mut t = Tensor::from_impl(imp);
-        if o.requires_grad {
-            t.set_requires_grad(true)?;
-        }
-        Ok(t)
+        // SAFETY: `for_overwrite` is false: the storage is zero-filled (or
+        // whatever the allocator's `allocate` promises), nothing to uphold.
+        unsafe { empty_strided_impl(sizes, strides, options.into(), false) }
     }
 
     /// [`Tensor::empty_strided`] without the allocator's zero fill, for a
@@ -173,22 +199,8 @@ impl Tensor {
         strides: &[i64],
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let o = options.into();
-        geometry::check_non_negative(sizes)?;
-        let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype.itemsize(), 0)?;
         // SAFETY: forwarded to the caller.
-        let storage = unsafe { new_storage_for_overwrite(nbytes, o.device) }?;
-        let mut t = if strides_are_row_major(sizes, strides) {
-            TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
-        } else {
-            let mut imp = TensorImpl::new(storage, o.dtype);
-            imp.set_sizes_and_strides(sizes, strides, Some(0))?;
-            Tensor::from_impl(imp)
-        };
-        if o.requires_grad {
-            t.set_requires_grad(true)?;
-        }
-        Ok(t)
+        unsafe { empty_strided_impl(sizes, strides, options.into(), true) }
     }
 
     /// A tensor of zeros.

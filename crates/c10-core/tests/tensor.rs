@@ -572,6 +572,29 @@ fn empty_strided_for_overwrite_matches_empty_strided() {
         (vec![], vec![]),
     ] {
         let want = Tensor::empty_strided(&sizes, &strides, f).unwrap();
+        // The same geometry through the generic path (`as_strided` of a
+        // flat storage): the factories' in-place constructor agrees.
+        let flat = Tensor::zeros(&[want.storage().nbytes() as i64 / 4], f).unwrap();
+        let generic = flat.as_strided(&sizes, &strides, Some(0)).unwrap();
+        assert_eq!(
+            (want.sizes(), want.strides(), want.numel()),
+            (generic.sizes(), generic.strides(), generic.numel())
+        );
+        for format in [
+            MemoryFormat::Contiguous,
+            MemoryFormat::ChannelsLast,
+            MemoryFormat::ChannelsLast3d,
+        ] {
+            assert_eq!(
+                want.is_contiguous_as(format),
+                generic.is_contiguous_as(format),
+                "{sizes:?} {strides:?} {format:?}"
+            );
+        }
+        assert_eq!(
+            want.is_non_overlapping_and_dense(),
+            generic.is_non_overlapping_and_dense()
+        );
         // SAFETY: every byte is written below before anything reads it.
         let got = unsafe { Tensor::empty_strided_for_overwrite(&sizes, &strides, f) }.unwrap();
         assert_eq!(

@@ -135,8 +135,18 @@ impl Storage {
         resizable: bool,
     ) -> Result<Storage, StorageError> {
         let data_ptr = allocator.allocate(nbytes)?;
+        Ok(Storage::allocated(data_ptr, nbytes, allocator, resizable))
+    }
+
+    /// The storage around a fresh allocation of `nbytes` from `allocator`.
+    fn allocated(
+        data_ptr: DataPtr,
+        nbytes: usize,
+        allocator: &'static dyn Allocator,
+        resizable: bool,
+    ) -> Storage {
         let device = data_ptr.device();
-        Ok(Storage::from_impl(StorageImpl {
+        Storage::from_impl(StorageImpl {
             buffer: RwLock::new(Buffer { data_ptr, nbytes }),
             nbytes: AtomicUsize::new(nbytes),
             resizable: AtomicBool::new(resizable),
@@ -144,7 +154,7 @@ impl Storage {
             device,
             read_only: None,
             version: AtomicU32::new(0),
-        }))
+        })
     }
 
     /// [`Storage::new`] through [`Allocator::allocate_for_overwrite`]: the
@@ -192,16 +202,7 @@ impl Storage {
         resizable: bool,
     ) -> Result<Storage, StorageError> {
         let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
-        let device = data_ptr.device();
-        Ok(Storage::from_impl(StorageImpl {
-            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
-            nbytes: AtomicUsize::new(nbytes),
-            resizable: AtomicBool::new(resizable),
-            allocator: Some(allocator),
-            device,
-            read_only: None,
-            version: AtomicU32::new(0),
-        }))
+        Ok(Storage::allocated(data_ptr, nbytes, allocator, resizable))
     }
 
     /// Allocates `nbytes` from the allocator registered for `device_type`
