@@ -320,17 +320,8 @@ impl Tensor {
                 Ok(true)
             },
         )?;
-        // The fill never gives up, so `None` is not reached; `view_of`
-        // gives the same result the slow way.
-        match built {
-            Some(view) => Ok(view),
-            None => Ok(Tensor::from_impl(TensorImpl::view_of(
-                &self.imp,
-                sizes,
-                strides,
-                storage_offset,
-            )?)),
-        }
+        // `None` only when the fill gives up, which this one never does.
+        built.ok_or_else(|| TensorError::runtime("view geometry was abandoned"))
     }
 
     /// In-place `as_strided_`: this handle gets the new geometry (checked

@@ -285,12 +285,7 @@ impl TensorImpl {
         storage_offset: i64,
         edit: impl FnOnce(&mut SizesAndStrides),
     ) -> Result<Tensor> {
-        let built = TensorImpl::build_view(base, storage_offset, None, false, |geometry| {
-            edit(geometry);
-            Ok(true)
-        })?;
-        // `build_view` returns `None` only when the edit says so.
-        built.ok_or_else(|| TensorError::runtime("view geometry was abandoned"))
+        TensorImpl::edited_view(base, storage_offset, false, edit)
     }
 
     /// [`view_tensor_edit`](Self::view_tensor_edit) for an `edit` that only
@@ -306,7 +301,18 @@ impl TensorImpl {
         storage_offset: i64,
         edit: impl FnOnce(&mut SizesAndStrides),
     ) -> Result<Tensor> {
-        let built = TensorImpl::build_view(base, storage_offset, None, true, |geometry| {
+        TensorImpl::edited_view(base, storage_offset, true, edit)
+    }
+
+    /// `build_view` with an `edit` that always keeps the geometry.
+    #[inline(always)]
+    fn edited_view(
+        base: &TensorImpl,
+        storage_offset: i64,
+        rearranged: bool,
+        edit: impl FnOnce(&mut SizesAndStrides),
+    ) -> Result<Tensor> {
+        let built = TensorImpl::build_view(base, storage_offset, None, rearranged, |geometry| {
             edit(geometry);
             Ok(true)
         })?;
