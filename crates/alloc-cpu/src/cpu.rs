@@ -9,6 +9,8 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+#[cfg(all(target_os = "linux", not(miri)))]
+use crate::large_cache;
 use c10_storage::{
     default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, DeleterFn, Device,
     DeviceType,
@@ -106,14 +108,14 @@ const STD_ALIGN: usize = 16;
 /// Blocks of at least this many bytes are mapped straight from the kernel on
 /// Linux, advised as transparent huge pages, which cuts first-touch page
 /// faults 512-fold for big tensors (PyTorch offers the same behind
-/// `THP_MEM_ALLOC_ENABLE`). 32 MiB is glibc's largest dynamic `mmap`
-/// threshold: below it `malloc` recycles freed blocks without a system call
-/// or a page fault, which is what a loop allocating same-sized tensors
-/// wants (mapping 1 MiB blocks ourselves made `empty([1024, 1024])` cost
-/// 10 µs against libtorch's 0.2 µs); above it `malloc` maps and unmaps every
-/// block anyway, so mapping it ourselves only adds the huge-page advice.
+/// `THP_MEM_ALLOC_ENABLE`), and recycled through the large-block cache.
+/// 32 MiB is glibc's largest dynamic `mmap` threshold: below it `malloc`
+/// recycles freed blocks without a system call or a page fault, which is
+/// what a loop allocating same-sized tensors wants (mapping 1 MiB blocks
+/// ourselves made `empty([1024, 1024])` cost 10 µs against libtorch's
+/// 0.2 µs); above it `malloc` maps and unmaps every block anyway.
 #[cfg(all(target_os = "linux", not(miri)))]
-const MMAP_THRESHOLD: usize = 32 << 20;
+const MMAP_THRESHOLD: usize = crate::large_cache::LARGE_BLOCK_BYTES;
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
 const _: () = assert!(std::mem::align_of::<Header>() <= ALIGNMENT);
@@ -195,10 +197,14 @@ unsafe fn free_block(data: *mut u8, header: &Header) {
     let start = unsafe { data.sub(header.data_offset) };
     #[cfg(all(target_os = "linux", not(miri)))]
     if header.source == FROM_MMAP {
-        // SAFETY: `start`/`total` are exactly the mapping made in
-        // `allocate`; it is unmapped once. munmap of a valid mapping cannot
-        // fail in a way we could handle here.
-        unsafe { libc::munmap(start.cast(), header.total) };
+        // SAFETY: `start`/`total` are exactly the mapping made (or taken
+        // from the cache) in `obtain_block`, and nothing uses the block any
+        // more: it goes to the cache or is unmapped, once.
+        unsafe {
+            if !large_cache::put(start, header.total) {
+                large_cache::unmap(start, header.total);
+            }
+        }
         return;
     }
     debug_assert_eq!(header.source, FROM_STD);
@@ -212,47 +218,78 @@ unsafe fn free_block(data: *mut u8, header: &Header) {
     };
 }
 
-/// Gets zeroed (or, for junk mode, any) memory for `nbytes` of data plus the
-/// header. Returns `(allocation start, data pointer, source, total)`.
-fn obtain_block(nbytes: usize, zero: bool) -> Option<(*mut u8, *mut u8, usize, usize)> {
-    #[cfg(all(target_os = "linux", not(miri)))]
-    if nbytes >= MMAP_THRESHOLD {
-        // SAFETY: sysconf has no preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-            .unwrap_or(4096)
-            .max(4096);
-        let total = nbytes
-            .checked_add(HEADER_SIZE)?
-            .checked_next_multiple_of(page)?;
-        if total > isize::MAX as usize {
-            return None;
+/// A large block: a cached mapping if one fits, else a fresh anonymous
+/// mapping advised as huge pages. Zeroed when `zero` (fresh mappings come
+/// zeroed from the kernel; a recycled one is zero-filled here). Returns what
+/// [`obtain_block`] returns.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn obtain_mapping(nbytes: usize, zero: bool) -> Option<(*mut u8, *mut u8, usize, usize)> {
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .unwrap_or(4096)
+        .max(4096);
+    let total = nbytes
+        .checked_add(HEADER_SIZE)?
+        .checked_next_multiple_of(page)?;
+    if total > isize::MAX as usize {
+        return None;
+    }
+    if let Some((start, mapped)) = large_cache::take(total) {
+        // Page-aligned, so `start + HEADER_SIZE` is 64-aligned, and the
+        // mapping has at least `total >= nbytes + HEADER_SIZE` bytes.
+        // SAFETY: inside the mapping, as just said.
+        let data = unsafe { start.add(HEADER_SIZE) };
+        if zero {
+            // The block holds a previous tensor's bytes (or zeros where the
+            // kernel reclaimed pages after MADV_FREE).
+            // SAFETY: `data` starts `nbytes` bytes of the mapping, which the
+            // cache handed over to us alone.
+            unsafe { ptr::write_bytes(data, 0, nbytes) };
         }
+        return Some((start, data, FROM_MMAP, mapped));
+    }
+    let map = || {
         // SAFETY: an anonymous private mapping of `total` bytes at an
         // address of the kernel's choosing; no existing memory is affected.
-        let p = unsafe {
+        unsafe {
             libc::mmap(
-                std::ptr::null_mut(),
+                ptr::null_mut(),
                 total,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
         }
-        if total >= 2 << 20 {
-            // Advisory only: failure (THP disabled) just means small pages.
-            // SAFETY: the range is exactly our fresh mapping.
-            unsafe { libc::madvise(p, total, libc::MADV_HUGEPAGE) };
-        }
-        let start = p.cast::<u8>();
-        // Anonymous mappings are zero-filled by the kernel. Page-aligned, so
-        // `start + HEADER_SIZE` is 64-aligned and inside the mapping.
-        // SAFETY: `total >= nbytes + HEADER_SIZE`.
-        let data = unsafe { start.add(HEADER_SIZE) };
-        return Some((start, data, FROM_MMAP, total));
+    };
+    let mut p = map();
+    if p == libc::MAP_FAILED && large_cache::empty_cache() > 0 {
+        // Cached blocks may be what stood in the way: give them back and
+        // try once more before reporting out-of-memory.
+        p = map();
+    }
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    if total >= 2 << 20 {
+        // Advisory only: failure (THP disabled) just means small pages.
+        // SAFETY: the range is exactly our fresh mapping.
+        unsafe { libc::madvise(p, total, libc::MADV_HUGEPAGE) };
+    }
+    let start = p.cast::<u8>();
+    // Anonymous mappings are zero-filled by the kernel. Page-aligned, so
+    // `start + HEADER_SIZE` is 64-aligned and inside the mapping.
+    // SAFETY: `total >= nbytes + HEADER_SIZE`.
+    let data = unsafe { start.add(HEADER_SIZE) };
+    Some((start, data, FROM_MMAP, total))
+}
+
+/// Gets zeroed (or, for junk mode, any) memory for `nbytes` of data plus the
+/// header. Returns `(allocation start, data pointer, source, total)`.
+fn obtain_block(nbytes: usize, zero: bool) -> Option<(*mut u8, *mut u8, usize, usize)> {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    if nbytes >= MMAP_THRESHOLD {
+        return obtain_mapping(nbytes, zero);
     }
     let layout = block_layout(nbytes)?;
     // SAFETY: `layout` has a non-zero size (at least HEADER_SIZE + ALIGNMENT).

@@ -49,6 +49,9 @@
 //!   `THP_MEM_ALLOC_ENABLE`.) Under Miri, and off Linux, every block comes
 //!   from `std::alloc`.
 //!
+//! Freed large blocks are not unmapped right away but kept in a bounded
+//! cache (see "The large-block cache" below).
+//!
 //! The cost is 64 to 128 bytes per allocation (negligible for tensors;
 //! noticeable only for swarms of tiny ones). The alternative,
 //! `posix_memalign` + `free` as c10 does, needs no header but is not
@@ -63,6 +66,51 @@
 //! [`AllocError::OutOfMemory`](c10_storage::AllocError::OutOfMemory) with
 //! c10's text: `DefaultCPUAllocator: can't allocate memory: you tried to
 //! allocate N bytes. Error code 12 (Cannot allocate memory)`.
+//!
+//! ## The large-block cache
+//!
+//! Every fresh mapping costs a page fault per page and the kernel zeroing
+//! each page on first touch, which was most of the price of `clone()` of a
+//! 64 MiB tensor in a loop (`docs/benchmarks.md`: 86% of `memcpy` without
+//! the cache, at `memcpy` speed with it). glibc keeps smaller freed blocks
+//! for reuse anyway; the cache extends that to blocks of
+//! [`LARGE_BLOCK_BYTES`] (32 MiB) and more, bounded:
+//!
+//! * **Bounded.** At most [`large_block_cache_limit`] bytes are kept
+//!   (default [`DEFAULT_LARGE_BLOCK_CACHE_LIMIT`] = 256 MiB); the least
+//!   recently freed blocks are unmapped first. A block is reused for a
+//!   request needing at most a quarter less than its size, the smallest
+//!   that fits. [`set_large_block_cache_limit`]`(0)` turns the cache off.
+//! * **Reclaimable.** A cached block is advised `MADV_FREE`: while it waits
+//!   the kernel may take its pages back whenever it needs the memory,
+//!   without swapping (a reclaimed page reads as zeros and is faulted in
+//!   again on first touch). The cache saves the faults when memory is
+//!   plentiful and never forces the system to keep memory it needs.
+//! * **Emptied on demand.** [`empty_cache`] unmaps everything cached (the
+//!   host-memory counterpart of `torch.cuda.empty_cache()`), and a mapping
+//!   the kernel refuses empties the cache and is retried once before
+//!   out-of-memory is reported.
+//! * **No stale data.** `allocate` zero-fills (or junk-fills) a recycled
+//!   block exactly as it would a fresh one; only
+//!   [`Allocator::allocate_for_overwrite`], whose caller writes every byte
+//!   before reading, gets it as it is.
+//!
+//! c10's CPU allocator has no such cache (its mobile `CPUCachingAllocator`
+//! does, unbounded and scoped); jemalloc and mimalloc keep freed memory the
+//! same way, with `MADV_FREE`. The cache is process-wide, shared by every
+//! [`CpuAllocator`], because a deleter sees only its block and a block may
+//! outlive the allocator that made it. It exists on Linux only and is never
+//! used under Miri; elsewhere the functions work and the cache stays empty.
+//! [`large_block_cache_stats`] reports its size, hits and misses.
+//!
+//! ```
+//! use alloc_cpu::{empty_cache, large_block_cache_stats, set_large_block_cache_limit};
+//!
+//! let previous = set_large_block_cache_limit(128 << 20); // keep at most 128 MiB
+//! empty_cache(); // give back whatever is cached now
+//! assert_eq!(large_block_cache_stats().cached_bytes, 0);
+//! set_large_block_cache_limit(previous);
+//! ```
 //!
 //! ## Fill modes
 //!
@@ -144,6 +192,7 @@
 #![deny(missing_docs)]
 
 mod cpu;
+mod large_cache;
 pub mod mmap;
 
 use std::sync::Once;
@@ -153,6 +202,10 @@ use c10_storage::{
 };
 
 pub use cpu::{CpuAllocator, CpuAllocatorBuilder, FillMode, ALIGNMENT, HEADER_SIZE, JUNK_PATTERN};
+pub use large_cache::{
+    empty_cache, large_block_cache_limit, large_block_cache_stats, set_large_block_cache_limit,
+    LargeBlockCacheStats, DEFAULT_LARGE_BLOCK_CACHE_LIMIT, LARGE_BLOCK_BYTES,
+};
 
 /// The process-wide default: zero fill, no statistics.
 static DEFAULT_CPU_ALLOCATOR: CpuAllocator = CpuAllocator::new();
