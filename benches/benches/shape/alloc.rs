@@ -14,14 +14,17 @@ pub fn benches(c: &mut Criterion) {
     // Reference: what any `empty` with c10's three layers pays before doing
     // anything else: the tensor impl (160 bytes in an `Arc`), the storage
     // impl (about 100 bytes in an `Arc`) and the zeroed data block (48 bytes
-    // behind alloc-cpu's 64-byte header, from `calloc`), then their frees.
+    // behind alloc-cpu's 64-byte header, zeroed), then their frees. The
+    // data is `malloc` + `memset`, as alloc-cpu does for small blocks
+    // (glibc's `calloc` skips its per-thread cache).
     {
         let mut g = c.benchmark_group("floor_empty");
         g.bench_function("three_allocs", |b| {
             b.iter(|| {
                 let imp = std::sync::Arc::new(black_box([0u64; 20]));
                 let storage = std::sync::Arc::new(black_box([0u64; 13]));
-                let data = vec![0u8; black_box(48 + 128)];
+                let mut data = Vec::<u8>::with_capacity(black_box(48 + 128));
+                data.resize(48 + 128, 0);
                 (imp, storage, data)
             })
         });
