@@ -206,7 +206,9 @@ impl Tensor {
     /// A tensor of zeros.
     pub fn zeros(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
         let t = Tensor::empty(sizes, options)?;
-        let zeroed = allocator_for(t.device())?.zeroes_memory();
+        // Ask the allocator that made this storage (not the registry again:
+        // cheaper, and right even if a registration changed meanwhile).
+        let zeroed = t.imp.storage.allocator().is_some_and(|a| a.zeroes_memory());
         if !zeroed && !t.device().is_meta() && t.numel() > 0 {
             t.fill_raw(Scalar::Int(0))?;
         }

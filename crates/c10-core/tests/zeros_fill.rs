@@ -1,0 +1,38 @@
+//! `zeros` skips its fill only when the allocator that made the storage
+//! zero-fills: under a registered junk-filling CPU allocator it must still
+//! write the zeros, and `full`/`ones` always fill. (Own test binary: it
+//! registers a process-wide CPU allocator.)
+
+use alloc_cpu::{CpuAllocator, FillMode};
+use c10_core::{ScalarType, Tensor};
+use c10_storage::{set_allocator, DeviceType};
+
+static JUNK: CpuAllocator = CpuAllocator::with_fill(FillMode::Junk);
+
+#[test]
+fn zeros_fills_when_the_allocator_does_not() {
+    // Under the default (zero-filling) allocator first.
+    let z = Tensor::zeros(&[3, 5], ScalarType::Float).unwrap();
+    assert_eq!(z.to_vec::<f32>().unwrap(), vec![0.0; 15]);
+
+    set_allocator(DeviceType::Cpu, &JUNK, 0);
+    // `empty` now shows the junk (a NaN as f32), so the fill is observable.
+    let e = Tensor::empty(&[3, 5], ScalarType::Float).unwrap();
+    assert!(e.to_vec::<f32>().unwrap().iter().all(|x| x.is_nan()));
+    for dtype in [ScalarType::Float, ScalarType::Long, ScalarType::Byte] {
+        let z = Tensor::zeros(&[4, 7], dtype).unwrap();
+        let st = z.storage();
+        let guard = st.read();
+        let bytes = guard.bytes().unwrap();
+        assert_eq!(bytes.len(), 28 * dtype.itemsize());
+        assert!(bytes.iter().all(|&b| b == 0), "{dtype:?}: {bytes:?}");
+        drop(guard);
+        assert_eq!(
+            z.version().unwrap(),
+            0,
+            "a factory's fill is not a user write"
+        );
+    }
+    let o = Tensor::ones(&[2, 2], ScalarType::Int).unwrap();
+    assert_eq!(o.to_vec::<i32>().unwrap(), vec![1; 4]);
+}
