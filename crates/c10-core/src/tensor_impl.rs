@@ -45,6 +45,20 @@ impl LayoutFlags {
         LayoutFlags::compute_with(sizes, strides, numel, None)
     }
 
+    /// [`compute`](Self::compute) for strides that are the row-major
+    /// strides of `sizes` (a fresh contiguous tensor): contiguous and
+    /// non-overlapping-and-dense by construction, so only 4-d and 5-d
+    /// tensors have channels-last checks left to make.
+    #[inline]
+    fn row_major(sizes: &[i64], strides: &[i64], numel: i64) -> LayoutFlags {
+        let f = match sizes.len() {
+            4 | 5 => LayoutFlags::compute_with(sizes, strides, numel, Some(true)),
+            _ => LayoutFlags(Self::CONTIGUOUS | Self::NON_OVERLAPPING_AND_DENSE),
+        };
+        debug_assert_eq!(f, LayoutFlags::compute(sizes, strides, numel));
+        f
+    }
+
     /// [`compute`](Self::compute), given the answer of c10's
     /// `compute_non_overlapping_and_dense` when the caller already knows it
     /// (it does not change when dims are permuted or size-1 dims inserted).
@@ -445,27 +459,6 @@ impl TensorImpl {
         dtype: ScalarType,
         sizes: &[i64],
     ) -> Result<Tensor> {
-        let mut overflow = false;
-        let sizes_and_strides = SizesAndStrides::from_fn(sizes.len(), |s, st| {
-            let mut running: i64 = 1;
-            for d in (0..sizes.len()).rev() {
-                s[d] = sizes[d];
-                st[d] = running;
-                match running.checked_mul(sizes[d].max(1)) {
-                    Some(r) => running = r,
-                    None => overflow = true,
-                }
-            }
-        });
-        if overflow {
-            return Err(TensorError::runtime("Stride calculation overflowed"));
-        }
-        let numel = geometry::compute_numel(sizes)?;
-        let flags = LayoutFlags::compute(
-            sizes_and_strides.sizes(),
-            sizes_and_strides.strides(),
-            numel,
-        );
         let device = storage.device();
         let key_set = key_set_for_device(device);
         let version = if key_set.is_inference() {
@@ -479,21 +472,59 @@ impl TensorImpl {
         let slot = Arc::as_ptr(&imp).cast_mut().cast::<TensorImpl>();
         // SAFETY: `imp` was created just above and has no other handle, so
         // writing through `slot` (derived from `Arc::as_ptr`, which keeps
-        // the allocation's provenance; see `build_view`) is exclusive; the
-        // write initialises the whole value before `assume_init`.
+        // the allocation's provenance; see `build_view`) is exclusive. The
+        // geometry field is written first (as zeros of the right rank) and
+        // only then borrowed and filled in place: building it on the stack
+        // and moving it in re-read the fresh 8-byte stores with 16-byte
+        // loads, a store-forwarding stall that was a visible part of
+        // `empty`.
+        let geometry = unsafe {
+            let field = std::ptr::addr_of_mut!((*slot).sizes_and_strides);
+            field.write(SizesAndStrides::from_fn(sizes.len(), |_, _| {}));
+            &mut *field
+        };
+        let mut overflow = false;
+        {
+            let (s, st) = geometry.sizes_and_strides_mut();
+            let mut running: i64 = 1;
+            for d in (0..sizes.len()).rev() {
+                s[d] = sizes[d];
+                st[d] = running;
+                match running.checked_mul(sizes[d].max(1)) {
+                    Some(r) => running = r,
+                    None => overflow = true,
+                }
+            }
+        }
+        let numel = if overflow {
+            Err(TensorError::runtime("Stride calculation overflowed"))
+        } else {
+            geometry::compute_numel(sizes)
+        };
+        let numel = match numel {
+            Ok(n) => n,
+            Err(e) => {
+                // SAFETY: the geometry is the only initialised field; drop
+                // it (it may own a heap block) before the uninitialised
+                // allocation is freed with `imp`.
+                unsafe { std::ptr::drop_in_place(geometry) };
+                return Err(e);
+            }
+        };
+        let flags = LayoutFlags::row_major(geometry.sizes(), geometry.strides(), numel);
+        // SAFETY: every other field is written exactly once through raw
+        // field pointers (never reading the uninitialised memory), so the
+        // `TensorImpl` is fully initialised before `assume_init`.
         unsafe {
-            slot.write(TensorImpl {
-                storage,
-                sizes_and_strides,
-                storage_offset: 0,
-                numel,
-                version,
-                autograd_meta: None,
-                key_set,
-                dtype,
-                device,
-                flags,
-            });
+            std::ptr::addr_of_mut!((*slot).storage).write(storage);
+            std::ptr::addr_of_mut!((*slot).storage_offset).write(0);
+            std::ptr::addr_of_mut!((*slot).numel).write(numel);
+            std::ptr::addr_of_mut!((*slot).version).write(version);
+            std::ptr::addr_of_mut!((*slot).autograd_meta).write(None);
+            std::ptr::addr_of_mut!((*slot).key_set).write(key_set);
+            std::ptr::addr_of_mut!((*slot).dtype).write(dtype);
+            std::ptr::addr_of_mut!((*slot).device).write(device);
+            std::ptr::addr_of_mut!((*slot).flags).write(flags);
             Ok(Tensor {
                 imp: imp.assume_init(),
             })

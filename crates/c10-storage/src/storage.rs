@@ -146,15 +146,30 @@ impl Storage {
         resizable: bool,
     ) -> Storage {
         let device = data_ptr.device();
-        Storage::from_impl(StorageImpl {
-            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
-            nbytes: AtomicUsize::new(nbytes),
-            resizable: AtomicBool::new(resizable),
-            allocator: Some(allocator),
-            device,
-            read_only: None,
-            version: AtomicU32::new(0),
-        })
+        // Built in the `Arc`'s own allocation rather than on the stack and
+        // moved: the move re-read the freshly written fields with wider
+        // loads, which stalled on store forwarding (measured in
+        // `Tensor::empty`, the hottest caller).
+        let imp = Arc::<StorageImpl>::new_uninit();
+        // `Arc::as_ptr` keeps the allocation's write provenance, and the
+        // `Arc` was created just above, so nothing else can reach its
+        // contents: writing through `slot` is exclusive.
+        let slot = Arc::as_ptr(&imp).cast_mut().cast::<StorageImpl>();
+        // SAFETY: `slot` points to the new, uniquely owned, uninitialised
+        // `StorageImpl`; the write initialises all of it before
+        // `assume_init`.
+        unsafe {
+            slot.write(StorageImpl {
+                buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+                nbytes: AtomicUsize::new(nbytes),
+                resizable: AtomicBool::new(resizable),
+                allocator: Some(allocator),
+                device,
+                read_only: None,
+                version: AtomicU32::new(0),
+            });
+            Storage(imp.assume_init())
+        }
     }
 
     /// [`Storage::new`] through [`Allocator::allocate_for_overwrite`]: the
