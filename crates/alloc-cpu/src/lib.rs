@@ -244,6 +244,7 @@ pub fn default_cpu_allocator() -> &'static CpuAllocator {
 /// assert!(a.allocate(0)?.is_null()); // like c10's alloc_cpu(0)
 /// # Ok::<(), c10_storage::AllocError>(())
 /// ```
+#[inline]
 pub fn cpu_allocator() -> &'static dyn Allocator {
     install_default();
     match get_allocator(DeviceType::Cpu) {
@@ -264,6 +265,7 @@ pub fn cpu_allocator() -> &'static dyn Allocator {
 /// alloc_cpu::install_default();
 /// assert!(get_allocator(DeviceType::Cpu).is_ok());
 /// ```
+#[inline]
 pub fn install_default() {
     INSTALL_DEFAULT.call_once(|| {
         install_default_allocator(DeviceType::Cpu, &DEFAULT_CPU_ALLOCATOR);

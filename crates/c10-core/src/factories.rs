@@ -38,6 +38,7 @@ static META_ALLOCATOR: MetaAllocator = MetaAllocator;
 
 /// The allocator factories use for `device`: the registry's, with the CPU
 /// default from `alloc-cpu` and the meta allocator always available.
+#[inline]
 pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
     match device.device_type() {
         DeviceType::Cpu => Ok(alloc_cpu::cpu_allocator()),

@@ -483,7 +483,10 @@ impl TensorImpl {
             field.write(SizesAndStrides::from_fn(sizes.len(), |_, _| {}));
             &mut *field
         };
-        let mut overflow = false;
+        // Strides and numel in one pass; a stride overflow is reported
+        // before a numel overflow, as `set_sizes_contiguous` does.
+        let (mut stride_overflow, mut numel_overflow) = (false, false);
+        let mut numel: i64 = 1;
         {
             let (s, st) = geometry.sizes_and_strides_mut();
             let mut running: i64 = 1;
@@ -492,14 +495,23 @@ impl TensorImpl {
                 st[d] = running;
                 match running.checked_mul(sizes[d].max(1)) {
                     Some(r) => running = r,
-                    None => overflow = true,
+                    None => stride_overflow = true,
+                }
+                match numel.checked_mul(sizes[d]) {
+                    Some(n) => numel = n,
+                    None => numel_overflow = true,
                 }
             }
         }
-        let numel = if overflow {
+        let numel = if stride_overflow {
             Err(TensorError::runtime("Stride calculation overflowed"))
+        } else if numel_overflow || numel < 0 {
+            // Same error as `geometry::compute_numel`.
+            geometry::compute_numel(sizes).and(Err(TensorError::runtime(
+                "numel: integer multiplication overflow",
+            )))
         } else {
-            geometry::compute_numel(sizes)
+            Ok(numel)
         };
         let numel = match numel {
             Ok(n) => n,

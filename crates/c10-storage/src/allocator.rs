@@ -260,6 +260,7 @@ static SLOTS: [Slot; COMPILE_TIME_MAX_DEVICE_TYPES] = [EMPTY_SLOT; COMPILE_TIME_
 /// Serialises writers so the priority check and the store are one step.
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
 
+#[inline]
 fn slot(t: DeviceType) -> &'static Slot {
     // `DeviceType` discriminants are 0..COMPILE_TIME_MAX_DEVICE_TYPES by
     // construction (checked by a unit test), so this index is in bounds.
@@ -350,6 +351,7 @@ pub fn install_default_allocator(
 
 /// The allocator for `device_type` (c10's `GetAllocator`): the registered
 /// one, else the backend default, else an error.
+#[inline]
 pub fn get_allocator(device_type: DeviceType) -> Result<&'static dyn Allocator, AllocError> {
     let s = slot(device_type);
     let mut p = s.current.load(Ordering::Acquire);
