@@ -14,6 +14,36 @@ use crate::sizes_and_strides::SizesAndStrides;
 use crate::tensor::Tensor;
 use crate::version::{InferenceMode, VersionCounter};
 
+/// Writes `sizes` and their row-major strides (c10's contiguous strides:
+/// size-0 and size-1 dims count as 1) into `s` and `st`, and returns numel,
+/// in one pass. Errors as `set_sizes_contiguous`: a stride overflow
+/// (`Stride calculation overflowed`) is reported before a numel overflow.
+fn fill_row_major(sizes: &[i64], s: &mut [i64], st: &mut [i64]) -> Result<i64> {
+    let (mut stride_overflow, mut unusual) = (false, false);
+    let (mut running, mut numel): (i64, i64) = (1, 1);
+    for d in (0..sizes.len()).rev() {
+        s[d] = sizes[d];
+        st[d] = running;
+        match running.checked_mul(sizes[d].max(1)) {
+            Some(r) => running = r,
+            None => stride_overflow = true,
+        }
+        match numel.checked_mul(sizes[d]) {
+            Some(n) if sizes[d] >= 0 => numel = n,
+            _ => unusual = true,
+        }
+    }
+    if stride_overflow {
+        Err(TensorError::runtime("Stride calculation overflowed"))
+    } else if unusual {
+        // Overflow or a negative size: exactly what
+        // `geometry::compute_numel` says about these sizes.
+        geometry::compute_numel(sizes)
+    } else {
+        Ok(numel)
+    }
+}
+
 /// Cached layout flags (c10's bitfields), computed by c10's exact
 /// algorithms on every size or stride change.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -483,35 +513,9 @@ impl TensorImpl {
             field.write(SizesAndStrides::from_fn(sizes.len(), |_, _| {}));
             &mut *field
         };
-        // Strides and numel in one pass; a stride overflow is reported
-        // before a numel overflow, as `set_sizes_contiguous` does.
-        let (mut stride_overflow, mut numel_overflow) = (false, false);
-        let mut numel: i64 = 1;
-        {
+        let numel = {
             let (s, st) = geometry.sizes_and_strides_mut();
-            let mut running: i64 = 1;
-            for d in (0..sizes.len()).rev() {
-                s[d] = sizes[d];
-                st[d] = running;
-                match running.checked_mul(sizes[d].max(1)) {
-                    Some(r) => running = r,
-                    None => stride_overflow = true,
-                }
-                match numel.checked_mul(sizes[d]) {
-                    Some(n) => numel = n,
-                    None => numel_overflow = true,
-                }
-            }
-        }
-        let numel = if stride_overflow {
-            Err(TensorError::runtime("Stride calculation overflowed"))
-        } else if numel_overflow || numel < 0 {
-            // Same error as `geometry::compute_numel`.
-            geometry::compute_numel(sizes).and(Err(TensorError::runtime(
-                "numel: integer multiplication overflow",
-            )))
-        } else {
-            Ok(numel)
+            fill_row_major(sizes, s, st)
         };
         let numel = match numel {
             Ok(n) => n,
@@ -623,22 +627,11 @@ impl TensorImpl {
             // Row-major strides written in place (no intermediate vector,
             // none of them negative, so `set_sizes_and_strides`'s stride
             // repair has nothing to do).
-            let mut overflow = false;
+            let mut numel = Ok(0);
             let geometry = SizesAndStrides::from_fn(sizes.len(), |s, st| {
-                let mut running: i64 = 1;
-                for d in (0..sizes.len()).rev() {
-                    s[d] = sizes[d];
-                    st[d] = running;
-                    match running.checked_mul(sizes[d].max(1)) {
-                        Some(r) => running = r,
-                        None => overflow = true,
-                    }
-                }
+                numel = fill_row_major(sizes, s, st);
             });
-            if overflow {
-                return Err(TensorError::runtime("Stride calculation overflowed"));
-            }
-            let numel = geometry::compute_numel(sizes)?;
+            let numel = numel?;
             self.flags = LayoutFlags::compute(geometry.sizes(), geometry.strides(), numel);
             self.sizes_and_strides = geometry;
             self.numel = numel;
