@@ -14,6 +14,25 @@ use crate::sizes_and_strides::SizesAndStrides;
 use crate::tensor::Tensor;
 use crate::version::{InferenceMode, VersionCounter};
 
+/// The device, key set and version counter of a new tensor over `storage`:
+/// the key set of its device (inference mode respected); the storage's own
+/// counter when nobody else holds the storage, else a fresh one (a tensor
+/// built over someone else's storage does not share their counter, as in
+/// c10); none in inference mode.
+#[inline]
+fn fresh_identity(storage: &Storage) -> (Device, DispatchKeySet, VersionCounter) {
+    let device = storage.device();
+    let key_set = key_set_for_device(device);
+    let version = if key_set.is_inference() {
+        VersionCounter::Disabled
+    } else if storage.is_unique() {
+        VersionCounter::Storage
+    } else {
+        VersionCounter::fresh(0)
+    };
+    (device, key_set, version)
+}
+
 /// Writes `sizes` and their row-major strides (c10's contiguous strides:
 /// size-0 and size-1 dims count as 1) into `s` and `st`, and returns numel,
 /// in one pass. Errors as `set_sizes_contiguous`: a stride overflow
@@ -241,15 +260,7 @@ impl TensorImpl {
     /// (a tensor built over someone else's storage does not share their
     /// counter, as in c10).
     pub fn new(storage: Storage, dtype: ScalarType) -> TensorImpl {
-        let device = storage.device();
-        let key_set = key_set_for_device(device);
-        let version = if key_set.is_inference() {
-            VersionCounter::Disabled
-        } else if storage.is_unique() {
-            VersionCounter::Storage
-        } else {
-            VersionCounter::fresh(0)
-        };
+        let (device, key_set, version) = fresh_identity(&storage);
         let mut sizes_and_strides = SizesAndStrides::default();
         sizes_and_strides.set_sizes(&[0]);
         let _ = sizes_and_strides.set_strides(&[1]);
@@ -489,15 +500,7 @@ impl TensorImpl {
         dtype: ScalarType,
         sizes: &[i64],
     ) -> Result<Tensor> {
-        let device = storage.device();
-        let key_set = key_set_for_device(device);
-        let version = if key_set.is_inference() {
-            VersionCounter::Disabled
-        } else if storage.is_unique() {
-            VersionCounter::Storage
-        } else {
-            VersionCounter::fresh(0)
-        };
+        let (device, key_set, version) = fresh_identity(&storage);
         let imp = Arc::<TensorImpl>::new_uninit();
         let slot = Arc::as_ptr(&imp).cast_mut().cast::<TensorImpl>();
         // SAFETY: `imp` was created just above and has no other handle, so
