@@ -733,3 +733,68 @@ fn numel_of(sizes: &[i64]) -> Option<i64> {
     }
     i64::try_from(n).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fill_row_major` must agree with c10's contiguous strides and with
+    /// `geometry::compute_numel` (value or error), stride overflow first.
+    #[test]
+    fn fill_row_major_matches_strides_and_compute_numel() {
+        let cases: &[&[i64]] = &[
+            &[],
+            &[3, 4],
+            &[2, 0, 5],
+            &[1, 1, 7],
+            &[0, -1],
+            &[-2, 3],
+            &[1 << 32, 1 << 31],
+            &[1 << 62, 3],
+        ];
+        for &sizes in cases {
+            let (mut s, mut st) = (vec![0; sizes.len()], vec![0; sizes.len()]);
+            let got = fill_row_major(sizes, &mut s, &mut st);
+            assert_eq!(s, sizes);
+            let mut want_st = vec![0i64; sizes.len()];
+            let mut running: Option<i64> = Some(1);
+            for d in (0..sizes.len()).rev() {
+                want_st[d] = running.unwrap_or(0);
+                running = running.and_then(|r| r.checked_mul(sizes[d].max(1)));
+            }
+            if running.is_none() {
+                let e = got.expect_err("stride overflow must be an error");
+                assert!(
+                    e.to_string().contains("Stride calculation overflowed"),
+                    "{e}"
+                );
+                continue;
+            }
+            assert_eq!(st, want_st, "{sizes:?}");
+            match (got, geometry::compute_numel(sizes)) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{sizes:?}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("{sizes:?}: {a:?} vs {b:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn set_sizes_contiguous_reports_stride_overflow() {
+        let t = Tensor::empty(&[2], ScalarType::Float).unwrap();
+        let mut imp = TensorImpl::new(t.storage().clone(), ScalarType::Float);
+        let err = imp
+            .set_sizes_contiguous(&[1 << 62, 4, 2], MemoryFormat::Contiguous)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("Stride calculation overflowed"),
+            "{err}"
+        );
+        imp.set_sizes_contiguous(&[2, 3], MemoryFormat::Contiguous)
+            .unwrap();
+        assert_eq!(
+            (imp.sizes(), imp.strides(), imp.numel()),
+            (&[2, 3][..], &[3, 1][..], 6)
+        );
+    }
+}
