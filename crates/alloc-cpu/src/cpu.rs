@@ -105,6 +105,10 @@ const FROM_MMAP: usize = 1;
 /// alignment, so that zeroed blocks come from `calloc` (which skips the
 /// memset for fresh pages); the 64-byte data alignment is made by hand.
 const STD_ALIGN: usize = 16;
+/// Blocks (header and padding included) up to this size are zeroed with
+/// `malloc` + `memset` rather than `calloc`: glibc serves `malloc` of up
+/// to 1032-byte chunks from its per-thread cache, which `calloc` bypasses.
+const ZERO_BY_HAND_MAX: usize = 1024;
 /// Blocks of at least this many bytes are mapped straight from the kernel on
 /// Linux, advised as transparent huge pages, which cuts first-touch page
 /// faults 512-fold for big tensors (PyTorch offers the same behind
@@ -114,10 +118,6 @@ const STD_ALIGN: usize = 16;
 /// what a loop allocating same-sized tensors wants (mapping 1 MiB blocks
 /// ourselves made `empty([1024, 1024])` cost 10 µs against libtorch's
 /// 0.2 µs); above it `malloc` maps and unmaps every block anyway.
-/// Blocks (header and padding included) up to this size are zeroed with
-/// `malloc` + `memset` rather than `calloc`: glibc serves `malloc` of up
-/// to 1032-byte chunks from its per-thread cache, which `calloc` bypasses.
-const ZERO_BY_HAND_MAX: usize = 1024;
 #[cfg(all(target_os = "linux", not(miri)))]
 const MMAP_THRESHOLD: usize = crate::large_cache::LARGE_BLOCK_BYTES;
 
