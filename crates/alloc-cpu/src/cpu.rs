@@ -456,7 +456,7 @@ unsafe fn delete_cpu_counted(ctx: *mut c_void) {
 /// TRACKED.set_track_stats(true);
 /// let a: &'static CpuAllocator = &TRACKED;
 /// let s = Storage::new(100, a, true)?;
-/// assert!(s.read().bytes()?.iter().all(|&b| b == 0));
+/// assert!(s.read()?.bytes()?.iter().all(|&b| b == 0));
 /// assert_eq!(a.stats().map(|st| st.current_bytes), Some(100));
 /// drop(s);
 /// assert_eq!(a.stats().map(|st| st.current_bytes), Some(0));

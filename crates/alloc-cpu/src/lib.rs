@@ -176,7 +176,7 @@
 //! let s = empty_storage(4)?;
 //! s.write()?.bytes_mut()?.copy_from_slice(&[1, 2, 3, 4]);
 //! s.resize(6)?;
-//! assert_eq!(s.read().bytes()?, &[1, 2, 3, 4, 0, 0]);
+//! assert_eq!(s.read()?.bytes()?, &[1, 2, 3, 4, 0, 0]);
 //!
 //! // A private allocator with junk fill and statistics (storages need a
 //! // `&'static` allocator: a `static`, or `CpuAllocator::leak`).
@@ -184,7 +184,7 @@
 //! DEBUG.set_track_stats(true);
 //! let debug = &DEBUG;
 //! let t = Storage::new(16, debug, true)?;
-//! assert!(t.read().bytes()?.chunks(8).all(|w| w == alloc_cpu::JUNK_PATTERN.to_ne_bytes()));
+//! assert!(t.read()?.bytes()?.chunks(8).all(|w| w == alloc_cpu::JUNK_PATTERN.to_ne_bytes()));
 //! assert_eq!(debug.stats().map(|st| st.current_bytes), Some(16));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -268,7 +268,8 @@ pub fn cpu_allocator() -> &'static dyn Allocator {
 #[inline]
 pub fn install_default() {
     INSTALL_DEFAULT.call_once(|| {
-        install_default_allocator(DeviceType::Cpu, &DEFAULT_CPU_ALLOCATOR);
+        // Cannot fail: the CPU allocator's device type is CPU.
+        let _ = install_default_allocator(DeviceType::Cpu, &DEFAULT_CPU_ALLOCATOR);
     });
 }
 

@@ -155,7 +155,7 @@ impl MmapError {
 /// let file = tempfile::NamedTempFile::new()?;
 /// std::fs::write(file.path(), b"abc")?;
 /// let s = map_file(file.path(), MapMode::ReadOnly)?;
-/// assert_eq!(s.read().bytes()?, b"abc");
+/// assert_eq!(s.read()?.bytes()?, b"abc");
 /// assert!(s.write().is_err()); // read-only
 /// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -174,7 +174,7 @@ pub fn map_file(path: impl AsRef<Path>, mode: MapMode) -> Result<Storage, MmapEr
 /// let file = tempfile::NamedTempFile::new()?;
 /// std::fs::write(file.path(), b"header:payload")?;
 /// let s = map_file_range(file.path(), MapMode::CopyOnWrite, 7, 7)?;
-/// assert_eq!(s.read().bytes()?, b"payload");
+/// assert_eq!(s.read()?.bytes()?, b"payload");
 /// assert!(map_file_range(file.path(), MapMode::ReadOnly, 7, 8).is_err()); // past the end
 /// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -471,19 +471,19 @@ fn storage_from_the_allocator_resizes() {
     s.resize(20).unwrap();
     assert_eq!(s.nbytes(), 20);
     {
-        let r = s.read();
+        let r = s.read().unwrap();
         let b = r.bytes().unwrap();
         assert_eq!(&b[..8], &[1, 2, 3, 4, 5, 6, 7, 8]);
         assert!(b[8..].iter().all(|&x| x == 0));
         assert_eq!(r.as_ptr() as usize % ALIGNMENT, 0);
     }
     s.resize(3).unwrap();
-    assert_eq!(s.read().bytes().unwrap(), &[1, 2, 3]);
+    assert_eq!(s.read().unwrap().bytes().unwrap(), &[1, 2, 3]);
     s.resize(0).unwrap();
     assert_eq!(s.nbytes(), 0);
-    assert!(s.read().bytes().unwrap().is_empty());
+    assert!(s.read().unwrap().bytes().unwrap().is_empty());
     s.resize(4).unwrap();
-    assert_eq!(s.read().bytes().unwrap(), &[0, 0, 0, 0]);
+    assert_eq!(s.read().unwrap().bytes().unwrap(), &[0, 0, 0, 0]);
 
     // With statistics, the resize frees the old buffer.
     static RESIZE_ALLOC: CpuAllocator = CpuAllocator::new();

@@ -23,7 +23,7 @@ fn read_only_maps_and_refuses_writes() {
     assert_eq!(s.device(), Device::CPU);
     assert!(s.is_read_only());
     assert!(!s.resizable());
-    assert_eq!(s.read().bytes().unwrap(), b"hello, mmap");
+    assert_eq!(s.read().unwrap().bytes().unwrap(), b"hello, mmap");
     let err = s.write().err().unwrap();
     assert!(matches!(err, StorageError::ReadOnly { .. }));
     let text = err.to_string();
@@ -36,7 +36,7 @@ fn read_only_maps_and_refuses_writes() {
     assert!(s.resize(100).is_err());
     assert!(s.set_resizable(true).is_err());
     // Page-aligned base: 64-byte aligned too.
-    assert_eq!(s.read().as_ptr() as usize % 64, 0);
+    assert_eq!(s.read().unwrap().as_ptr() as usize % 64, 0);
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn copy_on_write_changes_stay_private() {
         .bytes_mut()
         .unwrap()
         .copy_from_slice(b"modified");
-    assert_eq!(s.read().bytes().unwrap(), b"modified");
+    assert_eq!(s.read().unwrap().bytes().unwrap(), b"modified");
     assert_eq!(fs::read(f.path()).unwrap(), b"original");
     drop(s);
     assert_eq!(fs::read(f.path()).unwrap(), b"original");
@@ -78,7 +78,7 @@ fn zero_length_file_gives_an_empty_storage() {
     for mode in [MapMode::ReadOnly, MapMode::ReadWrite, MapMode::CopyOnWrite] {
         let s = map_file(f.path(), mode).unwrap();
         assert_eq!(s.nbytes(), 0, "{mode:?}");
-        assert!(s.read().bytes().unwrap().is_empty());
+        assert!(s.read().unwrap().bytes().unwrap().is_empty());
         if mode != MapMode::ReadOnly {
             assert!(s.write().unwrap().bytes_mut().unwrap().is_empty());
         }
@@ -94,10 +94,10 @@ fn ranges_map_the_right_bytes() {
     let f = temp_with(&data);
     // Unaligned offset within the second page.
     let s = map_file_range(f.path(), MapMode::ReadOnly, 5000, 1234).unwrap();
-    assert_eq!(s.read().bytes().unwrap(), &data[5000..6234]);
+    assert_eq!(s.read().unwrap().bytes().unwrap(), &data[5000..6234]);
     // Up to the end exactly; zero bytes at the end.
     let s = map_file_range(f.path(), MapMode::CopyOnWrite, 9990, 10).unwrap();
-    assert_eq!(s.read().bytes().unwrap(), &data[9990..]);
+    assert_eq!(s.read().unwrap().bytes().unwrap(), &data[9990..]);
     let s = map_file_range(f.path(), MapMode::ReadOnly, 10_000, 0).unwrap();
     assert_eq!(s.nbytes(), 0);
     // A writable range writes only its bytes.
@@ -162,7 +162,7 @@ fn shared_handles_keep_the_mapping_alive() {
     let s = map_file(f.path(), MapMode::ReadOnly).unwrap();
     let t = s.clone();
     drop(s);
-    assert_eq!(t.read().bytes().unwrap(), b"shared");
+    assert_eq!(t.read().unwrap().bytes().unwrap(), b"shared");
 }
 
 /// Dropping the storage unmaps the file: the mapping disappears from

@@ -12,13 +12,13 @@ fn is_user(a: &dyn Allocator) -> bool {
 
 #[test]
 fn registration_before_first_use_wins() {
-    assert!(set_allocator(DeviceType::Cpu, &USER, 0));
+    assert!(set_allocator(DeviceType::Cpu, &USER, 0).unwrap());
     assert!(is_user(cpu_allocator()));
     assert!(is_user(get_allocator(DeviceType::Cpu).unwrap()));
     // The storage helper uses it too: junk, not zeros.
     let s = alloc_cpu::empty_storage(8).unwrap();
     assert_eq!(
-        s.read().bytes().unwrap(),
+        s.read().unwrap().bytes().unwrap(),
         &alloc_cpu::JUNK_PATTERN.to_ne_bytes()
     );
     // The default is still reachable directly.

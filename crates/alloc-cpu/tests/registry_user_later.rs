@@ -16,7 +16,7 @@ fn registration_after_first_use_wins() {
     assert!(same(cpu_allocator(), default_cpu_allocator()));
     // The default is not a registration: no priority recorded.
     assert_eq!(allocator_priority(DeviceType::Cpu), None);
-    assert!(set_allocator(DeviceType::Cpu, &USER, 0));
+    assert!(set_allocator(DeviceType::Cpu, &USER, 0).unwrap());
     assert!(same(cpu_allocator(), &USER));
     assert!(!same(cpu_allocator(), default_cpu_allocator()));
 }

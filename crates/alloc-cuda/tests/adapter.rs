@@ -176,7 +176,7 @@ fn storages_on_the_fake_device() {
     let s = Storage::new(1000, a, true).unwrap();
     assert_eq!(s.device(), Device::cuda(0));
     assert!(matches!(
-        s.read().bytes(),
+        s.read().unwrap().bytes(),
         Err(StorageError::NotHostAccessible { .. })
     ));
     // Growing copies the old bytes on the device.

@@ -96,7 +96,7 @@ pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
             Tensor::empty_strided(t.sizes(), t.strides(), options)
         }
         MemoryFormat::Preserve if t.device().device_type().supports_as_strided() => {
-            let strides = infer_dense_strides(t.sizes(), t.strides());
+            let strides = infer_dense_strides(t.sizes(), t.strides())?;
             Tensor::empty_strided(t.sizes(), &strides, options)
         }
         MemoryFormat::Preserve => {
@@ -123,7 +123,7 @@ fn empty_like_for_overwrite(t: &Tensor, format: MemoryFormat) -> Result<Tensor> 
         }
         // (CPU tensors support `as_strided`, so `empty_like`'s other
         // `Preserve` branch is not reached here.)
-        MemoryFormat::Preserve => infer_dense_strides(sizes, t.strides()),
+        MemoryFormat::Preserve => infer_dense_strides(sizes, t.strides())?,
         MemoryFormat::Contiguous => contiguous_strides(sizes)?,
         MemoryFormat::ChannelsLast => channels_last_strides_2d(sizes)?,
         MemoryFormat::ChannelsLast3d => channels_last_strides_3d(sizes)?,

@@ -106,13 +106,19 @@ fn install_edit(
 
 /// [`install_edit`] for edits that only reorder dims or insert size-1 dims
 /// (the density flag carries over from `t`).
+///
+/// # Safety
+///
+/// As [`TensorImpl::view_tensor_rearranged`]: `edit` only permutes `t`'s
+/// dims and inserts or removes dims of size 1.
 #[inline]
-fn install_rearranged(
+unsafe fn install_rearranged(
     t: &Tensor,
     offset: i64,
     edit: impl FnOnce(&mut SizesAndStrides),
 ) -> Result<Tensor> {
-    TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit)
+    // SAFETY: forwarded to the caller.
+    unsafe { TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit) }
 }
 
 /// A copy of `t`'s sizes and strides to edit into a view's geometry (a
@@ -731,11 +737,14 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     if a == b {
         return alias(t);
     }
-    install_rearranged(t, t.storage_offset(), |geometry| {
-        let (sizes, strides) = geometry.sizes_and_strides_mut();
-        sizes.swap(a, b);
-        strides.swap(a, b);
-    })
+    // SAFETY: the edit swaps two dims (a permutation).
+    unsafe {
+        install_rearranged(t, t.storage_offset(), |geometry| {
+            let (sizes, strides) = geometry.sizes_and_strides_mut();
+            sizes.swap(a, b);
+            strides.swap(a, b);
+        })
+    }
 }
 
 /// Free-function form of [`ViewOps::swapaxes`].
@@ -835,15 +844,20 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
         }
     }
     let (sizes, strides) = (t.sizes(), t.strides());
-    install_rearranged(t, t.storage_offset(), |geometry| {
-        let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
-        for (i, &dim) in dims.iter().enumerate() {
-            // Every dim was wrapped successfully above.
-            let d = if dim < 0 { dim + n as i64 } else { dim } as usize;
-            new_sizes[i] = sizes[d];
-            new_strides[i] = strides[d];
-        }
-    })
+    // SAFETY: `dims` names each of the `n` dims exactly once (checked just
+    // above: every dim wraps, none repeats, and there are `n` of them), so
+    // the edit is a permutation.
+    unsafe {
+        install_rearranged(t, t.storage_offset(), |geometry| {
+            let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
+            for (i, &dim) in dims.iter().enumerate() {
+                // Every dim was wrapped successfully above.
+                let d = if dim < 0 { dim + n as i64 } else { dim } as usize;
+                new_sizes[i] = sizes[d];
+                new_strides[i] = strides[d];
+            }
+        })
+    }
 }
 
 /// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
@@ -1032,9 +1046,12 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
         w.mul(sizes[d], strides[d])
     };
     if !w.wrapped {
-        return install_rearranged(t, t.storage_offset(), |geometry| {
-            geometry.insert_dim(d, 1, new_stride)
-        });
+        // SAFETY: the edit inserts one dim of size 1.
+        return unsafe {
+            install_rearranged(t, t.storage_offset(), |geometry| {
+                geometry.insert_dim(d, 1, new_stride)
+            })
+        };
     }
     let mut geometry = geometry_of(t);
     geometry.insert_dim(d, 1, new_stride);
@@ -1186,7 +1203,8 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
 
 /// Free-function form of [`ViewOps::alias`].
 pub fn alias(t: &Tensor) -> Result<Tensor> {
-    install_rearranged(t, t.storage_offset(), |_| {})
+    // SAFETY: the edit changes nothing.
+    unsafe { install_rearranged(t, t.storage_offset(), |_| {}) }
 }
 
 /// Free-function form of [`ViewOps::detach`].

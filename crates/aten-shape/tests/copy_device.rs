@@ -84,8 +84,8 @@ impl DeviceOps for FakeOps {
         let e = dst.element_size();
         let mut g = c10_core::Storage::lock_write_read(dst.storage(), src.storage())?;
         let (d, s) = (g.dst_ptr(), g.src_ptr());
-        let dsto = StridedOffsets::new(dst.sizes(), dst.strides(), dst.storage_offset());
-        let srco = StridedOffsets::new(src.sizes(), src.strides(), src.storage_offset());
+        let dsto = StridedOffsets::new(dst.sizes(), dst.strides(), dst.storage_offset()).unwrap();
+        let srco = StridedOffsets::new(src.sizes(), src.strides(), src.storage_offset()).unwrap();
         for (od, os) in dsto.zip(srco) {
             // SAFETY: both tensors were made by the factories over fresh
             // host-backed storages (or are views inside them), so every
@@ -106,8 +106,8 @@ static FAKE_OPS: FakeOps = FakeOps;
 fn setup() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        set_allocator(DeviceType::PrivateUse1, &FAKE_ALLOC, 0);
-        set_allocator(DeviceType::Fpga, &NO_OPS_ALLOC, 0);
+        set_allocator(DeviceType::PrivateUse1, &FAKE_ALLOC, 0).unwrap();
+        set_allocator(DeviceType::Fpga, &NO_OPS_ALLOC, 0).unwrap();
         register_device_ops(&FAKE_OPS);
     });
 }

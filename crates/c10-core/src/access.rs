@@ -22,8 +22,10 @@ use crate::tensor::Tensor;
 ///
 /// ```
 /// use c10_core::StridedOffsets;
-/// let offs: Vec<i64> = StridedOffsets::new(&[2, 3], &[1, 2], 10).collect();
+/// let offs: Vec<i64> = StridedOffsets::new(&[2, 3], &[1, 2], 10)?.collect();
 /// assert_eq!(offs, vec![10, 12, 14, 11, 13, 15]);
+/// assert!(StridedOffsets::new(&[2, 3], &[1], 0).is_err()); // ranks differ
+/// # Ok::<(), c10_core::TensorError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct StridedOffsets<'a> {
@@ -36,7 +38,22 @@ pub struct StridedOffsets<'a> {
 
 impl<'a> StridedOffsets<'a> {
     /// Offsets of every element of the layout, starting at `storage_offset`.
-    pub fn new(sizes: &'a [i64], strides: &'a [i64], storage_offset: i64) -> StridedOffsets<'a> {
+    /// Errors if `sizes` and `strides` differ in length.
+    pub fn new(
+        sizes: &'a [i64],
+        strides: &'a [i64],
+        storage_offset: i64,
+    ) -> Result<StridedOffsets<'a>> {
+        crate::geometry::check_same_rank(sizes, strides)?;
+        Ok(StridedOffsets::same_rank(sizes, strides, storage_offset))
+    }
+
+    /// [`new`](Self::new) for a layout known to have one stride per size.
+    pub(crate) fn same_rank(
+        sizes: &'a [i64],
+        strides: &'a [i64],
+        storage_offset: i64,
+    ) -> StridedOffsets<'a> {
         let numel = sizes
             .iter()
             .try_fold(1u64, |acc, &s| acc.checked_mul(s.max(0) as u64));
@@ -165,7 +182,7 @@ impl Tensor {
     /// A shared, typed view of the elements; holds the storage's read lock.
     pub fn read<T: Element>(&self) -> Result<TensorReadGuard<'_, T>> {
         self.check_dtype::<T>()?;
-        let guard = self.storage().read();
+        let guard = self.storage().read()?;
         guard.bytes()?; // host memory, non-null unless empty
         self.check_layout_in(guard.nbytes())?;
         Ok(TensorReadGuard {
@@ -256,7 +273,7 @@ impl Tensor {
 
     /// Storage offsets of every element, in logical order.
     pub fn offsets(&self) -> StridedOffsets<'_> {
-        StridedOffsets::new(self.sizes(), self.strides(), self.storage_offset())
+        StridedOffsets::same_rank(self.sizes(), self.strides(), self.storage_offset())
     }
 }
 

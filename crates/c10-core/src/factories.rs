@@ -179,7 +179,7 @@ impl Tensor {
     /// // of the storage before anything reads it.
     /// let dst = unsafe { Tensor::empty_strided_for_overwrite(&[6], &[1], ScalarType::Long)? };
     /// {
-    ///     let s = src.storage().read();
+    ///     let s = src.storage().read()?;
     ///     let mut d = dst.storage().write()?;
     ///     // SAFETY: both guards are held; 48 bytes on each side.
     ///     unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr(), 48) };

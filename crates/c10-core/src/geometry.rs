@@ -241,9 +241,46 @@ pub fn check_in_bounds_for_storage(
     )))
 }
 
+/// Checks that `sizes` and `strides` describe the same number of dims, the
+/// precondition of every layout predicate below (c10's `set_sizes_and_strides`
+/// message).
+///
+/// ```
+/// use c10_core::geometry::check_same_rank;
+/// assert!(check_same_rank(&[2, 3], &[3, 1]).is_ok());
+/// assert_eq!(
+///     check_same_rank(&[2, 3], &[1]).unwrap_err().to_string(),
+///     "dimensionality of sizes (2) must match dimensionality of strides (1)"
+/// );
+/// ```
+pub fn check_same_rank(sizes: &[i64], strides: &[i64]) -> Result<()> {
+    if sizes.len() == strides.len() {
+        return Ok(());
+    }
+    Err(TensorError::runtime(format!(
+        "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+        sizes.len(),
+        strides.len()
+    )))
+}
+
 /// c10's `compute_contiguous`: row-major, ignoring size-1 dims, true for
-/// any layout with no elements.
-pub fn is_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
+/// any layout with no elements. Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::is_contiguous;
+/// assert!(is_contiguous(&[2, 3], &[3, 1], 6)?);
+/// assert!(!is_contiguous(&[2, 3], &[1, 2], 6)?);
+/// assert!(is_contiguous(&[2, 3], &[1], 6).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> Result<bool> {
+    check_same_rank(sizes, strides)?;
+    Ok(is_contiguous_same_rank(sizes, strides, numel))
+}
+
+/// [`is_contiguous`] for layouts known to have one stride per size.
+pub(crate) fn is_contiguous_same_rank(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
     if numel == 0 {
         return true;
     }
@@ -274,13 +311,37 @@ fn channels_last_contiguous_in_order(sizes: &[i64], strides: &[i64], order: &[us
     true
 }
 
-/// c10's `compute_channels_last_contiguous_2d` (rank 4 only; no numel-0 shortcut).
-pub fn is_channels_last_contiguous_2d(sizes: &[i64], strides: &[i64]) -> bool {
+/// c10's `compute_channels_last_contiguous_2d` (rank 4 only; no numel-0 shortcut). Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::is_channels_last_contiguous_2d;
+/// assert!(is_channels_last_contiguous_2d(&[2, 3, 4, 5], &[60, 1, 15, 3])?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_channels_last_contiguous_2d(sizes: &[i64], strides: &[i64]) -> Result<bool> {
+    check_same_rank(sizes, strides)?;
+    Ok(is_channels_last_contiguous_2d_same_rank(sizes, strides))
+}
+
+/// [`is_channels_last_contiguous_2d`] for layouts known to have one stride per size.
+pub(crate) fn is_channels_last_contiguous_2d_same_rank(sizes: &[i64], strides: &[i64]) -> bool {
     sizes.len() == 4 && channels_last_contiguous_in_order(sizes, strides, &[1, 3, 2, 0])
 }
 
-/// c10's `compute_channels_last_contiguous_3d` (rank 5 only).
-pub fn is_channels_last_contiguous_3d(sizes: &[i64], strides: &[i64]) -> bool {
+/// c10's `compute_channels_last_contiguous_3d` (rank 5 only). Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::is_channels_last_contiguous_3d;
+/// assert!(is_channels_last_contiguous_3d(&[1, 2, 1, 1, 3], &[6, 1, 6, 6, 2])?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_channels_last_contiguous_3d(sizes: &[i64], strides: &[i64]) -> Result<bool> {
+    check_same_rank(sizes, strides)?;
+    Ok(is_channels_last_contiguous_3d_same_rank(sizes, strides))
+}
+
+/// [`is_channels_last_contiguous_3d`] for layouts known to have one stride per size.
+pub(crate) fn is_channels_last_contiguous_3d_same_rank(sizes: &[i64], strides: &[i64]) -> bool {
     sizes.len() == 5 && channels_last_contiguous_in_order(sizes, strides, &[1, 4, 3, 2, 0])
 }
 
@@ -308,19 +369,57 @@ fn strides_look_like(sizes: &[i64], strides: &[i64], order: &[usize]) -> bool {
     true
 }
 
-/// c10's `is_channels_last_strides_2d` ("strides look like NHWC"; rank 4 only).
-pub fn is_channels_last_strides_2d(sizes: &[i64], strides: &[i64]) -> bool {
+/// c10's `is_channels_last_strides_2d` ("strides look like NHWC"; rank 4 only). Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::is_channels_last_strides_2d;
+/// assert!(is_channels_last_strides_2d(&[2, 3, 4, 5], &[60, 1, 15, 3])?);
+/// assert!(is_channels_last_strides_2d(&[2, 3, 4, 5], &[60]).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_channels_last_strides_2d(sizes: &[i64], strides: &[i64]) -> Result<bool> {
+    check_same_rank(sizes, strides)?;
+    Ok(is_channels_last_strides_2d_same_rank(sizes, strides))
+}
+
+/// [`is_channels_last_strides_2d`] for layouts known to have one stride per size.
+pub(crate) fn is_channels_last_strides_2d_same_rank(sizes: &[i64], strides: &[i64]) -> bool {
     sizes.len() == 4 && strides_look_like(sizes, strides, &[1, 3, 2, 0])
 }
 
-/// c10's `is_channels_last_strides_3d` (rank 5 only).
-pub fn is_channels_last_strides_3d(sizes: &[i64], strides: &[i64]) -> bool {
+/// c10's `is_channels_last_strides_3d` (rank 5 only). Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::is_channels_last_strides_3d;
+/// assert!(!is_channels_last_strides_3d(&[2, 3], &[3, 1])?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_channels_last_strides_3d(sizes: &[i64], strides: &[i64]) -> Result<bool> {
+    check_same_rank(sizes, strides)?;
+    Ok(is_channels_last_strides_3d_same_rank(sizes, strides))
+}
+
+/// [`is_channels_last_strides_3d`] for layouts known to have one stride per size.
+pub(crate) fn is_channels_last_strides_3d_same_rank(sizes: &[i64], strides: &[i64]) -> bool {
     sizes.len() == 5 && strides_look_like(sizes, strides, &[1, 4, 3, 2, 0])
 }
 
 /// c10's `compute_non_overlapping_and_dense`: some permutation of the dims
-/// is dense.
-pub fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
+/// is dense. Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::is_non_overlapping_and_dense;
+/// assert!(is_non_overlapping_and_dense(&[2, 3], &[1, 2])?);
+/// assert!(!is_non_overlapping_and_dense(&[2, 3], &[0, 1])?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> Result<bool> {
+    check_same_rank(sizes, strides)?;
+    Ok(is_non_overlapping_and_dense_same_rank(sizes, strides))
+}
+
+/// [`is_non_overlapping_and_dense`] for layouts known to have one stride per size.
+pub(crate) fn is_non_overlapping_and_dense_same_rank(sizes: &[i64], strides: &[i64]) -> bool {
     let n = sizes.len();
     if n == 1 {
         return sizes[0] < 2 || strides[0] == 1;
@@ -374,14 +473,22 @@ fn dense_chain(order: impl Iterator<Item = usize>, sizes: &[i64], strides: &[i64
 
 /// ATen's `infer_dense_strides`: dense strides that keep the order of the
 /// input's strides (used by `empty_like`/`clone` for layouts that are not
-/// non-overlapping and dense).
-pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> DimVec {
+/// non-overlapping and dense). Errors if the ranks differ.
+///
+/// ```
+/// use c10_core::geometry::infer_dense_strides;
+/// assert_eq!(infer_dense_strides(&[2, 3], &[1, 4])?.as_slice(), &[1, 2]);
+/// assert!(infer_dense_strides(&[2, 3], &[1]).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Result<DimVec> {
+    check_same_rank(sizes, strides)?;
     let n = sizes.len();
     if n == 0 {
-        return DimVec::new();
+        return Ok(DimVec::new());
     }
     if n == 1 {
-        return smallvec::smallvec![1];
+        return Ok(smallvec::smallvec![1]);
     }
     let mut perm: smallvec::SmallVec<[usize; 8]> = (0..n).rev().collect();
     let should_swap = |a: usize, b: usize| -> i32 {
@@ -416,7 +523,7 @@ pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> DimVec {
             running = running.wrapping_mul(sizes[k]);
         }
     }
-    out
+    Ok(out)
 }
 
 /// Geometry of `unsqueeze(dim)`: `dim` wraps against `ndim + 1`; the new
@@ -485,25 +592,34 @@ mod tests {
 
     #[test]
     fn contiguity_examples_from_the_reference() {
-        assert!(is_contiguous(&[1, 3], &[100, 1], 3));
-        assert!(is_contiguous(&[3, 1], &[1, 7], 3));
-        assert!(is_contiguous(&[0, 3], &[7, 9], 0));
-        assert!(!is_contiguous(&[3], &[0], 3));
-        assert!(!is_contiguous(&[3], &[2], 3));
-        assert!(is_contiguous(&[1], &[5], 1));
-        assert!(!is_contiguous(&[2, 2], &[1, 1], 4));
-        assert!(!is_non_overlapping_and_dense(&[2, 2], &[1, 1]));
-        assert!(is_contiguous(&[2, 1, 3], &[3, 99, 1], 6));
-        assert!(is_contiguous(&[4, 1, 1, 1], &[1, 1, 1, 1], 4));
-        assert!(is_channels_last_contiguous_2d(&[4, 1, 1, 1], &[1, 1, 1, 1]));
-        assert!(!is_channels_last_strides_2d(&[4, 1, 1, 1], &[1, 1, 1, 1]));
-        assert!(is_channels_last_contiguous_2d(
+        assert!(is_contiguous_same_rank(&[1, 3], &[100, 1], 3));
+        assert!(is_contiguous_same_rank(&[3, 1], &[1, 7], 3));
+        assert!(is_contiguous_same_rank(&[0, 3], &[7, 9], 0));
+        assert!(!is_contiguous_same_rank(&[3], &[0], 3));
+        assert!(!is_contiguous_same_rank(&[3], &[2], 3));
+        assert!(is_contiguous_same_rank(&[1], &[5], 1));
+        assert!(!is_contiguous_same_rank(&[2, 2], &[1, 1], 4));
+        assert!(!is_non_overlapping_and_dense_same_rank(&[2, 2], &[1, 1]));
+        assert!(is_contiguous_same_rank(&[2, 1, 3], &[3, 99, 1], 6));
+        assert!(is_contiguous_same_rank(&[4, 1, 1, 1], &[1, 1, 1, 1], 4));
+        assert!(is_channels_last_contiguous_2d_same_rank(
+            &[4, 1, 1, 1],
+            &[1, 1, 1, 1]
+        ));
+        assert!(!is_channels_last_strides_2d_same_rank(
+            &[4, 1, 1, 1],
+            &[1, 1, 1, 1]
+        ));
+        assert!(is_channels_last_contiguous_2d_same_rank(
             &[2, 1, 3, 4],
             &[12, 12, 4, 1]
         ));
-        assert!(is_non_overlapping_and_dense(&[4, 2, 3], &[1, 12, 4]));
-        assert!(!is_non_overlapping_and_dense(&[4, 3], &[6, 2]));
-        assert!(!is_non_overlapping_and_dense(&[3, 4], &[1, 0]));
+        assert!(is_non_overlapping_and_dense_same_rank(
+            &[4, 2, 3],
+            &[1, 12, 4]
+        ));
+        assert!(!is_non_overlapping_and_dense_same_rank(&[4, 3], &[6, 2]));
+        assert!(!is_non_overlapping_and_dense_same_rank(&[3, 4], &[1, 0]));
     }
 
     #[test]
@@ -562,13 +678,30 @@ mod tests {
 
     #[test]
     fn dense_strides_inference() {
-        assert_eq!(infer_dense_strides(&[4, 3], &[6, 2]).as_slice(), &[3, 1]);
-        assert_eq!(infer_dense_strides(&[3, 4], &[2, 6]).as_slice(), &[1, 3]);
-        assert_eq!(infer_dense_strides(&[3, 4], &[1, 0]).as_slice(), &[4, 1]);
-        assert_eq!(infer_dense_strides(&[2, 3], &[4, 4]).as_slice(), &[1, 2]);
-        assert_eq!(infer_dense_strides(&[3, 2], &[4, 4]).as_slice(), &[2, 1]);
         assert_eq!(
-            infer_dense_strides(&[2, 3, 4], &[1, 2, 8]).as_slice(),
+            infer_dense_strides(&[4, 3], &[6, 2]).unwrap().as_slice(),
+            &[3, 1]
+        );
+        assert_eq!(
+            infer_dense_strides(&[3, 4], &[2, 6]).unwrap().as_slice(),
+            &[1, 3]
+        );
+        assert_eq!(
+            infer_dense_strides(&[3, 4], &[1, 0]).unwrap().as_slice(),
+            &[4, 1]
+        );
+        assert_eq!(
+            infer_dense_strides(&[2, 3], &[4, 4]).unwrap().as_slice(),
+            &[1, 2]
+        );
+        assert_eq!(
+            infer_dense_strides(&[3, 2], &[4, 4]).unwrap().as_slice(),
+            &[2, 1]
+        );
+        assert_eq!(
+            infer_dense_strides(&[2, 3, 4], &[1, 2, 8])
+                .unwrap()
+                .as_slice(),
             &[1, 2, 6]
         );
     }

@@ -89,9 +89,19 @@ impl LayoutFlags {
     }
 
     /// c10's `_refresh_contiguous` for the given layout; the evaluation
-    /// order matters because later flags read earlier ones.
-    pub fn compute(sizes: &[i64], strides: &[i64], numel: i64) -> LayoutFlags {
-        LayoutFlags::compute_with(sizes, strides, numel, None)
+    /// order matters because later flags read earlier ones. Errors if
+    /// `sizes` and `strides` differ in length.
+    ///
+    /// ```
+    /// use c10_core::LayoutFlags;
+    /// let f = LayoutFlags::compute(&[2, 3], &[1, 2], 6)?;
+    /// assert!(!f.is_contiguous() && f.is_non_overlapping_and_dense());
+    /// assert!(LayoutFlags::compute(&[2, 3], &[1], 6).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn compute(sizes: &[i64], strides: &[i64], numel: i64) -> Result<LayoutFlags> {
+        geometry::check_same_rank(sizes, strides)?;
+        Ok(LayoutFlags::compute_with(sizes, strides, numel, None))
     }
 
     /// [`compute`](Self::compute) for strides that are the row-major
@@ -104,13 +114,15 @@ impl LayoutFlags {
             4 | 5 => LayoutFlags::compute_with(sizes, strides, numel, Some(true)),
             _ => LayoutFlags(Self::CONTIGUOUS | Self::NON_OVERLAPPING_AND_DENSE),
         };
-        debug_assert_eq!(f, LayoutFlags::compute(sizes, strides, numel));
+        debug_assert_eq!(f, LayoutFlags::compute_with(sizes, strides, numel, None));
         f
     }
 
     /// [`compute`](Self::compute), given the answer of c10's
     /// `compute_non_overlapping_and_dense` when the caller already knows it
     /// (it does not change when dims are permuted or size-1 dims inserted).
+    /// `sizes` and `strides` must have the same length (every caller passes
+    /// a `SizesAndStrides`' two halves or checked slices).
     #[inline]
     fn compute_with(
         sizes: &[i64],
@@ -120,18 +132,18 @@ impl LayoutFlags {
     ) -> LayoutFlags {
         let nod = |sizes: &[i64], strides: &[i64]| {
             non_overlapping_and_dense
-                .unwrap_or_else(|| geometry::is_non_overlapping_and_dense(sizes, strides))
+                .unwrap_or_else(|| geometry::is_non_overlapping_and_dense_same_rank(sizes, strides))
         };
         let mut f = LayoutFlags(0);
-        let contiguous = geometry::is_contiguous(sizes, strides, numel);
+        let contiguous = geometry::is_contiguous_same_rank(sizes, strides, numel);
         f.set(Self::CONTIGUOUS, contiguous);
         match sizes.len() {
             4 => {
-                let cl = geometry::is_channels_last_contiguous_2d(sizes, strides);
+                let cl = geometry::is_channels_last_contiguous_2d_same_rank(sizes, strides);
                 f.set(Self::CHANNELS_LAST_CONTIGUOUS, cl);
                 f.set(
                     Self::CHANNELS_LAST,
-                    geometry::is_channels_last_strides_2d(sizes, strides),
+                    geometry::is_channels_last_strides_2d_same_rank(sizes, strides),
                 );
                 f.set(
                     Self::NON_OVERLAPPING_AND_DENSE,
@@ -139,10 +151,11 @@ impl LayoutFlags {
                 );
             }
             5 => {
-                let cl = geometry::is_channels_last_contiguous_2d(sizes, strides);
-                let cl3 = !cl && geometry::is_channels_last_contiguous_3d(sizes, strides);
-                let is_cl = !cl3 && geometry::is_channels_last_strides_2d(sizes, strides);
-                let is_cl3 = !is_cl && geometry::is_channels_last_strides_3d(sizes, strides);
+                let cl = geometry::is_channels_last_contiguous_2d_same_rank(sizes, strides);
+                let cl3 = !cl && geometry::is_channels_last_contiguous_3d_same_rank(sizes, strides);
+                let is_cl = !cl3 && geometry::is_channels_last_strides_2d_same_rank(sizes, strides);
+                let is_cl3 =
+                    !is_cl && geometry::is_channels_last_strides_3d_same_rank(sizes, strides);
                 f.set(Self::CHANNELS_LAST_CONTIGUOUS, cl);
                 f.set(Self::CHANNELS_LAST_3D_CONTIGUOUS, cl3);
                 f.set(Self::CHANNELS_LAST, is_cl);
@@ -274,47 +287,23 @@ impl TensorImpl {
             key_set,
             dtype,
             device,
-            flags: LayoutFlags::compute(&[0], &[1], 0),
+            flags: LayoutFlags::compute_with(&[0], &[1], 0, None),
         }
     }
 
-    /// A view of `base` with new geometry (c10's `TensorImpl(VIEW, ...)`
-    /// plus `set_sizes_and_strides`): same storage, key set, dtype, device
-    /// and version counter. No bounds check: view ops derive geometry that
-    /// stays inside the base's elements. `requires_grad` carries over (a
-    /// view of a tensor that requires grad is differentiable).
-    #[inline]
-    pub fn view_of(
-        base: &TensorImpl,
-        sizes: &[i64],
-        strides: &[i64],
-        storage_offset: i64,
-    ) -> Result<TensorImpl> {
-        if sizes.len() != strides.len() {
-            return Err(TensorError::runtime(format!(
-                "dimensionality of sizes ({}) must match dimensionality of strides ({})",
-                sizes.len(),
-                strides.len()
-            )));
-        }
-        let numel = geometry::compute_numel(sizes)?;
-        let sizes_and_strides = SizesAndStrides::from_fn(sizes.len(), |s, st| {
-            s.copy_from_slice(sizes);
-            st.copy_from_slice(strides);
-        });
-        Ok(TensorImpl::view_with_numel(
-            base,
-            sizes_and_strides,
-            storage_offset,
-            numel,
-        ))
-    }
-
-    /// [`view_of`](Self::view_of) with the geometry already built (see
-    /// [`SizesAndStrides::from_fn`]), straight into a new [`Tensor`]
-    /// handle: the `TensorImpl` is written field by field into
-    /// the handle's own allocation, never built on the stack and copied
-    /// (a view op's cost is its one allocation).
+    /// A view of `base` (c10's `TensorImpl(VIEW, ...)` plus
+    /// `set_sizes_and_strides`: same storage, key set, dtype, device and
+    /// version counter; `requires_grad` carries over) with the geometry
+    /// already built (see [`SizesAndStrides::from_fn`]), straight into a new
+    /// [`Tensor`] handle: the `TensorImpl` is written field by field into
+    /// the handle's own allocation, never built on the stack and copied (a
+    /// view op's cost is its one allocation). Numel and every layout flag
+    /// are computed from the geometry. No bounds check against the storage:
+    /// every access re-checks under the storage's lock, so a geometry
+    /// outside the storage is an error there, never undefined behaviour.
+    ///
+    /// Internal machinery of the view ops (`aten-shape`); use those.
+    #[doc(hidden)]
     #[inline]
     pub fn view_tensor(
         base: &TensorImpl,
@@ -330,10 +319,11 @@ impl TensorImpl {
     /// new [`Tensor`] handle. `edit` works on the sizes and strides already
     /// in place in the new `TensorImpl` (for `transpose`, `narrow`,
     /// `select`, `unsqueeze`: a swap or a few stores), so nothing is copied
-    /// twice. No bounds check against the storage, as for
-    /// [`view_of`](Self::view_of): callers derive geometry that stays
-    /// within `base`'s elements. Fails only when the product of the new
-    /// sizes overflows (`numel: integer multiplication overflow`).
+    /// twice. Numel and the layout flags are computed from the result; no
+    /// bounds check against the storage, as for
+    /// [`view_tensor`](Self::view_tensor). Fails only when the product of
+    /// the new sizes overflows (`numel: integer multiplication overflow`).
+    #[doc(hidden)]
     #[inline]
     pub fn view_tensor_edit(
         base: &TensorImpl,
@@ -350,8 +340,21 @@ impl TensorImpl {
     /// dims and sorts the others by stride; for tensors with elements no
     /// two dims of size 2 or more can then tie), so that flag is carried
     /// over instead of recomputed.
+    ///
+    /// # Safety
+    ///
+    /// `edit` must leave a geometry whose dims of size other than 1 are
+    /// exactly `base`'s, as (size, stride) pairs, in any order: it may only
+    /// permute dims and insert or remove dims of size 1. The carried-over
+    /// non-overlapping-and-dense flag is trusted by `unsafe` code (the
+    /// copy engine writes every byte of a dense `clone` destination through
+    /// raw pointers and splits dense destinations across threads), so a
+    /// geometry that breaks this rule can expose uninitialised memory or
+    /// race. Use [`view_tensor_edit`](Self::view_tensor_edit), which
+    /// computes the flag, for anything else.
+    #[doc(hidden)]
     #[inline]
-    pub fn view_tensor_rearranged(
+    pub unsafe fn view_tensor_rearranged(
         base: &TensorImpl,
         storage_offset: i64,
         edit: impl FnOnce(&mut SizesAndStrides),
@@ -382,8 +385,10 @@ impl TensorImpl {
     /// up: `Ok(true)` keeps what it wrote; `Ok(false)` abandons the view
     /// (the result is `Ok(None)`, for callers that then take a slower path,
     /// such as geometry whose arithmetic wrapped); `Err` abandons it and is
-    /// returned. No bounds check against the storage, as for
-    /// [`view_of`](Self::view_of).
+    /// returned. Numel and the layout flags are computed from what `fill`
+    /// wrote; no bounds check against the storage, as for
+    /// [`view_tensor`](Self::view_tensor).
+    #[doc(hidden)]
     #[inline]
     pub fn try_view_tensor_fill(
         base: &TensorImpl,
@@ -550,39 +555,6 @@ impl TensorImpl {
         }
     }
 
-    #[inline]
-    fn view_with_numel(
-        base: &TensorImpl,
-        sizes_and_strides: SizesAndStrides,
-        storage_offset: i64,
-        numel: i64,
-    ) -> TensorImpl {
-        let autograd_meta: Option<Box<dyn AutogradMetaInterface>> = match &base.autograd_meta {
-            None => None,
-            Some(m) if m.requires_grad() => Some(Box::new(AutogradMeta {
-                requires_grad: true,
-            })),
-            Some(_) => None,
-        };
-        let flags = LayoutFlags::compute(
-            sizes_and_strides.sizes(),
-            sizes_and_strides.strides(),
-            numel,
-        );
-        TensorImpl {
-            storage: base.storage.clone(),
-            sizes_and_strides,
-            storage_offset,
-            numel,
-            version: base.version.clone(),
-            autograd_meta,
-            key_set: base.key_set,
-            dtype: base.dtype,
-            device: base.device,
-            flags,
-        }
-    }
-
     /// Sets sizes and strides (c10's `set_sizes_and_strides`): numel and
     /// flags are refreshed; no bounds check against the storage. A negative
     /// stride is replaced as c10 does (last dim 1, else the next dim's
@@ -616,7 +588,7 @@ impl TensorImpl {
         self.sizes_and_strides = SizesAndStrides::from_sizes_strides(sizes, &fixed)
             .map_err(|e| TensorError::runtime(e.to_string()))?;
         self.numel = numel;
-        self.flags = LayoutFlags::compute(sizes, &fixed, numel);
+        self.flags = LayoutFlags::compute_with(sizes, &fixed, numel, None);
         if let Some(o) = storage_offset {
             self.storage_offset = o;
         }
@@ -635,7 +607,8 @@ impl TensorImpl {
                 numel = fill_row_major(sizes, s, st);
             });
             let numel = numel?;
-            self.flags = LayoutFlags::compute(geometry.sizes(), geometry.strides(), numel);
+            self.flags =
+                LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, None);
             self.sizes_and_strides = geometry;
             self.numel = numel;
             return Ok(());

@@ -15,14 +15,14 @@ fn zeros_fills_when_the_allocator_does_not() {
     let z = Tensor::zeros(&[3, 5], ScalarType::Float).unwrap();
     assert_eq!(z.to_vec::<f32>().unwrap(), vec![0.0; 15]);
 
-    set_allocator(DeviceType::Cpu, &JUNK, 0);
+    set_allocator(DeviceType::Cpu, &JUNK, 0).unwrap();
     // `empty` now shows the junk (a NaN as f32), so the fill is observable.
     let e = Tensor::empty(&[3, 5], ScalarType::Float).unwrap();
     assert!(e.to_vec::<f32>().unwrap().iter().all(|x| x.is_nan()));
     for dtype in [ScalarType::Float, ScalarType::Long, ScalarType::Byte] {
         let z = Tensor::zeros(&[4, 7], dtype).unwrap();
         let st = z.storage();
-        let guard = st.read();
+        let guard = st.read().unwrap();
         let bytes = guard.bytes().unwrap();
         assert_eq!(bytes.len(), 28 * dtype.itemsize());
         assert!(bytes.iter().all(|&b| b == 0), "{dtype:?}: {bytes:?}");

@@ -30,6 +30,15 @@ pub enum AllocError {
     /// allocator without a raw deleter).
     #[error("{0}")]
     Unsupported(String),
+    /// An allocator was registered for another device type than the one it
+    /// allocates on ([`Allocator::device_type`]).
+    #[error("cannot register an allocator of {allocator} memory for device type {slot}: its Allocator::device_type() is {allocator}, so {slot} factories would make {allocator} storages")]
+    WrongDeviceType {
+        /// The device type it was registered for.
+        slot: DeviceType,
+        /// The device type it reports.
+        allocator: DeviceType,
+    },
 }
 
 /// Allocation statistics an allocator may report.
@@ -284,6 +293,10 @@ fn leak(a: &'static dyn Allocator) -> *mut &'static dyn Allocator {
 /// `SetAllocator`: the registration is ignored if a previous one has a
 /// **higher** priority (equal priority replaces). Returns whether it took.
 ///
+/// Fails with [`AllocError::WrongDeviceType`] (and registers nothing) when
+/// `allocator.device_type()` is not `device_type`: factories of that device
+/// type would otherwise make storages on another device.
+///
 /// ```
 /// use c10_storage::{set_allocator, get_allocator, Allocator, AllocError, DataPtr, DeviceType};
 /// struct Nothing;
@@ -296,57 +309,75 @@ fn leak(a: &'static dyn Allocator) -> *mut &'static dyn Allocator {
 ///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
 /// }
 /// static NOTHING: Nothing = Nothing;
-/// assert!(set_allocator(DeviceType::Fpga, &NOTHING, 3));
-/// assert!(!set_allocator(DeviceType::Fpga, &NOTHING, 1)); // lower priority: ignored
+/// assert!(set_allocator(DeviceType::Fpga, &NOTHING, 3)?);
+/// assert!(!set_allocator(DeviceType::Fpga, &NOTHING, 1)?); // lower priority: ignored
 /// assert!(get_allocator(DeviceType::Fpga)?.allocate(8).is_err());
+/// // An FPGA allocator cannot serve another device type.
+/// assert!(matches!(
+///     set_allocator(DeviceType::Ve, &NOTHING, 3),
+///     Err(AllocError::WrongDeviceType { .. })
+/// ));
 /// # Ok::<(), AllocError>(())
 /// ```
 pub fn set_allocator(
     device_type: DeviceType,
     allocator: &'static dyn Allocator,
     priority: u8,
-) -> bool {
+) -> Result<bool, AllocError> {
+    check_device_type(device_type, allocator)?;
     let _guard = WRITE_LOCK.lock();
     let s = slot(device_type);
     let occupied = !s.current.load(Ordering::Acquire).is_null();
     if occupied && priority < s.priority.load(Ordering::Relaxed) {
-        return false;
+        return Ok(false);
     }
     s.priority.store(priority, Ordering::Relaxed);
     s.current.store(leak(allocator), Ordering::Release);
-    true
+    Ok(true)
+}
+
+/// Refuses an allocator whose memory is not of the slot's device type.
+fn check_device_type(slot: DeviceType, allocator: &dyn Allocator) -> Result<(), AllocError> {
+    match allocator.device_type() {
+        t if t == slot => Ok(()),
+        t => Err(AllocError::WrongDeviceType { slot, allocator: t }),
+    }
 }
 
 /// Like [`set_allocator`] for an allocator value: it is moved to the heap
 /// and kept for the rest of the process (c10's `REGISTER_ALLOCATOR` keeps a
-/// static too). Returns the `'static` reference either way, and whether
-/// the registration took.
+/// static too). Returns the `'static` reference (whether or not the
+/// registration took) and whether it took; fails as [`set_allocator`] does
+/// for an allocator of another device type (then nothing is leaked).
 pub fn register_allocator<A: Allocator + 'static>(
     device_type: DeviceType,
     allocator: A,
     priority: u8,
-) -> (&'static A, bool) {
+) -> Result<(&'static A, bool), AllocError> {
+    check_device_type(device_type, &allocator)?;
     let leaked: &'static A = Box::leak(Box::new(allocator));
-    let took = set_allocator(device_type, leaked, priority);
-    (leaked, took)
+    let took = set_allocator(device_type, leaked, priority)?;
+    Ok((leaked, took))
 }
 
 /// Installs the allocator used for `device_type` when nothing has been
 /// registered with [`set_allocator`]. Backend crates call this once to
 /// become the default without outranking anything a user registers, before
 /// or after. Only the first default for a device type is kept; returns
-/// whether this call installed it.
+/// whether this call installed it. Fails as [`set_allocator`] does for an
+/// allocator of another device type.
 pub fn install_default_allocator(
     device_type: DeviceType,
     allocator: &'static dyn Allocator,
-) -> bool {
+) -> Result<bool, AllocError> {
+    check_device_type(device_type, allocator)?;
     let _guard = WRITE_LOCK.lock();
     let s = slot(device_type);
     if !s.fallback.load(Ordering::Acquire).is_null() {
-        return false;
+        return Ok(false);
     }
     s.fallback.store(leak(allocator), Ordering::Release);
-    true
+    Ok(true)
 }
 
 /// The allocator for `device_type` (c10's `GetAllocator`): the registered
@@ -420,13 +451,19 @@ mod tests {
         static B: Tagged = Tagged(2, DeviceType::Vulkan);
         static C: Tagged = Tagged(3, DeviceType::Vulkan);
         static D: Tagged = Tagged(4, DeviceType::Vulkan);
-        assert!(set_allocator(t, &A, 0));
+        assert!(set_allocator(t, &A, 0).unwrap());
         assert_eq!(tag_of(t), "tag 1");
-        assert!(set_allocator(t, &B, 5));
+        assert!(set_allocator(t, &B, 5).unwrap());
         assert_eq!(allocator_priority(t), Some(5));
-        assert!(!set_allocator(t, &C, 4), "lower priority must be ignored");
+        assert!(
+            !set_allocator(t, &C, 4).unwrap(),
+            "lower priority must be ignored"
+        );
         assert_eq!(tag_of(t), "tag 2");
-        assert!(set_allocator(t, &D, 5), "equal priority overwrites");
+        assert!(
+            set_allocator(t, &D, 5).unwrap(),
+            "equal priority overwrites"
+        );
         assert_eq!(tag_of(t), "tag 4");
     }
 
@@ -436,20 +473,46 @@ mod tests {
         static DEF: Tagged = Tagged(10, DeviceType::Hpu);
         static DEF2: Tagged = Tagged(11, DeviceType::Hpu);
         static USER: Tagged = Tagged(12, DeviceType::Hpu);
-        assert!(install_default_allocator(t, &DEF));
-        assert!(!install_default_allocator(t, &DEF2));
+        assert!(install_default_allocator(t, &DEF).unwrap());
+        assert!(!install_default_allocator(t, &DEF2).unwrap());
         assert_eq!(tag_of(t), "tag 10");
         assert_eq!(allocator_priority(t), None);
-        assert!(set_allocator(t, &USER, 0));
+        assert!(set_allocator(t, &USER, 0).unwrap());
         assert_eq!(tag_of(t), "tag 12");
     }
 
     #[test]
     fn register_by_value() {
-        let (a, took) = register_allocator(DeviceType::Ve, Tagged(20, DeviceType::Ve), 1);
+        let (a, took) = register_allocator(DeviceType::Ve, Tagged(20, DeviceType::Ve), 1).unwrap();
         assert!(took);
         assert_eq!(a.0, 20);
         assert_eq!(tag_of(DeviceType::Ve), "tag 20");
+    }
+
+    /// Soundness review, class 7: an allocator of another device type is
+    /// refused at registration, by every registration call, and the slot
+    /// keeps what it had.
+    #[test]
+    fn registration_checks_the_device_type() {
+        static MTIA: Tagged = Tagged(30, DeviceType::Mtia);
+        static CUDA_LIKE: Tagged = Tagged(31, DeviceType::Cuda);
+        assert!(set_allocator(DeviceType::Mtia, &MTIA, 0).unwrap());
+        let err = set_allocator(DeviceType::Mtia, &CUDA_LIKE, u8::MAX).unwrap_err();
+        assert_eq!(
+            err,
+            AllocError::WrongDeviceType {
+                slot: DeviceType::Mtia,
+                allocator: DeviceType::Cuda
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "cannot register an allocator of cuda memory for device type mtia: its Allocator::device_type() is cuda, so mtia factories would make cuda storages"
+        );
+        assert_eq!(tag_of(DeviceType::Mtia), "tag 30");
+        assert!(install_default_allocator(DeviceType::Mtia, &CUDA_LIKE).is_err());
+        assert!(register_allocator(DeviceType::Mtia, Tagged(32, DeviceType::Cpu), 9).is_err());
+        assert_eq!(tag_of(DeviceType::Mtia), "tag 30");
     }
 
     #[test]

@@ -43,13 +43,14 @@
 //! assert_eq!(dev.index(), 1);
 //! let s = Storage::from_owner(vec![0u8; 16]);
 //! s.write()?.bytes_mut()?.fill(7);
-//! assert!(s.read().bytes()?.iter().all(|&b| b == 7));
+//! assert!(s.read()?.bytes()?.iter().all(|&b| b == 7));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod allocator;
 mod data_ptr;
 mod device;
+mod held;
 mod storage;
 
 #[cfg(feature = "testing")]
@@ -61,6 +62,8 @@ pub use allocator::{
 };
 pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
 pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
+pub use held::GuardKind;
 pub use storage::{
-    Storage, StorageError, StorageImpl, StorageReadGuard, StorageWriteGuard, WriteReadGuard,
+    BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard, StorageWriteGuard,
+    WriteReadGuard,
 };

@@ -10,6 +10,7 @@ use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::allocator::{get_allocator, AllocError, Allocator};
 use crate::data_ptr::DataPtr;
 use crate::device::{Device, DeviceType};
+use crate::held::{self, GuardKind};
 
 /// Why a storage operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +45,25 @@ pub enum StorageError {
     /// The allocator failed.
     #[error(transparent)]
     Alloc(#[from] AllocError),
+    /// This thread already holds a guard of the storage that the asked-for
+    /// lock would wait on: waiting would never end, so the call fails
+    /// instead (see [`Storage`], "Re-entrancy").
+    #[error("storage {storage:#x} is already locked by a {held} guard held on this thread, so taking a {wanted} lock on it here would deadlock; drop the guard (or finish the access that holds it) first")]
+    Reentrant {
+        /// The storage's [`Storage::id`].
+        storage: usize,
+        /// The kind of guard this thread holds.
+        held: GuardKind,
+        /// The kind of lock that was asked for.
+        wanted: GuardKind,
+    },
+    /// The buffer would be freed or replaced while exported raw pointers
+    /// into it are alive (see [`Storage::pin_count`]).
+    #[error("cannot resize, replace or free the buffer of a storage while {pins} export(s) (for example DLPack) hold raw pointers into it; release them first (the consumer calls the deleter), or resize a clone of the tensor")]
+    Pinned {
+        /// How many pins are alive.
+        pins: usize,
+    },
 }
 
 /// The buffer itself; always accessed under the storage's lock.
@@ -72,6 +92,10 @@ pub struct StorageImpl {
     /// The version counter of the tensors using this storage's default
     /// counter (see [`Storage::version_counter`]).
     version: AtomicU32,
+    /// Live [`BufferPin`]s: while non-zero, nothing may free or replace the
+    /// buffer. Incremented only under a read guard and checked only under
+    /// the write lock, so a replacement never misses a pin taken before it.
+    pins: AtomicUsize,
 }
 
 /// A shared handle to one byte buffer (c10's `Storage`, an
@@ -93,7 +117,7 @@ pub struct StorageImpl {
 /// let s = Storage::from_owner(vec![0u8; 8]);
 /// let t = s.clone(); // another tensor's handle on the same buffer
 /// s.write()?.bytes_mut()?[3] = 42;
-/// assert_eq!(t.read().bytes()?[3], 42);
+/// assert_eq!(t.read()?.bytes()?[3], 42);
 /// assert_eq!(s.use_count(), 2);
 /// assert!(s.is_alias_of(&t));
 /// # Ok::<(), c10_storage::StorageError>(())
@@ -167,6 +191,7 @@ impl Storage {
                 device,
                 read_only: None,
                 version: AtomicU32::new(0),
+                pins: AtomicUsize::new(0),
             });
             Storage(imp.assume_init())
         }
@@ -198,7 +223,7 @@ impl Storage {
     ///     // SAFETY: the guard's pointer is valid for 4 bytes of writes.
     ///     unsafe { std::ptr::copy_nonoverlapping([1u8, 2, 3, 4].as_ptr(), g.as_mut_ptr(), 4) };
     /// }
-    /// assert_eq!(s.read().bytes()?, &[1, 2, 3, 4]);
+    /// assert_eq!(s.read()?.bytes()?, &[1, 2, 3, 4]);
     /// # Ok::<(), c10_storage::StorageError>(())
     /// ```
     ///
@@ -258,6 +283,7 @@ impl Storage {
             device,
             read_only: None,
             version: AtomicU32::new(0),
+            pins: AtomicUsize::new(0),
         }))
     }
 
@@ -268,7 +294,7 @@ impl Storage {
     /// ```
     /// use c10_storage::Storage;
     /// let s = Storage::from_owner(vec![1u8, 2, 3]);
-    /// assert_eq!(s.read().bytes()?, &[1, 2, 3]);
+    /// assert_eq!(s.read()?.bytes()?, &[1, 2, 3]);
     /// assert!(s.resize(10).is_err()); // not resizable
     /// # Ok::<(), c10_storage::StorageError>(())
     /// ```
@@ -285,6 +311,7 @@ impl Storage {
             device: Device::CPU,
             read_only: None,
             version: AtomicU32::new(0),
+            pins: AtomicUsize::new(0),
         })
     }
 
@@ -296,7 +323,7 @@ impl Storage {
     /// use c10_storage::Storage;
     /// static BYTES: [u8; 4] = [1, 2, 3, 4];
     /// let s = Storage::from_read_only_owner(&BYTES[..], "a static table");
-    /// assert_eq!(s.read().bytes()?[3], 4);
+    /// assert_eq!(s.read()?.bytes()?[3], 4);
     /// let err = s.write().err().unwrap();
     /// assert!(err.to_string().contains("read-only storage (a static table)"));
     /// # Ok::<(), c10_storage::StorageError>(())
@@ -314,6 +341,7 @@ impl Storage {
             device: Device::CPU,
             read_only: Some(reason.into()),
             version: AtomicU32::new(0),
+            pins: AtomicUsize::new(0),
         })
     }
 
@@ -400,37 +428,103 @@ impl Storage {
     }
 
     /// The current data address, for display only (it may change after the
-    /// call returns if another thread resizes the storage).
-    pub fn data_addr(&self) -> usize {
-        self.read().as_ptr() as usize
+    /// call returns if another thread resizes the storage). Fails as
+    /// [`Storage::read`] does when this thread holds the write guard.
+    pub fn data_addr(&self) -> Result<usize, StorageError> {
+        Ok(self.read()?.as_ptr() as usize)
     }
 
     /// A shared guard: the bytes cannot be replaced or written while it
     /// lives. Recursive: one thread may hold several.
-    pub fn read(&self) -> StorageReadGuard<'_> {
-        StorageReadGuard {
+    ///
+    /// Fails with [`StorageError::Reentrant`] if this thread holds the write
+    /// guard of this storage (waiting for it would never end); other
+    /// threads' write guards are waited for.
+    ///
+    /// ```
+    /// use c10_storage::{Storage, StorageError};
+    /// let s = Storage::from_owner(vec![1u8, 2, 3]);
+    /// let a = s.read()?;
+    /// let b = s.read()?; // several readers on one thread are fine
+    /// assert_eq!(a.bytes()?, b.bytes()?);
+    /// drop((a, b));
+    /// let w = s.write()?;
+    /// assert!(matches!(s.read(), Err(StorageError::Reentrant { .. })));
+    /// drop(w);
+    /// assert!(s.read().is_ok());
+    /// # Ok::<(), StorageError>(())
+    /// ```
+    #[inline]
+    pub fn read(&self) -> Result<StorageReadGuard<'_>, StorageError> {
+        held::acquire(self.id(), GuardKind::Read)?;
+        Ok(StorageReadGuard {
             buffer: self.0.buffer.read_recursive(),
-            device: self.0.device,
-        }
-    }
-
-    /// An exclusive guard for writing. Fails on read-only storages.
-    pub fn write(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
-        self.check_writable()?;
-        Ok(StorageWriteGuard {
-            buffer: self.0.buffer.write(),
-            device: self.0.device,
+            storage: self,
         })
     }
 
+    /// An exclusive guard for writing. Fails on read-only storages, and with
+    /// [`StorageError::Reentrant`] if this thread holds any guard of this
+    /// storage; other threads' guards are waited for.
+    ///
+    /// ```
+    /// use c10_storage::{Storage, StorageError};
+    /// let s = Storage::from_owner(vec![0u8; 4]);
+    /// s.write()?.bytes_mut()?[0] = 7;
+    /// let r = s.read()?;
+    /// let err = s.write().err().unwrap();
+    /// assert!(matches!(err, StorageError::Reentrant { .. }));
+    /// assert!(err.to_string().contains("would deadlock"));
+    /// drop(r);
+    /// assert_eq!(s.write()?.bytes()?[0], 7);
+    /// # Ok::<(), StorageError>(())
+    /// ```
+    #[inline]
+    pub fn write(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
+        self.check_writable()?;
+        self.lock_exclusive()
+    }
+
     /// Like [`Storage::write`] but gives up instead of blocking when
-    /// another guard is held (`Ok(None)`).
+    /// another thread holds a guard (`Ok(None)`). A guard held by this
+    /// thread is still an error ([`StorageError::Reentrant`]), so that a
+    /// retry loop cannot spin for ever.
     pub fn try_write(&self) -> Result<Option<StorageWriteGuard<'_>>, StorageError> {
         self.check_writable()?;
-        Ok(self.0.buffer.try_write().map(|buffer| StorageWriteGuard {
-            buffer,
-            device: self.0.device,
-        }))
+        held::acquire(self.id(), GuardKind::Write)?;
+        match self.0.buffer.try_write() {
+            Some(buffer) => Ok(Some(StorageWriteGuard {
+                buffer,
+                storage: self,
+            })),
+            None => {
+                held::release(self.id(), GuardKind::Write);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The exclusive lock, whether or not the storage is read-only (for
+    /// replacing the buffer, which read-only storages allow as c10 does).
+    #[inline]
+    fn lock_exclusive(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
+        held::acquire(self.id(), GuardKind::Write)?;
+        Ok(StorageWriteGuard {
+            buffer: self.0.buffer.write(),
+            storage: self,
+        })
+    }
+
+    /// The exclusive lock for freeing or replacing the buffer: refused
+    /// while [`BufferPin`]s are alive. The pin count is read under the lock
+    /// (pins are only taken under a read guard), so no pin can appear
+    /// between the check and the replacement.
+    fn lock_for_replacement(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
+        let guard = self.lock_exclusive()?;
+        match self.0.pins.load(Ordering::Acquire) {
+            0 => Ok(guard),
+            pins => Err(StorageError::Pinned { pins }),
+        }
     }
 
     fn check_writable(&self) -> Result<(), StorageError> {
@@ -445,6 +539,20 @@ impl Storage {
     /// Locks `dst` for writing and `src` for reading, as one storage when
     /// they are the same and in address order otherwise, so that two threads
     /// copying between the same pair in opposite directions cannot deadlock.
+    /// Fails with [`StorageError::Reentrant`] when this thread already holds
+    /// a guard that either lock would wait for.
+    ///
+    /// ```
+    /// use c10_storage::{Storage, WriteReadGuard};
+    /// let (a, b) = (Storage::from_owner(vec![1u8; 4]), Storage::from_owner(vec![0u8; 4]));
+    /// let mut g = Storage::lock_write_read(&b, &a)?;
+    /// assert!(!g.is_same());
+    /// // SAFETY: both buffers hold 4 bytes and are locked; they do not overlap.
+    /// unsafe { std::ptr::copy_nonoverlapping(g.src_ptr(), g.dst_ptr(), 4) };
+    /// drop(g);
+    /// assert_eq!(b.read()?.bytes()?, &[1, 1, 1, 1]);
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
     pub fn lock_write_read<'a>(
         dst: &'a Storage,
         src: &'a Storage,
@@ -455,13 +563,21 @@ impl Storage {
         dst.check_writable()?;
         if dst.id() < src.id() {
             let d = dst.write()?;
-            let s = src.read();
+            let s = src.read()?;
             Ok(WriteReadGuard::Distinct { dst: d, src: s })
         } else {
-            let s = src.read();
+            let s = src.read()?;
             let d = dst.write()?;
             Ok(WriteReadGuard::Distinct { dst: d, src: s })
         }
+    }
+
+    /// How many [`BufferPin`]s are alive: while any is, [`Storage::resize`],
+    /// [`Storage::reset`] and [`Storage::set_data_ptr`] refuse with
+    /// [`StorageError::Pinned`]. DLPack export pins the buffer until the
+    /// consumer releases it.
+    pub fn pin_count(&self) -> usize {
+        self.0.pins.load(Ordering::Acquire)
     }
 
     /// Reallocates the buffer to exactly `nbytes`, keeping the first
@@ -470,14 +586,51 @@ impl Storage {
     /// returns (zeros for the CPU allocator).
     ///
     /// Errors with c10's `Trying to resize storage that is not resizable`
-    /// unless the storage is resizable.
+    /// unless the storage is resizable, with [`StorageError::Pinned`] while
+    /// the buffer is exported, and with [`StorageError::Reentrant`] while
+    /// this thread holds a guard of it.
+    ///
+    /// ```
+    /// use c10_storage::{get_allocator, DeviceType, Storage};
+    /// # struct Heap;
+    /// # // SAFETY: returns boxed, zeroed, exclusively owned bytes.
+    /// # unsafe impl c10_storage::Allocator for Heap {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # static HEAP: Heap = Heap;
+    /// let s = Storage::new(2, &HEAP, true)?;
+    /// s.write()?.bytes_mut()?.copy_from_slice(&[1, 2]);
+    /// s.resize(4)?;
+    /// assert_eq!(s.read()?.bytes()?, &[1, 2, 0, 0]);
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
     pub fn resize(&self, nbytes: usize) -> Result<(), StorageError> {
         if !self.resizable() {
             return Err(StorageError::NotResizable);
         }
         let allocator = self.0.allocator.ok_or(StorageError::NoAllocator)?;
+        // Refuse before allocating (cheap checks), and again under the lock
+        // (a pin or a guard may have appeared meanwhile).
+        if let Some(held) = held::held_by_this_thread(self.id()) {
+            return Err(StorageError::Reentrant {
+                storage: self.id(),
+                held,
+                wanted: GuardKind::Write,
+            });
+        }
+        if let pins @ 1.. = self.pin_count() {
+            return Err(StorageError::Pinned { pins });
+        }
         let new = allocator.allocate(nbytes)?;
-        let mut buf = self.0.buffer.write();
+        let mut guard = self.lock_for_replacement()?;
+        let buf = &mut *guard.buffer;
         let keep = buf.nbytes.min(nbytes);
         if keep > 0 && !buf.data_ptr.is_null() {
             // SAFETY: the old buffer holds `buf.nbytes >= keep` bytes (storage
@@ -489,29 +642,33 @@ impl Storage {
         let old = std::mem::replace(&mut buf.data_ptr, new);
         buf.nbytes = nbytes;
         self.0.nbytes.store(nbytes, Ordering::Release);
-        drop(buf);
+        drop(guard);
         // Free the old buffer after releasing the lock.
         drop(old);
         Ok(())
     }
 
     /// Sets the recorded size without touching the buffer (c10's
-    /// `set_nbytes`).
+    /// `set_nbytes`). Fails only with [`StorageError::Reentrant`] (this
+    /// thread holds a guard of the storage).
     ///
     /// # Safety
     ///
     /// The buffer must be valid (and initialised, on the CPU) for `nbytes`
     /// bytes: shrinking is always fine, growing only if the buffer really is
     /// that large.
-    pub unsafe fn set_nbytes(&self, nbytes: usize) {
-        let mut buf = self.0.buffer.write();
-        buf.nbytes = nbytes;
+    pub unsafe fn set_nbytes(&self, nbytes: usize) -> Result<(), StorageError> {
+        let mut guard = self.lock_exclusive()?;
+        guard.buffer.nbytes = nbytes;
         self.0.nbytes.store(nbytes, Ordering::Release);
+        Ok(())
     }
 
     /// Replaces the buffer, keeping the recorded size, and returns the old
     /// `DataPtr` so the caller decides when it is freed (c10's
-    /// `set_data_ptr`).
+    /// `set_data_ptr`). Refused while the buffer is pinned
+    /// ([`StorageError::Pinned`]) or this thread holds a guard of it
+    /// ([`StorageError::Reentrant`]).
     ///
     /// # Safety
     ///
@@ -524,8 +681,8 @@ impl Storage {
                 data: data_ptr.device(),
             });
         }
-        let mut buf = self.0.buffer.write();
-        Ok(std::mem::replace(&mut buf.data_ptr, data_ptr))
+        let mut guard = self.lock_for_replacement()?;
+        Ok(std::mem::replace(&mut guard.buffer.data_ptr, data_ptr))
     }
 
     /// Like [`Storage::set_data_ptr`] but frees the old buffer at once
@@ -542,13 +699,24 @@ impl Storage {
     }
 
     /// Frees the buffer and sets the size to zero (c10's `reset()`).
-    pub fn reset(&self) {
-        let mut buf = self.0.buffer.write();
-        let old = std::mem::replace(&mut buf.data_ptr, DataPtr::null(self.0.device));
-        buf.nbytes = 0;
+    /// Refused while the buffer is pinned ([`StorageError::Pinned`]) or
+    /// this thread holds a guard of it ([`StorageError::Reentrant`]).
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let s = Storage::from_owner(vec![1u8; 8]);
+    /// s.reset()?;
+    /// assert_eq!(s.nbytes(), 0);
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn reset(&self) -> Result<(), StorageError> {
+        let mut guard = self.lock_for_replacement()?;
+        let old = std::mem::replace(&mut guard.buffer.data_ptr, DataPtr::null(self.0.device));
+        guard.buffer.nbytes = 0;
         self.0.nbytes.store(0, Ordering::Release);
-        drop(buf);
+        drop(guard);
         drop(old);
+        Ok(())
     }
 }
 
@@ -589,12 +757,50 @@ fn host_slice<'a>(ptr: *mut u8, len: usize, device: Device) -> Result<&'a [u8], 
 }
 
 /// Shared access to a storage's bytes; see [`Storage::read`].
+///
+/// Not `Send`: it is released on the thread that took it, which is what
+/// lets that thread's later accesses know it is held.
 pub struct StorageReadGuard<'a> {
     buffer: RwLockReadGuard<'a, Buffer>,
-    device: Device,
+    storage: &'a Storage,
+}
+
+impl Drop for StorageReadGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Forget the record before the lock itself is released (the field
+        // drops after this); both happen on this thread.
+        held::release(self.storage.id(), GuardKind::Read);
+    }
 }
 
 impl StorageReadGuard<'_> {
+    /// Pins the buffer: until the returned [`BufferPin`] is dropped, nothing
+    /// may free or replace it ([`Storage::resize`], [`Storage::reset`] and
+    /// [`Storage::set_data_ptr`] fail with [`StorageError::Pinned`]), so a
+    /// raw pointer taken from this guard stays valid for as long as the pin
+    /// lives (for example while foreign code holds an export). Writes
+    /// through other guards are still possible.
+    ///
+    /// ```
+    /// use c10_storage::{Storage, StorageError};
+    /// let s = Storage::from_owner(vec![1u8; 8]);
+    /// let pin = s.read()?.pin();
+    /// assert_eq!(s.pin_count(), 1);
+    /// assert!(matches!(s.reset(), Err(StorageError::Pinned { pins: 1 })));
+    /// drop(pin);
+    /// s.reset()?;
+    /// # Ok::<(), StorageError>(())
+    /// ```
+    pub fn pin(&self) -> BufferPin {
+        // Taken under this read guard: a replacement, which checks the count
+        // under the write lock, is ordered after this increment.
+        self.storage.0.pins.fetch_add(1, Ordering::AcqRel);
+        BufferPin {
+            imp: Arc::clone(&self.storage.0),
+        }
+    }
+
     /// The data pointer (on the storage's device; may be null when empty).
     /// Valid while the guard lives.
     pub fn as_ptr(&self) -> *const u8 {
@@ -608,19 +814,64 @@ impl StorageReadGuard<'_> {
 
     /// The device.
     pub fn device(&self) -> Device {
-        self.device
+        self.storage.0.device
     }
 
     /// The bytes, if they are host memory.
     pub fn bytes(&self) -> Result<&[u8], StorageError> {
-        host_slice(self.buffer.data_ptr.get(), self.buffer.nbytes, self.device)
+        host_slice(
+            self.buffer.data_ptr.get(),
+            self.buffer.nbytes,
+            self.storage.0.device,
+        )
     }
 }
 
 /// Exclusive access to a storage's bytes; see [`Storage::write`].
+///
+/// Not `Send`, for the same reason as [`StorageReadGuard`].
 pub struct StorageWriteGuard<'a> {
     buffer: RwLockWriteGuard<'a, Buffer>,
-    device: Device,
+    storage: &'a Storage,
+}
+
+impl Drop for StorageWriteGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        held::release(self.storage.id(), GuardKind::Write);
+    }
+}
+
+/// Keeps a storage's buffer in place: while any pin of it is alive, the
+/// buffer is not freed, reallocated or replaced (see
+/// [`StorageReadGuard::pin`]). Holds a handle of the storage, so the
+/// storage lives at least as long.
+pub struct BufferPin {
+    imp: Arc<StorageImpl>,
+}
+
+impl BufferPin {
+    /// The pinned storage.
+    pub fn storage(&self) -> Storage {
+        Storage(Arc::clone(&self.imp))
+    }
+}
+
+impl Drop for BufferPin {
+    fn drop(&mut self) {
+        self.imp.pins.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl fmt::Debug for BufferPin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufferPin")
+            .field(
+                "storage",
+                &format_args!("{:#x}", Arc::as_ptr(&self.imp) as usize),
+            )
+            .finish()
+    }
 }
 
 impl StorageWriteGuard<'_> {
@@ -642,18 +893,22 @@ impl StorageWriteGuard<'_> {
 
     /// The device.
     pub fn device(&self) -> Device {
-        self.device
+        self.storage.0.device
     }
 
     /// The bytes, if they are host memory.
     pub fn bytes(&self) -> Result<&[u8], StorageError> {
-        host_slice(self.buffer.data_ptr.get(), self.buffer.nbytes, self.device)
+        host_slice(
+            self.buffer.data_ptr.get(),
+            self.buffer.nbytes,
+            self.storage.0.device,
+        )
     }
 
     /// The bytes for writing, if they are host memory.
     pub fn bytes_mut(&mut self) -> Result<&mut [u8], StorageError> {
         let (ptr, len) = (self.buffer.data_ptr.get(), self.buffer.nbytes);
-        let shared = host_slice(ptr, len, self.device)?;
+        let shared = host_slice(ptr, len, self.storage.0.device)?;
         if shared.is_empty() {
             return Ok(&mut []);
         }

@@ -42,7 +42,7 @@ fn deleter_runs_once_across_threads() {
     drop(back);
     assert_eq!(s.use_count(), 1);
     {
-        let g = s.read();
+        let g = s.read().unwrap();
         let bytes = g.bytes().unwrap();
         for (i, b) in bytes.iter().enumerate().take(threads) {
             assert_eq!(*b, i as u8 + 1, "every thread's write is visible");
@@ -71,7 +71,7 @@ fn concurrent_readers_and_writers_never_tear() {
             let s = &s;
             scope.spawn(move || {
                 for _ in 0..rounds {
-                    let g = s.read();
+                    let g = s.read().unwrap();
                     let b = g.bytes().unwrap();
                     assert!(
                         b.iter().all(|&x| x == b[0]),
@@ -96,13 +96,13 @@ fn resize_keeps_prefix_and_refuses_non_resizable() {
     s.resize(12).unwrap();
     assert_eq!(view.nbytes(), 12, "every handle sees the new buffer");
     assert_eq!(
-        view.read().bytes().unwrap(),
+        view.read().unwrap().bytes().unwrap(),
         &[1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0]
     );
     s.resize(3).unwrap();
-    assert_eq!(view.read().bytes().unwrap(), &[1, 2, 3]);
+    assert_eq!(view.read().unwrap().bytes().unwrap(), &[1, 2, 3]);
     s.resize(0).unwrap();
-    assert_eq!(view.read().bytes().unwrap(), &[] as &[u8]);
+    assert_eq!(view.read().unwrap().bytes().unwrap(), &[] as &[u8]);
 
     let fixed = Storage::from_owner(vec![0u8; 4]);
     let e = fixed.resize(8).unwrap_err();
@@ -132,7 +132,7 @@ fn resizable_needs_an_allocator() {
 fn read_only_refuses_writes() {
     let s = Storage::from_read_only_owner(vec![1u8, 2, 3], "test data");
     assert!(s.is_read_only());
-    assert_eq!(s.read().bytes().unwrap(), &[1, 2, 3]);
+    assert_eq!(s.read().unwrap().bytes().unwrap(), &[1, 2, 3]);
     let e = s.write().err().unwrap();
     assert!(matches!(e, StorageError::ReadOnly { .. }));
     assert!(
@@ -159,7 +159,7 @@ fn device_memory_is_not_host_accessible() {
     let dp = c10_storage::DataPtr::non_owning(std::ptr::null_mut(), Device::cuda(0));
     // SAFETY: zero bytes; nothing is ever dereferenced.
     let s = unsafe { Storage::from_data_ptr(dp, 0, None, false) }.unwrap();
-    let e = s.read().bytes().unwrap_err();
+    let e = s.read().unwrap().bytes().unwrap_err();
     assert_eq!(
         e.to_string(),
         "cannot access cuda:0 memory from the host; copy the tensor to the CPU first"
@@ -233,7 +233,7 @@ fn reset_and_set_data_ptr() {
     let new_addr = replacement.get();
     // SAFETY: a fresh 16-byte allocation for a 16-byte storage.
     let old = unsafe { s.set_data_ptr(replacement) }.unwrap();
-    assert_eq!(s.read().as_ptr(), new_addr.cast_const());
+    assert_eq!(s.read().unwrap().as_ptr(), new_addr.cast_const());
     assert!(!old.is_null());
     drop(old);
     let cuda = c10_storage::DataPtr::null(Device::cuda(0));
@@ -242,11 +242,11 @@ fn reset_and_set_data_ptr() {
         unsafe { s.set_data_ptr(cuda) },
         Err(StorageError::DeviceMismatch { .. })
     ));
-    s.reset();
+    s.reset().unwrap();
     assert_eq!(s.nbytes(), 0);
-    assert!(s.read().as_ptr().is_null());
+    assert!(s.read().unwrap().as_ptr().is_null());
     // SAFETY: shrinking the recorded size is always fine.
-    unsafe { s.set_nbytes(0) };
+    unsafe { s.set_nbytes(0) }.unwrap();
 }
 
 #[test]

@@ -270,7 +270,7 @@ pub unsafe extern "C" fn tc_copy_bytes(h: *const Tensor, out: *mut u8, len: usiz
         if n > len {
             return Err(format!("output buffer of {len} bytes, need {n}"));
         }
-        let guard = c.storage().read();
+        let guard = c.storage().read().map_err(|e| e.to_string())?;
         let bytes = guard.bytes().map_err(|e| e.to_string())?;
         let start = c.storage_offset() as usize * c.element_size();
         let src = bytes

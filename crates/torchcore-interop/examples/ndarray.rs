@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "tensor {:?} from ndarray, same buffer: {}",
         t.sizes(),
-        std::ptr::eq(t.storage().read().as_ptr(), ptr.cast())
+        std::ptr::eq(t.storage().read()?.as_ptr(), ptr.cast())
     );
     Ok(())
 }

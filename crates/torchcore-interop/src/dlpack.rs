@@ -35,13 +35,16 @@
 //!   the program (as in PyTorch, where sharing memory through DLPack is
 //!   equally unsynchronised). Writes from safe Rust still go through the
 //!   guards, so they cannot race with each other.
-//! * the buffer must stay where it is. The capsule's `Tensor` clone keeps
-//!   the storage alive, and export marks the storage **non-resizable**
-//!   (permanently, as NumPy refuses to resize arrays whose buffer was
-//!   exported), so `resize_` errors instead of reallocating under the
-//!   consumer. [`Storage::reset`] and the `unsafe` `set_data_ptr` still
-//!   replace the buffer; do not call them on an exported storage (nor
-//!   resize it from another thread while the export is being made).
+//! * the buffer stays where it is. The capsule's `Tensor` clone keeps the
+//!   storage alive, and export **pins** the buffer
+//!   ([`StorageReadGuard::pin`](c10_storage::StorageReadGuard::pin), taken
+//!   under the same guard that read the address) until the consumer calls
+//!   the deleter: meanwhile `resize_`, [`Storage::resize`],
+//!   [`Storage::reset`] and `set_data_ptr` fail with
+//!   [`StorageError::Pinned`](c10_storage::StorageError::Pinned) instead of
+//!   freeing memory the consumer still uses (NumPy refuses to resize arrays
+//!   whose buffer was exported, for the same reason). Once every export is
+//!   released the storage resizes again.
 //! * read-only storages (memory-mapped files) must not be written. The
 //!   classic form has no way to say so, so [`to_dlpack`] refuses them; the
 //!   versioned form sets [`DLPACK_FLAG_BITMASK_READ_ONLY`].
@@ -66,7 +69,7 @@ use std::ptr;
 use c10_core::access::element_offset_range;
 use c10_core::geometry::{contiguous_strides, fmt_list, storage_nbytes};
 use c10_core::{ScalarType, Tensor};
-use c10_storage::{DataPtr, Device, DeviceType, Storage};
+use c10_storage::{BufferPin, DataPtr, Device, DeviceType, Storage};
 
 use crate::error::{InteropError, Result};
 
@@ -550,6 +553,9 @@ pub fn device_from_dlpack(d: DLDevice) -> Result<Device> {
 struct ExportParts {
     /// Keeps the storage (and the tensor's geometry) alive.
     _tensor: Tensor,
+    /// Keeps the buffer in place until the consumer calls the deleter:
+    /// `resize_`, `Storage::reset` and `set_data_ptr` refuse meanwhile.
+    _pin: BufferPin,
     /// Pointed to by `dl_tensor.shape`; never resized after export.
     shape: Vec<i64>,
     /// Pointed to by `dl_tensor.strides`; never resized after export.
@@ -583,10 +589,11 @@ fn prepare_export(t: &Tensor) -> Result<(DLTensor, ExportParts)> {
         ))
     })?;
     // The base address through a guard, after checking (as every guard
-    // does) that the layout still fits the storage; then the guard goes:
-    // from here on the consumer's accesses are outside the lock (module
-    // docs).
-    let guard = t.storage().read();
+    // does) that the layout still fits the storage, and the pin taken under
+    // that same guard, so no resize can slip in between; then the guard
+    // goes: from here on the consumer's accesses are outside the lock
+    // (module docs), and the pin alone keeps the buffer where it is.
+    let guard = t.storage().read()?;
     if let Some((lo, hi)) = element_offset_range(t.sizes(), t.strides(), t.storage_offset()) {
         let itemsize = t.element_size() as i128;
         if lo < 0 || (hi + 1) * itemsize > guard.nbytes() as i128 {
@@ -599,9 +606,7 @@ fn prepare_export(t: &Tensor) -> Result<(DLTensor, ExportParts)> {
             )));
         }
     }
-    // The consumer gets a raw pointer into the buffer: make sure `resize_`
-    // can no longer move it (see the module docs).
-    t.storage().set_resizable(false)?;
+    let pin = guard.pin();
     let base = guard.as_ptr().cast_mut();
     drop(guard);
     let offset_bytes = (t.storage_offset() as usize).wrapping_mul(t.element_size());
@@ -621,6 +626,7 @@ fn prepare_export(t: &Tensor) -> Result<(DLTensor, ExportParts)> {
     };
     let parts = ExportParts {
         _tensor: t.clone(),
+        _pin: pin,
         shape: t.sizes().to_vec(),
         strides: t.strides().to_vec(),
     };
@@ -632,7 +638,8 @@ fn prepare_export(t: &Tensor) -> Result<(DLTensor, ExportParts)> {
 /// The result owns a clone of `t` and its own shape and strides arrays; its
 /// deleter (which the consumer must call exactly once) frees them. `data`
 /// points at the first element, `byte_offset` is 0, strides are in
-/// elements. The storage is made non-resizable (see the module docs).
+/// elements. The buffer is pinned until the deleter runs (see the module
+/// docs).
 ///
 /// Fails for dtypes and devices DLPack cannot describe, and for read-only
 /// storages (a memory-mapped safetensors file, a read-only import): the

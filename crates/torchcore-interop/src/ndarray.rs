@@ -222,7 +222,7 @@ fn overlaps(shape: &[usize], strides: &[usize]) -> bool {
 
 impl NdarrayExt for Tensor {
     fn ndarray_read<T: Element>(&self) -> Result<ArrayReadGuard<'_, T>> {
-        let guard = self.storage().read();
+        let guard = self.storage().read()?;
         guard.bytes()?; // host memory; non-null unless empty
         let layout = check_layout::<T>(self, guard.as_ptr(), guard.nbytes(), false)?;
         Ok(ArrayReadGuard {

@@ -231,7 +231,7 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
 /// views of it. The tensors are writable if and only if the storage is.
 pub fn load_from_storage(storage: Storage) -> Result<SafetensorsFile> {
     check_little_endian()?;
-    let guard = storage.read();
+    let guard = storage.read()?;
     let bytes = guard.bytes()?;
     let (header_len, meta) = SafeTensors::read_metadata(bytes)?;
     // `read_metadata` checked that 8 + header_len + data = the buffer.
@@ -366,8 +366,10 @@ fn with_views<R>(
     let mut storages: Vec<&Storage> = prepared.iter().map(|p| p.tensor.storage()).collect();
     storages.sort_by_key(|s| s.id());
     storages.dedup_by_key(|s| s.id());
-    let guards: Vec<(usize, StorageReadGuard<'_>)> =
-        storages.iter().map(|s| (s.id(), s.read())).collect();
+    let guards: Vec<(usize, StorageReadGuard<'_>)> = storages
+        .iter()
+        .map(|s| Ok((s.id(), s.read()?)))
+        .collect::<Result<_>>()?;
     let mut views = Vec::with_capacity(prepared.len());
     for p in prepared {
         let id = p.tensor.storage().id();

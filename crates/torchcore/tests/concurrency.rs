@@ -143,7 +143,7 @@ fn every_allocator_at_once() {
                     let tag = (t * 31 + i) as u8;
                     if is_host(a) {
                         if std::ptr::eq(a, &JUNK as &dyn Allocator) {
-                            let g = st.read();
+                            let g = st.read().unwrap();
                             let b = g.bytes().expect("host");
                             let pat = JUNK_PATTERN.to_ne_bytes();
                             assert!(b.chunks_exact(8).all(|w| w == pat), "junk fill");
@@ -202,7 +202,7 @@ fn check_storage(st: &Storage, tag: u8) {
     if !is_host(a) {
         return;
     }
-    let g = st.read();
+    let g = st.read().unwrap();
     let b = g.bytes().expect("host");
     let original = if b.len() > 64 { b.len() - 64 } else { b.len() };
     // Storages that were not resized keep all their bytes tagged; resized

@@ -157,7 +157,7 @@ fn check_survivors(survivors: &Survivors, expected: &[Vec<f64>]) {
 #[test]
 fn every_allocation_failure_is_an_error_and_nothing_leaks() {
     INNER.set_track_stats(true);
-    assert!(set_allocator(DeviceType::Cpu, &FAILING, u8::MAX));
+    assert!(set_allocator(DeviceType::Cpu, &FAILING, u8::MAX).unwrap());
     let stats = || INNER.stats().expect("statistics are on");
 
     // The fault-free run: how many allocations, and what each tensor holds.

@@ -70,7 +70,7 @@ unsafe impl Allocator for Tripwire {
 static TRIPWIRE_ALLOC: Tripwire = Tripwire;
 
 fn install() {
-    set_allocator(DeviceType::Cpu, &TRIPWIRE_ALLOC, u8::MAX);
+    set_allocator(DeviceType::Cpu, &TRIPWIRE_ALLOC, u8::MAX).unwrap();
 }
 
 /// Lets exactly `nbytes` (when it fits in `i64`) past the tripwire.

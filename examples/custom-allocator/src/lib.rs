@@ -12,7 +12,7 @@
 //!
 //! // Registered allocators live for the rest of the process; priority 10
 //! // outranks the default CPU allocator (which is only a fallback).
-//! let (cache, took) = register_allocator(DeviceType::Cpu, CachingCpuAllocator::new(), 10);
+//! let (cache, took) = register_allocator(DeviceType::Cpu, CachingCpuAllocator::new(), 10)?;
 //! assert!(took);
 //! let s = Storage::with_device_type(1000, DeviceType::Cpu)?;
 //! drop(s);                                     // the 1024-byte block goes back to the cache

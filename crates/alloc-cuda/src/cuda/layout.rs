@@ -318,7 +318,8 @@ mod tests {
 
     fn pairs(sizes: &[i64], ds: &[i64], ss: &[i64]) -> Vec<(i64, i64)> {
         let mut v: Vec<(i64, i64)> = StridedOffsets::new(sizes, ds, 0)
-            .zip(StridedOffsets::new(sizes, ss, 0))
+            .unwrap()
+            .zip(StridedOffsets::new(sizes, ss, 0).unwrap())
             .collect();
         v.sort_unstable();
         v

@@ -664,7 +664,7 @@ impl CudaDeviceOps {
                 let bytes = dst.numel() as usize * e;
                 let mut st = Staging::new(rt, bytes);
                 {
-                    let g = src.storage().read();
+                    let g = src.storage().read()?;
                     let (off, _) = checked(src, e, g.nbytes())?;
                     let env = Env::new(rt, b, self.use_kernels)?;
                     let base = g.as_ptr().addr() as i128 + off;

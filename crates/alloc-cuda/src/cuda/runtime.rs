@@ -134,7 +134,8 @@ pub fn init_with(options: InitOptions) -> Result<&'static CudaRuntime, CudaError
         .get()
         .ok_or_else(|| CudaError::Unsupported("the CUDA runtime could not be stored".into()))?;
     if options.register {
-        set_allocator(DeviceType::Cuda, &rt.allocator, 0);
+        set_allocator(DeviceType::Cuda, &rt.allocator, 0)
+            .map_err(|e| CudaError::Unsupported(e.to_string()))?;
         c10_core::register_device_ops(&rt.ops);
     }
     tracing::info!(
@@ -199,7 +200,12 @@ pub fn record_stream(t: &Tensor, stream: CudaStream) -> Result<(), CudaError> {
             stream.device()
         )));
     }
-    let addr = t.storage().read().as_ptr().addr() as u64;
+    let addr = t
+        .storage()
+        .read()
+        .map_err(|e| CudaError::Unsupported(e.to_string()))?
+        .as_ptr()
+        .addr() as u64;
     if addr == 0 {
         return Ok(());
     }

@@ -94,10 +94,10 @@ fn host(sizes: &[i64], dtype: ScalarType, seed: u8) -> Tensor {
 fn logical_bytes(t: &Tensor) -> Vec<u8> {
     assert!(t.device().is_cpu(), "logical_bytes needs a CPU tensor");
     let e = t.element_size();
-    let g = t.storage().read();
+    let g = t.storage().read().unwrap();
     let bytes = g.bytes().expect("host bytes");
     let mut out = Vec::with_capacity(t.numel() as usize * e);
-    for off in StridedOffsets::new(t.sizes(), t.strides(), t.storage_offset()) {
+    for off in StridedOffsets::new(t.sizes(), t.strides(), t.storage_offset()).unwrap() {
         let o = off as usize * e;
         out.extend_from_slice(&bytes[o..o + e]);
     }
@@ -540,7 +540,7 @@ fn host_staging_paths_without_kernels() {
             let e = dt.itemsize();
             let mut g = cpu.storage().write().expect("w");
             let b = g.bytes_mut().expect("bytes");
-            for off in StridedOffsets::new(v.sizes(), v.strides(), v.storage_offset()) {
+            for off in StridedOffsets::new(v.sizes(), v.strides(), v.storage_offset()).unwrap() {
                 b[off as usize * e..off as usize * e + e].copy_from_slice(&value);
             }
         }
@@ -678,7 +678,11 @@ fn every_backend_allocates_and_copies() {
             logical_bytes(&h.t().expect("t"))
         );
         alloc
-            .record_stream(0, t.storage().read().as_ptr().addr() as u64, s.id())
+            .record_stream(
+                0,
+                t.storage().read().unwrap().as_ptr().addr() as u64,
+                s.id(),
+            )
             .expect("record_stream");
         let stats = alloc.stats().expect("stats");
         assert_eq!(stats.allocations, 1, "{backend:?}");

@@ -1,6 +1,7 @@
 use super::*;
 use aten_shape::prelude::*;
 use c10_core::scalar_type::Complex64;
+use c10_storage::StorageError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Reads the shape or strides array of an exported tensor.
@@ -46,7 +47,7 @@ fn export_describes_the_tensor() {
     assert_eq!(dl.dtype, DLDataType::new(DLDataTypeCode::FLOAT, 32));
     assert_eq!(
         dl.data.cast::<u8>().cast_const(),
-        t.storage().read().as_ptr()
+        t.storage().read().unwrap().as_ptr()
     );
     // SAFETY: `m` is live; manager_ctx is our holder.
     assert_eq!(unsafe { (*m).manager_ctx }, m.cast());
@@ -64,7 +65,7 @@ fn export_of_a_strided_view_points_at_its_first_element() {
     assert_eq!(dims(dl.shape, 2), [3, 2]);
     assert_eq!(dims(dl.strides, 2), [1, 6]);
     assert_eq!(dl.byte_offset, 0);
-    let base_ptr = base.storage().read().as_ptr();
+    let base_ptr = base.storage().read().unwrap().as_ptr();
     assert_eq!(
         dl.data.cast::<u8>().cast_const(),
         base_ptr.wrapping_add(5 * 8)
@@ -85,15 +86,45 @@ fn export_of_a_strided_view_points_at_its_first_element() {
     assert_eq!(v.use_count(), 1, "the import released the export once");
 }
 
+/// Soundness review, class 2: once exported, no safe call may free or move
+/// the buffer the consumer holds: `resize_` (also after `set_resizable`),
+/// `Storage::resize`, `Storage::reset` and a growing `set_` all refuse,
+/// until the consumer releases the export.
 #[test]
-fn export_makes_the_storage_non_resizable() {
+fn export_pins_the_buffer_until_released() {
     let mut t = Tensor::arange(0, 4, 1, ScalarType::Int).unwrap();
-    assert!(t.storage().resizable());
     let m = to_dlpack(&t).unwrap();
-    assert!(!t.storage().resizable());
+    let m2 = to_dlpack_versioned(&t).unwrap();
+    assert_eq!(t.storage().pin_count(), 2);
+    // SAFETY: `m` is a live export; its data pointer is the buffer.
+    let consumer_ptr = unsafe { (*m).dl_tensor.data }.cast::<i32>();
+    // The attack of the review: undo the guarantee, then grow.
+    t.storage().set_resizable(true).unwrap();
     let err = t.resize_(&[1000], MemoryFormat::Contiguous).unwrap_err();
-    assert!(err.to_string().contains("not resizable"), "{err}");
+    assert!(err.to_string().contains("export(s)"), "{err}");
+    assert!(matches!(
+        t.storage().resize(4096),
+        Err(StorageError::Pinned { pins: 2 })
+    ));
+    assert!(matches!(
+        t.storage().reset(),
+        Err(StorageError::Pinned { .. })
+    ));
+    let other = Tensor::arange(0, 64, 1, ScalarType::Int).unwrap();
+    let mut u = other.clone();
+    let err = u.set_(t.storage(), 0, &[32], &[1]).unwrap_err();
+    assert!(err.to_string().contains("export(s)"), "{err}");
+    // The consumer's pointer still reads the tensor's memory.
+    t.set::<i32>(&[2], 77).unwrap();
+    // SAFETY: the buffer is pinned, so the pointer is still valid.
+    assert_eq!(unsafe { consumer_ptr.add(2).read() }, 77);
     delete(m);
+    assert_eq!(t.storage().pin_count(), 1);
+    assert!(t.storage().resize(64).is_err(), "one export is still alive");
+    delete_v(m2);
+    assert_eq!(t.storage().pin_count(), 0);
+    t.resize_(&[1000], MemoryFormat::Contiguous).unwrap();
+    assert_eq!(t.get::<i32>(&[2]).unwrap(), 77);
 }
 
 #[test]
@@ -103,7 +134,7 @@ fn export_rechecks_bounds_against_a_shrunk_storage() {
     t.storage().resize(16).unwrap(); // another handle shrinks the storage
     let err = to_dlpack(&tail).unwrap_err().to_string();
     assert!(err.contains("was the storage shrunk?"), "{err}");
-    assert!(t.storage().resizable(), "a failed export changes nothing");
+    assert_eq!(t.storage().pin_count(), 0, "a failed export pins nothing");
 }
 
 #[test]

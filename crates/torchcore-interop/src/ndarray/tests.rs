@@ -139,7 +139,14 @@ fn misaligned_data_is_refused() {
 fn guards_hold_the_lock() {
     let t = Tensor::zeros(&[2], ScalarType::Float).unwrap();
     let g = t.ndarray_read::<f32>().unwrap();
-    assert!(t.storage().try_write().unwrap().is_none());
+    // Another thread is kept out; this thread is told it holds a guard.
+    std::thread::scope(|s| {
+        s.spawn(|| assert!(t.storage().try_write().unwrap().is_none()));
+    });
+    assert!(matches!(
+        t.storage().try_write(),
+        Err(c10_storage::StorageError::Reentrant { .. })
+    ));
     drop(g);
     assert!(t.storage().try_write().unwrap().is_some());
 }
@@ -150,7 +157,11 @@ fn from_ndarray_adopts_without_copying() {
     let ptr = a.as_ptr();
     let t = from_ndarray(a).unwrap();
     assert_eq!(t.sizes(), &[2, 3]);
-    assert_eq!(t.storage().read().as_ptr(), ptr.cast::<u8>(), "same buffer");
+    assert_eq!(
+        t.storage().read().unwrap().as_ptr(),
+        ptr.cast::<u8>(),
+        "same buffer"
+    );
     assert_eq!(t.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 
     // Fortran order and sliced owned arrays keep their layout.
@@ -159,7 +170,7 @@ fn from_ndarray_adopts_without_copying() {
     let fp = f.as_ptr();
     let t = from_ndarray(f).unwrap();
     assert_eq!(t.strides(), &[1, 2, 6]);
-    assert_eq!(t.storage().read().as_ptr(), fp.cast::<u8>());
+    assert_eq!(t.storage().read().unwrap().as_ptr(), fp.cast::<u8>());
     assert_eq!(t.to_vec::<i32>().unwrap(), expected);
 
     let sliced =
