@@ -159,8 +159,11 @@
 //!
 //! [`mmap::map_file`] and [`mmap::map_file_range`] map a file read-only,
 //! read-write (changes reach the file) or copy-on-write (they do not) as a
-//! CPU storage that unmaps when dropped. See the [`mmap`] module for the
-//! risk that comes with any file mapping.
+//! CPU storage that unmaps when dropped. They are `unsafe`: the caller
+//! promises that nothing else writes or truncates the file while it is
+//! mapped (see the [`mmap`] module). [`mmap::read_file`] and
+//! [`mmap::read_file_range`] are the safe alternative: they copy the bytes
+//! into an ordinary storage.
 //!
 //! ## Example
 //!

@@ -4,8 +4,27 @@
 use std::fs;
 use std::io::Write;
 
-use alloc_cpu::mmap::{map_file, map_file_range, MapMode, MmapError};
-use c10_storage::{Device, StorageError};
+use alloc_cpu::mmap::{self, read_file, read_file_range, MapMode, MmapError};
+use c10_storage::{Device, Storage, StorageError};
+
+/// [`mmap::map_file`] for this file's tests.
+fn map_file(path: &std::path::Path, mode: MapMode) -> Result<Storage, MmapError> {
+    // SAFETY: every file these tests map is a private temporary file that
+    // nothing writes or truncates while it is mapped, except through the
+    // one writable mapping under test.
+    unsafe { mmap::map_file(path, mode) }
+}
+
+/// [`mmap::map_file_range`] for this file's tests.
+fn map_file_range(
+    path: &std::path::Path,
+    mode: MapMode,
+    offset: u64,
+    len: usize,
+) -> Result<Storage, MmapError> {
+    // SAFETY: as in `map_file`.
+    unsafe { mmap::map_file_range(path, mode, offset, len) }
+}
 
 fn temp_with(bytes: &[u8]) -> tempfile::NamedTempFile {
     let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -189,4 +208,51 @@ fn dropping_the_storage_unmaps() {
         drop(t);
         assert!(!mapped(), "{mode:?}: mapping should be gone");
     }
+}
+
+/// Soundness review, class 4: the safe alternative copies, so a file
+/// changed or truncated afterwards (which would make a mapping read changed
+/// bytes or die of `SIGBUS`) leaves the storage as it was.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn read_file_owns_its_bytes() {
+    let f = temp_with(&[7u8; 10_000]);
+    let s = read_file(f.path()).unwrap();
+    let tail = read_file_range(f.path(), 9_000, 1_000).unwrap();
+    assert!(!s.is_read_only() && s.resizable());
+    // Another writer, then truncation.
+    fs::write(f.path(), [1u8; 3]).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(f.path())
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    assert_eq!(s.nbytes(), 10_000);
+    assert!(s.read().unwrap().bytes().unwrap().iter().all(|&b| b == 7));
+    assert!(tail
+        .read()
+        .unwrap()
+        .bytes()
+        .unwrap()
+        .iter()
+        .all(|&b| b == 7));
+    // Writable and growable like any storage.
+    s.write().unwrap().bytes_mut().unwrap()[0] = 9;
+    s.resize(20_000).unwrap();
+    assert_eq!(s.read().unwrap().bytes().unwrap()[..2], [9, 7]);
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn read_file_errors_name_the_file() {
+    let f = temp_with(b"0123456789");
+    let err = read_file_range(f.path(), 5, 6).unwrap_err();
+    assert!(matches!(err, MmapError::OutOfRange { .. }));
+    assert!(read_file_range(f.path(), u64::MAX, 2).is_err());
+    assert_eq!(read_file_range(f.path(), 10, 0).unwrap().nbytes(), 0);
+    let missing = f.path().with_extension("missing");
+    let err = read_file(&missing).unwrap_err();
+    assert!(matches!(err, MmapError::Open { .. }));
+    assert_eq!(err.path(), missing.as_path());
 }

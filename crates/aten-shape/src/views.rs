@@ -99,7 +99,7 @@ fn install(t: &Tensor, geometry: SizesAndStrides, offset: i64) -> Result<Tensor>
 fn install_edit(
     t: &Tensor,
     offset: i64,
-    edit: impl FnOnce(&mut SizesAndStrides),
+    edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
 ) -> Result<Tensor> {
     TensorImpl::view_tensor_edit(t.impl_ref(), offset, edit)
 }
@@ -115,7 +115,7 @@ fn install_edit(
 unsafe fn install_rearranged(
     t: &Tensor,
     offset: i64,
-    edit: impl FnOnce(&mut SizesAndStrides),
+    edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
 ) -> Result<Tensor> {
     // SAFETY: forwarded to the caller.
     unsafe { TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit) }
@@ -301,7 +301,7 @@ fn view_geometry(t: &Tensor, shape: &[i64]) -> Result<Option<(SizesAndStrides, b
     let geometry = SizesAndStrides::from_fn(shape.len(), |new_sizes, new_strides| {
         outcome = infer_size_into(shape, numel, new_sizes)
             .map(|()| compute_stride_into(sizes, strides, new_sizes, new_strides));
-    });
+    })?;
     Ok(outcome?.map(|wrapped| (geometry, wrapped)))
 }
 
@@ -470,12 +470,13 @@ fn slice_at(
         let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
         new_sizes[d] = new_size;
         new_strides[d] = new_stride;
+        Ok(())
     };
     if !w.wrapped {
         return install_edit(t, offset, edit);
     }
     let mut geometry = geometry_of(t);
-    edit(&mut geometry);
+    edit(&mut geometry)?;
     make_view_in_place(t, geometry, offset, true)
 }
 
@@ -554,10 +555,10 @@ fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
     let step_offset = w.mul(index, strides[d]);
     let offset = w.add(t.storage_offset(), step_offset);
     if !w.wrapped {
-        return install_edit(t, offset, |geometry| geometry.remove_dim(d));
+        return install_edit(t, offset, |geometry| Ok(geometry.remove_dim(d)?));
     }
     let mut geometry = geometry_of(t);
-    geometry.remove_dim(d);
+    geometry.remove_dim(d)?;
     make_view_in_place(t, geometry, offset, true)
 }
 
@@ -743,6 +744,7 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
             let (sizes, strides) = geometry.sizes_and_strides_mut();
             sizes.swap(a, b);
             strides.swap(a, b);
+            Ok(())
         })
     }
 }
@@ -856,6 +858,7 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
                 new_sizes[i] = sizes[d];
                 new_strides[i] = strides[d];
             }
+            Ok(())
         })
     }
 }
@@ -960,7 +963,7 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     let mut outcome: Result<bool> = Ok(false);
     let geometry = SizesAndStrides::from_fn(size.len(), |new_sizes, new_strides| {
         outcome = infer_expand_geometry_into(sizes, strides, size, new_sizes, new_strides);
-    });
+    })?;
     make_view_in_place(t, geometry, t.storage_offset(), outcome?)
 }
 
@@ -1049,12 +1052,12 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
         // SAFETY: the edit inserts one dim of size 1.
         return unsafe {
             install_rearranged(t, t.storage_offset(), |geometry| {
-                geometry.insert_dim(d, 1, new_stride)
+                Ok(geometry.insert_dim(d, 1, new_stride)?)
             })
         };
     }
     let mut geometry = geometry_of(t);
-    geometry.insert_dim(d, 1, new_stride);
+    geometry.insert_dim(d, 1, new_stride)?;
     make_view_in_place(t, geometry, t.storage_offset(), true)
 }
 
@@ -1204,7 +1207,7 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
 /// Free-function form of [`ViewOps::alias`].
 pub fn alias(t: &Tensor) -> Result<Tensor> {
     // SAFETY: the edit changes nothing.
-    unsafe { install_rearranged(t, t.storage_offset(), |_| {}) }
+    unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }
 
 /// Free-function form of [`ViewOps::detach`].

@@ -24,6 +24,7 @@ fn gapped_geometry_is_not_called_dense() {
     assert!(base.is_non_overlapping_and_dense());
     let edited = TensorImpl::view_tensor_edit(base.impl_ref(), 0, |g| {
         *g = SizesAndStrides::from_sizes_strides(&[8], &[8]).unwrap();
+        Ok(())
     })
     .unwrap();
     let filled = TensorImpl::try_view_tensor_fill(base.impl_ref(), 0, 1, |s, st| {
@@ -52,6 +53,7 @@ fn overlapping_geometry_is_not_called_dense() {
     let rows = if cfg!(miri) { 8 } else { 1 << 11 };
     let v = TensorImpl::view_tensor_edit(base.impl_ref(), 0, |g| {
         *g = SizesAndStrides::from_sizes_strides(&[rows, rows], &[1, 1]).unwrap();
+        Ok(())
     })
     .unwrap();
     assert!(!v.is_non_overlapping_and_dense());

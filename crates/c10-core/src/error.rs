@@ -33,6 +33,14 @@ impl From<AllocError> for TensorError {
     }
 }
 
+/// A geometry container failure (too many dims to allocate, a dim out of
+/// range) surfaces as PyTorch's `RuntimeError` with the container's message.
+impl From<crate::sizes_and_strides::SizesAndStridesError> for TensorError {
+    fn from(e: crate::sizes_and_strides::SizesAndStridesError) -> Self {
+        TensorError::runtime(e.to_string())
+    }
+}
+
 impl TensorError {
     /// Whether PyTorch would raise `IndexError` here.
     pub fn is_index_error(&self) -> bool {

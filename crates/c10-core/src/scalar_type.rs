@@ -1012,6 +1012,33 @@ fn f32_to_bf16(x: f32) -> bf16 {
 /// convert (`b != 0`). Alignment is *not* guaranteed by storage; readers must
 /// check `align_of::<Self>()` themselves.
 ///
+/// # Sealed
+///
+/// The trait is sealed: it is implemented for exactly the element types
+/// listed here (one per [`ScalarType`] that has a Rust type), and no other
+/// crate can add one. The unsafe readers (`as_slice`, typed guards,
+/// `to_vec`) rely on more than the three promises above (for instance that
+/// `bool` is the only type whose bytes need checking, and how), so a
+/// downstream implementation, even one that kept every promise, could
+/// make them hand out invalid values. Use one of these types, or convert
+/// after reading.
+///
+/// ```compile_fail
+/// use c10_core::scalar_type::{Element, ScalarType};
+/// #[derive(Clone, Copy, Debug)]
+/// #[repr(u8)]
+/// enum Mine { A = 0, B = 1 }
+/// // error: the trait `Sealed` is private to c10-core.
+/// unsafe impl Element for Mine {
+///     const SCALAR_TYPE: ScalarType = ScalarType::Byte;
+///     const ALL_BIT_PATTERNS_VALID: bool = false;
+///     fn to_f64(self) -> f64 { self as u8 as f64 }
+///     fn from_f64(_: f64) -> Self { Mine::A }
+///     fn from_i64(_: i64) -> Self { Mine::A }
+///     fn to_i64(self) -> i64 { self as i64 }
+/// }
+/// ```
+///
 /// ```
 /// use c10_core::scalar_type::{Element, ScalarType};
 ///
@@ -1021,7 +1048,9 @@ fn f32_to_bf16(x: f32) -> bf16 {
 /// assert!(!<bool as Element>::ALL_BIT_PATTERNS_VALID);
 /// assert_eq!(half::f16::from_f64(1.5).to_f64(), 1.5);
 /// ```
-pub unsafe trait Element: Copy + Send + Sync + 'static + fmt::Debug {
+pub unsafe trait Element:
+    sealed::Sealed + Copy + Send + Sync + 'static + fmt::Debug
+{
     /// The scalar type whose elements have this representation.
     const SCALAR_TYPE: ScalarType;
 
@@ -1296,6 +1325,41 @@ element_float8! {
         decode: e8m0fnu_to_f64,
         encode: f32_to_e8m0fnu;
 }
+
+/// The seal of [`Element`]: a public trait in a private module, so other
+/// crates can name neither it nor an implementation of it.
+mod sealed {
+    /// Implemented by exactly the types that implement `Element`.
+    pub trait Sealed {}
+}
+
+macro_rules! seal_elements {
+    ($($ty:ty),* $(,)?) => {$(impl sealed::Sealed for $ty {})*};
+}
+seal_elements!(
+    u8,
+    i8,
+    i16,
+    i32,
+    i64,
+    u16,
+    u32,
+    u64,
+    f32,
+    f64,
+    bool,
+    f16,
+    bf16,
+    Complex32,
+    BComplex32,
+    Complex64,
+    Complex128,
+    Float8E5M2,
+    Float8E4M3fn,
+    Float8E5M2fnuz,
+    Float8E4M3fnuz,
+    Float8E8M0fnu,
+);
 
 #[cfg(test)]
 mod tests {

@@ -274,12 +274,10 @@ impl TensorImpl {
     /// counter, as in c10).
     pub fn new(storage: Storage, dtype: ScalarType) -> TensorImpl {
         let (device, key_set, version) = fresh_identity(&storage);
-        let mut sizes_and_strides = SizesAndStrides::default();
-        sizes_and_strides.set_sizes(&[0]);
-        let _ = sizes_and_strides.set_strides(&[1]);
         TensorImpl {
             storage,
-            sizes_and_strides,
+            // c10's default geometry: sizes [0], strides [1].
+            sizes_and_strides: SizesAndStrides::default(),
             storage_offset: 0,
             numel: 0,
             version,
@@ -312,6 +310,7 @@ impl TensorImpl {
     ) -> Result<Tensor> {
         TensorImpl::view_tensor_edit(base, storage_offset, move |geometry| {
             *geometry = sizes_and_strides;
+            Ok(())
         })
     }
 
@@ -328,7 +327,7 @@ impl TensorImpl {
     pub fn view_tensor_edit(
         base: &TensorImpl,
         storage_offset: i64,
-        edit: impl FnOnce(&mut SizesAndStrides),
+        edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
     ) -> Result<Tensor> {
         TensorImpl::edited_view(base, storage_offset, false, edit)
     }
@@ -357,7 +356,7 @@ impl TensorImpl {
     pub unsafe fn view_tensor_rearranged(
         base: &TensorImpl,
         storage_offset: i64,
-        edit: impl FnOnce(&mut SizesAndStrides),
+        edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
     ) -> Result<Tensor> {
         TensorImpl::edited_view(base, storage_offset, true, edit)
     }
@@ -368,10 +367,10 @@ impl TensorImpl {
         base: &TensorImpl,
         storage_offset: i64,
         rearranged: bool,
-        edit: impl FnOnce(&mut SizesAndStrides),
+        edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
     ) -> Result<Tensor> {
         let built = TensorImpl::build_view(base, storage_offset, None, rearranged, |geometry| {
-            edit(geometry);
+            edit(geometry)?;
             Ok(true)
         })?;
         // `build_view` returns `None` only when the edit says so.
@@ -425,13 +424,14 @@ impl TensorImpl {
         // `TensorImpl` (see above). The geometry field is written first
         // (through a raw field pointer) and only then borrowed, so `edit`
         // and the numel and flag computations see an initialised
-        // `SizesAndStrides` and nothing else of the value.
+        // `SizesAndStrides` and nothing else of the value. An early return
+        // (`?`) before that write leaves nothing initialised to drop.
         let geometry = unsafe {
             let field = std::ptr::addr_of_mut!((*slot).sizes_and_strides);
             match zeroed_dims {
                 // A heap block of the base is not worth copying.
                 Some(ndim) if !base.sizes_and_strides.is_inline() => {
-                    field.write(SizesAndStrides::from_fn(ndim, |_, _| {}))
+                    field.write(SizesAndStrides::from_fn(ndim, |_, _| {})?)
                 }
                 // An inline copy is a fixed 88-byte move.
                 _ => field.write(base.sizes_and_strides.clone()),
@@ -439,7 +439,12 @@ impl TensorImpl {
             &mut (*slot).sizes_and_strides
         };
         if let Some(ndim) = zeroed_dims {
-            geometry.reset_to_zeros(ndim);
+            if let Err(e) = geometry.reset_to_zeros(ndim) {
+                // SAFETY: the geometry is the only initialised field; drop
+                // it before the uninitialised allocation is freed with `imp`.
+                unsafe { std::ptr::drop_in_place(geometry) };
+                return Err(e.into());
+            }
         }
         let outcome = edit(geometry).and_then(|keep| {
             if !keep {
@@ -515,10 +520,11 @@ impl TensorImpl {
         // only then borrowed and filled in place: building it on the stack
         // and moving it in re-read the fresh 8-byte stores with 16-byte
         // loads, a store-forwarding stall that was a visible part of
-        // `empty`.
+        // `empty`. An early return (`?`) before the write leaves nothing
+        // initialised to drop.
         let geometry = unsafe {
             let field = std::ptr::addr_of_mut!((*slot).sizes_and_strides);
-            field.write(SizesAndStrides::from_fn(sizes.len(), |_, _| {}));
+            field.write(SizesAndStrides::from_fn(sizes.len(), |_, _| {})?);
             &mut *field
         };
         let numel = {
@@ -585,8 +591,7 @@ impl TensorImpl {
                 };
             }
         }
-        self.sizes_and_strides = SizesAndStrides::from_sizes_strides(sizes, &fixed)
-            .map_err(|e| TensorError::runtime(e.to_string()))?;
+        self.sizes_and_strides = SizesAndStrides::from_sizes_strides(sizes, &fixed)?;
         self.numel = numel;
         self.flags = LayoutFlags::compute_with(sizes, &fixed, numel, None);
         if let Some(o) = storage_offset {
@@ -605,7 +610,7 @@ impl TensorImpl {
             let mut numel = Ok(0);
             let geometry = SizesAndStrides::from_fn(sizes.len(), |s, st| {
                 numel = fill_row_major(sizes, s, st);
-            });
+            })?;
             let numel = numel?;
             self.flags =
                 LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, None);

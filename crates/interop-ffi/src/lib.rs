@@ -21,7 +21,7 @@ use torchcore_interop::dlpack::{
     from_dlpack, from_dlpack_versioned, to_dlpack, to_dlpack_versioned, DLManagedTensor,
     DLManagedTensorVersioned,
 };
-use torchcore_interop::safetensors::{load, save, SafetensorsFile};
+use torchcore_interop::safetensors::{load_mmap, save, SafetensorsFile};
 
 // --- errors and counters ----------------------------------------------------
 
@@ -621,14 +621,18 @@ pub unsafe extern "C" fn tc_st_save_demo(path: *const c_char) -> i32 {
 ///
 /// # Safety
 ///
-/// `path` must be a valid C string.
+/// `path` must be a valid C string, and the file must not be written or
+/// truncated by anyone while tensors from it are alive
+/// (`torchcore_interop::safetensors::load_mmap`'s contract).
 #[no_mangle]
 pub unsafe extern "C" fn tc_st_load(path: *const c_char) -> *mut SafetensorsFile {
     // SAFETY: the caller's contract.
     let Some(path) = (unsafe { path_arg(path) }) else {
         return std::ptr::null_mut();
     };
-    match load(&path) {
+    // SAFETY: the caller's contract (the test driver writes the file once,
+    // before this call, and never again while it is mapped).
+    match unsafe { load_mmap(&path) } {
         Ok(f) => Box::into_raw(Box::new(f)),
         Err(e) => {
             set_error(e);

@@ -1,18 +1,26 @@
 //! `.safetensors` files (feature `safetensors`).
 //!
-//! * [`load`] maps the file **once**, read-only
+//! * [`load`] reads the file **once** into one storage
+//!   ([`alloc_cpu::mmap::read_file`]) and makes every tensor a view of it:
+//!   one copy of the file, safe whatever happens to the file afterwards;
+//!   the tensors are ordinary writable tensors.
+//! * [`load_mmap`] (`unsafe`) maps the file **once**, read-only
 //!   ([`alloc_cpu::mmap::map_file`] with [`MapMode::ReadOnly`]), and makes
-//!   every tensor a view of that one storage: no bytes are copied, and
-//!   writing to any of them fails with the storage's read-only error, which
-//!   names the file and says to clone the tensor first. The storage (so the
-//!   mapping) lives as long as any tensor from the file does.
+//!   every tensor a view of that mapping: no bytes are copied, and writing
+//!   to any of them fails with the storage's read-only error, which names
+//!   the file and says to clone the tensor first. The storage (so the
+//!   mapping) lives as long as any tensor from the file does. It is
+//!   `unsafe` because a file changed or truncated while mapped breaks the
+//!   storage's guarantees (changing bytes under a borrow, or `SIGBUS`; see
+//!   [`alloc_cpu::mmap`]): the caller promises that it is not.
 //! * A tensor whose data does not start at a multiple of its element size
 //!   (counted from the start of the file) cannot be a view, because tensor
 //!   offsets are counted in elements. Files written by the reference
 //!   implementation never contain one (it pads the header to 8 bytes and
 //!   orders tensors by decreasing alignment), but a hand-made file may: such
-//!   a tensor is **copied** into its own (read-only, 64-byte aligned)
-//!   storage, and its name is listed by [`SafetensorsFile::copied`].
+//!   a tensor is **copied** into its own 64-byte aligned storage (read-only
+//!   if the file's storage is), and its name is listed by
+//!   [`SafetensorsFile::copied`].
 //! * [`save`] writes tensors of any layout (non-contiguous ones are made
 //!   contiguous on the way; nothing else is copied: the bytes are written
 //!   straight from the storages, under their read guards) with the
@@ -32,19 +40,25 @@
 //! # #[cfg(not(miri))] {
 //! use c10_core::{ScalarType, Tensor};
 //! use aten_shape::prelude::*;
-//! use torchcore_interop::safetensors::{load, save};
+//! use torchcore_interop::safetensors::{load, load_mmap, save};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("model.safetensors");
 //! let w = Tensor::arange(0.0, 6.0, 1.0, ScalarType::Float)?.view(&[2, 3])?;
 //! save([("w", &w.t()?)], None, &path)?; // non-contiguous: made contiguous
 //!
-//! let file = load(&path)?;
+//! let file = load(&path)?; // one copy, then independent of the file
 //! let wt = file.get("w").ok_or("no tensor w")?;
 //! assert_eq!(wt.sizes(), &[3, 2]);
 //! assert_eq!(wt.to_vec::<f32>()?, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-//! assert!(wt.storage().is_alias_of(file.storage())); // a view of the mapping
-//! let err = wt.set::<f32>(&[0, 0], 1.0).unwrap_err();
+//! assert!(wt.storage().is_alias_of(file.storage())); // a view of the file's image
+//!
+//! // SAFETY: the file is private to this example; nothing writes or
+//! // truncates it while `mapped` is alive.
+//! let mapped = unsafe { load_mmap(&path)? };
+//! let wm = mapped.get("w").ok_or("no tensor w")?;
+//! assert_eq!(wm.to_vec::<f32>()?, wt.to_vec::<f32>()?);
+//! let err = wm.set::<f32>(&[0, 0], 1.0).unwrap_err(); // the mapping is read-only
 //! assert!(err.to_string().contains("clone the tensor"));
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -55,7 +69,7 @@ use std::path::Path;
 
 pub use ::safetensors::Dtype;
 use ::safetensors::{SafeTensors, View};
-use alloc_cpu::mmap::{map_file, MapMode};
+use alloc_cpu::mmap::{map_file, read_file, MapMode};
 use aten_shape::prelude::*;
 use c10_core::geometry::contiguous_strides;
 use c10_core::{ScalarType, Tensor};
@@ -210,20 +224,62 @@ impl SafetensorsFile {
     }
 }
 
-/// Loads `path` through one read-only memory mapping: every tensor is a
-/// view of it (see the [module docs](self) for the rare copied case).
+/// Loads `path` by reading it once into one storage: every tensor is a view
+/// of that copy of the file (see the [module docs](self) for the rare
+/// tensor copied a second time because of its alignment). Safe whatever
+/// happens to the file afterwards; [`load_mmap`] avoids the copy.
 ///
-/// The usual caveat of memory-mapped files applies (see
-/// [`alloc_cpu::mmap`]): the file must not be modified or truncated by
-/// anyone while tensors from it are alive.
+/// ```
+/// # #[cfg(not(miri))] {
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::safetensors::{load, save};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.safetensors");
+/// save([("t", &Tensor::arange(0, 3, 1, ScalarType::Int)?)], None, &path)?;
+/// let t = load(&path)?.into_tensors().remove("t").ok_or("no t")?;
+/// std::fs::remove_file(&path)?; // the tensors own their bytes
+/// t.set::<i32>(&[0], 7)?;
+/// assert_eq!(t.to_vec::<i32>()?, vec![7, 1, 2]);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn load(path: impl AsRef<Path>) -> Result<SafetensorsFile> {
-    let storage = map_file(path.as_ref(), MapMode::ReadOnly)?;
+    let storage = read_file(path.as_ref())?;
     load_from_storage(storage)
 }
 
 /// [`load`], keeping only the tensors.
+///
+/// ```
+/// # #[cfg(not(miri))] {
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::safetensors::{load_file, save};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.safetensors");
+/// save([("t", &Tensor::zeros(&[2], ScalarType::Float)?)], None, &path)?;
+/// assert_eq!(load_file(&path)?["t"].sizes(), &[2]);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn load_file(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
     Ok(load(path)?.into_tensors())
+}
+
+/// Loads `path` through one read-only memory mapping, without copying:
+/// every tensor is a view of it (see the [module docs](self) for the rare
+/// copied case), and writes are refused with an error that names the file.
+///
+/// # Safety
+///
+/// As [`alloc_cpu::mmap::map_file`]: until every tensor from the file is
+/// dropped, nothing may write or truncate the file (another process, a
+/// writable mapping of it in this one, or `std::fs`). [`save`] over the same
+/// path is fine: it writes a new file and renames it over the old one,
+/// which stays mapped unchanged.
+pub unsafe fn load_mmap(path: impl AsRef<Path>) -> Result<SafetensorsFile> {
+    // SAFETY: forwarded to the caller.
+    let storage = unsafe { map_file(path.as_ref(), MapMode::ReadOnly) }?;
+    load_from_storage(storage)
 }
 
 /// Reads the tensors of a safetensors image held by any CPU storage (a
@@ -266,7 +322,7 @@ pub fn load_from_storage(storage: Storage) -> Result<SafetensorsFile> {
             let src = bytes.get(byte_offset..data_start + end).ok_or_else(|| {
                 InteropError::Format(format!("tensor {name:?} lies outside the file"))
             })?;
-            let own = copy_tensor_bytes(src)?;
+            let own = copy_tensor_bytes(src, storage.is_read_only())?;
             copied.push(name.clone());
             Tensor::from_storage(own, dtype, &sizes, &strides, 0)?
         };
@@ -282,10 +338,15 @@ pub fn load_from_storage(storage: Storage) -> Result<SafetensorsFile> {
     })
 }
 
-/// A new read-only CPU storage (64-byte aligned) holding a copy of `bytes`.
-fn copy_tensor_bytes(bytes: &[u8]) -> Result<Storage> {
+/// A new CPU storage (64-byte aligned) holding a copy of `bytes`,
+/// read-only when the file's image is (so every tensor of a file behaves
+/// alike).
+fn copy_tensor_bytes(bytes: &[u8], read_only: bool) -> Result<Storage> {
     let storage = Storage::new(bytes.len(), alloc_cpu::cpu_allocator(), false)?;
     storage.write()?.bytes_mut()?.copy_from_slice(bytes);
+    if !read_only {
+        return Ok(storage);
+    }
     storage
         .into_read_only(
             "loaded from a safetensors file (copied: the tensor was not aligned to its element size in the file)",

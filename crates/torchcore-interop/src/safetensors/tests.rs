@@ -184,12 +184,14 @@ fn writable_storages_give_writable_views() {
 
 #[test]
 #[cfg_attr(miri, ignore = "memory-maps a file")]
-fn load_maps_the_file_once_and_refuses_writes() {
+fn load_mmap_maps_the_file_once_and_refuses_writes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
     let tensors = sample();
     save(tensors.iter().map(|(n, t)| (*n, t)), None, &path).unwrap();
-    let file = load(&path).unwrap();
+    // SAFETY: a private temporary file; nothing writes or truncates it
+    // while it is mapped (`save` below replaces it by a rename).
+    let file = unsafe { load_mmap(&path) }.unwrap();
     let len = std::fs::metadata(&path).unwrap().len() as usize;
     assert_eq!(
         file.storage().nbytes(),
@@ -215,6 +217,42 @@ fn load_maps_the_file_once_and_refuses_writes() {
     assert_eq!(w.get::<f32>(&[1, 0]).unwrap(), 1.0);
     assert_eq!(load_file(&path).unwrap().len(), 1);
     // Missing files name the path.
+    // SAFETY: fails before mapping anything.
+    let e = unsafe { load_mmap(dir.path().join("nope")) }
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nope"), "{e}");
+}
+
+/// Soundness review, class 4: the safe loader copies the file once, so a
+/// file truncated or rewritten afterwards (`SIGBUS` or changing bytes for
+/// a mapping) leaves the tensors intact, and they are writable.
+#[test]
+#[cfg_attr(miri, ignore = "reads a file")]
+fn load_reads_the_file_once_and_survives_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let tensors = sample();
+    save(tensors.iter().map(|(n, t)| (*n, t)), None, &path).unwrap();
+    let file = load(&path).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    for (name, t) in &tensors {
+        let got = file.get(name).unwrap();
+        assert!(got.storage().is_alias_of(file.storage()));
+        assert_eq!(got.to_f64_vec().unwrap(), t.to_f64_vec().unwrap(), "{name}");
+    }
+    let w = file.get("f32.t").unwrap();
+    w.set::<f32>(&[0, 0], 1.5).unwrap();
+    assert_eq!(w.get::<f32>(&[0, 0]).unwrap(), 1.5);
     let e = load(dir.path().join("nope")).unwrap_err().to_string();
     assert!(e.contains("nope"), "{e}");
+    assert!(
+        load(&path).is_err(),
+        "an empty file is not a safetensors file"
+    );
 }
