@@ -168,3 +168,13 @@ fn fill_of_ordinary_layouts_is_unchanged() {
         .unwrap();
     assert_eq!(base.get::<i32>(&[23]).unwrap(), 3);
 }
+
+#[test]
+fn nbytes_of_a_huge_broadcast_saturates() {
+    let t = Tensor::arange(0, 1, 1, ScalarType::Long)
+        .unwrap()
+        .as_strided(&[i64::MAX], &[0], None)
+        .unwrap();
+    assert_eq!(t.nbytes(), usize::MAX);
+    assert_eq!(huge_broadcast(ScalarType::Float).nbytes(), 4 << 60);
+}
