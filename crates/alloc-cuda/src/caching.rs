@@ -66,11 +66,17 @@ pub const ONE_EXABYTE: u64 = 1 << 60;
 /// powers of two are kept, and a step that would be 0 bytes gives the next
 /// power of two.
 ///
+/// Saturating: when the rounded size does not fit in a `u64` (sizes above
+/// 2^63), the result is `u64::MAX`, in debug and release builds alike (no
+/// allocation can be that large; [`CachingAllocator::malloc`] refuses
+/// anything from [`ONE_EXABYTE`] on before rounding).
+///
 /// ```
 /// use alloc_cuda::roundup_power2_next_division;
 /// // 1024 < 1200 < 2048 in 4 steps: 1024, 1280, 1536, 1792.
 /// assert_eq!(roundup_power2_next_division(1200, 4), 1280);
 /// assert_eq!(roundup_power2_next_division(2048, 4), 2048);
+/// assert_eq!(roundup_power2_next_division(u64::MAX, 4), u64::MAX);
 /// ```
 pub fn roundup_power2_next_division(size: u64, divisions: u64) -> u64 {
     if size.is_power_of_two() || size == 0 {
@@ -79,13 +85,13 @@ pub fn roundup_power2_next_division(size: u64, divisions: u64) -> u64 {
     let floor = 1u64 << size.ilog2();
     let step = floor >> divisions.max(1).ilog2();
     if step == 0 {
-        return floor << 1;
+        return floor.saturating_mul(2);
     }
     let rounded_floor = size & !(step - 1);
     if rounded_floor == size {
         size
     } else {
-        rounded_floor + step
+        rounded_floor.saturating_add(step)
     }
 }
 
@@ -93,7 +99,8 @@ pub fn roundup_power2_next_division(size: u64, divisions: u64) -> u64 {
 /// `round_size`): below 512 → 512; otherwise, if the request's interval
 /// has `d > 1` divisions and `size > 512 * d`, the next power-of-two
 /// division ([`roundup_power2_next_division`]); else the next multiple of
-/// 512.
+/// 512. Saturating: a size whose rounding does not fit in a `u64` gives
+/// `u64::MAX` (same in debug and release builds).
 ///
 /// ```
 /// use alloc_cuda::{round_size, CachingAllocatorConfig};
@@ -114,13 +121,13 @@ pub fn round_size(size: u64, config: &CachingAllocatorConfig) -> u64 {
     if divisions > 1 && size > MIN_BLOCK_SIZE.saturating_mul(divisions) {
         roundup_power2_next_division(size, divisions)
     } else {
-        size.div_ceil(MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+        size.div_ceil(MIN_BLOCK_SIZE).saturating_mul(MIN_BLOCK_SIZE)
     }
 }
 
 /// The size of a new segment for a rounded request (PyTorch's
 /// `get_allocation_size`): ≤ 1 MiB → 2 MiB, < 10 MiB → 20 MiB, else
-/// rounded up to 2 MiB.
+/// rounded up to 2 MiB (saturating at `u64::MAX` when that does not fit).
 ///
 /// ```
 /// use alloc_cuda::get_allocation_size;

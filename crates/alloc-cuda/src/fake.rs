@@ -125,7 +125,10 @@ impl FakeState {
     fn used(&self) -> u64 {
         let malloced: u64 = self.allocations.values().sum();
         let physical: u64 = self.handles.values().sum();
-        malloced + physical + self.external_usage
+        // Saturating: `set_external_usage` takes any u64.
+        malloced
+            .saturating_add(physical)
+            .saturating_add(self.external_usage)
     }
 
     fn free_bytes(&self) -> u64 {
@@ -181,9 +184,25 @@ pub struct FakeDevice {
     state: Mutex<FakeState>,
 }
 
-fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
+/// `x` rounded up to a multiple of `a` (> 0), or `None` past `u64::MAX`.
+fn align_up(x: u64, a: u64) -> Option<u64> {
+    x.div_ceil(a).checked_mul(a)
 }
+
+/// The end of the range `[ptr, ptr + size)`, or the driver's
+/// invalid-value error when it wraps past the end of the address space
+/// (a caller's bad size must be an error, never an overflow panic).
+fn range_end(ptr: u64, size: u64, call: &str) -> Result<u64, DeviceError> {
+    ptr.checked_add(size).ok_or_else(|| {
+        DeviceError::InvalidValue(format!(
+            "{call}: range of {size} bytes at {ptr:#x} wraps the address space"
+        ))
+    })
+}
+
+/// The largest alignment or granularity accepted (2^63, the largest power
+/// of two in a `u64`); larger requests are capped to it.
+const MAX_ALIGNMENT: u64 = 1 << 63;
 
 impl FakeDevice {
     /// A device with `capacity` bytes of memory.
@@ -216,13 +235,16 @@ impl FakeDevice {
         }
     }
 
-    /// Aligns `malloc` addresses to `alignment` bytes (a power of two,
-    /// at least 512; the default is 2 MiB).
+    /// Aligns `malloc` addresses to `alignment` bytes, rounded up to a
+    /// power of two and clamped to [512, 2^63] (the default is 2 MiB). With
+    /// a huge alignment the fake address space runs out after a few
+    /// allocations, which `malloc` reports as an error.
     pub fn with_alignment(self, alignment: u64) -> FakeDevice {
         {
             let mut s = self.state.lock();
-            s.alignment = alignment.max(512).next_power_of_two();
-            s.next_addr = align_up(s.next_addr, s.alignment);
+            s.alignment = alignment.clamp(512, MAX_ALIGNMENT).next_power_of_two();
+            // Past the end of the address space: every malloc then fails.
+            s.next_addr = align_up(s.next_addr, s.alignment).unwrap_or(u64::MAX);
         }
         self
     }
@@ -233,9 +255,10 @@ impl FakeDevice {
         self
     }
 
-    /// Sets the VMM granularity (a power of two; default 2 MiB).
+    /// Sets the VMM granularity (rounded up to a power of two and clamped
+    /// to [512, 2^63]; default 2 MiB).
     pub fn with_granularity(self, granularity: u64) -> FakeDevice {
-        self.state.lock().granularity = granularity.max(512).next_power_of_two();
+        self.state.lock().granularity = granularity.clamp(512, MAX_ALIGNMENT).next_power_of_two();
         self
     }
 
@@ -386,14 +409,16 @@ unsafe impl RawDevice for FakeDevice {
                 DeviceError::OutOfMemory
             });
         }
-        let ptr = align_up(s.next_addr, s.alignment);
+        let exhausted = || DeviceError::Other {
+            code: 999,
+            message: "fake device address space exhausted".into(),
+        };
+        let ptr = align_up(s.next_addr, s.alignment).ok_or_else(exhausted)?;
+        let end = ptr.checked_add(nbytes).ok_or_else(exhausted)?;
         if s.overlaps_anything(ptr, nbytes) {
-            return Err(DeviceError::Other {
-                code: 999,
-                message: "fake device address space exhausted".into(),
-            });
+            return Err(exhausted());
         }
-        s.next_addr = ptr + nbytes;
+        s.next_addr = end;
         s.allocations.insert(ptr, nbytes);
         Ok(DevicePtr(ptr))
     }
@@ -539,11 +564,15 @@ unsafe impl RawDevice for FakeDevice {
                 "reservation of {size} bytes is not a multiple of the granularity"
             )));
         }
-        let ptr = align_up(s.next_va, alignment.max(s.granularity));
+        // An alignment or size past the end of the address space is out
+        // of (virtual) memory, like an overlapping one.
+        let ptr =
+            align_up(s.next_va, alignment.max(s.granularity)).ok_or(DeviceError::OutOfMemory)?;
+        let end = ptr.checked_add(size).ok_or(DeviceError::OutOfMemory)?;
         if s.overlaps_anything(ptr, size) {
             return Err(DeviceError::OutOfMemory);
         }
-        s.next_va = ptr + size;
+        s.next_va = end;
         s.reservations.insert(ptr, size);
         Ok(DevicePtr(ptr))
     }
@@ -556,7 +585,11 @@ unsafe impl RawDevice for FakeDevice {
                 "cuMemAddressFree({ptr}, {size}) does not match a reservation"
             )));
         }
-        if s.mappings.range(ptr.0..ptr.0 + size).next().is_some() {
+        if s.mappings
+            .range(ptr.0..ptr.0.saturating_add(size))
+            .next()
+            .is_some()
+        {
             return Err(DeviceError::InvalidValue(format!(
                 "cuMemAddressFree({ptr}) while pages are still mapped"
             )));
@@ -625,22 +658,22 @@ unsafe impl RawDevice for FakeDevice {
                 "cuMemMap at unaligned address {ptr}"
             )));
         }
+        let end = range_end(ptr.0, size, "cuMemMap")?;
         let inside = s
             .reservations
             .range(..=ptr.0)
             .next_back()
-            .is_some_and(|(&p, &sz)| ptr.0 + size <= p + sz);
+            .is_some_and(|(&p, &sz)| end <= p.saturating_add(sz));
         if !inside {
             return Err(DeviceError::InvalidValue(format!(
                 "cuMemMap at {ptr} outside any reservation"
             )));
         }
-        let end = ptr.0 + size;
         let overlaps = s
             .mappings
             .range(..end)
             .next_back()
-            .is_some_and(|(&p, &(sz, _))| p + sz > ptr.0);
+            .is_some_and(|(&p, &(sz, _))| p.saturating_add(sz) > ptr.0);
         if overlaps {
             return Err(DeviceError::InvalidValue(format!(
                 "cuMemMap at {ptr} overlaps an existing mapping"
@@ -655,20 +688,20 @@ unsafe impl RawDevice for FakeDevice {
         s.counters.set_access_calls += 1;
         // Every byte must be mapped.
         let mut at = ptr.0;
-        let end = ptr.0 + size;
+        let end = range_end(ptr.0, size, "cuMemSetAccess")?;
         while at < end {
             let Some((&p, &(sz, _))) = s.mappings.range(..=at).next_back() else {
                 return Err(DeviceError::InvalidValue(format!(
                     "cuMemSetAccess over unmapped address {at:#x}"
                 )));
             };
-            if p + sz <= at {
+            if p.saturating_add(sz) <= at {
                 return Err(DeviceError::InvalidValue(format!(
                     "cuMemSetAccess over unmapped address {at:#x}"
                 )));
             }
             s.accessible.insert(p);
-            at = p + sz;
+            at = p.saturating_add(sz);
         }
         Ok(())
     }

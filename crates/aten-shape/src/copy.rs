@@ -511,26 +511,39 @@ static COPY_THREADS: AtomicUsize = AtomicUsize::new(0);
 /// number of available cores). Smaller copies always run on the calling
 /// thread.
 ///
+/// The count is capped at the number of available cores
+/// (`std::thread::available_parallelism`, 1 if unknown): more threads than
+/// cores cannot make a memory-bound copy faster, and an unbounded count
+/// (`usize::MAX`) would have a 16 MiB copy spawn about a million OS
+/// threads. [`copy_threads`] reports the capped value.
+///
 /// ```
 /// use aten_shape::copy::{copy_threads, set_copy_threads};
 /// set_copy_threads(1);
 /// assert_eq!(copy_threads(), 1);
+/// set_copy_threads(usize::MAX);
+/// assert_eq!(copy_threads(), std::thread::available_parallelism().map_or(1, |n| n.get()));
 /// set_copy_threads(0);
 /// assert!(copy_threads() >= 1);
 /// ```
 pub fn set_copy_threads(n: usize) {
-    COPY_THREADS.store(n, Ordering::Relaxed);
+    COPY_THREADS.store(n.min(available_cores()), Ordering::Relaxed);
 }
 
-/// The number of threads a large CPU copy uses (see [`set_copy_threads`]).
+/// The number of threads a large CPU copy uses (see [`set_copy_threads`]):
+/// at least 1 and at most the number of available cores.
 pub fn copy_threads() -> usize {
     match COPY_THREADS.load(Ordering::Relaxed) {
-        0 => {
-            static CORES: OnceLock<usize> = OnceLock::new();
-            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        }
+        0 => available_cores(),
         n => n,
     }
+}
+
+/// `std::thread::available_parallelism`, read once (it may read cgroup
+/// files); 1 when it cannot be determined.
+fn available_cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// How many threads to run `plan` (writing `dst`) on.
@@ -594,7 +607,18 @@ unsafe fn run_plan_threaded(
     std::thread::scope(|scope| {
         for start in (chunk..outer).step_by(chunk) {
             let range = start..(start + chunk).min(outer);
-            scope.spawn(move || run_range(range));
+            // A thread the system refuses (out of threads or memory) is no
+            // reason to fail or panic (`Scope::spawn` would): that range
+            // runs on the calling thread instead.
+            let spawned = std::thread::Builder::new()
+                .name("aten-copy".into())
+                .spawn_scoped(scope, {
+                    let range = range.clone();
+                    move || run_range(range)
+                });
+            if spawned.is_err() {
+                run_range(range);
+            }
         }
         run_range(0..chunk.min(outer));
     });
@@ -637,7 +661,10 @@ impl BufferedCopy<'_> {
         let numel = usize::try_from(c10_core::geometry::compute_numel(self.sizes)?)
             .map_err(|_| overflow())?;
         let bytes = numel.checked_mul(self.src_elem).ok_or_else(overflow)?;
-        let mut buf = vec![0u8; bytes];
+        // Reserved fallibly: a failed reservation is an out-of-memory error,
+        // not the global allocator's abort.
+        let mut buf = c10_core::access::try_vec_with_capacity::<u8>(bytes as u64, "copy_")?;
+        buf.resize(bytes, 0);
         let row_major = c10_core::geometry::contiguous_strides(self.sizes)?;
         let (se, de) = (self.src_elem, self.dst_elem);
         let gather =

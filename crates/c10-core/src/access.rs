@@ -9,7 +9,7 @@
 
 use std::marker::PhantomData;
 
-use c10_storage::{StorageReadGuard, StorageWriteGuard};
+use c10_storage::{AllocError, StorageReadGuard, StorageWriteGuard};
 
 use crate::error::{Result, TensorError};
 use crate::geometry::fmt_list;
@@ -96,6 +96,86 @@ impl Iterator for StridedOffsets<'_> {
         (n, Some(n))
     }
 }
+
+/// An empty vector with room for `len` values of `T`, reserved fallibly.
+///
+/// Every public call that materialises a result sized by a tensor (whose
+/// logical size may be astronomically larger than its storage: a stride-0
+/// `expand` of one element to `[2^30, 2^30]`) reserves through this, so that
+/// a request the system cannot meet is an out-of-memory error naming the
+/// byte count and the caller (`what`), in the CPU allocator's wording,
+/// instead of the global allocator's abort or a "capacity overflow" panic.
+///
+/// ```
+/// use c10_core::access::try_vec_with_capacity;
+/// let v = try_vec_with_capacity::<f32>(4, "example")?;
+/// assert!(v.capacity() >= 4 && v.is_empty());
+/// let e = try_vec_with_capacity::<f64>(1 << 62, "example").unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "example: can't allocate memory: you tried to allocate 36893488147419103232 bytes. \
+///      Error code 12 (Cannot allocate memory)"
+/// );
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn try_vec_with_capacity<T>(len: u64, what: &str) -> Result<Vec<T>> {
+    // In u128 so that the count in the message is exact even when it does
+    // not fit in the address space.
+    let nbytes = u128::from(len) * std::mem::size_of::<T>() as u128;
+    let mut v = Vec::new();
+    let reserved = usize::try_from(len)
+        .ok()
+        .filter(|_| nbytes <= isize::MAX as u128)
+        .is_some_and(|n| v.try_reserve_exact(n).is_ok());
+    if reserved {
+        return Ok(v);
+    }
+    Err(AllocError::OutOfMemory {
+        nbytes: usize::try_from(nbytes).unwrap_or(usize::MAX),
+        message: format!(
+            "{what}: can't allocate memory: you tried to allocate {nbytes} bytes. \
+             Error code 12 (Cannot allocate memory)"
+        ),
+    }
+    .into())
+}
+
+/// The layout of the distinct memory locations a layout reaches, for
+/// writes of one value (`fill_`): dims of stride 0 (a broadcast reaches the
+/// same locations for every index) and of size 1 are dropped, and the rest
+/// are ordered by stride and coalesced. Writing every element of the
+/// result writes every location of the input, so the work follows the
+/// storage touched rather than the logical size (`[2^30, 2^30]` of stride
+/// 0 is one write). The caller handles empty layouts (a size of 0).
+fn distinct_locations(sizes: &[i64], strides: &[i64]) -> (DimVec, DimVec) {
+    let mut dims: smallvec::SmallVec<[(i64, i64); 8]> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|&(&n, &s)| n != 1 && s != 0)
+        .map(|(&n, &s)| (n, s))
+        .collect();
+    // Largest stride outermost; then merge an outer dim into the inner one
+    // when it steps exactly over the inner dim's whole extent.
+    dims.sort_unstable_by_key(|&(_, s)| std::cmp::Reverse(s.unsigned_abs()));
+    let (mut out_sizes, mut out_strides) = (DimVec::new(), DimVec::new());
+    for (n, s) in dims {
+        if let Some(k) = out_sizes.len().checked_sub(1) {
+            // Offsets `i * (s * n) + j * s` are `(i * n + j) * s`.
+            let merged = out_sizes[k].checked_mul(n);
+            if let (Some(merged), true) = (merged, s.checked_mul(n) == Some(out_strides[k])) {
+                out_sizes[k] = merged;
+                out_strides[k] = s;
+                continue;
+            }
+        }
+        out_sizes.push(n);
+        out_strides.push(s);
+    }
+    (out_sizes, out_strides)
+}
+
+/// Sizes or strides of a reduced layout (up to 8 dims on the stack).
+type DimVec = smallvec::SmallVec<[i64; 8]>;
 
 /// The smallest and largest element offset a layout reaches, or `None` if
 /// it has no elements.
@@ -240,14 +320,25 @@ impl Tensor {
     }
 
     /// Every element in logical (row-major) order, whatever the layout.
+    ///
+    /// The vector is reserved fallibly first: a tensor whose logical size
+    /// does not fit in memory (a stride-0 broadcast of one element to 2^60)
+    /// is an out-of-memory error naming the byte count, never an abort.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        Ok(self.read::<T>()?.iter().collect())
+        let guard = self.read::<T>()?;
+        let mut out = try_vec_with_capacity(self.numel().max(0) as u64, "to_vec")?;
+        out.extend(guard.iter());
+        Ok(out)
     }
 
     /// Every element as `f64`, whatever the dtype (for printing and tests).
+    /// Reserved fallibly as in [`Tensor::to_vec`].
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         crate::dispatch_dtype!(self.dtype(), T => {
-            Ok(self.read::<T>()?.iter().map(Element::to_f64).collect())
+            let guard = self.read::<T>()?;
+            let mut out = try_vec_with_capacity(self.numel().max(0) as u64, "to_f64_vec")?;
+            out.extend(guard.iter().map(Element::to_f64));
+            Ok(out)
         }, {
             Err(TensorError::runtime(format!("cannot read elements of dtype {}", self.dtype())))
         })
@@ -277,18 +368,22 @@ impl Tensor {
     }
 }
 
-/// Calls `f(first, len, stride)` for every run of `t`'s innermost dim, in
-/// logical order: the element offsets `first + k * stride`, `k < len`, over
-/// all calls, are exactly [`Tensor::offsets`]. A contiguous tensor is one
-/// run of `numel` elements; a 0-dim tensor one run of 1; an empty tensor
-/// none.
-fn for_each_inner_run(t: &Tensor, mut f: impl FnMut(i64, i64, i64)) {
-    let (sizes, strides, offset) = (t.sizes(), t.strides(), t.storage_offset());
-    if t.numel() == 0 {
+/// Calls `f(first, len, stride)` for every run of the innermost dim of the
+/// layout (`sizes`, `strides`, `offset`), in logical order: the element
+/// offsets `first + k * stride`, `k < len`, over all calls, are exactly
+/// [`StridedOffsets`]' for that layout. A 0-dim layout is one run of 1; an
+/// empty one none.
+fn for_each_inner_run(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    mut f: impl FnMut(i64, i64, i64),
+) {
+    if sizes.contains(&0) {
         return;
     }
-    if t.is_contiguous() || sizes.is_empty() {
-        f(offset, t.numel(), 1);
+    if sizes.is_empty() {
+        f(offset, 1, 1);
         return;
     }
     let n = sizes.len();
@@ -421,30 +516,46 @@ impl<T: Element> TensorWriteGuard<'_, T> {
         Ok(())
     }
 
-    /// Writes `value` to every element (any layout; overlapping elements are
-    /// simply written more than once).
+    /// Writes `value` to every element (any layout). Stride-0 dims are
+    /// skipped and the rest coalesced, so each memory location is written
+    /// about once and the work follows the storage touched, not the logical
+    /// size: filling a `[2^30, 2^30]` broadcast of one element is one write
+    /// (PyTorch writes 2^60 times). Overlap without stride 0 (`as_strided`
+    /// with strides `[1, 1]`) still writes such locations more than once.
     pub fn fill(&mut self, value: T) {
         let base = self.guard.as_mut_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
         let t = self.tensor;
+        if t.numel() == 0 {
+            return;
+        }
+        let (sizes, strides) = distinct_locations(t.sizes(), t.strides());
         // Row by row rather than element by element: the odometer moves
         // once per run of the innermost dim (a contiguous tensor is one run).
-        for_each_inner_run(t, |start, len, stride| {
-            let mut off = start;
-            for _ in 0..len {
-                // SAFETY: `start + k * stride` for `k < len` are exactly the
-                // offsets of the checked layout (see `for_each_inner_run`),
-                // all inside the storage; exclusive access through the
-                // write guard.
-                unsafe {
-                    elem_ptr(base, off, itemsize)
-                        .cast_mut()
-                        .cast::<T>()
-                        .write_unaligned(value)
-                };
-                off = off.wrapping_add(stride);
-            }
-        });
+        for_each_inner_run(
+            &sizes,
+            &strides,
+            t.storage_offset(),
+            |start, len, stride| {
+                let mut off = start;
+                for _ in 0..len {
+                    // SAFETY: the offsets `start + k * stride`, `k < len`, over
+                    // all runs, are the offsets of the reduced layout (see
+                    // `for_each_inner_run`), which reaches exactly the
+                    // locations of the checked layout (`distinct_locations`
+                    // drops only dims that add no new location and merges
+                    // only dims whose offsets it reproduces), all inside the
+                    // storage; exclusive access through the write guard.
+                    unsafe {
+                        elem_ptr(base, off, itemsize)
+                            .cast_mut()
+                            .cast::<T>()
+                            .write_unaligned(value)
+                    };
+                    off = off.wrapping_add(stride);
+                }
+            },
+        );
     }
 
     /// Applies `f` to every element in logical order, writing the result

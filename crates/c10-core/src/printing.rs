@@ -81,11 +81,18 @@ fn gather_as<T: Element>(t: &Tensor, sel: &[Vec<i64>], f: impl Fn(T) -> Val) -> 
         .iter()
         .zip(t.sizes())
         .all(|(s, &n)| s.len() as i64 == n && s.iter().enumerate().all(|(k, &i)| i == k as i64));
+    // Summarizing bounds each dim at 6 printed indices but not their
+    // product (60 dims of 2 print 2^60 values), so reserve fallibly: an
+    // error shown in the text, not an abort.
+    let total = sel
+        .iter()
+        .try_fold(1u64, |acc, s| acc.checked_mul(s.len() as u64))
+        .unwrap_or(u64::MAX);
+    let mut out = crate::access::try_vec_with_capacity(total, "printing")?;
     if full {
-        return Ok(guard.iter().map(f).collect());
+        out.extend(guard.iter().map(f));
+        return Ok(out);
     }
-    let total: usize = sel.iter().map(Vec::len).product();
-    let mut out = Vec::with_capacity(total);
     if total == 0 {
         return Ok(out);
     }

@@ -124,9 +124,11 @@ impl Tensor {
         self.dtype().itemsize()
     }
     /// `numel * element_size` (not the storage's size; see
-    /// [`Storage::nbytes`]).
+    /// [`Storage::nbytes`]). Saturates at `usize::MAX`: a stride-0 view can
+    /// have `i64::MAX` elements, whose byte count does not fit (this
+    /// overflowed, a panic in debug builds).
     pub fn nbytes(&self) -> usize {
-        self.numel() as usize * self.element_size()
+        (self.numel().max(0) as usize).saturating_mul(self.element_size())
     }
     /// Device.
     pub fn device(&self) -> Device {

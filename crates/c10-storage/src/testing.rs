@@ -562,3 +562,73 @@ fn stats(alloc: &dyn Allocator, opts: &KitOptions) -> CheckResult {
     }
     Ok(true)
 }
+
+/// Harnesses for hostile-input tests (issue #20), shared by every crate's
+/// tests: a case that could abort the process runs in a child process, and
+/// one that could hang runs under a watchdog, so that either fails its test
+/// instead of killing or stalling the test run.
+pub mod hostile {
+    use std::process::Command;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// The environment variable that tells a re-invoked test binary which
+    /// test is its child case.
+    pub const CHILD_ENV: &str = "C10_HOSTILE_CHILD";
+
+    /// How long [`with_watchdog`] waits: generous, because it only exists to
+    /// turn a hang into a failure (no timing is asserted).
+    pub const WATCHDOG: Duration = Duration::from_secs(60);
+
+    /// Runs `body` in a child process: when this process is the child for
+    /// `test_name` (the test's full path, as `--exact` wants it), runs it
+    /// here; otherwise re-runs this test binary with `--exact test_name`
+    /// and [`CHILD_ENV`] set, and panics (failing the test) unless the child
+    /// exited successfully having run exactly that test. An abort (SIGABRT
+    /// from a failed allocation) shows in the panic as the child's signal.
+    pub fn in_child_process(test_name: &str, body: impl FnOnce()) {
+        if std::env::var(CHILD_ENV).as_deref() == Ok(test_name) {
+            body();
+            return;
+        }
+        let exe = std::env::current_exe().expect("the test binary's path"); // proof: test harness, failing is its contract
+        let out = Command::new(exe)
+            .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, test_name)
+            .output()
+            .expect("re-running the test binary"); // proof: test harness, failing is its contract
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "child process for {test_name} failed with {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Otherwise a misspelt name would pass by running nothing.
+        assert!(
+            stdout.contains("1 passed"),
+            "the child did not run {test_name}:\n{stdout}"
+        );
+    }
+
+    /// Runs `f` on a spawned thread and returns its result, or panics
+    /// (failing the test) if it has not finished within [`WATCHDOG`] or
+    /// panicked. A hung thread is left behind; the test binary exits
+    /// anyway.
+    pub fn with_watchdog<T: Send + 'static>(
+        what: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        match rx.recv_timeout(WATCHDOG) {
+            Ok(v) => v,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("{what} did not finish within {} s", WATCHDOG.as_secs()) // proof: test harness, failing is its contract
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"), // proof: test harness, failing is its contract
+        }
+    }
+}

@@ -29,6 +29,28 @@ thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
 }
 
+/// Runs the body of a C-ABI function, turning a panic into its error value
+/// (`on_panic`) with the message in [`tc_last_error`]: a panic must not
+/// reach the C boundary, where Rust aborts the whole (Python) process.
+/// This is the last resort; bad input is validated and reported as an
+/// error before it can panic.
+fn ffi_guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown payload".into());
+            set_error(format!(
+                "internal error: a panic was caught at the C boundary: {what}"
+            ));
+            on_panic
+        }
+    }
+}
+
 fn set_error(message: impl std::fmt::Display) {
     let text = message.to_string().replace('\0', " ");
     let c = CString::new(text).unwrap_or_default();
@@ -70,6 +92,10 @@ pub extern "C" fn tc_buffer_drops() -> u64 {
 
 // --- tensors -----------------------------------------------------------------
 
+/// The most dims a tensor has here (c10's limit for `SizesAndStrides` is
+/// far above what anyone uses; 64 matches the hostile-size tests).
+const MAX_FFI_DIMS: usize = 64;
+
 fn into_handle(t: Tensor) -> *mut Tensor {
     Box::into_raw(Box::new(t))
 }
@@ -108,21 +134,34 @@ impl Drop for CountedBuffer {
 }
 
 /// A 1-d `float64` tensor `0, 1, ..., n-1` over a buffer that counts its
-/// drop ([`tc_buffer_drops`]). Null on error.
+/// drop ([`tc_buffer_drops`]). Null on error, including an `n` whose
+/// buffer cannot be allocated (an out-of-memory error naming the bytes;
+/// `n = 2^62` once aborted the process).
 #[no_mangle]
 pub extern "C" fn tc_arange_f64(n: i64) -> *mut Tensor {
-    let values: Vec<f64> = (0..n.max(0)).map(|i| i as f64).collect();
-    let storage = Storage::from_owner(CountedBuffer(values));
-    match Tensor::from_storage(storage, ScalarType::Double, &[n.max(0)], &[1], 0) {
-        Ok(t) => into_handle(t),
-        Err(e) => {
-            set_error(e);
-            std::ptr::null_mut()
+    ffi_guard(std::ptr::null_mut(), || {
+        let mut values: Vec<f64> =
+            match c10_core::access::try_vec_with_capacity(n.max(0) as u64, "tc_arange_f64") {
+                Ok(v) => v,
+                Err(e) => {
+                    set_error(e);
+                    return std::ptr::null_mut();
+                }
+            };
+        values.extend((0..n.max(0)).map(|i| i as f64));
+        let storage = Storage::from_owner(CountedBuffer(values));
+        match Tensor::from_storage(storage, ScalarType::Double, &[n.max(0)], &[1], 0) {
+            Ok(t) => into_handle(t),
+            Err(e) => {
+                set_error(e);
+                std::ptr::null_mut()
+            }
         }
-    }
+    })
 }
 
-/// `as_strided` view of a tensor. Null on error.
+/// `as_strided` view of a tensor. Null on error (including null `sizes` or
+/// `strides` with `ndim > 0`, and an `ndim` above 64).
 ///
 /// # Safety
 ///
@@ -135,24 +174,42 @@ pub unsafe extern "C" fn tc_as_strided(
     ndim: usize,
     offset: i64,
 ) -> *mut Tensor {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the caller's contract.
-    let (sizes, strides) = unsafe {
-        (
-            std::slice::from_raw_parts(sizes, ndim),
-            std::slice::from_raw_parts(strides, ndim),
-        )
-    };
-    match t.as_strided(sizes, strides, Some(offset)) {
-        Ok(v) => into_handle(v),
-        Err(e) => {
-            set_error(e);
-            std::ptr::null_mut()
+    ffi_guard(std::ptr::null_mut(), || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return std::ptr::null_mut();
+        };
+        // Checked before making slices: `from_raw_parts` needs non-null
+        // pointers even for 0 elements, and a wild `ndim` would make a
+        // slice longer than any object.
+        if ndim > MAX_FFI_DIMS {
+            set_error(format!(
+                "ndim {ndim} is above the {MAX_FFI_DIMS} dims a tensor can have"
+            ));
+            return std::ptr::null_mut();
         }
-    }
+        let (sizes, strides) = if ndim == 0 {
+            (&[][..], &[][..])
+        } else if sizes.is_null() || strides.is_null() {
+            set_error("null sizes or strides pointer");
+            return std::ptr::null_mut();
+        } else {
+            // SAFETY: non-null, and `ndim <= 64` values each (caller's contract).
+            unsafe {
+                (
+                    std::slice::from_raw_parts(sizes, ndim),
+                    std::slice::from_raw_parts(strides, ndim),
+                )
+            }
+        };
+        match t.as_strided(sizes, strides, Some(offset)) {
+            Ok(v) => into_handle(v),
+            Err(e) => {
+                set_error(e);
+                std::ptr::null_mut()
+            }
+        }
+    })
 }
 
 /// Frees a handle (the tensor; its storage goes when its last user does).
@@ -162,10 +219,12 @@ pub unsafe extern "C" fn tc_as_strided(
 /// `h` must be a live handle (or null), freed once.
 #[no_mangle]
 pub unsafe extern "C" fn tc_tensor_free(h: *mut Tensor) {
-    if !h.is_null() {
-        // SAFETY: the caller's contract.
-        drop(unsafe { Box::from_raw(h) });
-    }
+    ffi_guard((), || {
+        if !h.is_null() {
+            // SAFETY: the caller's contract.
+            drop(unsafe { Box::from_raw(h) });
+        }
+    })
 }
 
 /// Number of dims, or -1.
@@ -175,11 +234,14 @@ pub unsafe extern "C" fn tc_tensor_free(h: *mut Tensor) {
 /// `h` live.
 #[no_mangle]
 pub unsafe extern "C" fn tc_ndim(h: *const Tensor) -> i64 {
-    // SAFETY: the caller's contract.
-    unsafe { tensor(h) }.map_or(-1, |t| t.dim() as i64)
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        unsafe { tensor(h) }.map_or(-1, |t| t.dim() as i64)
+    })
 }
 
-/// Writes sizes, strides (`ndim` each) and the storage offset.
+/// Writes sizes, strides (`ndim` each) and the storage offset; -1 on error
+/// (including null output pointers).
 ///
 /// # Safety
 ///
@@ -191,17 +253,24 @@ pub unsafe extern "C" fn tc_geometry(
     strides: *mut i64,
     offset: *mut i64,
 ) -> i32 {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return -1;
-    };
-    // SAFETY: the caller's contract: room for `ndim` values each.
-    unsafe {
-        std::ptr::copy_nonoverlapping(t.sizes().as_ptr(), sizes, t.dim());
-        std::ptr::copy_nonoverlapping(t.strides().as_ptr(), strides, t.dim());
-        *offset = t.storage_offset();
-    }
-    0
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return -1;
+        };
+        if offset.is_null() || (t.dim() > 0 && (sizes.is_null() || strides.is_null())) {
+            set_error("null output pointer");
+            return -1;
+        }
+        // SAFETY: the caller's contract: room for `ndim` values each
+        // (non-null, checked).
+        unsafe {
+            std::ptr::copy_nonoverlapping(t.sizes().as_ptr(), sizes, t.dim());
+            std::ptr::copy_nonoverlapping(t.strides().as_ptr(), strides, t.dim());
+            *offset = t.storage_offset();
+        }
+        0
+    })
 }
 
 /// Writes the dtype's PyTorch name (`float32`, ...) NUL-terminated into
@@ -212,21 +281,27 @@ pub unsafe extern "C" fn tc_geometry(
 /// `h` live; `buf` writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn tc_dtype_name(h: *const Tensor, buf: *mut c_char, len: usize) -> i32 {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return -1;
-    };
-    let name = t.dtype().torch_name().as_bytes();
-    if name.len() + 1 > len {
-        set_error("dtype name buffer too small");
-        return -1;
-    }
-    // SAFETY: `buf` has room for the name and the NUL (checked above).
-    unsafe {
-        std::ptr::copy_nonoverlapping(name.as_ptr().cast::<c_char>(), buf, name.len());
-        *buf.add(name.len()) = 0;
-    }
-    0
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return -1;
+        };
+        if buf.is_null() {
+            set_error("null dtype name buffer");
+            return -1;
+        }
+        let name = t.dtype().torch_name().as_bytes();
+        if name.len() + 1 > len {
+            set_error("dtype name buffer too small");
+            return -1;
+        }
+        // SAFETY: `buf` has room for the name and the NUL (checked above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(name.as_ptr().cast::<c_char>(), buf, name.len());
+            *buf.add(name.len()) = 0;
+        }
+        0
+    })
 }
 
 /// Whether the tensor's storage refuses writes (1), or not (0); -1 on error.
@@ -236,19 +311,31 @@ pub unsafe extern "C" fn tc_dtype_name(h: *const Tensor, buf: *mut c_char, len: 
 /// `h` live.
 #[no_mangle]
 pub unsafe extern "C" fn tc_is_read_only(h: *const Tensor) -> i32 {
-    // SAFETY: the caller's contract.
-    unsafe { tensor(h) }.map_or(-1, |t| i32::from(t.storage().is_read_only()))
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        unsafe { tensor(h) }.map_or(-1, |t| i32::from(t.storage().is_read_only()))
+    })
 }
 
-/// Number of bytes of the tensor's elements (`numel * itemsize`).
+/// Number of bytes of the tensor's elements (`numel * itemsize`); -1 on
+/// error, including a count above `i64::MAX` (a huge stride-0 view).
 ///
 /// # Safety
 ///
 /// `h` live.
 #[no_mangle]
 pub unsafe extern "C" fn tc_nbytes(h: *const Tensor) -> i64 {
-    // SAFETY: the caller's contract.
-    unsafe { tensor(h) }.map_or(-1, |t| t.nbytes() as i64)
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return -1;
+        };
+        let n = t.nbytes();
+        i64::try_from(n).unwrap_or_else(|_| {
+            set_error(format!("{n} bytes do not fit in an int64"));
+            -1
+        })
+    })
 }
 
 /// Copies the elements in row-major order, as raw bytes, into `out`
@@ -260,64 +347,85 @@ pub unsafe extern "C" fn tc_nbytes(h: *const Tensor) -> i64 {
 /// `h` live; `out` writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn tc_copy_bytes(h: *const Tensor, out: *mut u8, len: usize) -> i64 {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return -1;
-    };
-    let run = || -> Result<i64, String> {
-        let c = t.contiguous().map_err(|e| e.to_string())?;
-        let n = c.nbytes();
-        if n > len {
-            return Err(format!("output buffer of {len} bytes, need {n}"));
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return -1;
+        };
+        if out.is_null() && len > 0 {
+            set_error("null output buffer");
+            return -1;
         }
-        let guard = c.storage().read().map_err(|e| e.to_string())?;
-        let bytes = guard.bytes().map_err(|e| e.to_string())?;
-        let start = c.storage_offset() as usize * c.element_size();
-        let src = bytes
-            .get(start..start + n)
-            .ok_or("tensor outside its storage")?;
-        // SAFETY: `out` has room for `len >= n` bytes (caller, checked).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out, n) };
-        Ok(n as i64)
-    };
-    run().unwrap_or_else(|e| {
-        set_error(e);
-        -1
+        let run = || -> Result<i64, String> {
+            let c = t.contiguous().map_err(|e| e.to_string())?;
+            let n = c.nbytes();
+            if n > len {
+                return Err(format!("output buffer of {len} bytes, need {n}"));
+            }
+            let guard = c.storage().read().map_err(|e| e.to_string())?;
+            let bytes = guard.bytes().map_err(|e| e.to_string())?;
+            let start = usize::try_from(c.storage_offset())
+                .ok()
+                .and_then(|o| o.checked_mul(c.element_size()));
+            let src = start
+                .and_then(|s| bytes.get(s..s.checked_add(n)?))
+                .ok_or("tensor outside its storage")?;
+            if n == 0 {
+                return Ok(0); // `out` may be null then
+            }
+            // SAFETY: `out` has room for `len >= n` bytes (caller, checked).
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out, n) };
+            Ok(n as i64)
+        };
+        run().unwrap_or_else(|e| {
+            set_error(e);
+            -1
+        })
     })
 }
 
 /// Sets the element at row-major position `flat` to `value` (converted to
-/// the dtype). 0 on success, -1 on error (see [`tc_last_error`]).
+/// the dtype). 0 on success, -1 on error (see [`tc_last_error`]), including
+/// a `flat` outside `0..numel`.
 ///
 /// # Safety
 ///
 /// `h` live.
 #[no_mangle]
 pub unsafe extern "C" fn tc_set_f64(h: *const Tensor, flat: i64, value: f64) -> i32 {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return -1;
-    };
-    let mut index = vec![0i64; t.dim()];
-    let mut rest = flat;
-    for (d, &n) in t.sizes().iter().enumerate().rev() {
-        if n > 0 {
-            index[d] = rest % n;
-            rest /= n;
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return -1;
+        };
+        if flat < 0 || flat >= t.numel() {
+            set_error(format!(
+                "index {flat} is out of bounds for a tensor of {} elements",
+                t.numel()
+            ));
+            return -1;
         }
-    }
-    let result = dispatch_dtype!(t.dtype(), T => {
-        t.set::<T>(&index, <T as Element>::from_f64(value))
-    }, {
-        Err(c10_core::TensorError::Runtime(format!("cannot set elements of dtype {}", t.dtype())))
-    });
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            set_error(e);
-            -1
+        let mut index = vec![0i64; t.dim()];
+        let mut rest = flat;
+        for (d, &n) in t.sizes().iter().enumerate().rev() {
+            if n > 0 {
+                index[d] = rest % n;
+                rest /= n;
+            }
         }
-    }
+        let result = dispatch_dtype!(t.dtype(), T => {
+            t.set::<T>(&index, <T as Element>::from_f64(value))
+        }, {
+            Err(c10_core::TensorError::Runtime(format!("cannot set elements of dtype {}", t.dtype())))
+        });
+        match result {
+            Ok(()) => 0,
+            Err(e) => {
+                set_error(e);
+                -1
+            }
+        }
+    })
 }
 
 // --- DLPack --------------------------------------------------------------------
@@ -347,11 +455,13 @@ fn take<F>(table: &Mutex<Option<HashMap<usize, F>>>, key: usize) -> Option<F> {
 ///
 /// `m` must be one of our exports, deleted once.
 unsafe extern "C" fn counting_export_deleter(m: *mut DLManagedTensor) {
-    EXPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
-    if let Some(d) = take(&EXPORT_DELETERS, m as usize) {
-        // SAFETY: the original deleter of `m`, called once.
-        unsafe { d(m) }
-    }
+    ffi_guard((), || {
+        EXPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
+        if let Some(d) = take(&EXPORT_DELETERS, m as usize) {
+            // SAFETY: the original deleter of `m`, called once.
+            unsafe { d(m) }
+        }
+    })
 }
 
 /// Counts, then chains to the original deleter of our versioned export.
@@ -360,11 +470,13 @@ unsafe extern "C" fn counting_export_deleter(m: *mut DLManagedTensor) {
 ///
 /// As for [`counting_export_deleter`].
 unsafe extern "C" fn counting_export_deleter_v(m: *mut DLManagedTensorVersioned) {
-    EXPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
-    if let Some(d) = take(&EXPORT_DELETERS_V, m as usize) {
-        // SAFETY: the original deleter of `m`, called once.
-        unsafe { d(m) }
-    }
+    ffi_guard((), || {
+        EXPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
+        if let Some(d) = take(&EXPORT_DELETERS_V, m as usize) {
+            // SAFETY: the original deleter of `m`, called once.
+            unsafe { d(m) }
+        }
+    })
 }
 
 /// Counts, then chains to the producer's deleter of an imported tensor.
@@ -373,11 +485,13 @@ unsafe extern "C" fn counting_export_deleter_v(m: *mut DLManagedTensorVersioned)
 ///
 /// `m` must be a managed tensor we imported, released once.
 unsafe extern "C" fn counting_import_deleter(m: *mut DLManagedTensor) {
-    IMPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
-    if let Some(d) = take(&IMPORT_DELETERS, m as usize) {
-        // SAFETY: the producer's deleter, called once.
-        unsafe { d(m) }
-    }
+    ffi_guard((), || {
+        IMPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
+        if let Some(d) = take(&IMPORT_DELETERS, m as usize) {
+            // SAFETY: the producer's deleter, called once.
+            unsafe { d(m) }
+        }
+    })
 }
 
 /// Versioned form of [`counting_import_deleter`].
@@ -386,11 +500,13 @@ unsafe extern "C" fn counting_import_deleter(m: *mut DLManagedTensor) {
 ///
 /// As for [`counting_import_deleter`].
 unsafe extern "C" fn counting_import_deleter_v(m: *mut DLManagedTensorVersioned) {
-    IMPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
-    if let Some(d) = take(&IMPORT_DELETERS_V, m as usize) {
-        // SAFETY: the producer's deleter, called once.
-        unsafe { d(m) }
-    }
+    ffi_guard((), || {
+        IMPORT_DELETER_CALLS.fetch_add(1, Ordering::SeqCst);
+        if let Some(d) = take(&IMPORT_DELETERS_V, m as usize) {
+            // SAFETY: the producer's deleter, called once.
+            unsafe { d(m) }
+        }
+    })
 }
 
 /// Exports a tensor as a classic `DLManagedTensor*` (null on error) whose
@@ -401,26 +517,28 @@ unsafe extern "C" fn counting_import_deleter_v(m: *mut DLManagedTensorVersioned)
 /// `h` live.
 #[no_mangle]
 pub unsafe extern "C" fn tc_to_dlpack(h: *const Tensor) -> *mut DLManagedTensor {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return std::ptr::null_mut();
-    };
-    match to_dlpack(t) {
-        Ok(m) => {
-            // SAFETY: `m` is a fresh, live export owned by us until returned.
-            unsafe {
-                if let Some(d) = (*m).deleter {
-                    remember(&EXPORT_DELETERS, m as usize, d);
+    ffi_guard(std::ptr::null_mut(), || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return std::ptr::null_mut();
+        };
+        match to_dlpack(t) {
+            Ok(m) => {
+                // SAFETY: `m` is a fresh, live export owned by us until returned.
+                unsafe {
+                    if let Some(d) = (*m).deleter {
+                        remember(&EXPORT_DELETERS, m as usize, d);
+                    }
+                    (*m).deleter = Some(counting_export_deleter);
                 }
-                (*m).deleter = Some(counting_export_deleter);
+                m
             }
-            m
+            Err(e) => {
+                set_error(e);
+                std::ptr::null_mut()
+            }
         }
-        Err(e) => {
-            set_error(e);
-            std::ptr::null_mut()
-        }
-    }
+    })
 }
 
 /// Exports a tensor as a `DLManagedTensorVersioned*` (null on error).
@@ -430,37 +548,46 @@ pub unsafe extern "C" fn tc_to_dlpack(h: *const Tensor) -> *mut DLManagedTensor 
 /// `h` live.
 #[no_mangle]
 pub unsafe extern "C" fn tc_to_dlpack_versioned(h: *const Tensor) -> *mut DLManagedTensorVersioned {
-    // SAFETY: the caller's contract.
-    let Some(t) = (unsafe { tensor(h) }) else {
-        return std::ptr::null_mut();
-    };
-    match to_dlpack_versioned(t) {
-        Ok(m) => {
-            // SAFETY: as in `tc_to_dlpack`.
-            unsafe {
-                if let Some(d) = (*m).deleter {
-                    remember(&EXPORT_DELETERS_V, m as usize, d);
+    ffi_guard(std::ptr::null_mut(), || {
+        // SAFETY: the caller's contract.
+        let Some(t) = (unsafe { tensor(h) }) else {
+            return std::ptr::null_mut();
+        };
+        match to_dlpack_versioned(t) {
+            Ok(m) => {
+                // SAFETY: as in `tc_to_dlpack`.
+                unsafe {
+                    if let Some(d) = (*m).deleter {
+                        remember(&EXPORT_DELETERS_V, m as usize, d);
+                    }
+                    (*m).deleter = Some(counting_export_deleter_v);
                 }
-                (*m).deleter = Some(counting_export_deleter_v);
+                m
             }
-            m
+            Err(e) => {
+                set_error(e);
+                std::ptr::null_mut()
+            }
         }
-        Err(e) => {
-            set_error(e);
-            std::ptr::null_mut()
-        }
-    }
+    })
 }
 
-/// The flags of a versioned managed tensor (for the test to inspect).
+/// The flags of a versioned managed tensor (for the test to inspect);
+/// `u64::MAX` (every flag) for a null pointer, with the error set.
 ///
 /// # Safety
 ///
 /// `m` must be a live `DLManagedTensorVersioned`.
 #[no_mangle]
 pub unsafe extern "C" fn tc_dlpack_versioned_flags(m: *const DLManagedTensorVersioned) -> u64 {
-    // SAFETY: the caller's contract.
-    unsafe { (*m).flags }
+    ffi_guard(u64::MAX, || {
+        if m.is_null() {
+            set_error("null DLManagedTensorVersioned");
+            return u64::MAX;
+        }
+        // SAFETY: non-null and live (the caller's contract).
+        unsafe { (*m).flags }
+    })
 }
 
 /// Imports a classic `DLManagedTensor*` (from `torch.utils.dlpack.to_dlpack`)
@@ -474,28 +601,30 @@ pub unsafe extern "C" fn tc_dlpack_versioned_flags(m: *const DLManagedTensorVers
 /// (see `torchcore_interop::dlpack::from_dlpack`).
 #[no_mangle]
 pub unsafe extern "C" fn tc_from_dlpack(m: *mut DLManagedTensor) -> *mut Tensor {
-    if m.is_null() {
-        set_error("null DLManagedTensor");
-        return std::ptr::null_mut();
-    }
-    // SAFETY: live, ours to modify (caller's contract).
-    let original = unsafe { (*m).deleter };
-    if let Some(d) = original {
-        remember(&IMPORT_DELETERS, m as usize, d);
-        // SAFETY: as above.
-        unsafe { (*m).deleter = Some(counting_import_deleter) };
-    }
-    // SAFETY: the caller's contract.
-    match unsafe { from_dlpack(m) } {
-        Ok(t) => into_handle(t),
-        Err(e) => {
-            let _ = take(&IMPORT_DELETERS, m as usize);
-            // SAFETY: still the caller's: restore its deleter.
-            unsafe { (*m).deleter = original };
-            set_error(e);
-            std::ptr::null_mut()
+    ffi_guard(std::ptr::null_mut(), || {
+        if m.is_null() {
+            set_error("null DLManagedTensor");
+            return std::ptr::null_mut();
         }
-    }
+        // SAFETY: live, ours to modify (caller's contract).
+        let original = unsafe { (*m).deleter };
+        if let Some(d) = original {
+            remember(&IMPORT_DELETERS, m as usize, d);
+            // SAFETY: as above.
+            unsafe { (*m).deleter = Some(counting_import_deleter) };
+        }
+        // SAFETY: the caller's contract.
+        match unsafe { from_dlpack(m) } {
+            Ok(t) => into_handle(t),
+            Err(e) => {
+                let _ = take(&IMPORT_DELETERS, m as usize);
+                // SAFETY: still the caller's: restore its deleter.
+                unsafe { (*m).deleter = original };
+                set_error(e);
+                std::ptr::null_mut()
+            }
+        }
+    })
 }
 
 /// Imports a `DLManagedTensorVersioned*`, as [`tc_from_dlpack`] does.
@@ -505,28 +634,30 @@ pub unsafe extern "C" fn tc_from_dlpack(m: *mut DLManagedTensor) -> *mut Tensor 
 /// As for [`tc_from_dlpack`].
 #[no_mangle]
 pub unsafe extern "C" fn tc_from_dlpack_versioned(m: *mut DLManagedTensorVersioned) -> *mut Tensor {
-    if m.is_null() {
-        set_error("null DLManagedTensorVersioned");
-        return std::ptr::null_mut();
-    }
-    // SAFETY: live, ours to modify (caller's contract).
-    let original = unsafe { (*m).deleter };
-    if let Some(d) = original {
-        remember(&IMPORT_DELETERS_V, m as usize, d);
-        // SAFETY: as above.
-        unsafe { (*m).deleter = Some(counting_import_deleter_v) };
-    }
-    // SAFETY: the caller's contract.
-    match unsafe { from_dlpack_versioned(m) } {
-        Ok(t) => into_handle(t),
-        Err(e) => {
-            let _ = take(&IMPORT_DELETERS_V, m as usize);
-            // SAFETY: still the caller's: restore its deleter.
-            unsafe { (*m).deleter = original };
-            set_error(e);
-            std::ptr::null_mut()
+    ffi_guard(std::ptr::null_mut(), || {
+        if m.is_null() {
+            set_error("null DLManagedTensorVersioned");
+            return std::ptr::null_mut();
         }
-    }
+        // SAFETY: live, ours to modify (caller's contract).
+        let original = unsafe { (*m).deleter };
+        if let Some(d) = original {
+            remember(&IMPORT_DELETERS_V, m as usize, d);
+            // SAFETY: as above.
+            unsafe { (*m).deleter = Some(counting_import_deleter_v) };
+        }
+        // SAFETY: the caller's contract.
+        match unsafe { from_dlpack_versioned(m) } {
+            Ok(t) => into_handle(t),
+            Err(e) => {
+                let _ = take(&IMPORT_DELETERS_V, m as usize);
+                // SAFETY: still the caller's: restore its deleter.
+                unsafe { (*m).deleter = original };
+                set_error(e);
+                std::ptr::null_mut()
+            }
+        }
+    })
 }
 
 // --- safetensors -----------------------------------------------------------------
@@ -599,22 +730,24 @@ fn demo_tensors() -> c10_core::Result<Vec<(&'static str, Tensor)>> {
 /// `path` must be a valid C string.
 #[no_mangle]
 pub unsafe extern "C" fn tc_st_save_demo(path: *const c_char) -> i32 {
-    // SAFETY: the caller's contract.
-    let Some(path) = (unsafe { path_arg(path) }) else {
-        return -1;
-    };
-    let run = || -> Result<(), String> {
-        let tensors = demo_tensors().map_err(|e| e.to_string())?;
-        let meta = HashMap::from([("producer".to_string(), "torchcore".to_string())]);
-        save(tensors.iter().map(|(n, t)| (*n, t)), Some(meta), &path).map_err(|e| e.to_string())
-    };
-    match run() {
-        Ok(()) => 0,
-        Err(e) => {
-            set_error(e);
-            -1
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let Some(path) = (unsafe { path_arg(path) }) else {
+            return -1;
+        };
+        let run = || -> Result<(), String> {
+            let tensors = demo_tensors().map_err(|e| e.to_string())?;
+            let meta = HashMap::from([("producer".to_string(), "torchcore".to_string())]);
+            save(tensors.iter().map(|(n, t)| (*n, t)), Some(meta), &path).map_err(|e| e.to_string())
+        };
+        match run() {
+            Ok(()) => 0,
+            Err(e) => {
+                set_error(e);
+                -1
+            }
         }
-    }
+    })
 }
 
 /// Loads a safetensors file (one read-only mapping). Null on error.
@@ -626,19 +759,21 @@ pub unsafe extern "C" fn tc_st_save_demo(path: *const c_char) -> i32 {
 /// (`torchcore_interop::safetensors::load_mmap`'s contract).
 #[no_mangle]
 pub unsafe extern "C" fn tc_st_load(path: *const c_char) -> *mut SafetensorsFile {
-    // SAFETY: the caller's contract.
-    let Some(path) = (unsafe { path_arg(path) }) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the caller's contract (the test driver writes the file once,
-    // before this call, and never again while it is mapped).
-    match unsafe { load_mmap(&path) } {
-        Ok(f) => Box::into_raw(Box::new(f)),
-        Err(e) => {
-            set_error(e);
-            std::ptr::null_mut()
+    ffi_guard(std::ptr::null_mut(), || {
+        // SAFETY: the caller's contract.
+        let Some(path) = (unsafe { path_arg(path) }) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the caller's contract (the test driver writes the file
+        // once, before this call, and never again while it is mapped).
+        match unsafe { load_mmap(&path) } {
+            Ok(f) => Box::into_raw(Box::new(f)),
+            Err(e) => {
+                set_error(e);
+                std::ptr::null_mut()
+            }
         }
-    }
+    })
 }
 
 /// Borrows a file handle.
@@ -662,10 +797,12 @@ unsafe fn file<'a>(f: *const SafetensorsFile) -> Option<&'a SafetensorsFile> {
 /// `f` must be a live handle (or null), freed once.
 #[no_mangle]
 pub unsafe extern "C" fn tc_st_free(f: *mut SafetensorsFile) {
-    if !f.is_null() {
-        // SAFETY: the caller's contract.
-        drop(unsafe { Box::from_raw(f) });
-    }
+    ffi_guard((), || {
+        if !f.is_null() {
+            // SAFETY: the caller's contract.
+            drop(unsafe { Box::from_raw(f) });
+        }
+    })
 }
 
 /// Number of tensors in the file, and of those that were copied rather
@@ -676,15 +813,17 @@ pub unsafe extern "C" fn tc_st_free(f: *mut SafetensorsFile) {
 /// `f` live; `copied` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn tc_st_len(f: *const SafetensorsFile, copied: *mut i64) -> i64 {
-    // SAFETY: the caller's contract.
-    let Some(f) = (unsafe { file(f) }) else {
-        return -1;
-    };
-    if !copied.is_null() {
+    ffi_guard(-1, || {
         // SAFETY: the caller's contract.
-        unsafe { *copied = f.copied().len() as i64 };
-    }
-    f.len() as i64
+        let Some(f) = (unsafe { file(f) }) else {
+            return -1;
+        };
+        if !copied.is_null() {
+            // SAFETY: the caller's contract.
+            unsafe { *copied = f.copied().len() as i64 };
+        }
+        f.len() as i64
+    })
 }
 
 /// A handle to the tensor `name` (null if absent); `is_view` (if non-null)
@@ -699,19 +838,21 @@ pub unsafe extern "C" fn tc_st_get(
     name: *const c_char,
     is_view: *mut i32,
 ) -> *mut Tensor {
-    // SAFETY: the caller's contract.
-    let (Some(f), Some(name)) = (unsafe { file(f) }, unsafe { path_arg(name) }) else {
-        return std::ptr::null_mut();
-    };
-    let Some(t) = f.get(&name) else {
-        set_error(format!("no tensor {name:?} in the file"));
-        return std::ptr::null_mut();
-    };
-    if !is_view.is_null() {
+    ffi_guard(std::ptr::null_mut(), || {
         // SAFETY: the caller's contract.
-        unsafe { *is_view = i32::from(t.storage().is_alias_of(f.storage())) };
-    }
-    into_handle(t.clone())
+        let (Some(f), Some(name)) = (unsafe { file(f) }, unsafe { path_arg(name) }) else {
+            return std::ptr::null_mut();
+        };
+        let Some(t) = f.get(&name) else {
+            set_error(format!("no tensor {name:?} in the file"));
+            return std::ptr::null_mut();
+        };
+        if !is_view.is_null() {
+            // SAFETY: the caller's contract.
+            unsafe { *is_view = i32::from(t.storage().is_alias_of(f.storage())) };
+        }
+        into_handle(t.clone())
+    })
 }
 
 /// Saves every tensor of a loaded file, with its metadata, to `path`.
@@ -721,17 +862,19 @@ pub unsafe extern "C" fn tc_st_get(
 /// `f` live; `path` a valid C string.
 #[no_mangle]
 pub unsafe extern "C" fn tc_st_resave(f: *const SafetensorsFile, path: *const c_char) -> i32 {
-    // SAFETY: the caller's contract.
-    let (Some(f), Some(path)) = (unsafe { file(f) }, unsafe { path_arg(path) }) else {
-        return -1;
-    };
-    match save(f.tensors().iter(), f.metadata().cloned(), &path) {
-        Ok(()) => 0,
-        Err(e) => {
-            set_error(e);
-            -1
+    ffi_guard(-1, || {
+        // SAFETY: the caller's contract.
+        let (Some(f), Some(path)) = (unsafe { file(f) }, unsafe { path_arg(path) }) else {
+            return -1;
+        };
+        match save(f.tensors().iter(), f.metadata().cloned(), &path) {
+            Ok(()) => 0,
+            Err(e) => {
+                set_error(e);
+                -1
+            }
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -766,6 +909,105 @@ mod tests {
         assert_eq!(tc_export_deleter_calls(), e0 + 1);
         assert_eq!(tc_import_deleter_calls(), i0 + 1);
         assert_eq!(tc_buffer_drops(), b0 + 1);
+    }
+
+    fn last_error() -> String {
+        // SAFETY: tc_last_error returns a valid C string.
+        unsafe { CStr::from_ptr(tc_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "spawns a child process")]
+    fn arange_of_2_pow_62_is_an_error_not_an_abort() {
+        // Issue #20: this aborted the (Python) process with "capacity
+        // overflow" inside an `extern "C" fn`.
+        let name = "tests::arange_of_2_pow_62_is_an_error_not_an_abort";
+        c10_storage::testing::hostile::in_child_process(name, || {
+            for n in [1i64 << 62, 1 << 61, i64::MAX] {
+                assert!(tc_arange_f64(n).is_null(), "{n}");
+                let msg = last_error();
+                assert!(msg.contains("can't allocate memory"), "{n}: {msg}");
+            }
+            let h = tc_arange_f64(-5);
+            // SAFETY: a live handle, freed once.
+            unsafe {
+                assert_eq!(tc_ndim(h), 1);
+                assert_eq!(tc_nbytes(h), 0);
+                tc_tensor_free(h);
+            }
+        });
+    }
+
+    #[test]
+    fn bad_arguments_are_error_codes() {
+        let h = tc_arange_f64(6);
+        let (sizes, strides) = ([2i64, 3], [3i64, 1]);
+        // SAFETY: `h` is live and freed once; every pointer passed is
+        // null, or valid for the length passed.
+        unsafe {
+            let null = std::ptr::null();
+            assert!(tc_as_strided(h, null, strides.as_ptr(), 2, 0).is_null());
+            assert_eq!(last_error(), "null sizes or strides pointer");
+            assert!(tc_as_strided(h, sizes.as_ptr(), null, 2, 0).is_null());
+            assert!(tc_as_strided(h, sizes.as_ptr(), strides.as_ptr(), usize::MAX, 0).is_null());
+            assert!(last_error().contains("ndim"), "{}", last_error());
+            // 0 dims with null pointers: a 0-d view.
+            let s = tc_as_strided(h, null, null, 0, 5);
+            assert!(!s.is_null());
+            assert_eq!(tc_ndim(s), 0);
+            assert_eq!(
+                tc_geometry(
+                    s,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut()
+                ),
+                -1
+            );
+            let mut off = 0i64;
+            assert_eq!(
+                tc_geometry(s, std::ptr::null_mut(), std::ptr::null_mut(), &mut off),
+                0
+            );
+            assert_eq!(off, 5);
+            tc_tensor_free(s);
+            let mut out = [0i64; 2];
+            assert_eq!(
+                tc_geometry(h, std::ptr::null_mut(), out.as_mut_ptr(), &mut off),
+                -1
+            );
+            assert_eq!(tc_dtype_name(h, std::ptr::null_mut(), 16), -1);
+            // A broadcast of i64::MAX elements: its byte count does not fit.
+            let wide = tc_as_strided(h, [i64::MAX].as_ptr(), [0i64].as_ptr(), 1, 0);
+            assert!(!wide.is_null());
+            assert_eq!(tc_nbytes(wide), -1);
+            assert!(last_error().contains("do not fit"), "{}", last_error());
+            assert_eq!(tc_copy_bytes(wide, std::ptr::null_mut(), 0), -1);
+            assert_eq!(tc_set_f64(wide, i64::MAX - 1, 1.0), 0, "one location");
+            tc_tensor_free(wide);
+            for flat in [-1, 6, i64::MIN, i64::MAX] {
+                assert_eq!(tc_set_f64(h, flat, 1.0), -1, "{flat}");
+                assert!(last_error().contains("out of bounds"), "{}", last_error());
+            }
+            assert_eq!(tc_copy_bytes(h, std::ptr::null_mut(), 48), -1);
+            assert_eq!(tc_dlpack_versioned_flags(std::ptr::null()), u64::MAX);
+            assert!(tc_st_load(std::ptr::null()).is_null());
+            assert_eq!(tc_st_len(std::ptr::null(), std::ptr::null_mut()), -1);
+            tc_tensor_free(h);
+        }
+    }
+
+    #[test]
+    fn a_panic_stops_at_the_c_boundary() {
+        let r = ffi_guard(-1, || -> i32 { panic!("boom {}", 7) });
+        assert_eq!(r, -1);
+        assert_eq!(
+            last_error(),
+            "internal error: a panic was caught at the C boundary: boom 7"
+        );
+        assert_eq!(ffi_guard(-1, || 3), 3);
     }
 
     #[test]

@@ -835,13 +835,34 @@ unsafe fn plan_import(dl: &DLTensor) -> Result<ImportPlan> {
             dl.byte_offset
         ))
     })?;
-    let first = dl.data.cast::<u8>().wrapping_add(offset);
-    if nbytes > 0 && first.is_null() {
+    if nbytes > 0 && dl.data.is_null() {
         return Err(InteropError::Format(format!(
             "DLTensor of shape {} has a null data pointer",
             fmt_list(&sizes)
         )));
     }
+    // The storage will span `[data + byte_offset, data + byte_offset +
+    // nbytes)` (strides are non-negative here, so the layout's extent lies
+    // above its first element). Checked address arithmetic: a hostile
+    // `byte_offset` (u64::MAX) used to wrap the pointer to just before the
+    // buffer and pass; now every address of the span must exist without
+    // wrapping, and the span (from `data`) must be at most `isize::MAX`
+    // bytes, the most one Rust object can be.
+    let span_fits = offset
+        .checked_add(nbytes)
+        .filter(|&n| isize::try_from(n).is_ok())
+        .and_then(|n| dl.data.addr().checked_add(n))
+        .is_some();
+    if !span_fits {
+        return Err(InteropError::Layout(format!(
+            "DLTensor byte_offset {} plus the {nbytes} bytes its layout reaches (shape {}, strides {}) overflows the address space from data pointer {:p}",
+            dl.byte_offset,
+            fmt_list(&sizes),
+            fmt_list(&strides),
+            dl.data
+        )));
+    }
+    let first = dl.data.cast::<u8>().wrapping_add(offset);
     Ok(ImportPlan {
         dtype,
         device,
@@ -917,8 +938,11 @@ unsafe fn build_import(plan: ImportPlan, read_only: bool, owner: DataPtr) -> Res
 /// # Errors
 ///
 /// Null pointers (with elements), negative `ndim` or sizes, negative
-/// strides, vector types (`lanes != 1`), and dtypes or devices without a
-/// counterpart here (see [`dtype_from_dlpack`], [`device_from_dlpack`]).
+/// strides, vector types (`lanes != 1`), dtypes or devices without a
+/// counterpart here (see [`dtype_from_dlpack`], [`device_from_dlpack`]),
+/// a layout whose byte extent overflows, and a `byte_offset` that, with the
+/// extent, runs past the end of the address space or past `isize::MAX`
+/// bytes from `data` (checked, never wrapped).
 ///
 /// # Safety
 ///

@@ -380,7 +380,11 @@ pub fn from_ndarray_view<A: Element, S: Data<Elem = A>, D: Dimension>(
     a: &ArrayBase<S, D>,
 ) -> Result<Tensor> {
     let sizes = sizes_of(a.shape())?;
-    let data: Vec<A> = a.iter().copied().collect();
+    // A broadcast view (stride 0) may have far more elements than memory:
+    // reserve fallibly, so that is an out-of-memory error, not an abort.
+    let mut data: Vec<A> =
+        c10_core::access::try_vec_with_capacity(a.len() as u64, "from_ndarray_view")?;
+    data.extend(a.iter().copied());
     Ok(Tensor::from_vec(data, &sizes)?)
 }
 

@@ -491,3 +491,59 @@ fn a_null_deleter_is_allowed() {
     drop(t);
     assert_eq!(data, [1, 20, 3]);
 }
+
+#[test]
+fn import_refuses_byte_offsets_and_extents_that_wrap() {
+    // Issue #20: `byte_offset = u64::MAX` wrapped `data + byte_offset` to one
+    // byte before the buffer, passed the fit check, and the import read out
+    // of bounds. Every boundary of the checked span `data + byte_offset +
+    // extent` (here 32 bytes) is refused, and ownership stays ours.
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let probe = foreign(vec![0.0; 4], vec![2, 2], Some(vec![2, 1]), &N);
+    // SAFETY: `probe` is valid; only its data address is read.
+    let base = unsafe { (*probe).dl_tensor.data }.addr() as u64;
+    // SAFETY: from `foreign`, freed once.
+    unsafe { drop_foreign(probe) };
+    let top = usize::MAX as u64;
+    let imax = isize::MAX as u64;
+    // (byte_offset, strides): offsets past the end of the address space
+    // (the last one ends exactly one byte past it), past isize::MAX from
+    // `data`, and an extent that is fine alone but not with the offset.
+    let cases: [(u64, [i64; 2]); 8] = [
+        (u64::MAX, [2, 1]),
+        (u64::MAX - 7, [2, 1]),
+        (top - base, [2, 1]),
+        (top - base - 31, [2, 1]),
+        (imax, [2, 1]),
+        (imax - 31, [2, 1]),
+        (1 << 63, [2, 1]),
+        (1 << 62, [1 << 59, 1]),
+    ];
+    for (i, (byte_offset, strides)) in cases.into_iter().enumerate() {
+        let m = foreign(vec![0.0; 4], vec![2, 2], Some(strides.to_vec()), &N);
+        // SAFETY: `m` is valid and exclusively ours.
+        unsafe { (*m).dl_tensor.byte_offset = byte_offset };
+        // SAFETY: shape and strides are valid; the span check refuses the
+        // offset before anything is read.
+        let err = unsafe { from_dlpack(m) }.unwrap_err().to_string();
+        assert!(
+            err.contains("overflows the address space"),
+            "case {i} (byte_offset {byte_offset}): {err}"
+        );
+        assert_eq!(N.load(Ordering::SeqCst), i + 1, "case {i}: deleter ran");
+        // SAFETY: still ours after the failed import; freed once.
+        unsafe { drop_foreign(m) };
+    }
+    // The largest in-bounds offset for this buffer still imports.
+    let m = foreign(
+        vec![0.0, 1.0, 2.0, 3.0, 4.0],
+        vec![2, 2],
+        Some(vec![2, 1]),
+        &N,
+    );
+    // SAFETY: 8 + 32 bytes lie inside the 40-byte buffer.
+    unsafe { (*m).dl_tensor.byte_offset = 8 };
+    // SAFETY: valid, handed over once.
+    let t = unsafe { from_dlpack(m) }.unwrap();
+    assert_eq!(t.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+}

@@ -206,3 +206,26 @@ fn views_and_copies_round_trip() {
     let g = t.ndarray_read::<half::f16>().unwrap();
     assert_eq!(g.view(), a.t().into_dyn());
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "spawns a child process")]
+fn copies_of_huge_broadcasts_are_oom_errors_not_aborts() {
+    // Issue #20: a stride-0 view with 2^60 elements over one value; both
+    // directions of the copying conversion once aborted the process.
+    let name = "ndarray::tests::copies_of_huge_broadcasts_are_oom_errors_not_aborts";
+    c10_storage::testing::hostile::in_child_process(name, || {
+        let one = ::ndarray::Array1::<f32>::zeros(1);
+        let wide = one.broadcast((1 << 30, 1 << 30)).unwrap();
+        let e = from_ndarray_view(&wide).unwrap_err().to_string();
+        assert!(
+            e.contains("you tried to allocate 4611686018427387904 bytes"),
+            "{e}"
+        );
+        let t = Tensor::zeros(&[1], ScalarType::Float)
+            .unwrap()
+            .expand(&[1 << 30, 1 << 30])
+            .unwrap();
+        let e = t.to_ndarray::<f32>().unwrap_err().to_string();
+        assert!(e.contains("can't allocate memory"), "{e}");
+    });
+}
