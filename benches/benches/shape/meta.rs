@@ -273,6 +273,25 @@ pub fn benches(c: &mut Criterion) {
 
     // B9: fill a strided view in place (columns 1..3 of M). Data, not
     // metadata, but it is the write-through-view path.
+    // The guard path: what every element access pays to lock the storage
+    // (the re-entrancy check of the thread's held guards included), without
+    // element work: a read guard, a write guard, and one element read and
+    // written through the typed accessors.
+    let mut g = c.benchmark_group("guard_path");
+    g.bench_function("read_guard", |b| {
+        b.iter(|| black_box(&t_m).read::<f32>().is_ok())
+    });
+    g.bench_function("write_guard", |b| {
+        b.iter(|| black_box(&t_m).write::<f32>().is_ok())
+    });
+    g.bench_function("get", |b| {
+        b.iter(|| black_box(&t_m).get::<f32>(black_box(&[3, 5])).unwrap())
+    });
+    g.bench_function("set", |b| {
+        b.iter(|| black_box(&t_m).set::<f32>(black_box(&[3, 5]), 1.0).unwrap())
+    });
+    g.finish();
+
     let mut g = c.benchmark_group("fill_view");
     g.bench_function("ours", |b| {
         b.iter(|| {

@@ -42,10 +42,14 @@ static KEPT: Mutex<Vec<&'static &'static dyn DeviceOps>> = Mutex::new(Vec::new()
 
 /// Registers `ops` for its device type (the latest registration wins).
 pub fn register_device_ops(ops: &'static dyn DeviceOps) {
+    // Asked before the lock is taken: `device_type` is the implementor's
+    // code, and one that registered again from inside it must not wait for
+    // this thread's own lock.
+    let device_type = ops.device_type();
     let boxed: &'static &'static dyn DeviceOps = Box::leak(Box::new(ops));
     let mut kept = KEPT.lock();
     kept.push(boxed);
-    OPS[ops.device_type() as usize].store(std::ptr::from_ref(boxed).cast_mut(), Ordering::Release);
+    OPS[device_type as usize].store(std::ptr::from_ref(boxed).cast_mut(), Ordering::Release);
 }
 
 /// The operations registered for `device_type`, or an error naming the

@@ -40,6 +40,32 @@ use crate::version::{InferenceMode, VersionCounter};
 /// assert!(v.is_alias_of(&a));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+///
+/// # Guards and re-entrancy
+///
+/// Every element access locks the tensor's storage for its duration: a
+/// shared lock to read ([`Tensor::read`], [`Tensor::get`],
+/// [`Tensor::to_vec`], printing, the source of a copy), an exclusive one to
+/// write ([`Tensor::write`], [`Tensor::set`], [`Tensor::fill_`], the
+/// destination of a copy) or to reallocate (a growing [`Tensor::resize_`]
+/// or [`Tensor::set_`]). All views of a storage share its lock. While
+/// **this thread** holds a guard ([`Tensor::read`] / [`Tensor::write`]),
+/// an access through any view of the same storage that the guard excludes
+/// fails with [`StorageError::Reentrant`](c10_storage::StorageError::Reentrant)
+/// instead of deadlocking; other threads wait for the guard as usual.
+///
+/// ```
+/// use c10_core::{Tensor, ScalarType, TensorError};
+/// let t = Tensor::arange(0.0, 4.0, 1.0, ScalarType::Float)?;
+/// let view = t.as_strided(&[2], &[2], Some(0))?;
+/// let guard = t.read::<f32>()?;
+/// assert_eq!(view.get::<f32>(&[1])?, 2.0); // reading alongside is fine
+/// let err = view.fill_(1.0).unwrap_err(); // would wait for `guard`
+/// assert!(err.to_string().contains("would deadlock"));
+/// drop(guard);
+/// view.fill_(1.0)?; // fine once the guard is gone
+/// # Ok::<(), TensorError>(())
+/// ```
 #[derive(Clone)]
 pub struct Tensor {
     pub(crate) imp: Arc<TensorImpl>,

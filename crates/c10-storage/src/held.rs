@@ -13,8 +13,14 @@
 //! recursively).
 //!
 //! Guards are `!Send`, so each is released on the thread that recorded it.
+//!
+//! The list lives in a fixed array of `Cell`s: a thread-local without a
+//! destructor is a plain offset from the thread pointer (no lazy
+//! registration check), and scanning eight words costs less than any map.
+//! A thread holding guards of more than [`SLOTS`] storages at once spills
+//! the rest into a `Vec`, looked at only while it is in use.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use crate::storage::StorageError;
@@ -39,22 +45,55 @@ impl fmt::Display for GuardKind {
     }
 }
 
-/// One storage this thread holds guards of.
-#[derive(Clone, Copy)]
+/// Storages a thread can hold guards of before spilling.
+const SLOTS: usize = 8;
+
+/// The state word of a held storage: the write guard's bit, or the number
+/// of read guards (the lock is taken recursively for each).
+const WRITER: u64 = 1 << 63;
+
+/// One held storage: its [`Storage::id`](crate::Storage::id) (0 = free;
+/// storage ids are addresses, never 0) and its state word.
+type Entry = (usize, u64);
+
+/// This thread's held storages.
 struct Held {
-    /// [`Storage::id`](crate::Storage::id) of the storage.
-    storage: usize,
-    /// Read guards alive (the lock is taken recursively for each).
-    readers: u32,
-    /// Whether the write guard is alive.
-    writer: bool,
+    slots: [Cell<Entry>; SLOTS],
+    /// Whether `SPILL` holds entries (so the common path never touches it).
+    spilled: Cell<bool>,
 }
 
 thread_local! {
-    /// This thread's guards. A `Vec` rather than a map: a thread rarely holds
-    /// guards of more than two storages (a copy's source and destination),
-    /// and the scan of so short a list costs less than hashing.
-    static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
+    static HELD: Held = const {
+        Held {
+            slots: [const { Cell::new((0, 0)) }; SLOTS],
+            spilled: Cell::new(false),
+        }
+    };
+    /// Entries beyond `SLOTS`, for threads holding guards of many storages.
+    static SPILL: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The state word after adding `want` to `state`, or the kind of guard
+/// that makes `want` wait for this thread.
+#[inline]
+fn add(state: u64, want: GuardKind) -> Result<u64, GuardKind> {
+    match want {
+        _ if state & WRITER != 0 => Err(GuardKind::Write),
+        GuardKind::Write if state != 0 => Err(GuardKind::Read),
+        GuardKind::Write => Ok(WRITER),
+        // More read guards than fit in 63 bits cannot be held in memory.
+        GuardKind::Read => Ok(state.saturating_add(1)),
+    }
+}
+
+/// The state word after releasing one `kind` guard.
+#[inline]
+fn remove(state: u64, kind: GuardKind) -> u64 {
+    match kind {
+        GuardKind::Write => state & !WRITER,
+        GuardKind::Read => state.saturating_sub(1),
+    }
 }
 
 /// Records that this thread is about to lock `storage` for `want`, or
@@ -65,27 +104,36 @@ thread_local! {
 pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageError> {
     let refused = HELD
         .try_with(|held| {
-            let mut held = held.borrow_mut();
-            match held.iter_mut().find(|h| h.storage == storage) {
-                None => {
-                    held.push(Held {
-                        storage,
-                        readers: u32::from(want == GuardKind::Read),
-                        writer: want == GuardKind::Write,
-                    });
-                    None
+            let mut free = None;
+            for slot in &held.slots {
+                let (id, state) = slot.get();
+                if id == storage {
+                    return match add(state, want) {
+                        Ok(state) => {
+                            slot.set((id, state));
+                            None
+                        }
+                        Err(kind) => Some(kind),
+                    };
                 }
-                Some(h) if h.writer => Some(GuardKind::Write),
-                Some(h) => match want {
-                    GuardKind::Write => Some(GuardKind::Read),
-                    GuardKind::Read => {
-                        // More than 4 billion read guards of one storage on
-                        // one thread cannot be held in memory; saturate.
-                        h.readers = h.readers.saturating_add(1);
-                        None
-                    }
-                },
+                if id == 0 && free.is_none() {
+                    free = Some(slot);
+                }
             }
+            if held.spilled.get() {
+                if let Some(verdict) = acquire_spilled(storage, want) {
+                    return verdict;
+                }
+            }
+            let fresh = (storage, add(0, want).unwrap_or(0));
+            match free {
+                Some(slot) => slot.set(fresh),
+                None => {
+                    held.spilled.set(true);
+                    let _ = SPILL.try_with(|spill| spill.borrow_mut().push(fresh));
+                }
+            }
+            None
         })
         // During thread teardown (a guard taken in a thread-local
         // destructor) the list is gone: nothing can be checked, and nothing
@@ -101,38 +149,125 @@ pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageErro
     }
 }
 
+/// [`acquire`] for a storage recorded in the spill list: `None` if it is
+/// not there, else the verdict (`Some(None)`: recorded; `Some(Some(kind))`:
+/// refused because of a `kind` guard).
+#[cold]
+fn acquire_spilled(storage: usize, want: GuardKind) -> Option<Option<GuardKind>> {
+    SPILL
+        .try_with(|spill| {
+            let mut spill = spill.borrow_mut();
+            let entry = spill.iter_mut().find(|(id, _)| *id == storage)?;
+            Some(match add(entry.1, want) {
+                Ok(state) => {
+                    entry.1 = state;
+                    None
+                }
+                Err(kind) => Some(kind),
+            })
+        })
+        .unwrap_or(None)
+}
+
 /// Undoes one [`acquire`] of `kind` on `storage`.
 #[inline]
 pub(crate) fn release(storage: usize, kind: GuardKind) {
     let _ = HELD.try_with(|held| {
-        let mut held = held.borrow_mut();
-        if let Some(i) = held.iter().position(|h| h.storage == storage) {
-            let h = &mut held[i];
-            match kind {
-                GuardKind::Write => h.writer = false,
-                GuardKind::Read => h.readers = h.readers.saturating_sub(1),
-            }
-            if !h.writer && h.readers == 0 {
-                held.swap_remove(i);
+        for slot in &held.slots {
+            let (id, state) = slot.get();
+            if id == storage {
+                let state = remove(state, kind);
+                slot.set(if state == 0 { (0, 0) } else { (id, state) });
+                return;
             }
         }
+        if held.spilled.get() {
+            release_spilled(held, storage, kind);
+        }
+    });
+}
+
+/// [`release`] for a storage recorded in the spill list.
+#[cold]
+fn release_spilled(held: &Held, storage: usize, kind: GuardKind) {
+    let _ = SPILL.try_with(|spill| {
+        let mut spill = spill.borrow_mut();
+        if let Some(i) = spill.iter().position(|(id, _)| *id == storage) {
+            let state = remove(spill[i].1, kind);
+            if state == 0 {
+                spill.swap_remove(i);
+            } else {
+                spill[i].1 = state;
+            }
+        }
+        held.spilled.set(!spill.is_empty());
     });
 }
 
 /// Which guard of `storage` this thread holds, if any (the write guard
 /// takes precedence).
 pub(crate) fn held_by_this_thread(storage: usize) -> Option<GuardKind> {
-    HELD.try_with(|held| {
-        held.borrow()
-            .iter()
-            .find(|h| h.storage == storage)
-            .map(|h| {
-                if h.writer {
-                    GuardKind::Write
-                } else {
-                    GuardKind::Read
+    let state = HELD
+        .try_with(|held| {
+            if let Some(slot) = held.slots.iter().find(|s| s.get().0 == storage) {
+                return slot.get().1;
+            }
+            if !held.spilled.get() {
+                return 0;
+            }
+            SPILL
+                .try_with(|spill| {
+                    spill
+                        .borrow()
+                        .iter()
+                        .find(|(id, _)| *id == storage)
+                        .map_or(0, |e| e.1)
+                })
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    match state {
+        0 => None,
+        s if s & WRITER != 0 => Some(GuardKind::Write),
+        _ => Some(GuardKind::Read),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More storages than there are slots: the spill list keeps the rules.
+    #[test]
+    fn many_storages_spill_and_keep_the_rules() {
+        let ids: Vec<usize> = (1..=3 * SLOTS).map(|i| i * 64).collect();
+        for &id in &ids {
+            acquire(id, GuardKind::Read).unwrap();
+        }
+        for &id in &ids {
+            assert_eq!(held_by_this_thread(id), Some(GuardKind::Read));
+            acquire(id, GuardKind::Read).unwrap();
+            let err = acquire(id, GuardKind::Write).unwrap_err();
+            assert!(matches!(
+                err,
+                StorageError::Reentrant {
+                    held: GuardKind::Read,
+                    wanted: GuardKind::Write,
+                    ..
                 }
-            })
-    })
-    .unwrap_or(None)
+            ));
+        }
+        for &id in &ids {
+            release(id, GuardKind::Read);
+            release(id, GuardKind::Read);
+            assert_eq!(held_by_this_thread(id), None);
+        }
+        // Everything released: writers are welcome again, in slots.
+        let last = *ids.last().unwrap_or(&64);
+        acquire(last, GuardKind::Write).unwrap();
+        assert!(acquire(last, GuardKind::Read).is_err());
+        release(last, GuardKind::Write);
+        assert_eq!(held_by_this_thread(last), None);
+        assert!(HELD.with(|h| !h.spilled.get()));
+    }
 }

@@ -109,8 +109,18 @@ pub struct StorageImpl {
 /// through every other view, and safe code cannot race. Operations on two
 /// storages lock each distinct storage once, in address order
 /// ([`Storage::lock_write_read`]), so aliasing inputs and outputs never
-/// deadlock. Within one thread, do not ask for a write guard while holding
-/// any guard of the same storage: the lock is not re-entrant for writers.
+/// deadlock.
+///
+/// # Re-entrancy
+///
+/// A thread never waits for a guard it holds itself: asking to write while
+/// this thread holds any guard of the same storage, or to read while it
+/// holds the write guard, fails at once with [`StorageError::Reentrant`]
+/// instead of deadlocking (as `RefCell::try_borrow_mut` does). Several read
+/// guards on one thread are fine, and guards held by *other* threads are
+/// waited for as usual. The same holds for every call that locks
+/// internally ([`Storage::resize`], [`Storage::reset`],
+/// [`Storage::set_data_ptr`], [`Storage::lock_write_read`]).
 ///
 /// ```
 /// use c10_storage::Storage;
@@ -760,6 +770,12 @@ fn host_slice<'a>(ptr: *mut u8, len: usize, device: Device) -> Result<&'a [u8], 
 ///
 /// Not `Send`: it is released on the thread that took it, which is what
 /// lets that thread's later accesses know it is held.
+///
+/// ```compile_fail
+/// fn send<T: Send>(_: T) {}
+/// let s = c10_storage::Storage::from_owner(vec![0u8; 4]);
+/// send(s.read().unwrap()); // error: the guard cannot move to another thread
+/// ```
 pub struct StorageReadGuard<'a> {
     buffer: RwLockReadGuard<'a, Buffer>,
     storage: &'a Storage,
