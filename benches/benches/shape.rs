@@ -62,4 +62,16 @@ criterion_group! {
     config = slow();
     targets = scaling::copies
 }
-criterion_main!(meta_ops, alloc_ops, copy_ops, scaling_views, scaling_copies);
+criterion_group! {
+    name = scaling_allocs;
+    config = slow();
+    targets = alloc::scaling
+}
+criterion_main!(
+    meta_ops,
+    alloc_ops,
+    copy_ops,
+    scaling_views,
+    scaling_copies,
+    scaling_allocs
+);

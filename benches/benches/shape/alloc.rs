@@ -55,3 +55,27 @@ pub fn benches(c: &mut Criterion) {
         g.finish();
     }
 }
+
+/// `empty` and `zeros` against size, 4 KiB to 256 MiB of f32 (issue #13:
+/// `empty` must not pay a pass over its bytes).
+pub fn scaling(c: &mut Criterion) {
+    for (name, bytes) in [
+        ("4KiB", 4usize << 10),
+        ("1MiB", 1 << 20),
+        ("4MiB", 4 << 20),
+        ("64MiB", 64 << 20),
+        ("256MiB", 256 << 20),
+    ] {
+        let sizes = [(bytes / 4) as i64];
+        let mut g = c.benchmark_group(format!("scale_empty_{name}"));
+        g.bench_function("ours", |b| {
+            b.iter(|| Tensor::empty(black_box(&sizes), ScalarType::Float).unwrap())
+        });
+        g.finish();
+        let mut g = c.benchmark_group(format!("scale_zeros_{name}"));
+        g.bench_function("ours", |b| {
+            b.iter(|| Tensor::zeros(black_box(&sizes), ScalarType::Float).unwrap())
+        });
+        g.finish();
+    }
+}

@@ -73,7 +73,7 @@ use memmap2::MmapOptions;
 pub enum MapMode {
     /// A shared read-only mapping (the file is opened read-only). Writes to
     /// the storage are refused with
-    /// [`StorageError::ReadOnly`](c10_storage::StorageError::ReadOnly),
+    /// [`StorageError::ReadOnly`],
     /// whose message names the file.
     ReadOnly,
     /// A shared writable mapping (the file is opened for reading and

@@ -427,7 +427,29 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     let plan = CopyPlan::new(dst.sizes(), dst.strides(), src_strides, de, se)
         .ok_or_else(|| runtime("copy_: byte offsets of the layouts overflow"))?;
 
-    let mut guard = Storage::lock_write_read(dst.storage(), src.storage())?;
+    // A destination whose elements are every byte of its storage (and
+    // which is not also the source) is written in full: a lazily
+    // initialised storage then skips its zero fill (`write_uninit`), and is
+    // marked initialised once the copy has written it.
+    let overwrite =
+        !dst.storage().is_alias_of(src.storage()) && dst.is_dense_over(dst.storage().nbytes());
+    let mut guard = if overwrite {
+        Storage::lock_write_uninit_read(dst.storage(), src.storage())?
+    } else {
+        Storage::lock_write_read(dst.storage(), src.storage())?
+    };
+    let overwrite = match &guard {
+        // The size checked before locking may have changed since (another
+        // handle resized the storage): decide again under the lock.
+        WriteReadGuard::Distinct { dst: g, .. } if overwrite => {
+            let still = dst.is_dense_over(g.nbytes());
+            if !still {
+                g.initialize();
+            }
+            still
+        }
+        _ => false,
+    };
     let (dst_base, src_base, dst_nbytes, src_nbytes) = match &mut guard {
         WriteReadGuard::Same(g) => {
             let p = g.as_mut_ptr();
@@ -470,7 +492,11 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
             a0 < b1 && b0 < a1
         };
     if intersect(dst_range, dst_base.cast_const(), src_range, src_base) {
-        // The two sides may share bytes: read the source in full first.
+        // The two sides may share bytes: read the source in full first
+        // (and never read destination bytes that were not initialised).
+        if let WriteReadGuard::Distinct { dst: g, .. } = &guard {
+            g.initialize();
+        }
         let layout = BufferedCopy {
             sizes: dst.sizes(),
             dst_strides: dst.strides(),
@@ -490,6 +516,14 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     // destinations that are non-overlapping and dense, so the threads'
     // disjoint index ranges write disjoint bytes.
     unsafe { run_plan_threaded(&plan, converter, d0, s0, threads) };
+    if overwrite {
+        if let WriteReadGuard::Distinct { dst: g, .. } = &mut guard {
+            // SAFETY: the destination's elements are exactly the storage's
+            // bytes (`is_dense_over`, checked under the lock), and the plan
+            // just wrote every element.
+            unsafe { g.assume_init() };
+        }
+    }
     Ok(())
 }
 

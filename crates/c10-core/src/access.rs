@@ -9,7 +9,7 @@
 
 use std::marker::PhantomData;
 
-use c10_storage::{AllocError, StorageReadGuard, StorageWriteGuard};
+use c10_storage::{AllocError, StorageError, StorageReadGuard, StorageWriteGuard};
 
 use crate::error::{Result, TensorError};
 use crate::geometry::fmt_list;
@@ -287,6 +287,63 @@ impl Tensor {
         })
     }
 
+    /// [`write`](Self::write) for a caller that overwrites every element:
+    /// when they are every byte of the storage, a lazily initialised
+    /// storage is not zero-filled first, and `whole` is `true` (the caller
+    /// then marks the bytes initialised after writing them).
+    fn write_all<T: Element>(&self) -> Result<(TensorWriteGuard<'_, T>, bool)> {
+        self.check_dtype::<T>()?;
+        let storage = self.storage();
+        if !self.is_dense_over(storage.nbytes()) {
+            return Ok((self.write::<T>()?, false));
+        }
+        let guard = storage.write_uninit()?;
+        // Decide again under the lock (another handle may have resized).
+        let whole = self.is_dense_over(guard.nbytes());
+        if !whole {
+            guard.initialize();
+        }
+        if !guard.device().device_type().is_host_accessible() {
+            return Err(StorageError::NotHostAccessible(guard.device()).into());
+        }
+        if guard.nbytes() > 0 && guard.as_ptr().is_null() {
+            return Err(StorageError::NullData(guard.nbytes()).into());
+        }
+        self.check_layout_in(guard.nbytes())?;
+        self.bump_version()?;
+        Ok((
+            TensorWriteGuard {
+                tensor: self,
+                guard,
+                _t: PhantomData,
+            },
+            whole,
+        ))
+    }
+
+    /// Whether this tensor's elements are exactly the bytes of a storage of
+    /// `nbytes` bytes: storage offset 0, non-overlapping and dense, and
+    /// `numel · itemsize == nbytes`. Such a tensor, written in full, writes
+    /// every byte of its storage (which is what lets copies and fills of a
+    /// lazily initialised storage skip its zero fill).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::empty(&[2, 3], ScalarType::Float)?;
+    /// assert!(t.is_dense_over(t.storage().nbytes()));
+    /// let tail = t.as_strided(&[3], &[1], Some(3))?; // half of the bytes
+    /// assert!(!tail.is_dense_over(t.storage().nbytes()));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn is_dense_over(&self, nbytes: usize) -> bool {
+        self.storage_offset() == 0
+            && self.is_non_overlapping_and_dense()
+            && usize::try_from(self.numel())
+                .ok()
+                .and_then(|n| n.checked_mul(self.element_size()))
+                == Some(nbytes)
+    }
+
     /// One element (negative indices count from the end).
     ///
     /// ```
@@ -355,7 +412,14 @@ impl Tensor {
             return crate::device_ops::device_ops(device_type)?.fill(self, &bytes);
         }
         crate::dispatch_dtype!(self.dtype(), T => {
-            self.write::<T>()?.fill(value.to_element::<T>());
+            let (mut guard, whole) = self.write_all::<T>()?;
+            guard.fill(value.to_element::<T>());
+            if whole {
+                // SAFETY: the tensor's elements are every byte of the
+                // storage (`write_all`, checked under the lock), and `fill`
+                // wrote each of them.
+                unsafe { guard.guard.assume_init() };
+            }
             Ok(())
         }, {
             Err(TensorError::runtime(format!("fill_ is not supported for dtype {}", self.dtype())))

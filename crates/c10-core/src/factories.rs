@@ -70,7 +70,7 @@ unsafe fn empty_strided_impl(
         // SAFETY: forwarded to the caller.
         unsafe { new_storage_for_overwrite(nbytes, o.device) }?
     } else {
-        new_storage(nbytes, o.device)?
+        new_storage(nbytes, o.device, Fill::Lazy)?
     };
     // Row-major strides take the in-place constructor `empty` uses.
     let mut t = if strides_are_row_major(sizes, strides) {
@@ -104,9 +104,23 @@ fn strides_are_row_major(sizes: &[i64], strides: &[i64]) -> bool {
     true
 }
 
-fn new_storage(nbytes: usize, device: Device) -> Result<Storage> {
+/// How a new storage's bytes start.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// Lazily initialised ([`Storage::new_uninit`]): no fill unless a byte
+    /// is read before being written, as c10's `empty` touches nothing.
+    Lazy,
+    /// Whatever the allocator's `allocate` gives (zeros from the CPU
+    /// allocator, which `calloc` makes free for fresh pages): for `zeros`.
+    Allocator,
+}
+
+fn new_storage(nbytes: usize, device: Device, fill: Fill) -> Result<Storage> {
     let alloc = allocator_for(device)?;
-    Ok(Storage::new(nbytes, alloc, true)?)
+    Ok(match fill {
+        Fill::Lazy => Storage::new_uninit(nbytes, alloc, true)?,
+        Fill::Allocator => Storage::new(nbytes, alloc, true)?,
+    })
 }
 
 /// [`new_storage`] whose bytes may start uninitialised.
@@ -121,8 +135,11 @@ unsafe fn new_storage_for_overwrite(nbytes: usize, device: Device) -> Result<Sto
 }
 
 impl Tensor {
-    /// An uninitialised tensor in PyTorch; here its elements read as zero
-    /// on the CPU (the CPU allocator zero-fills, see `alloc-cpu`).
+    /// An uninitialised tensor in PyTorch; here its storage is initialised
+    /// lazily: creating it costs the allocation alone (no pass over the
+    /// bytes, whatever the size), its elements read as zero until written,
+    /// and a dense `copy_` or `fill_` of the whole tensor writes it without
+    /// any zero fill (see `c10_storage::Storage`, "Lazy initialisation").
     ///
     /// Sizes may not be negative (`Trying to create tensor with negative
     /// dimension -3: [2, -3]`); the byte count is overflow-checked
@@ -137,10 +154,14 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn empty(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
-        let o = options.into();
+        Tensor::empty_with(sizes, options.into(), Fill::Lazy)
+    }
+
+    /// [`Tensor::empty`] with the storage's bytes starting as `fill` says.
+    fn empty_with(sizes: &[i64], o: TensorOptions, fill: Fill) -> Result<Tensor> {
         geometry::check_non_negative(sizes)?;
         let nbytes = geometry::storage_nbytes_contiguous(sizes, o.dtype.itemsize(), 0)?;
-        let storage = new_storage(nbytes, o.device)?;
+        let storage = new_storage(nbytes, o.device, fill)?;
         let mut t = if o.memory_format == MemoryFormat::Contiguous {
             TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
         } else {
@@ -162,8 +183,8 @@ impl Tensor {
         strides: &[i64],
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        // SAFETY: `for_overwrite` is false: the storage is zero-filled (or
-        // whatever the allocator's `allocate` promises), nothing to uphold.
+        // SAFETY: `for_overwrite` is false: the storage is lazily
+        // initialised (zeros unless written first), nothing to uphold.
         unsafe { empty_strided_impl(sizes, strides, options.into(), false) }
     }
 
@@ -206,7 +227,11 @@ impl Tensor {
 
     /// A tensor of zeros.
     pub fn zeros(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
-        let t = Tensor::empty(sizes, options)?;
+        // The allocator's own zeros when it has them (`calloc`: fresh pages
+        // come zeroed from the kernel), else one fill below; a lazily
+        // initialised storage would read as zeros too, but would pay a
+        // `memset` at first touch where `calloc` pays nothing.
+        let t = Tensor::empty_with(sizes, options.into(), Fill::Allocator)?;
         // Ask the allocator that made this storage (not the registry again:
         // cheaper, and right even if a registration changed meanwhile).
         let zeroed = t.imp.storage.allocator().is_some_and(|a| a.zeroes_memory());

@@ -90,8 +90,11 @@ pub struct AllocatorStats {
 /// For `n == 0` the pointer may be null (c10 returns null).
 ///
 /// [`Allocator::allocate_for_overwrite`] promises the same except 5: its
-/// bytes may be uninitialised (only unsafe code, which writes every byte
-/// first, turns them into a storage; see [`crate::Storage::new_for_overwrite`]).
+/// bytes may be uninitialised. Storages made from it keep track of that
+/// ([`crate::Storage::new_uninit`] zero-fills lazily, before the first
+/// access that could expose a byte, unless everything is overwritten
+/// first; the `unsafe` [`crate::Storage::new_for_overwrite`] leaves it to
+/// its caller), so safe code never sees those bytes.
 ///
 /// Alignment is not part of the safety contract (typed access checks it at
 /// run time), but [`crate::testing`] checks the alignment you document.

@@ -64,6 +64,6 @@ pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
 pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
 pub use held::GuardKind;
 pub use storage::{
-    BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard, StorageWriteGuard,
-    WriteReadGuard,
+    lazy_fill_count, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard,
+    StorageWriteGuard, WriteReadGuard,
 };

@@ -2,7 +2,7 @@
 //! every tensor that views it, with guarded access.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -70,6 +70,91 @@ pub enum StorageError {
 struct Buffer {
     data_ptr: DataPtr,
     nbytes: usize,
+    /// How many leading bytes are known to be initialised (`nbytes` once
+    /// the whole buffer is). Host memory from
+    /// [`Allocator::allocate_for_overwrite`] starts uninitialised
+    /// ([`Storage::new_uninit`], the growth of [`Storage::resize`]); the
+    /// first guard that could expose bytes zero-fills the rest, once (see
+    /// [`Storage`], "Lazy initialisation"). Always `nbytes` for memory the
+    /// host never dereferences. Written only under the write lock; an
+    /// atomic so that a write guard can finish the fill from `&self`.
+    init: AtomicUsize,
+}
+
+impl Buffer {
+    /// A buffer whose `nbytes` bytes are all initialised.
+    fn initialised(data_ptr: DataPtr, nbytes: usize) -> Buffer {
+        Buffer {
+            data_ptr,
+            nbytes,
+            init: AtomicUsize::new(nbytes),
+        }
+    }
+
+    /// Whether bytes past the initialised prefix remain.
+    #[inline]
+    fn needs_fill(&self) -> bool {
+        self.init.load(Ordering::Relaxed) < self.nbytes
+    }
+
+    /// Zero-fills the uninitialised tail, if any. Called with the write
+    /// lock held (through `&mut` access or a write guard's `&self`), so no
+    /// reference to the bytes exists meanwhile.
+    #[inline]
+    fn fill_uninit(&self) {
+        if self.needs_fill() {
+            self.fill_uninit_slow();
+        }
+    }
+
+    #[cold]
+    fn fill_uninit_slow(&self) {
+        let from = self.init.load(Ordering::Relaxed);
+        let ptr = self.data_ptr.get();
+        if !ptr.is_null() && from < self.nbytes {
+            // SAFETY: the buffer is valid for writes of `nbytes` bytes
+            // (storage invariant); the caller holds the write lock, so
+            // nothing else reads or writes it, and no slice of the
+            // uninitialised tail was ever made.
+            unsafe { std::ptr::write_bytes(ptr.add(from), 0, self.nbytes - from) };
+            LAZY_FILLS.fetch_add(1, Ordering::Relaxed);
+        }
+        self.init.store(self.nbytes, Ordering::Relaxed);
+    }
+}
+
+/// Lazy zero fills performed so far (see [`lazy_fill_count`]).
+static LAZY_FILLS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times, process-wide, a storage's uninitialised bytes were
+/// zero-filled on first access (see [`Storage`], "Lazy initialisation").
+/// A diagnostic for tests and profiling: an `empty` tensor that is
+/// overwritten in full (a dense `copy_` or `fill_` of the whole storage)
+/// never adds to it.
+///
+/// ```
+/// use c10_storage::{lazy_fill_count, Storage};
+/// # struct Heap;
+/// # // SAFETY: boxed bytes (uninitialised capacity is never handed out).
+/// # unsafe impl c10_storage::Allocator for Heap {
+/// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+/// #         Ok(c10_storage::DataPtr::from_owner(vec![7u8; n]))
+/// #     }
+/// #     fn device_type(&self) -> c10_storage::DeviceType { c10_storage::DeviceType::Cpu }
+/// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+/// #         // SAFETY: forwarded contract.
+/// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+/// #     }
+/// # }
+/// # static HEAP: Heap = Heap;
+/// let before = lazy_fill_count();
+/// let s = Storage::new_uninit(16, &HEAP, true)?;
+/// assert_eq!(s.read()?.bytes()?, &[0; 16]); // zero-filled on first read
+/// assert!(lazy_fill_count() > before);
+/// # Ok::<(), c10_storage::StorageError>(())
+/// ```
+pub fn lazy_fill_count() -> u64 {
+    LAZY_FILLS.load(Ordering::Relaxed)
 }
 
 /// The shared state behind a [`Storage`] (c10's `StorageImpl`).
@@ -110,6 +195,25 @@ pub struct StorageImpl {
 /// storages lock each distinct storage once, in address order
 /// ([`Storage::lock_write_read`]), so aliasing inputs and outputs never
 /// deadlock.
+///
+/// # Lazy initialisation
+///
+/// Safe code reads host bytes as `&[u8]`, so they must be initialised; but
+/// filling a buffer that is about to be overwritten costs a pass over
+/// memory (c10's `empty` touches nothing). A storage made by
+/// [`Storage::new_uninit`] (`Tensor::empty` and friends), and the new tail
+/// of a growing [`Storage::resize`], therefore start *uninitialised*: the
+/// storage records how many leading bytes are initialised, and the first
+/// guard that could expose the others ([`Storage::read`],
+/// [`Storage::write`], a slice from any guard) zero-fills them under the
+/// write lock, once. One predictable branch per guard; nothing per
+/// element. A writer that overwrites every byte (a dense copy or fill of
+/// the whole storage) takes [`Storage::write_uninit`] instead and marks the
+/// bytes initialised with the `unsafe`
+/// [`StorageWriteGuard::assume_init`], so such a buffer is never filled at
+/// all ([`lazy_fill_count`] counts the fills). Before anything is written,
+/// a lazily initialised storage reads as zeros. Memory the host never
+/// dereferences (device storages) is never filled.
 ///
 /// # Re-entrancy
 ///
@@ -169,15 +273,62 @@ impl Storage {
         resizable: bool,
     ) -> Result<Storage, StorageError> {
         let data_ptr = allocator.allocate(nbytes)?;
-        Ok(Storage::allocated(data_ptr, nbytes, allocator, resizable))
+        Ok(Storage::allocated(
+            data_ptr, nbytes, allocator, resizable, nbytes,
+        ))
     }
 
-    /// The storage around a fresh allocation of `nbytes` from `allocator`.
+    /// A storage of `nbytes` from [`Allocator::allocate_for_overwrite`],
+    /// initialised lazily: nothing is filled now (the cost is the
+    /// allocation alone, as c10's `empty`), and the first access that could
+    /// expose a byte zero-fills the bytes first, once; an access that
+    /// overwrites the whole storage skips the fill (see [`Storage`], "Lazy
+    /// initialisation"). So its bytes read as zero unless written first.
+    ///
+    /// ```
+    /// use c10_storage::{DeviceType, Storage};
+    /// # struct Heap;
+    /// # // SAFETY: returns boxed, initialised, exclusively owned bytes.
+    /// # unsafe impl c10_storage::Allocator for Heap {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0xAAu8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # static HEAP: Heap = Heap;
+    /// let s = Storage::new_uninit(4, &HEAP, true)?;
+    /// assert_eq!(s.read()?.bytes()?, &[0, 0, 0, 0]); // whatever the allocator left
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn new_uninit(
+        nbytes: usize,
+        allocator: &'static dyn Allocator,
+        resizable: bool,
+    ) -> Result<Storage, StorageError> {
+        let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
+        // Memory the host never dereferences needs no fill.
+        let init = if data_ptr.device().device_type().is_host_accessible() {
+            0
+        } else {
+            nbytes
+        };
+        Ok(Storage::allocated(
+            data_ptr, nbytes, allocator, resizable, init,
+        ))
+    }
+
+    /// The storage around a fresh allocation of `nbytes` from `allocator`,
+    /// whose first `init` bytes are initialised.
     fn allocated(
         data_ptr: DataPtr,
         nbytes: usize,
         allocator: &'static dyn Allocator,
         resizable: bool,
+        init: usize,
     ) -> Storage {
         let device = data_ptr.device();
         // Built in the `Arc`'s own allocation rather than on the stack and
@@ -194,7 +345,11 @@ impl Storage {
         // `assume_init`.
         unsafe {
             slot.write(StorageImpl {
-                buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+                buffer: RwLock::new(Buffer {
+                    data_ptr,
+                    nbytes,
+                    init: AtomicUsize::new(init),
+                }),
                 nbytes: AtomicUsize::new(nbytes),
                 resizable: AtomicBool::new(resizable),
                 allocator: Some(allocator),
@@ -252,7 +407,10 @@ impl Storage {
         resizable: bool,
     ) -> Result<Storage, StorageError> {
         let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
-        Ok(Storage::allocated(data_ptr, nbytes, allocator, resizable))
+        // The caller writes every byte before any read: no fill is owed.
+        Ok(Storage::allocated(
+            data_ptr, nbytes, allocator, resizable, nbytes,
+        ))
     }
 
     /// Allocates `nbytes` from the allocator registered for `device_type`
@@ -286,7 +444,7 @@ impl Storage {
         }
         let device = data_ptr.device();
         Ok(Storage::from_impl(StorageImpl {
-            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            buffer: RwLock::new(Buffer::initialised(data_ptr, nbytes)),
             nbytes: AtomicUsize::new(nbytes),
             resizable: AtomicBool::new(resizable),
             allocator,
@@ -314,7 +472,7 @@ impl Storage {
     {
         let (data_ptr, nbytes) = DataPtr::from_owner_with_len(owner);
         Storage::from_impl(StorageImpl {
-            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            buffer: RwLock::new(Buffer::initialised(data_ptr, nbytes)),
             nbytes: AtomicUsize::new(nbytes),
             resizable: AtomicBool::new(false),
             allocator: None,
@@ -344,7 +502,7 @@ impl Storage {
     {
         let (data_ptr, nbytes) = DataPtr::from_read_only_owner_with_len(owner);
         Storage::from_impl(StorageImpl {
-            buffer: RwLock::new(Buffer { data_ptr, nbytes }),
+            buffer: RwLock::new(Buffer::initialised(data_ptr, nbytes)),
             nbytes: AtomicUsize::new(nbytes),
             resizable: AtomicBool::new(false),
             allocator: None,
@@ -467,10 +625,29 @@ impl Storage {
     #[inline]
     pub fn read(&self) -> Result<StorageReadGuard<'_>, StorageError> {
         held::acquire(self.id(), GuardKind::Read)?;
+        let buffer = self.0.buffer.read_recursive();
+        let buffer = if buffer.needs_fill() {
+            drop(buffer);
+            self.read_after_fill()
+        } else {
+            buffer
+        };
         Ok(StorageReadGuard {
-            buffer: self.0.buffer.read_recursive(),
+            buffer,
             storage: self,
         })
+    }
+
+    /// The first read of a lazily initialised storage: fill under the
+    /// write lock, then keep it as a read lock. This thread holds no guard
+    /// of this storage here: a read guard exists only once the bytes are
+    /// initialised (and nothing can make them uninitialised again without
+    /// the write lock), and a held write guard was refused by `acquire`.
+    #[cold]
+    fn read_after_fill(&self) -> RwLockReadGuard<'_, Buffer> {
+        let buffer = self.0.buffer.write();
+        buffer.fill_uninit();
+        RwLockWriteGuard::downgrade(buffer)
     }
 
     /// An exclusive guard for writing. Fails on read-only storages, and with
@@ -492,6 +669,50 @@ impl Storage {
     #[inline]
     pub fn write(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
         self.check_writable()?;
+        let guard = self.lock_exclusive()?;
+        guard.buffer.fill_uninit();
+        Ok(guard)
+    }
+
+    /// [`Storage::write`] for a caller about to overwrite **every** byte:
+    /// a lazily initialised storage is not zero-filled first. The guard
+    /// keeps the storage's state honest by itself: its
+    /// [`bytes`](StorageWriteGuard::bytes) and
+    /// [`bytes_mut`](StorageWriteGuard::bytes_mut) fill first, and only
+    /// [`assume_init`](StorageWriteGuard::assume_init) (`unsafe`: every byte
+    /// was written) marks the bytes initialised without a fill; a guard
+    /// dropped without it leaves them to be zero-filled on the next access
+    /// (which overwrites what was written through raw pointers meanwhile).
+    ///
+    /// ```
+    /// use c10_storage::{DeviceType, Storage};
+    /// # struct Heap;
+    /// # // SAFETY: returns boxed, initialised, exclusively owned bytes.
+    /// # unsafe impl c10_storage::Allocator for Heap {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # static HEAP: Heap = Heap;
+    /// let s = Storage::new_uninit(4, &HEAP, true)?;
+    /// {
+    ///     let mut g = s.write_uninit()?;
+    ///     // SAFETY: the guard's pointer is valid for 4 bytes of writes.
+    ///     unsafe { std::ptr::copy_nonoverlapping([1u8, 2, 3, 4].as_ptr(), g.as_mut_ptr(), 4) };
+    ///     // SAFETY: all 4 bytes were written just above.
+    ///     unsafe { g.assume_init() };
+    /// }
+    /// assert_eq!(s.read()?.bytes()?, &[1, 2, 3, 4]);
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    #[inline]
+    pub fn write_uninit(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
+        self.check_writable()?;
         self.lock_exclusive()
     }
 
@@ -503,10 +724,13 @@ impl Storage {
         self.check_writable()?;
         held::acquire(self.id(), GuardKind::Write)?;
         match self.0.buffer.try_write() {
-            Some(buffer) => Ok(Some(StorageWriteGuard {
-                buffer,
-                storage: self,
-            })),
+            Some(buffer) => {
+                buffer.fill_uninit();
+                Ok(Some(StorageWriteGuard {
+                    buffer,
+                    storage: self,
+                }))
+            }
             None => {
                 held::release(self.id(), GuardKind::Write);
                 Ok(None)
@@ -567,17 +791,38 @@ impl Storage {
         dst: &'a Storage,
         src: &'a Storage,
     ) -> Result<WriteReadGuard<'a>, StorageError> {
+        Storage::lock_pair(dst, src, Storage::write)
+    }
+
+    /// [`Storage::lock_write_read`] for a copy that overwrites every byte of
+    /// `dst`: `dst`'s guard comes from [`Storage::write_uninit`] (no lazy
+    /// fill; see its documentation for what the caller then owes) unless
+    /// `dst` and `src` are the same storage, whose bytes are read too and
+    /// are therefore initialised first.
+    pub fn lock_write_uninit_read<'a>(
+        dst: &'a Storage,
+        src: &'a Storage,
+    ) -> Result<WriteReadGuard<'a>, StorageError> {
+        Storage::lock_pair(dst, src, Storage::write_uninit)
+    }
+
+    /// The two locks of a copy, in address order (one lock for one storage).
+    fn lock_pair<'a>(
+        dst: &'a Storage,
+        src: &'a Storage,
+        write: fn(&'a Storage) -> Result<StorageWriteGuard<'a>, StorageError>,
+    ) -> Result<WriteReadGuard<'a>, StorageError> {
         if dst.is_alias_of(src) {
             return Ok(WriteReadGuard::Same(dst.write()?));
         }
         dst.check_writable()?;
         if dst.id() < src.id() {
-            let d = dst.write()?;
+            let d = write(dst)?;
             let s = src.read()?;
             Ok(WriteReadGuard::Distinct { dst: d, src: s })
         } else {
             let s = src.read()?;
-            let d = dst.write()?;
+            let d = write(dst)?;
             Ok(WriteReadGuard::Distinct { dst: d, src: s })
         }
     }
@@ -638,7 +883,11 @@ impl Storage {
         if let pins @ 1.. = self.pin_count() {
             return Err(StorageError::Pinned { pins });
         }
-        let new = allocator.allocate(nbytes)?;
+        // The new tail is left uninitialised and filled lazily (the first
+        // access that could expose it zero-fills it, once), so growing
+        // costs the copy of the kept bytes and no fill.
+        let new = allocator.allocate_for_overwrite(nbytes)?;
+        let host = new.device().device_type().is_host_accessible();
         let mut guard = self.lock_for_replacement()?;
         let buf = &mut *guard.buffer;
         let keep = buf.nbytes.min(nbytes);
@@ -647,9 +896,17 @@ impl Storage {
             // invariant), the new one `nbytes >= keep` (allocator contract);
             // the new allocation cannot overlap the live old one; both are on
             // the allocator's device; the write lock excludes other access.
+            // Bytes of the old buffer past its initialised prefix are copied
+            // as they are (an untyped copy) and stay past the new prefix.
             unsafe { allocator.copy_data(new.get(), buf.data_ptr.get(), keep) };
         }
         let old = std::mem::replace(&mut buf.data_ptr, new);
+        let init = if host {
+            buf.init.load(Ordering::Relaxed).min(keep)
+        } else {
+            nbytes
+        };
+        buf.init.store(init, Ordering::Relaxed);
         buf.nbytes = nbytes;
         self.0.nbytes.store(nbytes, Ordering::Release);
         drop(guard);
@@ -669,6 +926,16 @@ impl Storage {
     /// that large.
     pub unsafe fn set_nbytes(&self, nbytes: usize) -> Result<(), StorageError> {
         let mut guard = self.lock_exclusive()?;
+        // Growing: the contract says the new bytes are initialised, so a
+        // fully initialised buffer stays so; a lazily initialised one keeps
+        // its prefix (its tail is zero-filled on first access).
+        let init = guard.buffer.init.load(Ordering::Relaxed);
+        let init = if init >= guard.buffer.nbytes {
+            nbytes
+        } else {
+            init.min(nbytes)
+        };
+        guard.buffer.init.store(init, Ordering::Relaxed);
         guard.buffer.nbytes = nbytes;
         self.0.nbytes.store(nbytes, Ordering::Release);
         Ok(())
@@ -692,6 +959,9 @@ impl Storage {
             });
         }
         let mut guard = self.lock_for_replacement()?;
+        // The contract: the new buffer is initialised for `nbytes` bytes.
+        let nbytes = guard.buffer.nbytes;
+        guard.buffer.init.store(nbytes, Ordering::Relaxed);
         Ok(std::mem::replace(&mut guard.buffer.data_ptr, data_ptr))
     }
 
@@ -723,6 +993,7 @@ impl Storage {
         let mut guard = self.lock_for_replacement()?;
         let old = std::mem::replace(&mut guard.buffer.data_ptr, DataPtr::null(self.0.device));
         guard.buffer.nbytes = 0;
+        guard.buffer.init.store(0, Ordering::Relaxed);
         self.0.nbytes.store(0, Ordering::Release);
         drop(guard);
         drop(old);
@@ -851,6 +1122,35 @@ pub struct StorageWriteGuard<'a> {
     storage: &'a Storage,
 }
 
+impl StorageWriteGuard<'_> {
+    /// Whether every byte is initialised (always, except for a guard from
+    /// [`Storage::write_uninit`] on a lazily initialised storage before
+    /// [`assume_init`](Self::assume_init) or a fill).
+    pub fn is_initialized(&self) -> bool {
+        !self.buffer.needs_fill()
+    }
+
+    /// Zero-fills the bytes that are not initialised yet (a no-op for
+    /// guards from [`Storage::write`], which did it already).
+    pub fn initialize(&self) {
+        self.buffer.fill_uninit();
+    }
+
+    /// Marks every byte initialised without filling: for a guard from
+    /// [`Storage::write_uninit`] after the caller wrote all of them through
+    /// [`as_mut_ptr`](Self::as_mut_ptr) (a kernel, a copy, a foreign
+    /// producer). See [`Storage::write_uninit`] for an example.
+    ///
+    /// # Safety
+    ///
+    /// Every one of the [`nbytes`](Self::nbytes) bytes must have been
+    /// written since the guard was made (or been initialised before).
+    pub unsafe fn assume_init(&mut self) {
+        let n = self.buffer.nbytes;
+        self.buffer.init.store(n, Ordering::Relaxed);
+    }
+}
+
 impl Drop for StorageWriteGuard<'_> {
     #[inline]
     fn drop(&mut self) {
@@ -912,8 +1212,10 @@ impl StorageWriteGuard<'_> {
         self.storage.0.device
     }
 
-    /// The bytes, if they are host memory.
+    /// The bytes, if they are host memory (zero-filled first if this guard
+    /// came from [`Storage::write_uninit`] and they are not initialised).
     pub fn bytes(&self) -> Result<&[u8], StorageError> {
+        self.buffer.fill_uninit();
         host_slice(
             self.buffer.data_ptr.get(),
             self.buffer.nbytes,
@@ -921,8 +1223,10 @@ impl StorageWriteGuard<'_> {
         )
     }
 
-    /// The bytes for writing, if they are host memory.
+    /// The bytes for writing, if they are host memory (zero-filled first,
+    /// as for [`bytes`](Self::bytes)).
     pub fn bytes_mut(&mut self) -> Result<&mut [u8], StorageError> {
+        self.buffer.fill_uninit();
         let (ptr, len) = (self.buffer.data_ptr.get(), self.buffer.nbytes);
         let shared = host_slice(ptr, len, self.storage.0.device)?;
         if shared.is_empty() {

@@ -547,3 +547,18 @@ fn import_refuses_byte_offsets_and_extents_that_wrap() {
     let t = unsafe { from_dlpack(m) }.unwrap();
     assert_eq!(t.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
 }
+
+/// Lazy initialisation (issue #13): exporting an `empty` tensor hands the
+/// consumer initialised bytes (zeros), never what the allocator left.
+#[test]
+fn export_of_an_empty_tensor_initialises_it_first() {
+    let t = Tensor::empty(&[16], ScalarType::Long).unwrap();
+    let m = to_dlpack(&t).unwrap();
+    // SAFETY: a live export of 16 i64 elements.
+    let data = unsafe { (*m).dl_tensor.data }.cast::<i64>();
+    for i in 0..16 {
+        // SAFETY: in bounds of the pinned, initialised buffer.
+        assert_eq!(unsafe { data.add(i).read() }, 0);
+    }
+    delete(m);
+}
