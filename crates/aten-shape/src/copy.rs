@@ -39,7 +39,7 @@ use c10_core::{
 use c10_storage::{StorageError, WriteReadGuard};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use self::convert::Converter;
 use self::kernel::{copy_same_dtype, CopyPlan, Dims};
@@ -513,8 +513,10 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     // and `s0`; the checked byte ranges of the two sides do not intersect,
     // so no destination byte is a source byte; the element sizes match
     // the plan (and the converter's dtypes). `threads_for` only splits
-    // destinations that are non-overlapping and dense, so the threads'
-    // disjoint index ranges write disjoint bytes.
+    // destinations that are non-overlapping and dense, so the pieces'
+    // disjoint ranges of the outermost dim write disjoint bytes; and
+    // `run_plan_threaded` returns (or unwinds) only after every piece that
+    // any thread started has finished, so the guards outlive all accesses.
     unsafe { run_plan_threaded(&plan, converter, d0, s0, threads) };
     if overwrite {
         if let WriteReadGuard::Distinct { dst: g, .. } = &mut guard {
@@ -527,28 +529,48 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     Ok(())
 }
 
-/// Copies whose destination has at least this many bytes are split across
-/// [`copy_threads`] threads. Measured on the 2-core development machine
-/// (`docs/benchmarks.md`, copy scaling table): at 4 MiB two threads lost on
-/// transposes (1.66 ms against 1.46 ms for one) and barely won on dense
-/// clones; from 16 MiB they won on both (transposes 4.3 ms against 5.7 ms,
-/// clones 1.9 ms against 2.5 ms).
+/// Copies whose destination has at least this many bytes are split into up
+/// to [`copy_threads`] pieces that run on rayon's thread pool (see
+/// [`set_copy_threads`]); smaller copies run on the calling thread.
+/// Measured on the 2-core development machine (`docs/benchmarks.md`, copy
+/// scaling table): at 4 MiB two threads lost on transposes (1.66 ms against
+/// 1.46 ms for one) and barely won on dense clones; from 16 MiB they won on
+/// both (transposes 4.3 ms against 5.7 ms, clones 1.9 ms against 2.5 ms).
+/// (Those figures predate the pool, when every split copy started its own
+/// threads; `benches/NOTES.md` has the pool's.)
 pub const PARALLEL_MIN_BYTES: usize = 16 << 20;
 
-/// The number of threads large CPU copies may use; 0 means "not set" (all
-/// available cores).
+/// The number of pieces large CPU copies may be split into; 0 means "not
+/// set" (all available cores).
 static COPY_THREADS: AtomicUsize = AtomicUsize::new(0);
 
-/// Sets how many threads a CPU copy of at least [`PARALLEL_MIN_BYTES`]
-/// destination bytes (`contiguous`, `clone`, `copy_`) may use, like
-/// `at::set_num_threads` for ATen's copies; `0` restores the default (the
-/// number of available cores). Smaller copies always run on the calling
-/// thread.
+/// Sets into how many pieces, run in parallel, a CPU copy of at least
+/// [`PARALLEL_MIN_BYTES`] destination bytes (`contiguous`, `clone`,
+/// `copy_`) may be split, like `at::set_num_threads` for ATen's copies; `0`
+/// restores the default (the number of available cores). Smaller copies,
+/// and copies into destinations that are not non-overlapping and dense,
+/// always run on the calling thread.
+///
+/// The pieces run on [rayon](https://docs.rs/rayon)'s thread pool, so a
+/// copy starts no thread: on the pool the calling thread is a worker of
+/// (inside a user's `ThreadPool::install`, `par_iter` or `join`), and
+/// otherwise on rayon's global pool (started by the first large copy if
+/// nothing started it before; a program that configures it with
+/// `ThreadPoolBuilder::build_global` must do so earlier). The calling
+/// thread takes pieces too, and waits only for pieces that other workers
+/// have already begun, so a copy never uses more threads than that pool
+/// has, and inside a busy pool (the user's own `par_iter`) the calling
+/// thread simply does every piece: nothing is oversubscribed. The pool's
+/// size is rayon's (`RAYON_NUM_THREADS`, the user's builder); this count
+/// only limits how much of it one copy asks for. If rayon's global pool
+/// cannot be started (the system refuses threads), copies run on the
+/// calling thread (rayon reports that failure once, as a caught panic,
+/// through the panic hook).
 ///
 /// The count is capped at the number of available cores
-/// (`std::thread::available_parallelism`, 1 if unknown): more threads than
+/// (`std::thread::available_parallelism`, 1 if unknown): more pieces than
 /// cores cannot make a memory-bound copy faster, and an unbounded count
-/// (`usize::MAX`) would have a 16 MiB copy spawn about a million OS
+/// (`usize::MAX`) once had a 16 MiB copy spawn about a million OS
 /// threads. [`copy_threads`] reports the capped value.
 ///
 /// ```
@@ -564,8 +586,9 @@ pub fn set_copy_threads(n: usize) {
     COPY_THREADS.store(n.min(available_cores()), Ordering::Relaxed);
 }
 
-/// The number of threads a large CPU copy uses (see [`set_copy_threads`]):
-/// at least 1 and at most the number of available cores.
+/// The number of pieces a large CPU copy is split into at most (see
+/// [`set_copy_threads`]): at least 1 and at most the number of available
+/// cores.
 pub fn copy_threads() -> usize {
     match COPY_THREADS.load(Ordering::Relaxed) {
         0 => available_cores(),
@@ -580,7 +603,7 @@ fn available_cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// How many threads to run `plan` (writing `dst`) on.
+/// Into how many pieces to split `plan` (writing `dst`).
 fn threads_for(dst: &Tensor, plan: &CopyPlan) -> usize {
     let bytes = usize::try_from(dst.numel())
         .unwrap_or(0)
@@ -588,30 +611,156 @@ fn threads_for(dst: &Tensor, plan: &CopyPlan) -> usize {
     if bytes < PARALLEL_MIN_BYTES || !dst.is_non_overlapping_and_dense() {
         return 1;
     }
-    // At least a few outer indices per thread.
+    // At least a few outer indices per piece.
     copy_threads().min(plan.outer_len() / 4).max(1)
 }
 
-/// The two base pointers of a copy, handed to the worker threads.
-#[derive(Clone, Copy)]
-struct Bases {
-    dst: *mut u8,
-    src: *const u8,
+/// How many rayon workers, besides the calling thread, may help with a
+/// copy: the other workers of the pool the calling thread belongs to, or
+/// the workers of the global pool; 0 when the global pool cannot start.
+fn pool_helpers() -> usize {
+    if rayon::current_thread_index().is_some() {
+        // A worker: `current_num_threads` is its own pool's size.
+        return rayon::current_num_threads().saturating_sub(1);
+    }
+    // Outside any pool, rayon's entry points use the global pool, starting
+    // it on first use, and panic if it cannot start (then they always
+    // will): find out once, without letting the panic escape.
+    static GLOBAL_THREADS: OnceLock<usize> = OnceLock::new();
+    *GLOBAL_THREADS
+        .get_or_init(|| std::panic::catch_unwind(rayon::current_num_threads).unwrap_or(0))
 }
 
-// SAFETY: the pointers are only used by `run_plan_threaded`'s workers,
-// inside the scope that keeps the storages' guards alive, on disjoint
-// ranges of the plan's outermost dim (disjoint destination bytes); the
-// source is only read.
-unsafe impl Send for Bases {}
+/// One copy split into pieces (ranges of the plan's outermost dim), shared
+/// by the calling thread and the rayon jobs that help it.
+///
+/// Any thread claims the next piece with one atomic increment, so each
+/// piece runs exactly once, on whichever thread claims it; the calling
+/// thread claims until none is left, then waits (on `finished`, a plain
+/// blocking wait that runs no other rayon job) for the pieces that helpers
+/// claimed to finish. A helper job that starts after that finds nothing to
+/// claim and never touches the pointers.
+struct SplitCopy {
+    plan: CopyPlan,
+    converter: Option<Converter>,
+    /// Element 0 of each side (valid only until the calling thread's
+    /// [`SplitCopy::wait`] returns).
+    dst: *mut u8,
+    src: *const u8,
+    /// Outer indices per piece (the last piece may have fewer).
+    chunk: usize,
+    /// Number of pieces, each non-empty.
+    pieces: usize,
+    /// The next piece to claim; a value of `pieces` or more claims nothing.
+    next: AtomicUsize,
+    /// Pieces finished, and the first panic of a piece.
+    done: Mutex<Done>,
+    /// Signalled when a piece finishes.
+    finished: Condvar,
+}
+
+/// [`SplitCopy`]'s progress.
+struct Done {
+    pieces: usize,
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+// SAFETY: the raw pointers are the only fields that are not `Send` and
+// `Sync`. They are dereferenced only by `SplitCopy::help`, for a claimed
+// piece: pieces are disjoint ranges of the plan's outermost dim, which
+// write disjoint destination bytes (only non-overlapping and dense
+// destinations are split), and the source is only read; and every claimed
+// piece finishes before the calling thread's `wait` returns, while the
+// calling thread still holds both storages' guards. Other threads may hold
+// (and drop) the `Arc` later, but then no piece is left to claim.
+unsafe impl Send for SplitCopy {}
+// SAFETY: as for `Send`: shared access only claims pieces (atomically),
+// reads the plan, and runs disjoint pieces.
+unsafe impl Sync for SplitCopy {}
+
+impl SplitCopy {
+    /// The next unclaimed piece's range of outer indices, if any.
+    fn claim(&self) -> Option<std::ops::Range<usize>> {
+        // At most `pieces` plus one per helper and the caller increments:
+        // it cannot wrap.
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.pieces {
+            return None;
+        }
+        let start = i * self.chunk; // < outer_len, as i < pieces
+        Some(start..start.saturating_add(self.chunk).min(self.plan.outer_len()))
+    }
+
+    /// Claims and runs pieces until none is left, catching (and recording)
+    /// a panic of a piece so that every claimed piece is counted as
+    /// finished.
+    fn help(&self) {
+        while let Some(range) = self.claim() {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: a claimed piece runs before the calling thread's
+                // `wait` returns, so the guards it holds keep both buffers
+                // alive and locked; the ranges of distinct pieces are
+                // disjoint, so they write disjoint destination bytes; the
+                // rest of `run_plan`'s contract holds for the whole plan
+                // (see `run_plan_threaded`).
+                unsafe { run_range(&self.plan, self.converter, self.dst, self.src, range) }
+            }));
+            let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+            done.pieces += 1;
+            if let Err(payload) = result {
+                done.panic.get_or_insert(payload);
+            }
+            drop(done);
+            self.finished.notify_all();
+        }
+    }
+
+    /// Stops further claims and waits until every claimed piece has
+    /// finished; returns the first panic of a piece.
+    fn wait(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        let claimed = self
+            .next
+            .swap(self.pieces, Ordering::Relaxed)
+            .min(self.pieces);
+        let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        while done.pieces < claimed {
+            done = self
+                .finished
+                .wait(done)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        done.panic.take()
+    }
+}
+
+/// Waits for a [`SplitCopy`]'s claimed pieces when dropped, so that even
+/// an unwinding calling thread keeps its guards until no helper writes.
+struct WaitOnDrop<'a>(&'a SplitCopy);
+
+impl Drop for WaitOnDrop<'_> {
+    fn drop(&mut self) {
+        // A panic of a piece is dropped here only when the calling thread
+        // is already unwinding; otherwise `run_plan_threaded` has taken it.
+        drop(self.0.wait());
+    }
+}
 
 /// [`run_plan`], with the outermost dim split into `threads` contiguous
-/// ranges run in parallel (the calling thread takes the first).
+/// ranges that the calling thread and helper jobs on rayon's pool run in
+/// parallel (see [`SplitCopy`] and [`set_copy_threads`]). With no pool
+/// workers to help (the global pool cannot start, or the pool has a single
+/// thread) the calling thread runs every range.
+///
+/// Not `rayon::scope` or `rayon::join`: a worker blocked in those runs
+/// other jobs of its pool while it waits (the user's, too), and those jobs
+/// would run while this thread holds the copy's storage guards: one that
+/// locks the same storage would fail with `StorageError::Reentrant`, and
+/// one that waits for another thread's guard could deadlock with it.
 ///
 /// # Safety
 ///
 /// As for [`run_plan`]; moreover, when `threads > 1`, distinct indices of
-/// the plan must write distinct destination bytes.
+/// the plan's outermost dim must write distinct destination bytes.
 unsafe fn run_plan_threaded(
     plan: &CopyPlan,
     converter: Option<Converter>,
@@ -620,42 +769,74 @@ unsafe fn run_plan_threaded(
     threads: usize,
 ) {
     let outer = plan.outer_len();
-    if threads <= 1 || outer < 2 {
+    let helpers = if threads <= 1 || outer < 2 {
+        0
+    } else {
+        pool_helpers().min(threads - 1)
+    };
+    if helpers == 0 {
         // SAFETY: forwarded from the caller.
         unsafe { run_plan(plan, converter, dst, src) };
         return;
     }
     let chunk = outer.div_ceil(threads);
-    let bases = Bases { dst, src };
-    let run_range = move |range: std::ops::Range<usize>| {
-        let b = bases;
-        // SAFETY: forwarded from the caller; each range is disjoint from the
-        // others, so each thread writes its own destination bytes.
-        unsafe {
-            match converter {
-                None => copy_same_dtype(plan, b.dst, b.src, range),
-                Some(c) => c.run(plan, b.dst, b.src, range),
-            }
-        }
-    };
-    std::thread::scope(|scope| {
-        for start in (chunk..outer).step_by(chunk) {
-            let range = start..(start + chunk).min(outer);
-            // A thread the system refuses (out of threads or memory) is no
-            // reason to fail or panic (`Scope::spawn` would): that range
-            // runs on the calling thread instead.
-            let spawned = std::thread::Builder::new()
-                .name("aten-copy".into())
-                .spawn_scoped(scope, {
-                    let range = range.clone();
-                    move || run_range(range)
-                });
-            if spawned.is_err() {
-                run_range(range);
-            }
-        }
-        run_range(0..chunk.min(outer));
+    let split = Arc::new(SplitCopy {
+        plan: plan.clone(),
+        converter,
+        dst,
+        src,
+        chunk,
+        pieces: outer.div_ceil(chunk),
+        next: AtomicUsize::new(0),
+        done: Mutex::new(Done {
+            pieces: 0,
+            panic: None,
+        }),
+        finished: Condvar::new(),
     });
+    let waiter = WaitOnDrop(&split);
+    for _ in 0..helpers {
+        let job = Arc::clone(&split);
+        // `rayon::spawn` queues the job on the calling worker's own pool
+        // (or the global pool, known to have started); it cannot fail
+        // after that, but a panic here must not escape while pieces may be
+        // running: the calling thread then does the remaining pieces.
+        let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rayon::spawn(move || job.help())
+        }));
+        if spawned.is_err() {
+            break;
+        }
+    }
+    split.help();
+    let panic = split.wait();
+    drop(waiter);
+    if let Some(payload) = panic {
+        // A bug in a kernel: surface it as the single-threaded copy would.
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// Runs the outer indices `range` of a plan with the same-dtype kernel or
+/// the converter.
+///
+/// # Safety
+///
+/// As for `kernel::copy_same_dtype` (same dtype) or `Converter::run`.
+unsafe fn run_range(
+    plan: &CopyPlan,
+    converter: Option<Converter>,
+    dst: *mut u8,
+    src: *const u8,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match converter {
+            None => copy_same_dtype(plan, dst, src, range),
+            Some(c) => c.run(plan, dst, src, range),
+        }
+    }
 }
 
 /// Runs a whole plan with the same-dtype kernel or the converter.
@@ -664,14 +845,8 @@ unsafe fn run_plan_threaded(
 ///
 /// As for `kernel::copy_same_dtype` (same dtype) or `Converter::run`.
 unsafe fn run_plan(plan: &CopyPlan, converter: Option<Converter>, dst: *mut u8, src: *const u8) {
-    let all = 0..plan.outer_len();
     // SAFETY: forwarded from the caller.
-    unsafe {
-        match converter {
-            None => copy_same_dtype(plan, dst, src, all),
-            Some(c) => c.run(plan, dst, src, all),
-        }
-    }
+    unsafe { run_range(plan, converter, dst, src, 0..plan.outer_len()) }
 }
 
 /// A copy whose source may share bytes with its destination: the source
