@@ -211,17 +211,58 @@ impl LayoutFlags {
 /// is shared.
 #[derive(Debug)]
 pub struct TensorImpl {
+    /// The bytes this tensor views; shared with every view of it.
     pub(crate) storage: Storage,
+    /// Sizes and strides in elements, five dims inline (c10's layout).
     pub(crate) sizes_and_strides: SizesAndStrides,
+    /// Offset of element 0 in the storage, in elements.
     pub(crate) storage_offset: i64,
+    /// The product of the sizes, cached because nearly every operation
+    /// asks for it; recomputed whenever the sizes change.
     pub(crate) numel: i64,
+    /// The version counter, shared by a base and its views.
     pub(crate) version: VersionCounter,
+    /// `None` for a tensor that does not require grad: no autograd
+    /// allocation is made until one is needed (c10's null
+    /// `autograd_meta_`).
     pub(crate) autograd_meta: Option<Box<dyn AutogradMetaInterface>>,
+    /// c10's dispatch key set of the tensor's device (inference included).
     pub(crate) key_set: DispatchKeySet,
+    /// The element type.
     pub(crate) dtype: ScalarType,
+    /// The device of the storage, copied here so a device check needs no
+    /// indirection.
     pub(crate) device: Device,
+    /// Contiguity and density, computed from the geometry on every change
+    /// and trusted by `unsafe` code (the copy engine); never taken from a
+    /// caller (see `docs/ARCHITECTURE.md`, "Soundness").
     pub(crate) flags: LayoutFlags,
 }
+
+// The in-place constructors (`build_view`, `new_contiguous_tensor`) write
+// every field of a `TensorImpl` through raw field pointers before
+// `assume_init`. This pattern names every field without `..`: adding a
+// field makes it fail to compile until those constructors write it too
+// (a forgotten field would be undefined behaviour).
+#[allow(dead_code)] // Never called: it exists to be compiled.
+fn every_field_is_written_by_the_in_place_constructors(t: TensorImpl) {
+    let TensorImpl {
+        storage: _,
+        sizes_and_strides: _,
+        storage_offset: _,
+        numel: _,
+        version: _,
+        autograd_meta: _,
+        key_set: _,
+        dtype: _,
+        device: _,
+        flags: _,
+    } = t;
+}
+
+// c10 keeps its `TensorImpl` within a cache-line budget; so do we (a view's
+// cost is this one allocation).
+const _: () = assert!(std::mem::size_of::<TensorImpl>() <= 176);
 
 impl Clone for TensorImpl {
     fn clone(&self) -> Self {
@@ -483,7 +524,9 @@ impl TensorImpl {
         };
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
-        // `TensorImpl` is fully initialised before `assume_init`.
+        // `TensorImpl` is fully initialised before `assume_init` (the list
+        // of fields is pinned by
+        // `every_field_is_written_by_the_in_place_constructors`).
         unsafe {
             std::ptr::addr_of_mut!((*slot).storage).write(base.storage.clone());
             std::ptr::addr_of_mut!((*slot).storage_offset).write(storage_offset);
@@ -544,7 +587,9 @@ impl TensorImpl {
         let flags = LayoutFlags::row_major(geometry.sizes(), geometry.strides(), numel);
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
-        // `TensorImpl` is fully initialised before `assume_init`.
+        // `TensorImpl` is fully initialised before `assume_init` (the list
+        // of fields is pinned by
+        // `every_field_is_written_by_the_in_place_constructors`).
         unsafe {
             std::ptr::addr_of_mut!((*slot).storage).write(storage);
             std::ptr::addr_of_mut!((*slot).storage_offset).write(0);
