@@ -1,7 +1,64 @@
 //! # aten-shape
 //!
-//! ATen's shape layer (placeholder root; the view ops and the copy engine
-//! are being written in `views.rs` and `copy.rs`).
+//! ATen's shape layer over [`c10_core`]'s tensors: every view op with
+//! PyTorch's exact geometry and errors, `reshape`, and the strided copy
+//! engine behind `contiguous`, `clone` and `copy_`.
+//!
+//! ## Views and copies
+//!
+//! A **view** is a new `TensorImpl` over the *same* storage: it allocates
+//! one object and copies no data, and a write through it is seen by the
+//! base and every other view (PyTorch's aliasing). `view`, `as_strided`,
+//! `transpose`/`t`/`permute`/`movedim`, `narrow`/`slice`/`select`,
+//! `expand`, `squeeze`/`unsqueeze`, `unflatten`, `diagonal`, `unfold`,
+//! `split`/`chunk`/`unbind`, `alias` and `detach` are always views (or an
+//! error). A **copy** gets a new storage: `clone`, `contiguous` of a
+//! non-contiguous tensor, and `reshape`/`flatten` when the strides do not
+//! allow a view. `contiguous` of a tensor that already is contiguous
+//! returns the same handle, as PyTorch returns `self`.
+//!
+//! `view` never copies: it fails when the strides cannot express the new
+//! shape (PyTorch's `view size is not compatible with input tensor's size
+//! and stride ...`); `reshape` is `view` when possible and a copy
+//! otherwise.
+//!
+//! ```
+//! use aten_shape::prelude::*;
+//! use c10_core::ScalarType;
+//!
+//! let m = Tensor::arange(0.0, 6.0, 1.0, ScalarType::Float)?.view(&[2, 3])?;
+//! let t = m.t()?; // a view: same storage, strides swapped
+//! assert!(t.is_alias_of(&m) && t.strides() == [1, 3]);
+//! assert!(t.view(&[6]).is_err()); // the strides do not allow it
+//! let flat = t.reshape(&[6])?; // so reshape copies
+//! assert!(!flat.is_alias_of(&m));
+//! assert_eq!(flat.to_vec::<f32>()?, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+//! t.narrow(0, 1, 1)?.fill_(9.0)?; // writes through a view land in `m`
+//! assert_eq!(m.to_vec::<f32>()?, vec![0.0, 9.0, 2.0, 3.0, 9.0, 5.0]);
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+//!
+//! ## Memory formats
+//!
+//! `contiguous_as(MemoryFormat::ChannelsLast)` (and `clone_as`,
+//! `empty_like`) lay a 4-d tensor out as NHWC (strides `[HWC, 1, WC, C]`);
+//! `MemoryFormat::Preserve` keeps the input's stride order when it is
+//! non-overlapping and dense, as PyTorch's `clone()` does.
+//!
+//! ## Where things are
+//!
+//! * [`views`]: the view ops, as free functions and as methods through
+//!   [`ViewOps`](views::ViewOps) (in the [`prelude`]).
+//! * [`infer`]: `infer_size` (`-1` in a shape), `computeStride` (can this
+//!   shape be a view?), `inferExpandGeometry`, broadcasting.
+//! * [`copy`]: `contiguous`, `clone`, `empty_like`, `copy_` (broadcasting,
+//!   dtype conversion, overlap checks) through [`CopyOps`](copy::CopyOps).
+//!   The engine coalesces dims, orders the loops by the destination's
+//!   strides, turns contiguous runs into `memcpy` and transposes into a
+//!   cache-blocked kernel, and splits copies of at least
+//!   [`PARALLEL_MIN_BYTES`](copy::PARALLEL_MIN_BYTES) over rayon's pool.
+//!   A destination that is every byte of a lazily initialised storage
+//!   (`Tensor::empty`) is written without the storage's zero fill.
 
 pub mod copy;
 pub mod infer;

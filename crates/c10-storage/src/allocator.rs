@@ -67,7 +67,9 @@ pub struct AllocatorStats {
 /// Object-safe and `Send + Sync`, so one allocator serves every thread and
 /// can be registered as a `&'static dyn Allocator`. Implement it in your own
 /// crate and register it with [`set_allocator`]; see
-/// `docs/custom-allocator.md` and `examples/custom_allocator.rs`.
+/// `docs/custom-allocator.md` and the `examples/custom-allocator` crate of
+/// the workspace (a size-class caching allocator that passes the
+/// conformance kit).
 ///
 /// # Safety
 ///
