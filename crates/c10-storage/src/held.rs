@@ -125,7 +125,10 @@ pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageErro
                     return verdict;
                 }
             }
-            let fresh = (storage, add(0, want).unwrap_or(0));
+            let fresh = match want {
+                GuardKind::Read => (storage, 1),
+                GuardKind::Write => (storage, WRITER),
+            };
             match free {
                 Some(slot) => slot.set(fresh),
                 None => {
