@@ -33,8 +33,8 @@ use c10_core::geometry::{
     infer_dense_strides, DimVec,
 };
 use c10_core::{
-    device_ops, Device, DeviceType, InferenceMode, MemoryFormat, Result, Storage, Tensor,
-    TensorError, TensorOptions,
+    device_ops, Device, DeviceType, InferenceMode, MemoryFormat, Result, ScalarType, Storage,
+    Tensor, TensorError, TensorOptions,
 };
 use c10_storage::{StorageError, WriteReadGuard};
 
@@ -157,11 +157,46 @@ fn empty_like_for_overwrite(t: &Tensor, format: MemoryFormat) -> Result<Tensor> 
 pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
     let mut out = empty_like_for_overwrite(t, format)?;
     copy_into(&out, t)?;
-    // Autograd records the clone (outside inference mode, where grad mode
-    // is off), so the result requires grad like its input.
-    if t.requires_grad() && !InferenceMode::is_enabled() {
-        out.set_requires_grad(true)?;
+    finish_copy(&mut out, t)?;
+    Ok(out)
+}
+
+/// What PyTorch's autograd layer leaves on a new tensor that an operation
+/// filled by copying `input`: with grad mode on, it requires grad (not a
+/// leaf) when `input` does; and when `input` is an inference tensor used
+/// outside inference mode, the copy reached the new tensor through an
+/// in-place `copy_` that autograd saw, so its version is 1.
+fn finish_copy(out: &mut Tensor, input: &Tensor) -> Result<()> {
+    out.record_output_of(&[input]);
+    if input.is_inference() && !out.is_inference() {
+        out.bump_version()?;
     }
+    Ok(())
+}
+
+/// `t.to(dtype)`: `t` itself (the same `TensorImpl`) when it already has
+/// `dtype`, else a copy converted to `dtype` (PyTorch's `_to_copy`: the
+/// layout of [`empty_like`] with `Preserve`, offset 0, version 0; C++
+/// conversion rules, see the `copy` module docs).
+///
+/// ```
+/// use aten_shape::copy::to_dtype;
+/// use c10_core::{ScalarType, Tensor};
+/// let t = Tensor::from_vec(vec![1.9f32, -2.5, 300.0], &[3])?;
+/// let u = to_dtype(&t, ScalarType::Byte)?;
+/// assert_eq!(u.to_vec::<u8>()?, vec![1, 254, 44]);
+/// assert!(to_dtype(&t, ScalarType::Float)?.is_same(&t));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t.clone());
+    }
+    let like = empty_like(t, MemoryFormat::Preserve)?;
+    let options = TensorOptions::new().dtype(dtype).device(t.device());
+    let mut out = Tensor::empty_strided(like.sizes(), like.strides(), options)?;
+    copy_into(&out, t)?;
+    finish_copy(&mut out, t)?;
     Ok(out)
 }
 
@@ -235,6 +270,7 @@ pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    dst.check_inplace()?;
     if dst.is_inference() && !InferenceMode::is_enabled() {
         // c10 refuses in-place updates of inference tensors up front; the
         // version counter reports that error.

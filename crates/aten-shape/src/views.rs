@@ -34,7 +34,9 @@
 //! own `as_strided` call inside these ops does. No op panics.
 
 use c10_core::geometry::{check_in_bounds_for_storage, fmt_list, wrap_dim};
-use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorImpl};
+use c10_core::{
+    DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorError, TensorImpl,
+};
 
 use crate::copy as copy_api;
 use crate::infer::{
@@ -1010,30 +1012,34 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
-/// Free-function form of [`ViewOps::squeeze_dims`].
-pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+/// Free-function form of [`ViewOps::index`].
+pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
     let n = t.dim();
-    if n > 64 {
-        return Err(runtime("only tensors with up to 64 dims are supported"));
+    if indices.len() > n {
+        return Err(TensorError::Index(format!(
+            "too many indices for tensor of dimension {n}"
+        )));
     }
-    let mut mask: u64 = 0;
-    for &dim in dims {
-        let d = wrap(dim, n)?;
-        if mask & (1u64 << d) != 0 {
-            return Err(runtime(format!(
-                "dim {d} appears multiple times in the list of dims"
+    let mut offset = t.storage_offset();
+    for (d, &i) in indices.iter().enumerate() {
+        let size = t.sizes()[d];
+        if i < -size || i >= size {
+            return Err(TensorError::Index(format!(
+                "index {i} is out of bounds for dimension {d} with size {size}"
             )));
         }
-        mask |= 1u64 << d;
+        let i = if i < 0 { i + size } else { i };
+        // In range of a dim the tensor has, so within its storage bounds:
+        // `i * stride` and the sum cannot overflow.
+        offset += i * t.strides()[d];
     }
-    let mut sizes = DimVec::new();
-    let mut strides = DimVec::new();
-    for (d, (&s, &st)) in t.sizes().iter().zip(t.strides()).enumerate() {
-        if !(mask & (1u64 << d) != 0 && s == 1) {
-            sizes.push(s);
-            strides.push(st);
-        }
-    }
+    let k = indices.len();
+    t.view_with_geometry(&t.sizes()[k..], &t.strides()[k..], offset)
+}
+
+/// Free-function form of [`ViewOps::squeeze_dims`].
+pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let (sizes, strides) = c10_core::geometry::squeeze_dims_geometry(t.sizes(), t.strides(), dims)?;
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
@@ -1558,6 +1564,24 @@ pub trait ViewOps {
     /// ```
     fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor>;
 
+    /// Basic integer indexing, `t[i, j]` in Python: selects along the first
+    /// `indices.len()` dims (negative indices count from the end), a view.
+    /// Errors as PyTorch's indexing: `too many indices for tensor of
+    /// dimension 2`, `index 3 is out of bounds for dimension 1 with size 3`
+    /// (both `IndexError`).
+    ///
+    /// ```
+    /// use aten_shape::views::ViewOps;
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
+    /// assert_eq!(t.index(&[1, -1])?.item::<i64>()?, 5);
+    /// assert_eq!(t.index(&[1])?.to_vec::<i64>()?, vec![3, 4, 5]);
+    /// let e = t.index(&[0, 0, 0]).unwrap_err();
+    /// assert_eq!(e.to_string(), "too many indices for tensor of dimension 2");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn index(&self, indices: &[i64]) -> Result<Tensor>;
+
     /// `unsqueeze(dim)`: inserts a size-1 dim at `dim` (which wraps against
     /// `dim() + 1`).
     ///
@@ -1738,6 +1762,9 @@ impl ViewOps for Tensor {
     }
     fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
         squeeze_dim(self, dim)
+    }
+    fn index(&self, indices: &[i64]) -> Result<Tensor> {
+        index(self, indices)
     }
     fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
         squeeze_dims(self, dims)

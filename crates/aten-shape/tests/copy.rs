@@ -900,10 +900,12 @@ fn meta_and_inference_tensors() {
         copy_(&inf, &Tensor::ones(&[2], opts(ScalarType::Float)).unwrap()).unwrap();
     }
     assert_eq!(inf.to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
-    // A clone of an inference tensor outside inference mode is normal.
+    // A clone of an inference tensor outside inference mode is normal, and
+    // its version is 1 as in PyTorch (the copy into it is an in-place
+    // `copy_` that autograd sees).
     let c = clone(&inf, MemoryFormat::Preserve).unwrap();
     assert!(!c.is_inference());
-    assert_eq!(c.version().unwrap(), 0);
+    assert_eq!(c.version().unwrap(), 1);
 }
 
 #[test]

@@ -403,8 +403,22 @@ impl Tensor {
 
     /// Fills every element with `value`, converted to the dtype (`fill_`).
     /// Overlapping layouts (stride 0) are fine: writes go by value.
+    ///
+    /// The value must fit the dtype by c10's rule ([`Scalar::check_fits`]:
+    /// `value cannot be converted to type uint8_t without overflow`), and
+    /// the in-place rules for tensors that require grad apply
+    /// ([`Tensor::check_inplace`]); a refused fill changes nothing, the
+    /// version included.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
+        self.check_inplace()?;
+        // PyTorch fills a one-element 16-bit float tensor through a scalar
+        // path that converts without the range check (1e5 becomes inf).
+        let unchecked =
+            self.numel() == 1 && matches!(self.dtype(), ScalarType::Half | ScalarType::BFloat16);
+        if !unchecked {
+            value.check_fits(self.dtype())?;
+        }
         let device_type = self.device().device_type();
         if !device_type.is_host_accessible() {
             let bytes = value.to_bytes(self.dtype())?;
@@ -424,6 +438,19 @@ impl Tensor {
         }, {
             Err(TensorError::runtime(format!("fill_ is not supported for dtype {}", self.dtype())))
         })
+    }
+
+    /// Fills with zeros (`zero_`); bumps the version.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::arange(1, 4, 1, ScalarType::Long)?;
+    /// t.zero_()?;
+    /// assert_eq!(t.to_vec::<i64>()?, vec![0, 0, 0]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn zero_(&self) -> Result<()> {
+        self.fill_(Scalar::Int(0))
     }
 
     /// Storage offsets of every element, in logical order.

@@ -14,6 +14,10 @@ pub enum TensorError {
     /// PyTorch raises `RuntimeError` (or `ValueError`) for this one.
     #[error("{0}")]
     Runtime(String),
+    /// PyTorch raises `NotImplementedError`: the operation has no kernel for
+    /// this dtype (`"arange_cpu" not implemented for 'Bool'`).
+    #[error("{0}")]
+    NotImplemented(String),
     /// The element type asked for is not the tensor's dtype.
     #[error("expected a tensor of dtype {expected} but this tensor has dtype {actual}")]
     DtypeMismatch {

@@ -1,5 +1,5 @@
 //! Tensor factories: `empty`, `empty_strided`, `zeros`, `ones`, `full`,
-//! `arange`, `from_vec`, `from_slice`, `from_blob`, `scalar_tensor`.
+//! `from_vec`, `from_slice`, `from_blob`, `scalar_tensor`.
 
 use std::ffi::c_void;
 
@@ -9,7 +9,7 @@ use crate::error::{Result, TensorError};
 use crate::geometry;
 use crate::options::{MemoryFormat, TensorOptions};
 use crate::scalar::Scalar;
-use crate::scalar_type::Element;
+use crate::scalar_type::{Element, ScalarType};
 use crate::tensor::Tensor;
 use crate::tensor_impl::TensorImpl;
 
@@ -65,7 +65,7 @@ unsafe fn empty_strided_impl(
     for_overwrite: bool,
 ) -> Result<Tensor> {
     geometry::check_non_negative(sizes)?;
-    let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype.itemsize(), 0)?;
+    let nbytes = geometry::storage_nbytes(sizes, strides, o.dtype_or_default().itemsize(), 0)?;
     let storage = if for_overwrite {
         // SAFETY: forwarded to the caller.
         unsafe { new_storage_for_overwrite(nbytes, o.device) }?
@@ -74,9 +74,9 @@ unsafe fn empty_strided_impl(
     };
     // Row-major strides take the in-place constructor `empty` uses.
     let mut t = if strides_are_row_major(sizes, strides) {
-        TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
+        TensorImpl::new_contiguous_tensor(storage, o.dtype_or_default(), sizes)?
     } else {
-        let mut imp = TensorImpl::new(storage, o.dtype);
+        let mut imp = TensorImpl::new(storage, o.dtype_or_default());
         imp.set_sizes_and_strides(sizes, strides, Some(0))?;
         Tensor::from_impl(imp)
     };
@@ -160,12 +160,13 @@ impl Tensor {
     /// [`Tensor::empty`] with the storage's bytes starting as `fill` says.
     fn empty_with(sizes: &[i64], o: TensorOptions, fill: Fill) -> Result<Tensor> {
         geometry::check_non_negative(sizes)?;
-        let nbytes = geometry::storage_nbytes_contiguous(sizes, o.dtype.itemsize(), 0)?;
+        let nbytes =
+            geometry::storage_nbytes_contiguous(sizes, o.dtype_or_default().itemsize(), 0)?;
         let storage = new_storage(nbytes, o.device, fill)?;
         let mut t = if o.memory_format == MemoryFormat::Contiguous {
-            TensorImpl::new_contiguous_tensor(storage, o.dtype, sizes)?
+            TensorImpl::new_contiguous_tensor(storage, o.dtype_or_default(), sizes)?
         } else {
-            let mut imp = TensorImpl::new(storage, o.dtype);
+            let mut imp = TensorImpl::new(storage, o.dtype_or_default());
             imp.set_sizes_contiguous(sizes, o.memory_format)?;
             Tensor::from_impl(imp)
         };
@@ -225,33 +226,61 @@ impl Tensor {
         unsafe { empty_strided_impl(sizes, strides, options.into(), true) }
     }
 
-    /// A tensor of zeros.
+    /// A tensor of zeros. Sizes may not be negative (`zeros: Dimension size
+    /// must be non-negative.`).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+    /// assert_eq!(t.to_vec::<f32>()?, vec![0.0; 6]);
+    /// assert_eq!(
+    ///     Tensor::zeros(&[-1], TensorOptions::new()).unwrap_err().to_string(),
+    ///     "zeros: Dimension size must be non-negative."
+    /// );
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn zeros(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
+        if sizes.iter().any(|&s| s < 0) {
+            return Err(TensorError::runtime(
+                "zeros: Dimension size must be non-negative.",
+            ));
+        }
+        let o = options.into();
         // The allocator's own zeros when it has them (`calloc`: fresh pages
         // come zeroed from the kernel), else one fill below; a lazily
         // initialised storage would read as zeros too, but would pay a
         // `memset` at first touch where `calloc` pays nothing.
-        let t = Tensor::empty_with(sizes, options.into(), Fill::Allocator)?;
+        let mut t = Tensor::empty_with(sizes, o.requires_grad(false), Fill::Allocator)?;
         // Ask the allocator that made this storage (not the registry again:
         // cheaper, and right even if a registration changed meanwhile).
         let zeroed = t.imp.storage.allocator().is_some_and(|a| a.zeroes_memory());
         if !zeroed && !t.device().is_meta() && t.numel() > 0 {
             t.fill_raw(Scalar::Int(0))?;
         }
+        if o.requires_grad {
+            t.set_requires_grad(true)?;
+        }
         Ok(t)
     }
 
-    /// A tensor of ones.
+    /// A tensor of ones (`float32` unless a dtype is given).
     pub fn ones(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
-        Tensor::full(sizes, 1, options)
+        let o = options.into();
+        Tensor::full(sizes, 1, o.dtype(o.dtype_or_default()))
     }
 
-    /// A tensor filled with `value` converted to the dtype.
+    /// A tensor filled with `value` converted to the dtype. Without a
+    /// dtype, the value's kind decides, as in PyTorch: `int64` for an
+    /// integer, `bool` for a bool, `float32` for a float. The value must
+    /// fit the dtype ([`Scalar::check_fits`]).
     ///
     /// ```
-    /// use c10_core::{Tensor, ScalarType};
+    /// use c10_core::{Tensor, ScalarType, TensorOptions};
     /// let t = Tensor::full(&[2, 2], 7, ScalarType::Int)?;
     /// assert_eq!(t.to_vec::<i32>()?, vec![7, 7, 7, 7]);
+    /// assert_eq!(Tensor::full(&[2], 3, TensorOptions::new())?.dtype(), ScalarType::Long);
+    /// assert_eq!(Tensor::full(&[2], 3.0, TensorOptions::new())?.dtype(), ScalarType::Float);
+    /// assert!(Tensor::full(&[2], 300, ScalarType::Byte).is_err());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn full(
@@ -259,9 +288,21 @@ impl Tensor {
         value: impl Into<Scalar>,
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let t = Tensor::empty(sizes, options)?;
-        if !t.device().is_meta() && t.numel() > 0 {
-            t.fill_raw(value.into())?;
+        let value = value.into();
+        let o = options.into();
+        let dtype = o.dtype.unwrap_or(match value {
+            Scalar::Bool(_) => ScalarType::Bool,
+            Scalar::Int(_) => ScalarType::Long,
+            Scalar::Float(_) => ScalarType::Float,
+        });
+        let mut t = Tensor::empty(sizes, o.dtype(dtype).requires_grad(false))?;
+        if t.device().is_meta() {
+            value.check_fits(dtype)?;
+        } else {
+            t.fill_raw(value)?;
+        }
+        if o.requires_grad {
+            t.set_requires_grad(true)?;
         }
         Ok(t)
     }
@@ -269,107 +310,25 @@ impl Tensor {
     /// Fills without bumping the version (a factory's own initialisation).
     fn fill_raw(&self, value: Scalar) -> Result<()> {
         self.fill_(value)?;
-        // The factory's fill is not a user-visible in-place op; PyTorch's
-        // fresh tensors report `_version == 0`.
-        if let Some(c) = self.imp.version.cell(&self.imp.storage) {
-            c.store(0, std::sync::atomic::Ordering::SeqCst);
-        }
+        crate::ranges::reset_version(self);
         Ok(())
     }
 
-    /// A 0-dim tensor holding `value` (`scalar_tensor`).
+    /// A 0-dim tensor holding `value` (`scalar_tensor`); the dtype defaults
+    /// to `float32` whatever the value (unlike [`Tensor::full`]).
     pub fn scalar_tensor(
         value: impl Into<Scalar>,
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        Tensor::full(&[], value, options)
-    }
-
-    /// `arange(start, end, step)`: `ceil((end - start) / step)` values
-    /// `start + i * step` (PyTorch's size rule and errors).
-    ///
-    /// ```
-    /// use c10_core::{Tensor, ScalarType};
-    /// let t = Tensor::arange(0, 10, 3, ScalarType::Long)?;
-    /// assert_eq!(t.to_vec::<i64>()?, vec![0, 3, 6, 9]);
-    /// let f = Tensor::arange(0.0, 1.0, 0.25, ScalarType::Float)?;
-    /// assert_eq!(f.to_vec::<f32>()?, vec![0.0, 0.25, 0.5, 0.75]);
-    /// assert!(Tensor::arange(0, 10, 0, ScalarType::Long).is_err());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    pub fn arange(
-        start: impl Into<Scalar>,
-        end: impl Into<Scalar>,
-        step: impl Into<Scalar>,
-        options: impl Into<TensorOptions>,
-    ) -> Result<Tensor> {
-        let (start, end, step) = (start.into(), end.into(), step.into());
         let o = options.into();
-        let (xs, xe, xstep) = (start.to_f64(), end.to_f64(), step.to_f64());
-        if !xs.is_finite() || !xe.is_finite() {
-            return Err(TensorError::runtime(format!(
-                "unsupported range: {xs} -> {xe}"
-            )));
-        }
-        if xstep == 0.0 {
-            return Err(TensorError::runtime("step must be nonzero"));
-        }
-        if !((xstep > 0.0 && xe >= xs) || (xstep < 0.0 && xe <= xs)) {
-            return Err(TensorError::runtime(
-                "upper bound and larger bound inconsistent with step sign",
-            ));
-        }
-        let integral = o.dtype.is_integral(true);
-        let size_d = if integral
-            && !start.is_floating_point()
-            && !end.is_floating_point()
-            && !step.is_floating_point()
-        {
-            let (s, e, st) = (
-                start.to_i64() as i128,
-                end.to_i64() as i128,
-                step.to_i64() as i128,
-            );
-            let n = (e - s + st - st.signum()) / st;
-            n as f64
-        } else {
-            ((xe - xs) / xstep).ceil()
-        };
-        if !(0.0..=i64::MAX as f64).contains(&size_d) {
-            return Err(TensorError::runtime(format!(
-                "invalid size, possible overflow? size is {size_d}"
-            )));
-        }
-        let n = size_d as i64;
-        let t = Tensor::empty(&[n], o)?;
-        crate::dispatch_dtype!(o.dtype, T => {
-            {
-                let mut g = t.write::<T>()?;
-                let (si, sti) = (start.to_i64(), step.to_i64());
-                let mut i: i64 = 0;
-                let use_int = integral && !start.is_floating_point() && !step.is_floating_point();
-                g.map_inplace(|_| {
-                    let v = if use_int {
-                        Scalar::Int(si.wrapping_add(sti.wrapping_mul(i)))
-                    } else {
-                        Scalar::Float(xs + xstep * i as f64)
-                    };
-                    i += 1;
-                    v.to_element::<T>()
-                });
-            }
-            if let Some(c) = t.imp.version.cell(&t.imp.storage) {
-                c.store(0, std::sync::atomic::Ordering::SeqCst);
-            }
-            Ok(t)
-        }, {
-            Err(TensorError::runtime(format!("arange is not supported for dtype {}", o.dtype)))
-        })
+        Tensor::full(&[], value, o.dtype(o.dtype_or_default()))
     }
 
     /// Adopts a `Vec` as a CPU tensor without copying; `sizes` must hold
     /// `v.len()` elements. (The buffer keeps `Vec`'s alignment, which is
-    /// `T`'s, so typed slices work.)
+    /// `T`'s, so typed slices work.) The storage is resizable like one from
+    /// the allocator: a growing `resize_` or `set_` reallocates through the
+    /// registered CPU allocator and copies the elements over.
     ///
     /// ```
     /// use c10_core::Tensor;
@@ -387,7 +346,10 @@ impl Tensor {
                 v.len()
             )));
         }
-        let storage = Storage::from_owner(ElementVec(v));
+        // Resizable like a storage from the allocator: growing it
+        // reallocates through the CPU allocator (PyTorch copies user data
+        // into such a storage; we adopt the `Vec` and copy only on growth).
+        let storage = Storage::from_owner_resizable(ElementVec(v), allocator_for(Device::CPU)?)?;
         let strides = geometry::contiguous_strides(sizes)?;
         let mut imp = TensorImpl::new(storage, T::SCALAR_TYPE);
         imp.set_sizes_and_strides(sizes, &strides, Some(0))?;
@@ -431,7 +393,7 @@ impl Tensor {
             Some(s) => geometry::DimVec::from_slice(s),
             None => geometry::contiguous_strides(sizes)?,
         };
-        let nbytes = geometry::storage_nbytes(sizes, &strides, o.dtype.itemsize(), 0)?;
+        let nbytes = geometry::storage_nbytes(sizes, &strides, o.dtype_or_default().itemsize(), 0)?;
         let dp = match deleter {
             None => DataPtr::non_owning(data, o.device),
             Some(f) => {
@@ -443,7 +405,7 @@ impl Tensor {
         };
         // SAFETY: forwarded to the caller (see this function's contract).
         let storage = unsafe { Storage::from_data_ptr(dp, nbytes, None, false) }?;
-        let mut imp = TensorImpl::new(storage, o.dtype);
+        let mut imp = TensorImpl::new(storage, o.dtype_or_default());
         imp.set_sizes_and_strides(sizes, &strides, Some(0))?;
         Ok(Tensor::from_impl(imp))
     }

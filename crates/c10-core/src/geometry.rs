@@ -571,6 +571,48 @@ pub fn squeeze_geometry(
     }
 }
 
+/// Geometry of `squeeze(dims)`: the listed dims (wrapped, each at most
+/// once: `dim 0 appears multiple times in the list of dims`) that have size
+/// 1 are removed; a 0-d tensor accepts dims `0` and `-1`.
+///
+/// ```
+/// use c10_core::geometry::squeeze_dims_geometry;
+/// let (s, st) = squeeze_dims_geometry(&[2, 1, 3, 1], &[3, 3, 1, 1], &[1, -1, 0])?;
+/// assert_eq!((&s[..], &st[..]), (&[2i64, 3][..], &[3i64, 1][..]));
+/// assert!(squeeze_dims_geometry(&[1, 1], &[1, 1], &[0, -2]).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn squeeze_dims_geometry(
+    sizes: &[i64],
+    strides: &[i64],
+    dims: &[i64],
+) -> Result<(DimVec, DimVec)> {
+    check_same_rank(sizes, strides)?;
+    let n = sizes.len();
+    if n > 64 {
+        return Err(TensorError::runtime(
+            "only tensors with up to 64 dims are supported",
+        ));
+    }
+    let mut mask: u64 = 0;
+    for &dim in dims {
+        let d = wrap_dim(dim, n as i64, true)?;
+        if mask & (1u64 << d) != 0 {
+            return Err(TensorError::runtime(format!(
+                "dim {d} appears multiple times in the list of dims"
+            )));
+        }
+        mask |= 1u64 << d;
+    }
+    Ok(sizes
+        .iter()
+        .zip(strides)
+        .enumerate()
+        .filter(|&(d, (&s, _))| !(mask & (1u64 << d) != 0 && s == 1))
+        .map(|(_, (&s, &st))| (s, st))
+        .unzip())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

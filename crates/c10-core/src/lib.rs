@@ -58,6 +58,7 @@ pub mod factories;
 pub mod geometry;
 pub mod options;
 pub mod printing;
+mod ranges;
 pub mod scalar;
 pub mod scalar_type;
 pub mod sizes_and_strides;
@@ -77,7 +78,7 @@ pub use scalar_type::{Element, ScalarType, TypeMeta};
 pub use sizes_and_strides::SizesAndStrides;
 pub use tensor::Tensor;
 pub use tensor_impl::{LayoutFlags, TensorImpl};
-pub use version::{InferenceMode, VersionCounter};
+pub use version::{GradMode, InferenceMode, VersionCounter};
 
 /// Runs `$body` with `$T` bound to the Rust element type of `$dtype`, or
 /// `$otherwise` for dtypes without one (quantized, sub-byte, bit types).

@@ -35,14 +35,18 @@ impl std::fmt::Display for MemoryFormat {
 /// ```
 /// use c10_core::{TensorOptions, ScalarType, Device};
 /// let o = TensorOptions::new().dtype(ScalarType::Long).device(Device::CPU);
-/// assert_eq!(o.dtype, ScalarType::Long);
+/// assert_eq!(o.dtype, Some(ScalarType::Long));
+/// assert_eq!(TensorOptions::new().dtype_or_default(), ScalarType::Float);
 /// let o: TensorOptions = ScalarType::Half.into();
 /// assert_eq!(o.device, Device::CPU);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorOptions {
-    /// Element type.
-    pub dtype: ScalarType,
+    /// Element type; `None` (the default) lets the factory choose, as in
+    /// PyTorch: `float32` for most, the fill value's kind for `full` and
+    /// `scalar_tensor` (`int64` for an integer, `bool` for a bool), the
+    /// arguments' kind for `arange`.
+    pub dtype: Option<ScalarType>,
     /// Device.
     pub device: Device,
     /// Whether the new tensor requires gradients.
@@ -54,7 +58,7 @@ pub struct TensorOptions {
 impl Default for TensorOptions {
     fn default() -> Self {
         TensorOptions {
-            dtype: ScalarType::Float,
+            dtype: None,
             device: Device::CPU,
             requires_grad: false,
             memory_format: MemoryFormat::Contiguous,
@@ -70,8 +74,14 @@ impl TensorOptions {
 
     /// With this dtype.
     pub fn dtype(mut self, dtype: ScalarType) -> TensorOptions {
-        self.dtype = dtype;
+        self.dtype = Some(dtype);
         self
+    }
+
+    /// The dtype, or `float32` when none was given (c10's
+    /// `dtype_or_default`, with the default dtype fixed at `float32`).
+    pub fn dtype_or_default(&self) -> ScalarType {
+        self.dtype.unwrap_or(ScalarType::Float)
     }
 
     /// With this device.

@@ -62,12 +62,178 @@ impl Scalar {
         }
     }
 
-    /// Little helper for dtype-dispatched writes: encodes this value as the
-    /// bytes of one element of `dtype`.
+    /// Encodes this value as the bytes of one element of `dtype`, after
+    /// c10's range check ([`Scalar::check_fits`]): what `fill_`, `full`,
+    /// `scalar_tensor` and single-element writes store.
+    ///
+    /// ```
+    /// use c10_core::{Scalar, ScalarType};
+    /// assert_eq!(Scalar::Int(-1).to_bytes(ScalarType::Byte)?, vec![255]); // wraps, as in c10
+    /// let err = Scalar::Int(300).to_bytes(ScalarType::Byte).unwrap_err();
+    /// assert_eq!(err.to_string(), "value cannot be converted to type uint8_t without overflow");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn to_bytes(self, dtype: ScalarType) -> Result<Vec<u8>> {
+        self.check_fits(dtype)?;
         crate::dispatch_dtype!(dtype, T => Ok(element_bytes(self.to_element::<T>())), {
             Err(TensorError::runtime(format!("cannot store a scalar in a tensor of dtype {dtype}")))
         })
+    }
+
+    /// c10's `checked_convert`: whether this value may be stored in `dtype`,
+    /// with PyTorch's error (`value cannot be converted to type uint8_t
+    /// without overflow`) when it may not. The rule, for each kind of value:
+    ///
+    /// * a `bool` always fits;
+    /// * an integer fits an unsigned type when its magnitude is at most the
+    ///   type's maximum (so `-1` fills a `uint8` tensor with 255: c10 lets
+    ///   negative values wrap), any other type when it lies between the
+    ///   type's lowest and largest value (floating types: their finite
+    ///   range, complex types: their component's);
+    /// * a float fits a type with infinities when it is infinite, never fits
+    ///   a type without NaN when it is NaN (integers); otherwise it fits a
+    ///   floating type when it lies within the type's finite range, and an
+    ///   integer type when it is not below the lowest value and is below
+    ///   the largest plus one (`255.5` fits `uint8` and is stored as 255;
+    ///   `256.0` and `-0.5` do not fit);
+    /// * nothing is checked for a `bool` destination (any value is
+    ///   `!= 0`).
+    ///
+    /// ```
+    /// use c10_core::{Scalar, ScalarType};
+    /// assert!(Scalar::Float(1e5).check_fits(ScalarType::Half).is_err());
+    /// assert!(Scalar::Float(f64::INFINITY).check_fits(ScalarType::Half).is_ok());
+    /// assert!(Scalar::Float(f64::NAN).check_fits(ScalarType::Int).is_err());
+    /// assert!(Scalar::Int(-255).check_fits(ScalarType::Byte).is_ok());
+    /// assert!(Scalar::Float(-1.0).check_fits(ScalarType::Byte).is_err());
+    /// assert!(Scalar::Int(300).check_fits(ScalarType::Bool).is_ok());
+    /// ```
+    pub fn check_fits(self, dtype: ScalarType) -> Result<()> {
+        let Some(r) = c10_range(dtype) else {
+            return Ok(());
+        };
+        let overflows = match self {
+            Scalar::Bool(_) => false,
+            Scalar::Int(i) => match r {
+                Range::Signed { lo, hi } => i < lo || i > hi,
+                Range::Unsigned { hi } => i.unsigned_abs() > hi,
+                Range::Float { hi, .. } => (i as f64) < -hi || (i as f64) > hi,
+            },
+            Scalar::Float(f) => match r {
+                Range::Float { .. } if f.is_infinite() => false,
+                _ if f.is_nan() => !matches!(r, Range::Float { .. }),
+                Range::Float { hi, .. } => f < -hi || f > hi,
+                // Below the lowest value is refused; above the largest only
+                // once truncation cannot bring it back (`255.5` fits
+                // `uint8`, `-0.5` does not). The bounds are exact in `f64`.
+                Range::Signed { lo, hi } => !(f >= lo as f64 && f < (i128::from(hi) + 1) as f64),
+                Range::Unsigned { hi } => !(f >= 0.0 && f < (u128::from(hi) + 1) as f64),
+            },
+        };
+        if overflows {
+            return Err(TensorError::runtime(format!(
+                "value cannot be converted to type {} without overflow",
+                c10_type_name(dtype)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A destination's range for [`Scalar::check_fits`].
+#[derive(Clone, Copy)]
+enum Range {
+    Signed {
+        lo: i64,
+        hi: i64,
+    },
+    Unsigned {
+        hi: u64,
+    },
+    /// Largest finite value (the lowest is its negation).
+    Float {
+        hi: f64,
+    },
+}
+
+/// The range c10's `checked_convert` tests against (`None`: unchecked).
+fn c10_range(dtype: ScalarType) -> Option<Range> {
+    use ScalarType as S;
+    Some(match dtype {
+        S::Byte => Range::Unsigned { hi: u8::MAX.into() },
+        S::UInt16 => Range::Unsigned {
+            hi: u16::MAX.into(),
+        },
+        S::UInt32 => Range::Unsigned {
+            hi: u32::MAX.into(),
+        },
+        S::UInt64 => Range::Unsigned { hi: u64::MAX },
+        S::Char => Range::Signed {
+            lo: i8::MIN.into(),
+            hi: i8::MAX.into(),
+        },
+        S::Short => Range::Signed {
+            lo: i16::MIN.into(),
+            hi: i16::MAX.into(),
+        },
+        S::Int => Range::Signed {
+            lo: i32::MIN.into(),
+            hi: i32::MAX.into(),
+        },
+        S::Long => Range::Signed {
+            lo: i64::MIN,
+            hi: i64::MAX,
+        },
+        S::Half | S::ComplexHalf => Range::Float { hi: 65504.0 },
+        S::BFloat16 => Range::Float {
+            hi: f64::from(half::bf16::MAX.to_f32()),
+        },
+        S::Float | S::ComplexFloat => Range::Float {
+            hi: f64::from(f32::MAX),
+        },
+        S::Double | S::ComplexDouble => Range::Float { hi: f64::MAX },
+        _ => return None,
+    })
+}
+
+/// c10's C++ name of a dtype's element type, as its errors print it.
+pub(crate) fn c10_type_name(dtype: ScalarType) -> &'static str {
+    use ScalarType as S;
+    match dtype {
+        S::Byte => "uint8_t",
+        S::Char => "int8_t",
+        S::Short => "int16_t",
+        S::Int => "int",
+        S::Long => "int64_t",
+        S::UInt16 => "uint16_t",
+        S::UInt32 => "uint32_t",
+        S::UInt64 => "uint64_t",
+        S::Half => "c10::Half",
+        S::BFloat16 => "c10::BFloat16",
+        S::Float => "float",
+        S::Double => "double",
+        S::Bool => "bool",
+        S::ComplexHalf => "c10::complex<c10::Half>",
+        S::ComplexFloat => "c10::complex<float>",
+        S::ComplexDouble => "c10::complex<double>",
+        other => other.name(),
+    }
+}
+
+/// The type names c10's `set_` error prints (`toString` of the CPU type:
+/// `long int`, `unsigned char`, ...).
+pub(crate) fn c10_type_name_long(dtype: ScalarType) -> &'static str {
+    use ScalarType as S;
+    match dtype {
+        S::Byte => "unsigned char",
+        S::Char => "signed char",
+        S::Short => "short int",
+        S::Int => "int",
+        S::Long => "long int",
+        S::UInt16 => "unsigned short",
+        S::UInt32 => "unsigned int",
+        S::UInt64 => "unsigned long",
+        other => c10_type_name(other),
     }
 }
 

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use c10_storage::{Device, Storage};
 
-use crate::autograd::AutogradMeta;
+use crate::autograd::{AutogradMeta, ViewOrigin};
 use crate::dispatch_key::DispatchKeySet;
 use crate::error::{Result, TensorError};
 use crate::geometry::{self, fmt_list};
 use crate::options::MemoryFormat;
 use crate::scalar_type::ScalarType;
 use crate::tensor_impl::TensorImpl;
-use crate::version::{InferenceMode, VersionCounter};
+use crate::version::{GradMode, InferenceMode, VersionCounter};
 
 /// A tensor: a handle to a [`TensorImpl`] (c10's `at::Tensor`).
 ///
@@ -261,35 +261,144 @@ impl Tensor {
             .as_ref()
             .is_some_and(|m| m.requires_grad())
     }
-    /// Sets `requires_grad`. Setting `false` on a tensor without metadata
-    /// allocates nothing; `true` allocates the metadata. Only floating-point
-    /// and complex tensors can require gradients, and inference tensors only
+    /// Sets `requires_grad` as a factory's `requires_grad=True` does.
+    /// Setting `false` on a tensor without metadata allocates nothing;
+    /// `true` allocates the metadata (a leaf). Only floating-point and
+    /// complex tensors can require gradients, and inference tensors only
     /// inside inference mode (PyTorch's errors).
     pub fn set_requires_grad(&mut self, requires_grad: bool) -> Result<()> {
-        if requires_grad {
-            if !(self.dtype().is_floating_point() || self.dtype().is_complex()) {
-                return Err(TensorError::runtime(
-                    "only Tensors of floating point and complex dtype can require gradients",
-                ));
+        if requires_grad && !(self.dtype().is_floating_point() || self.dtype().is_complex()) {
+            return Err(TensorError::runtime(
+                "Only Tensors of floating point and complex dtype can require gradients",
+            ));
+        }
+        self.set_requires_grad_flag(requires_grad)
+    }
+
+    /// `requires_grad_(flag)`, with PyTorch's rules for the method: only a
+    /// leaf's flag can be turned off (`you can only change requires_grad
+    /// flags of leaf variables. ...`), only floating-point and complex
+    /// tensors can require gradients (`only Tensors of floating point dtype
+    /// can require gradients`).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorOptions};
+    /// let mut t = Tensor::zeros(&[2], TensorOptions::new())?;
+    /// t.requires_grad_(true)?;
+    /// assert!(t.requires_grad() && t.is_leaf());
+    /// let mut i = Tensor::zeros(&[2], ScalarType::Long)?;
+    /// assert_eq!(
+    ///     i.requires_grad_(true).unwrap_err().to_string(),
+    ///     "only Tensors of floating point dtype can require gradients"
+    /// );
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn requires_grad_(&mut self, requires_grad: bool) -> Result<()> {
+        if !self.is_leaf() {
+            if requires_grad {
+                return Ok(());
             }
-            if self.is_inference() && !InferenceMode::is_enabled() {
-                return Err(TensorError::runtime(
-                    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
-                ));
-            }
+            return Err(TensorError::runtime(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
+            ));
+        }
+        if requires_grad && !(self.dtype().is_floating_point() || self.dtype().is_complex()) {
+            return Err(TensorError::runtime(
+                "only Tensors of floating point dtype can require gradients",
+            ));
+        }
+        if self
+            .imp
+            .autograd_meta
+            .as_ref()
+            .is_some_and(|m| m.view_origin() == ViewOrigin::NoGrad)
+        {
+            // A no_grad view reports its base's flag; PyTorch leaves it.
+            return Ok(());
+        }
+        self.set_requires_grad_flag(requires_grad)
+    }
+
+    fn set_requires_grad_flag(&mut self, requires_grad: bool) -> Result<()> {
+        if requires_grad && self.is_inference() && !InferenceMode::is_enabled() {
+            return Err(TensorError::runtime(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+            ));
         }
         let imp = self.impl_mut();
         match (&mut imp.autograd_meta, requires_grad) {
             (None, false) => {}
-            (None, true) => {
-                imp.autograd_meta = Some(Box::new(AutogradMeta {
-                    requires_grad: true,
-                }))
-            }
+            (None, true) => imp.autograd_meta = Some(Box::new(AutogradMeta::leaf())),
             (Some(m), v) => m.set_requires_grad(v),
         }
         Ok(())
     }
+
+    /// Whether this tensor is a leaf (`is_leaf`): every tensor that does not
+    /// require grad, and those made by the user with `requires_grad`;
+    /// views and copies made from a tensor that requires grad with grad mode
+    /// on are not.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let w = Tensor::zeros(&[2, 2], TensorOptions::new().requires_grad(true))?;
+    /// assert!(w.is_leaf());
+    /// let v = w.as_strided(&[2, 2], &[1, 2], None)?;
+    /// assert!(v.requires_grad() && !v.is_leaf());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn is_leaf(&self) -> bool {
+        self.imp.autograd_meta.as_ref().is_none_or(|m| m.is_leaf())
+    }
+
+    /// PyTorch's checks before an in-place operation changes this tensor
+    /// (its data or its metadata), with grad mode on:
+    /// * a view made with grad mode off of a tensor that requires grad:
+    ///   `A view was created in no_grad mode and is being modified inplace
+    ///   with grad mode enabled. ...`;
+    /// * a leaf that requires grad: `a leaf Variable that requires grad is
+    ///   being used in an in-place operation.`;
+    /// * a view of one: `a view of a leaf Variable that requires grad is
+    ///   being used in an in-place operation.`
+    ///
+    /// With grad mode off ([`GradMode::disable`], inference mode) all are
+    /// allowed. Every in-place operation of this crate and of `aten-shape`
+    /// runs this check first.
+    ///
+    /// ```
+    /// use c10_core::{GradMode, Tensor, TensorOptions};
+    /// let w = Tensor::zeros(&[2], TensorOptions::new().requires_grad(true))?;
+    /// assert!(w.check_inplace().is_err());
+    /// let _no_grad = GradMode::disable();
+    /// assert!(w.check_inplace().is_ok());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn check_inplace(&self) -> Result<()> {
+        let Some(m) = self.imp.autograd_meta.as_deref() else {
+            return Ok(());
+        };
+        if !GradMode::is_enabled() {
+            return Ok(());
+        }
+        if m.view_origin() == ViewOrigin::NoGrad {
+            return Err(TensorError::runtime(crate::autograd::NO_GRAD_VIEW_INPLACE));
+        }
+        if !m.requires_grad() {
+            return Ok(());
+        }
+        if m.is_leaf() {
+            return Err(TensorError::runtime(
+                "a leaf Variable that requires grad is being used in an in-place operation.",
+            ));
+        }
+        if m.view_origin() == ViewOrigin::OfLeaf {
+            return Err(TensorError::runtime(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether autograd metadata has been allocated for this tensor.
     pub fn has_autograd_meta(&self) -> bool {
         self.imp.autograd_meta.is_some()
@@ -360,6 +469,14 @@ impl Tensor {
         strides: &[i64],
         storage_offset: Option<i64>,
     ) -> Result<()> {
+        self.check_inplace()?;
+        if sizes.iter().any(|&s| s < 0) {
+            // c10's in-place path multiplies the sizes with overflow checks
+            // first; a negative size reads as a huge unsigned factor there.
+            return Err(TensorError::runtime(
+                "numel: integer multiplication overflow",
+            ));
+        }
         let offset = storage_offset.unwrap_or(self.storage_offset());
         check_as_strided_args(sizes, strides, offset)?;
         geometry::check_in_bounds_for_storage(
@@ -377,6 +494,7 @@ impl Tensor {
 
     /// In-place transpose of a ≤2-d tensor (`t_`); bumps the version.
     pub fn t_(&mut self) -> Result<()> {
+        self.check_inplace()?;
         let n = self.dim();
         if n > 2 {
             return Err(TensorError::runtime(format!(
@@ -395,6 +513,7 @@ impl Tensor {
     /// In-place `unsqueeze_(dim)` with c10's stride rule for the new dim;
     /// bumps the version.
     pub fn unsqueeze_(&mut self, dim: i64) -> Result<()> {
+        self.check_inplace()?;
         let (sizes, strides) = geometry::unsqueeze_geometry(self.sizes(), self.strides(), dim)?;
         self.bump_version()?;
         self.impl_mut()
@@ -404,10 +523,58 @@ impl Tensor {
     /// In-place `squeeze_` of one dim (`Some(d)`) or of every size-1 dim
     /// (`None`); bumps the version.
     pub fn squeeze_(&mut self, dim: Option<i64>) -> Result<()> {
+        self.check_inplace()?;
         let (sizes, strides) = geometry::squeeze_geometry(self.sizes(), self.strides(), dim)?;
         self.bump_version()?;
         self.impl_mut()
             .set_sizes_and_strides(&sizes, &strides, None)
+    }
+
+    /// In-place `squeeze_(dims)`: removes each listed dim that has size 1
+    /// (a dim listed twice: `dim 0 appears multiple times in the list of
+    /// dims`); bumps the version.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let mut t = Tensor::zeros(&[2, 1, 3, 1], TensorOptions::new())?;
+    /// t.squeeze_dims_(&[1, 0, -1])?;
+    /// assert_eq!(t.sizes(), &[2, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn squeeze_dims_(&mut self, dims: &[i64]) -> Result<()> {
+        self.check_inplace()?;
+        let (sizes, strides) = geometry::squeeze_dims_geometry(self.sizes(), self.strides(), dims)?;
+        self.bump_version()?;
+        self.impl_mut()
+            .set_sizes_and_strides(&sizes, &strides, None)
+    }
+
+    /// In-place `transpose_(dim0, dim1)`: swaps two dims' sizes and
+    /// strides (dims wrap as in PyTorch); bumps the version.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let mut t = Tensor::zeros(&[2, 3, 4], TensorOptions::new())?;
+    /// t.transpose_(0, -1)?;
+    /// assert_eq!((t.sizes(), t.strides()), (&[4i64, 3, 2][..], &[1i64, 4, 12][..]));
+    /// assert_eq!(t.version()?, 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn transpose_(&mut self, dim0: i64, dim1: i64) -> Result<()> {
+        self.check_inplace()?;
+        let n = self.dim() as i64;
+        let d0 = geometry::wrap_dim(dim0, n, true)?;
+        let d1 = geometry::wrap_dim(dim1, n, true)?;
+        self.bump_version()?;
+        if d0 != d1 {
+            let mut sizes = geometry::DimVec::from_slice(self.sizes());
+            let mut strides = geometry::DimVec::from_slice(self.strides());
+            sizes.swap(d0, d1);
+            strides.swap(d0, d1);
+            self.impl_mut()
+                .set_sizes_and_strides(&sizes, &strides, None)?;
+        }
+        Ok(())
     }
 
     /// `resize_(sizes, memory_format)`: contiguous strides for the new sizes;
@@ -416,7 +583,18 @@ impl Tensor {
     /// with PyTorch's `Trying to resize storage that is not resizable`.
     /// Bumps the version.
     pub fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
-        geometry::check_non_negative(sizes)?;
+        if self.requires_grad() && !InferenceMode::is_enabled() {
+            return Err(TensorError::runtime(
+                "cannot resize variables that require grad",
+            ));
+        }
+        if sizes.iter().any(|&s| s < 0) {
+            // c10 multiplies the sizes with overflow checks first, and a
+            // negative size reads as a huge unsigned factor there.
+            return Err(TensorError::runtime(
+                "numel: integer multiplication overflow",
+            ));
+        }
         if format == MemoryFormat::Preserve {
             return Err(TensorError::runtime("Unsupported memory formatPreserve"));
         }
@@ -436,8 +614,14 @@ impl Tensor {
                 self.storage().resize(needed)?;
             }
         }
-        self.bump_version()?;
-        let unchanged = self.sizes() == sizes && self.strides() == strides.as_slice();
+        // PyTorch bumps the version only when the sizes change.
+        if self.sizes() != sizes {
+            self.bump_version()?;
+        }
+        // Same sizes: PyTorch's `resize_` (without a memory format) keeps
+        // the strides as they are.
+        let unchanged = self.sizes() == sizes
+            && (format == MemoryFormat::Contiguous || self.strides() == strides.as_slice());
         if !unchanged {
             self.impl_mut()
                 .set_sizes_and_strides(sizes, &strides, None)?;
@@ -455,6 +639,7 @@ impl Tensor {
         sizes: &[i64],
         strides: &[i64],
     ) -> Result<()> {
+        self.check_inplace()?;
         if sizes.len() != strides.len() {
             return Err(TensorError::runtime(format!(
                 "unequal size length ({}) and stride length ({})",
@@ -504,6 +689,194 @@ impl Tensor {
             imp.storage = storage.clone();
         }
         imp.set_sizes_and_strides(sizes, strides, Some(storage_offset))
+    }
+
+    /// `view(dtype)`: the same bytes read as another dtype, a view. With
+    /// the same element size the geometry is unchanged; otherwise the last
+    /// dim is rescaled (it must have stride 1; for a wider dtype its size,
+    /// the storage offset and the other strides must divide by the ratio),
+    /// with PyTorch's errors (`self.size(-1) must be divisible by 2 to view
+    /// Float as Long (different element sizes), but got 3`, `self.dim()
+    /// cannot be 0 to view ...`).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 4], ScalarType::Float)?;
+    /// let v = t.view_dtype(ScalarType::Long)?;
+    /// assert_eq!((v.sizes(), v.strides()), (&[2i64, 2][..], &[2i64, 1][..]));
+    /// let b = t.view_dtype(ScalarType::Byte)?;
+    /// assert_eq!(b.sizes(), &[2, 16]);
+    /// assert!(b.is_alias_of(&t));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn view_dtype(&self, dtype: ScalarType) -> Result<Tensor> {
+        let (old, new) = (self.element_size() as i64, dtype.itemsize() as i64);
+        let n = self.dim();
+        let what = || {
+            format!(
+                "to view {} as {} (different element sizes)",
+                self.dtype().name(),
+                dtype.name()
+            )
+        };
+        let mut sizes = geometry::DimVec::from_slice(self.sizes());
+        let mut strides = geometry::DimVec::from_slice(self.strides());
+        let mut offset = self.storage_offset();
+        if old != new {
+            if n == 0 {
+                return Err(TensorError::runtime(format!(
+                    "self.dim() cannot be 0 {}",
+                    what()
+                )));
+            }
+            if old == 0
+                || new == 0
+                || self.dtype().elements_per_byte() != 1
+                || dtype.elements_per_byte() != 1
+            {
+                return Err(TensorError::runtime(format!(
+                    "cannot view {} as {}",
+                    self.dtype(),
+                    dtype
+                )));
+            }
+            let last = n - 1;
+            if old > new {
+                let ratio = old / new;
+                if strides[last] != 1 {
+                    return Err(TensorError::runtime(format!(
+                        "self.stride(-1) must be 1 {}, but got {}",
+                        what(),
+                        strides[last]
+                    )));
+                }
+                let overflow =
+                    || TensorError::runtime(format!("view(dtype): sizes overflow {}", what()));
+                for st in &mut strides[..last] {
+                    *st = st.checked_mul(ratio).ok_or_else(overflow)?;
+                }
+                sizes[last] = sizes[last].checked_mul(ratio).ok_or_else(overflow)?;
+                offset = offset.checked_mul(ratio).ok_or_else(overflow)?;
+            } else {
+                let ratio = new / old;
+                if sizes[last] % ratio != 0 {
+                    return Err(TensorError::runtime(format!(
+                        "self.size(-1) must be divisible by {ratio} {}, but got {}",
+                        what(),
+                        sizes[last]
+                    )));
+                }
+                if offset % ratio != 0 {
+                    return Err(TensorError::runtime(format!(
+                        "self.storage_offset() must be divisible by {ratio} {}, but got {offset}",
+                        what()
+                    )));
+                }
+                if strides[last] != 1 {
+                    return Err(TensorError::runtime(format!(
+                        "self.stride(-1) must be 1 {}, but got {}",
+                        what(),
+                        strides[last]
+                    )));
+                }
+                for (i, st) in strides[..last].iter_mut().enumerate() {
+                    if *st % ratio != 0 {
+                        return Err(TensorError::runtime(format!(
+                            "self.stride({i}) must be divisible by {ratio} {}, but got {st}",
+                            what()
+                        )));
+                    }
+                    *st /= ratio;
+                }
+                sizes[last] /= ratio;
+                offset /= ratio;
+            }
+        }
+        geometry::check_in_bounds_for_storage(
+            &sizes,
+            &strides,
+            offset,
+            dtype.itemsize(),
+            dtype.elements_per_byte(),
+            self.storage().nbytes(),
+        )?;
+        let mut imp = (*self.imp).clone();
+        imp.autograd_meta = crate::autograd::view_meta(self.imp.autograd_meta.as_deref());
+        imp.dtype = dtype;
+        imp.set_sizes_and_strides(&sizes, &strides, Some(offset))?;
+        Ok(Tensor::from_impl(imp))
+    }
+
+    /// `set_(source)`: this handle views `source`'s storage with
+    /// `source`'s geometry. The dtypes must match (PyTorch: `Could not set
+    /// tensor of type float to a tensor of type long int`).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let src = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+    /// let mut t = Tensor::zeros(&[2], ScalarType::Long)?;
+    /// t.set_to(&src)?;
+    /// assert!(t.is_set_to(&src));
+    /// let mut f = Tensor::zeros(&[2], ScalarType::Float)?;
+    /// assert_eq!(
+    ///     f.set_to(&src).unwrap_err().to_string(),
+    ///     "Could not set tensor of type long int to a tensor of type float"
+    /// );
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn set_to(&mut self, source: &Tensor) -> Result<()> {
+        self.check_set_dtype(source.dtype())?;
+        let (sizes, strides) = (
+            geometry::DimVec::from_slice(source.sizes()),
+            geometry::DimVec::from_slice(source.strides()),
+        );
+        self.set_(source.storage(), source.storage_offset(), &sizes, &strides)
+    }
+
+    /// `set_(storage)`: this handle views the whole of `storage` as a 1-d
+    /// tensor of its own dtype (`nbytes / itemsize` elements, offset 0).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let src = Tensor::arange(0, 6, 1, ScalarType::Int)?;
+    /// let mut t = Tensor::zeros(&[0], ScalarType::Long)?;
+    /// t.set_storage(src.storage())?; // 24 bytes as int64: 3 elements
+    /// assert_eq!(t.sizes(), &[3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn set_storage(&mut self, storage: &Storage) -> Result<()> {
+        let n = (storage.nbytes() / self.element_size().max(1)) as i64;
+        self.set_(storage, 0, &[n], &[1])
+    }
+
+    fn check_set_dtype(&self, source: ScalarType) -> Result<()> {
+        if source != self.dtype() {
+            return Err(TensorError::runtime(format!(
+                "Could not set tensor of type {} to a tensor of type {}",
+                crate::scalar::c10_type_name_long(source),
+                crate::scalar::c10_type_name_long(self.dtype())
+            )));
+        }
+        Ok(())
+    }
+
+    /// Marks this new tensor as the output of a recorded operation on
+    /// `inputs` (a copy, a conversion): with grad mode on and any input
+    /// requiring grad, it requires grad and is not a leaf.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let w = Tensor::zeros(&[2], TensorOptions::new().requires_grad(true))?;
+    /// let mut out = Tensor::zeros(&[2], TensorOptions::new())?;
+    /// out.record_output_of(&[&w]);
+    /// assert!(out.requires_grad() && !out.is_leaf());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn record_output_of(&mut self, inputs: &[&Tensor]) {
+        if GradMode::is_enabled() && inputs.iter().any(|t| t.requires_grad()) {
+            self.impl_mut().autograd_meta =
+                Some(Box::new(AutogradMeta::computed(ViewOrigin::NotAView)));
+        }
     }
 
     /// `detach()`: a new `TensorImpl` with the same storage, geometry, key

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use c10_storage::{Device, DeviceType, Storage};
 
-use crate::autograd::{AutogradMeta, AutogradMetaInterface};
+use crate::autograd::AutogradMetaInterface;
 use crate::dispatch_key::{backend_component_for_device_type, DispatchKeySet};
 use crate::error::{Result, TensorError};
 use crate::geometry;
@@ -515,13 +515,7 @@ impl TensorImpl {
             .then(|| base.flags.is_non_overlapping_and_dense());
         let flags =
             LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density);
-        let autograd_meta: Option<Box<dyn AutogradMetaInterface>> = match &base.autograd_meta {
-            None => None,
-            Some(m) if m.requires_grad() => Some(Box::new(AutogradMeta {
-                requires_grad: true,
-            })),
-            Some(_) => None,
-        };
+        let autograd_meta = crate::autograd::view_meta(base.autograd_meta.as_deref());
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
         // `TensorImpl` is fully initialised before `assume_init` (the list

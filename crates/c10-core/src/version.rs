@@ -149,3 +149,64 @@ impl Drop for InferenceMode {
         INFERENCE_MODE.with(|c| c.set(self.prev));
     }
 }
+
+thread_local! {
+    static GRAD_MODE: Cell<bool> = const { Cell::new(true) };
+}
+
+/// c10's `GradMode`: whether operations on this thread record autograd
+/// history (on by default; off under [`GradMode::disable`], PyTorch's
+/// `torch.no_grad()`, and always off in [`InferenceMode`]).
+///
+/// It decides what a view of a tensor that requires grad is (a computed
+/// tensor, or a "no_grad view"), whether `clone` of such a tensor requires
+/// grad, and whether the in-place rules for leaves apply.
+///
+/// ```
+/// use c10_core::{GradMode, Tensor, TensorOptions};
+/// let mut w = Tensor::zeros(&[2], TensorOptions::new().requires_grad(true))?;
+/// assert!(w.fill_(1.0).is_err()); // a leaf that requires grad
+/// {
+///     let _no_grad = GradMode::disable();
+///     assert!(!GradMode::is_enabled());
+///     w.fill_(1.0)?; // allowed without grad mode
+/// }
+/// assert!(GradMode::is_enabled());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Debug)]
+pub struct GradMode {
+    prev: bool,
+    // Thread-local state: the guard must be dropped on its own thread.
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl GradMode {
+    /// Turns grad mode off on this thread until the guard is dropped
+    /// (`torch.no_grad()`).
+    pub fn disable() -> GradMode {
+        GradMode::set_enabled(false)
+    }
+
+    /// Sets grad mode until the guard is dropped
+    /// (`torch.set_grad_enabled(enabled)`).
+    pub fn set_enabled(enabled: bool) -> GradMode {
+        let prev = GRAD_MODE.with(|c| c.replace(enabled));
+        GradMode {
+            prev,
+            _not_send: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether operations on this thread record autograd history: grad
+    /// mode on and inference mode off.
+    pub fn is_enabled() -> bool {
+        GRAD_MODE.with(Cell::get) && !InferenceMode::is_enabled()
+    }
+}
+
+impl Drop for GradMode {
+    fn drop(&mut self) {
+        GRAD_MODE.with(|c| c.set(self.prev));
+    }
+}

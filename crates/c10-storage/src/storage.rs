@@ -483,6 +483,60 @@ impl Storage {
         })
     }
 
+    /// Adopts any owner of writable CPU bytes without copying, like
+    /// [`Storage::from_owner`], but resizable: a growing
+    /// [`resize`](Storage::resize) reallocates through `allocator` (which
+    /// must allocate CPU memory), copies the bytes over and drops the owner,
+    /// as for a storage the allocator made. This is how a tensor made from
+    /// user data behaves like one from the allocator (PyTorch's
+    /// `torch.tensor(data).resize_(n)`).
+    ///
+    /// ```
+    /// use c10_storage::{DeviceType, Storage};
+    /// # struct Heap;
+    /// # // SAFETY: returns boxed, zeroed, exclusively owned bytes.
+    /// # unsafe impl c10_storage::Allocator for Heap {
+    /// #     fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+    /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #         // SAFETY: forwarded contract.
+    /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
+    /// #     }
+    /// # }
+    /// # static HEAP: Heap = Heap;
+    /// let s = Storage::from_owner_resizable(vec![1u8, 2, 3], &HEAP)?;
+    /// s.resize(5)?;
+    /// assert_eq!(s.read()?.bytes()?, &[1, 2, 3, 0, 0]);
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    pub fn from_owner_resizable<O>(
+        owner: O,
+        allocator: &'static dyn Allocator,
+    ) -> Result<Storage, StorageError>
+    where
+        O: AsMut<[u8]> + Send + 'static,
+    {
+        if allocator.device_type() != DeviceType::Cpu {
+            return Err(StorageError::Alloc(AllocError::WrongDeviceType {
+                slot: DeviceType::Cpu,
+                allocator: allocator.device_type(),
+            }));
+        }
+        let (data_ptr, nbytes) = DataPtr::from_owner_with_len(owner);
+        Ok(Storage::from_impl(StorageImpl {
+            buffer: RwLock::new(Buffer::initialised(data_ptr, nbytes)),
+            nbytes: AtomicUsize::new(nbytes),
+            resizable: AtomicBool::new(true),
+            allocator: Some(allocator),
+            device: Device::CPU,
+            read_only: None,
+            version: AtomicU32::new(0),
+            pins: AtomicUsize::new(0),
+        }))
+    }
+
     /// Adopts an owner that only gives shared access to its bytes (a
     /// read-only memory map, `&'static [u8]`, ...). Writes are refused with
     /// [`StorageError::ReadOnly`], whose message includes `reason`.

@@ -32,6 +32,8 @@
 //! assert_eq!((report.passed, report.failed), (1, 0));
 //! ```
 
+pub mod fidelity;
+
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
