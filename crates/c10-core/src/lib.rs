@@ -56,6 +56,7 @@ pub mod dispatch_key;
 pub mod error;
 pub mod factories;
 pub mod geometry;
+mod impl_arc;
 pub mod options;
 pub mod printing;
 mod ranges;

@@ -1,7 +1,6 @@
 //! `Tensor`: the cheap, shareable handle.
 
 use std::fmt;
-use std::sync::Arc;
 
 use c10_storage::{Device, Storage};
 
@@ -9,6 +8,7 @@ use crate::autograd::{AutogradMeta, ViewOrigin};
 use crate::dispatch_key::DispatchKeySet;
 use crate::error::{Result, TensorError};
 use crate::geometry::{self, fmt_list};
+use crate::impl_arc::ImplArc;
 use crate::options::MemoryFormat;
 use crate::scalar_type::ScalarType;
 use crate::tensor_impl::TensorImpl;
@@ -68,23 +68,26 @@ use crate::version::{GradMode, InferenceMode, VersionCounter};
 /// ```
 #[derive(Clone)]
 pub struct Tensor {
-    pub(crate) imp: Arc<TensorImpl>,
+    pub(crate) imp: ImplArc<TensorImpl>,
 }
 
 impl Tensor {
     /// Wraps a `TensorImpl`.
     pub fn from_impl(imp: TensorImpl) -> Tensor {
-        Tensor { imp: Arc::new(imp) }
+        Tensor {
+            imp: ImplArc::new(imp),
+        }
     }
 
     /// The `TensorImpl`.
+    #[inline]
     pub fn impl_ref(&self) -> &TensorImpl {
         &self.imp
     }
 
     /// The `TensorImpl` for modification, copied first if shared.
     fn impl_mut(&mut self) -> &mut TensorImpl {
-        Arc::make_mut(&mut self.imp)
+        ImplArc::make_mut(&mut self.imp)
     }
 
     /// A tensor over an existing storage with the given geometry (checked
@@ -111,10 +114,12 @@ impl Tensor {
     }
 
     /// Sizes, in elements.
+    #[inline]
     pub fn sizes(&self) -> &[i64] {
         self.imp.sizes()
     }
     /// Strides, in elements.
+    #[inline]
     pub fn strides(&self) -> &[i64] {
         self.imp.strides()
     }
@@ -130,22 +135,27 @@ impl Tensor {
         Ok(self.strides()[d])
     }
     /// Offset into the storage, in elements.
+    #[inline]
     pub fn storage_offset(&self) -> i64 {
         self.imp.storage_offset()
     }
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> i64 {
         self.imp.numel()
     }
     /// Number of dims.
+    #[inline]
     pub fn dim(&self) -> usize {
         self.imp.dim()
     }
     /// Element type.
+    #[inline]
     pub fn dtype(&self) -> ScalarType {
         self.imp.dtype()
     }
     /// Bytes per element.
+    #[inline]
     pub fn element_size(&self) -> usize {
         self.dtype().itemsize()
     }
@@ -157,14 +167,17 @@ impl Tensor {
         (self.numel().max(0) as usize).saturating_mul(self.element_size())
     }
     /// Device.
+    #[inline]
     pub fn device(&self) -> Device {
         self.imp.device()
     }
     /// The storage.
+    #[inline]
     pub fn storage(&self) -> &Storage {
         self.imp.storage()
     }
     /// Dispatch key set.
+    #[inline]
     pub fn key_set(&self) -> DispatchKeySet {
         self.imp.key_set()
     }
@@ -185,6 +198,7 @@ impl Tensor {
         }
     }
     /// Row-major contiguous.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         self.imp.flags().is_contiguous()
     }
@@ -215,7 +229,7 @@ impl Tensor {
 
     /// Whether both handles share one `TensorImpl` (C++ `a.is_same(b)`).
     pub fn is_same(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.imp, &other.imp)
+        ImplArc::ptr_eq(&self.imp, &other.imp)
     }
     /// Whether both tensors view the same storage (PyTorch's `is_alias_of`).
     pub fn is_alias_of(&self, other: &Tensor) -> bool {
@@ -230,7 +244,7 @@ impl Tensor {
     }
     /// Number of handles sharing this `TensorImpl`.
     pub fn use_count(&self) -> usize {
-        Arc::strong_count(&self.imp)
+        ImplArc::strong_count(&self.imp)
     }
 
     /// The version counter's value (`tensor._version`); inference tensors

@@ -1,13 +1,12 @@
 //! `TensorImpl`: a tensor's metadata over a storage.
 
-use std::sync::Arc;
-
 use c10_storage::{Device, DeviceType, Storage};
 
 use crate::autograd::AutogradMetaInterface;
 use crate::dispatch_key::{backend_component_for_device_type, DispatchKeySet};
 use crate::error::{Result, TensorError};
 use crate::geometry;
+use crate::impl_arc::ImplArc;
 use crate::options::MemoryFormat;
 use crate::scalar_type::ScalarType;
 use crate::sizes_and_strides::SizesAndStrides;
@@ -454,13 +453,13 @@ impl TensorImpl {
         rearranged: bool,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<bool>,
     ) -> Result<Option<Tensor>> {
-        let imp = Arc::<TensorImpl>::new_uninit();
-        // `Arc::as_ptr` keeps the allocation's write provenance (it is not
-        // derived from a shared reference; `Arc::get_mut` would cost an
-        // atomic compare-exchange on the view path), and the `Arc` was
-        // created just above, so no other handle or reference to its
-        // contents exists: writing through `slot` is exclusive.
-        let slot = Arc::as_ptr(&imp).cast_mut().cast::<TensorImpl>();
+        // A block from this thread's cache of freed `TensorImpl`s (or the
+        // allocator; see `impl_arc`). `as_mut_ptr` keeps the block's write
+        // provenance, and the block was taken just above, so no handle or
+        // reference to its contents exists: writing through `slot` is
+        // exclusive.
+        let imp = ImplArc::<TensorImpl>::new_uninit();
+        let slot = imp.as_mut_ptr();
         // SAFETY: `slot` points to the new, uniquely owned, uninitialised
         // `TensorImpl` (see above). The geometry field is written first
         // (through a raw field pointer) and only then borrowed, so `edit`
@@ -482,7 +481,7 @@ impl TensorImpl {
         if let Some(ndim) = zeroed_dims {
             if let Err(e) = geometry.reset_to_zeros(ndim) {
                 // SAFETY: the geometry is the only initialised field; drop
-                // it before the uninitialised allocation is freed with `imp`.
+                // it before the uninitialised block is given back with `imp`.
                 unsafe { std::ptr::drop_in_place(geometry) };
                 return Err(e.into());
             }
@@ -505,7 +504,7 @@ impl TensorImpl {
             abandoned => {
                 // SAFETY: the geometry is the only initialised field; drop
                 // it (it may own a heap block) before the uninitialised
-                // allocation is freed with `imp`.
+                // block is given back with `imp`.
                 unsafe { std::ptr::drop_in_place(geometry) };
                 return abandoned.map(|_| None);
             }
@@ -548,11 +547,11 @@ impl TensorImpl {
         sizes: &[i64],
     ) -> Result<Tensor> {
         let (device, key_set, version) = fresh_identity(&storage);
-        let imp = Arc::<TensorImpl>::new_uninit();
-        let slot = Arc::as_ptr(&imp).cast_mut().cast::<TensorImpl>();
-        // SAFETY: `imp` was created just above and has no other handle, so
-        // writing through `slot` (derived from `Arc::as_ptr`, which keeps
-        // the allocation's provenance; see `build_view`) is exclusive. The
+        let imp = ImplArc::<TensorImpl>::new_uninit();
+        let slot = imp.as_mut_ptr();
+        // SAFETY: `imp` was created just above and has no handle yet, so
+        // writing through `slot` (from `as_mut_ptr`, which keeps the
+        // block's provenance; see `build_view`) is exclusive. The
         // geometry field is written first (as zeros of the right rank) and
         // only then borrowed and filled in place: building it on the stack
         // and moving it in re-read the fresh 8-byte stores with 16-byte
@@ -573,7 +572,7 @@ impl TensorImpl {
             Err(e) => {
                 // SAFETY: the geometry is the only initialised field; drop
                 // it (it may own a heap block) before the uninitialised
-                // allocation is freed with `imp`.
+                // block is given back with `imp`.
                 unsafe { std::ptr::drop_in_place(geometry) };
                 return Err(e);
             }

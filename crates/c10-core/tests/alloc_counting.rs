@@ -62,6 +62,16 @@ fn base(n: i64) -> Tensor {
     Tensor::arange(0, n, 1, ScalarType::Float).unwrap()
 }
 
+/// Empties this thread's cache of freed `TensorImpl` blocks (a view reuses
+/// one of those instead of allocating) by taking every cached block into
+/// a live view; the result must be kept alive while counting. The cache
+/// holds at most a few dozen blocks; 256 views take them all.
+fn drain_impl_cache(t: &Tensor) -> Vec<Tensor> {
+    (0..256)
+        .map(|_| t.view_with_geometry(&[1], &[1], 0).unwrap())
+        .collect()
+}
+
 #[test]
 fn sizes_of_the_core_types() {
     let ti = std::mem::size_of::<TensorImpl>();
@@ -93,6 +103,7 @@ fn a_view_of_up_to_five_dims_is_one_allocation() {
         (vec![8, 8], vec![1, 8]),
         (vec![2, 2, 2, 2, 2], vec![32, 16, 8, 4, 2]),
     ] {
+        let _held = drain_impl_cache(&t);
         let (n, v) = allocations(|| t.as_strided(&sizes, &strides, None).unwrap());
         assert_eq!(n, 1, "{sizes:?}: only the TensorImpl");
         assert!(v.impl_ref().sizes_and_strides().is_inline());
@@ -102,11 +113,21 @@ fn a_view_of_up_to_five_dims_is_one_allocation() {
 }
 
 #[test]
+fn a_view_reuses_the_block_of_a_dropped_one() {
+    let t = base(64);
+    drop(t.as_strided(&[8, 8], &[8, 1], None).unwrap());
+    let (n, v) = allocations(|| t.as_strided(&[8, 8], &[1, 8], None).unwrap());
+    assert_eq!(n, 0, "the dropped view's block is reused");
+    assert_eq!(v.strides(), &[1, 8]);
+}
+
+#[test]
 fn six_or_more_dims_allocate_once_more() {
     let t = base(256);
     for nd in [6usize, 8] {
         let sizes = vec![2i64; nd];
         let strides: Vec<i64> = (0..nd).map(|d| 1i64 << (nd - 1 - d)).collect();
+        let _held = drain_impl_cache(&t);
         let (n, v) = allocations(|| t.as_strided(&sizes, &strides, Some(0)).unwrap());
         assert_eq!(
             n, 2,
@@ -139,6 +160,8 @@ fn no_autograd_metadata_unless_asked_for() {
 fn empty_costs_storage_buffer_and_impl() {
     // The first call installs the default CPU allocator (a one-time cost).
     drop(Tensor::empty(&[1], ScalarType::Float).unwrap());
+    let b = base(1);
+    let _held = drain_impl_cache(&b);
     let (n, t) = allocations(|| Tensor::empty(&[3, 4], ScalarType::Float).unwrap());
     println!("Tensor::empty(&[3, 4]) made {n} heap allocations");
     assert_eq!(n, 3, "StorageImpl, the data buffer, and the TensorImpl");

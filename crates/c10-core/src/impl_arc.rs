@@ -1,0 +1,593 @@
+//! [`ImplArc`]: the reference-counted box behind [`Tensor`](crate::Tensor),
+//! with a bounded per-thread cache of freed blocks.
+//!
+//! A view op builds one new `TensorImpl`, so with `std::sync::Arc` every
+//! view paid a `malloc` and, when the view was dropped, a `free` (plus
+//! `Arc`'s second, weak, counter decrement). Views are usually short-lived
+//! temporaries (`x.view(..).transpose(..)`), so the block a dropped view
+//! frees is very likely to be wanted again soon by the same thread. Here a
+//! dropped `TensorImpl`'s block goes back to a small stack of blocks owned
+//! by the dropping thread, and the next `TensorImpl` built on that thread
+//! takes it from there: no allocator call on either side.
+//!
+//! What keeps it sound and bounded:
+//!
+//! * every block has one layout, [`BLOCK`] (a strong count followed by a
+//!   `TensorImpl`); any payload stored here must fit in it (checked at
+//!   compile time), so a cached block can hold any payload, and every
+//!   block is freed with the layout it was allocated with;
+//! * a cache holds at most [`CACHE_CAP`] blocks; a block freed into a full
+//!   cache goes back to the global allocator, so the cache never holds more
+//!   than `CACHE_CAP * BLOCK.size()` bytes per thread;
+//! * a block freed on another thread than the one that allocated it goes to
+//!   the freeing thread's cache: blocks come from the global allocator,
+//!   which lets any thread free them, so ownership of a block may move
+//!   freely between threads;
+//! * the cache is a thread-local whose destructor frees the blocks it still
+//!   holds when its thread exits; once that destructor has run (or while it
+//!   runs), `LocalKey::try_with` fails and blocks go straight to and from
+//!   the global allocator, so a `Tensor` dropped by a later thread-local
+//!   destructor neither leaks nor touches a dead cache.
+//!
+//! The count protocol is `std::sync::Arc`'s without weak references: a
+//! relaxed increment to clone (aborting before it can overflow), a release
+//! decrement to drop, and an acquire fence before the last owner destroys
+//! the value, so every use of the value through other handles happens
+//! before its destruction.
+
+use std::alloc::{self, Layout};
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{self, AtomicUsize, Ordering};
+
+use crate::tensor_impl::TensorImpl;
+
+/// A block: the strong count, then the value. `repr(C)` keeps the count
+/// first for every `T`, though nothing depends on the exact offsets.
+#[repr(C)]
+struct Inner<T> {
+    strong: AtomicUsize,
+    value: T,
+}
+
+/// The layout of every block, cached or live: the one for a `TensorImpl`
+/// (184 bytes, align 8, on 64-bit targets).
+const BLOCK: Layout = Layout::new::<Inner<TensorImpl>>();
+
+/// The most blocks one thread's cache holds: 32 blocks of 184 bytes, under
+/// 6 KiB per thread. A view chain keeps only a few temporaries alive at
+/// once (four in the `chain4` benchmark), so a handful of blocks already
+/// serves the common case; 32 also covers short bursts (a small batch of
+/// views dropped together, a `Vec` of them rebuilt) without letting a
+/// thread that drops thousands of tensors hoard memory: beyond the cap,
+/// blocks go back to the global allocator, as with `Arc`.
+pub(crate) const CACHE_CAP: usize = 32;
+
+/// The same cap as a compile-time-checked bound for the stack below.
+const _: () = assert!(CACHE_CAP > 0);
+
+/// Refcounts above this abort the process, as `std::sync::Arc` does: by
+/// then something leaks handles in a loop (`mem::forget`), and the count
+/// must never wrap to zero while handles exist.
+const MAX_REFCOUNT: usize = isize::MAX as usize;
+
+/// One thread's stack of free blocks: `blocks[..len]` hold blocks of
+/// layout [`BLOCK`] that nothing else refers to (their contents are
+/// uninitialised). Only `Cell`s, so no borrow is held across a call and
+/// re-entrant use (a `TensorImpl`'s drop freeing nested tensors) is fine.
+struct BlockCache {
+    len: Cell<usize>,
+    blocks: [Cell<*mut u8>; CACHE_CAP],
+}
+
+impl BlockCache {
+    const fn new() -> BlockCache {
+        BlockCache {
+            len: Cell::new(0),
+            blocks: [const { Cell::new(ptr::null_mut()) }; CACHE_CAP],
+        }
+    }
+
+    /// A cached block, if any.
+    #[inline]
+    fn pop(&self) -> Option<NonNull<u8>> {
+        let n = self.len.get();
+        let last = n.checked_sub(1)?;
+        self.len.set(last);
+        NonNull::new(self.blocks[last].get())
+    }
+
+    /// Keeps `block` if there is room; gives it back otherwise.
+    #[inline]
+    fn push(&self, block: NonNull<u8>) -> Result<(), NonNull<u8>> {
+        let n = self.len.get();
+        match self.blocks.get(n) {
+            Some(slot) => {
+                slot.set(block.as_ptr());
+                self.len.set(n + 1);
+                Ok(())
+            }
+            None => Err(block),
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len.get()
+    }
+}
+
+impl Drop for BlockCache {
+    fn drop(&mut self) {
+        while let Some(block) = self.pop() {
+            // SAFETY: every cached block was allocated by the global
+            // allocator with layout `BLOCK` (see `fresh_block`) and nothing
+            // refers to it any more (`release_block`'s contract).
+            unsafe { alloc::dealloc(block.as_ptr(), BLOCK) };
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's free blocks (freed by the thread-local's destructor).
+    static CACHE: BlockCache = const { BlockCache::new() };
+}
+
+/// A block of layout [`BLOCK`] for the caller to own: from this thread's
+/// cache, else from the global allocator.
+#[inline]
+fn take_block() -> NonNull<u8> {
+    // `try_with` fails only while or after this thread's cache is
+    // destroyed; then there is simply no cache.
+    match CACHE.try_with(BlockCache::pop) {
+        Ok(Some(block)) => block,
+        _ => fresh_block(),
+    }
+}
+
+/// A new block from the global allocator.
+#[cold]
+fn fresh_block() -> NonNull<u8> {
+    // SAFETY: `BLOCK` has a non-zero size (it holds a count).
+    let p = unsafe { alloc::alloc(BLOCK) };
+    NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(BLOCK))
+}
+
+/// Hands a block back: to this thread's cache if it has room, else to the
+/// global allocator.
+///
+/// # Safety
+///
+/// `block` must have come from [`take_block`], its contents must already be
+/// dropped (or never initialised), and nothing may use it afterwards.
+#[inline]
+unsafe fn release_block(block: NonNull<u8>) {
+    let rejected = match CACHE.try_with(|c| c.push(block)) {
+        Ok(Ok(())) => return,
+        Ok(Err(b)) => b,
+        Err(_) => block,
+    };
+    // SAFETY: the block came from `take_block`, so from the global
+    // allocator with layout `BLOCK`, and the caller gives up every use of it.
+    unsafe { alloc::dealloc(rejected.as_ptr(), BLOCK) };
+}
+
+/// Blocks in this thread's cache (0 once its destructor has run).
+#[cfg(test)]
+fn cached_blocks() -> usize {
+    CACHE.try_with(BlockCache::len).unwrap_or(0)
+}
+
+/// A thread-safe reference-counted pointer to a `T` (in practice a
+/// [`TensorImpl`]) whose blocks are recycled through a bounded per-thread
+/// cache (see the module documentation). Like `Arc<T>` without weak
+/// references.
+pub(crate) struct ImplArc<T> {
+    ptr: NonNull<Inner<T>>,
+    /// Owns an `Inner<T>` (for drop check and variance, as `Arc` does).
+    _owns: PhantomData<Inner<T>>,
+}
+
+// SAFETY: as for `Arc<T>`: handles on several threads give shared access
+// to the `T` (so `T: Sync`) and the last handle, on any thread, drops it
+// (so `T: Send`). The count is atomic, and the block itself may be freed
+// on any thread (the global allocator allows it; see the module docs).
+unsafe impl<T: Send + Sync> Send for ImplArc<T> {}
+// SAFETY: `&ImplArc<T>` allows cloning a handle on another thread, so the
+// same bounds as `Send`.
+unsafe impl<T: Send + Sync> Sync for ImplArc<T> {}
+
+impl<T> ImplArc<T> {
+    /// Refuses (at compile time) a payload that does not fit a block.
+    const FITS: () = assert!(
+        std::mem::size_of::<Inner<T>>() <= BLOCK.size()
+            && std::mem::align_of::<Inner<T>>() <= BLOCK.align(),
+        "ImplArc payload must fit a TensorImpl-sized block"
+    );
+
+    /// A handle to `value`.
+    #[inline]
+    pub(crate) fn new(value: T) -> ImplArc<T> {
+        let slot = ImplArc::<T>::new_uninit();
+        // SAFETY: `as_mut_ptr` points to the uninitialised, exclusively
+        // owned value of the new block; writing it initialises it.
+        unsafe {
+            slot.as_mut_ptr().write(value);
+            slot.assume_init()
+        }
+    }
+
+    /// A block with a count of 1 and an uninitialised value, for building
+    /// a `T` in place (see [`UninitImplArc`]).
+    #[inline]
+    pub(crate) fn new_uninit() -> UninitImplArc<T> {
+        #[allow(clippy::let_unit_value)] // Forces the compile-time check.
+        let () = Self::FITS;
+        let ptr = take_block().cast::<Inner<T>>();
+        // SAFETY: the block is exclusively ours, and large and aligned
+        // enough for an `Inner<T>` (`FITS`); only the count is written.
+        unsafe { ptr::addr_of_mut!((*ptr.as_ptr()).strong).write(AtomicUsize::new(1)) };
+        UninitImplArc {
+            ptr,
+            _owns: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn inner(&self) -> &Inner<T> {
+        // SAFETY: the block stays allocated and its value initialised
+        // while this handle exists (it holds one count).
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Whether both handles point to the same value.
+    #[inline]
+    pub(crate) fn ptr_eq(a: &ImplArc<T>, b: &ImplArc<T>) -> bool {
+        a.ptr == b.ptr
+    }
+
+    /// The number of handles to this value.
+    #[inline]
+    pub(crate) fn strong_count(this: &ImplArc<T>) -> usize {
+        this.inner().strong.load(Ordering::Acquire)
+    }
+}
+
+impl<T: Clone> ImplArc<T> {
+    /// A mutable reference to the value, cloned into a new block first if
+    /// other handles share it (as `Arc::make_mut`, without weak handles).
+    #[inline]
+    pub(crate) fn make_mut(this: &mut ImplArc<T>) -> &mut T {
+        // Acquire pairs with the release decrements of handles dropped
+        // earlier, so their reads of the value happen before our writes.
+        // A count of 1 cannot grow meanwhile: the only handle is `this`,
+        // borrowed mutably here.
+        if this.inner().strong.load(Ordering::Acquire) != 1 {
+            *this = ImplArc::new(T::clone(this));
+        }
+        // SAFETY: the count is 1 and `this` is borrowed mutably, so no
+        // other handle or reference to the value exists for the lifetime
+        // of the result; the pointer keeps the block's write provenance.
+        unsafe { &mut *ptr::addr_of_mut!((*this.ptr.as_ptr()).value) }
+    }
+}
+
+impl<T> Deref for ImplArc<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.inner().value
+    }
+}
+
+impl<T> Clone for ImplArc<T> {
+    #[inline]
+    fn clone(&self) -> ImplArc<T> {
+        // Relaxed, as `Arc::clone`: a new handle is made from an existing
+        // one, which already keeps the value alive; no data is published.
+        let old = self.inner().strong.fetch_add(1, Ordering::Relaxed);
+        if old > MAX_REFCOUNT {
+            std::process::abort();
+        }
+        ImplArc {
+            ptr: self.ptr,
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Drop for ImplArc<T> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.inner().strong.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        // Pairs with the release decrements of every other handle: all
+        // their uses of the value happen before it is dropped below.
+        atomic::fence(Ordering::Acquire);
+        let p = self.ptr.as_ptr();
+        // SAFETY: the count reached 0, so this was the last handle and no
+        // reference to the value remains; the value was initialised
+        // (`assume_init`) and is dropped exactly once. The block came from
+        // `take_block` and is not used after `release_block`.
+        unsafe {
+            ptr::drop_in_place(ptr::addr_of_mut!((*p).value));
+            release_block(self.ptr.cast());
+        }
+    }
+}
+
+/// A fresh block whose value is not yet initialised (from
+/// [`ImplArc::new_uninit`]): write the value through
+/// [`as_mut_ptr`](Self::as_mut_ptr), then [`assume_init`](Self::assume_init).
+/// Dropped before that, it gives its block back without dropping a value.
+pub(crate) struct UninitImplArc<T> {
+    ptr: NonNull<Inner<T>>,
+    _owns: PhantomData<Inner<T>>,
+}
+
+impl<T> UninitImplArc<T> {
+    /// The value's place. Writes through it are exclusive: no handle to
+    /// this block exists yet. The pointer has the block's full provenance
+    /// (it is not derived from a shared reference).
+    #[inline]
+    pub(crate) fn as_mut_ptr(&self) -> *mut T {
+        // SAFETY: `ptr` points to a live block (we own it); computing a
+        // field address reads nothing.
+        unsafe { ptr::addr_of_mut!((*self.ptr.as_ptr()).value) }
+    }
+
+    /// The handle to the now initialised value.
+    ///
+    /// # Safety
+    ///
+    /// The value must be fully initialised through
+    /// [`as_mut_ptr`](Self::as_mut_ptr).
+    #[inline]
+    pub(crate) unsafe fn assume_init(self) -> ImplArc<T> {
+        let ptr = self.ptr;
+        // The block now belongs to the handle: no `UninitImplArc::drop`.
+        std::mem::forget(self);
+        ImplArc {
+            ptr,
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Drop for UninitImplArc<T> {
+    fn drop(&mut self) {
+        // SAFETY: the block came from `take_block` and is owned by `self`;
+        // its value was never initialised as far as we know (a partly
+        // written value is the caller's to drop, as `build_view` does), so
+        // there is nothing to drop; nothing uses the block afterwards.
+        unsafe { release_block(self.ptr.cast()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// Counts its drops in a shared counter.
+    #[derive(Debug)]
+    struct Counted {
+        drops: Arc<AtomicUsize>,
+        value: u64,
+    }
+
+    impl Clone for Counted {
+        fn clone(&self) -> Counted {
+            Counted {
+                drops: Arc::clone(&self.drops),
+                value: self.value,
+            }
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.drops.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counted(value: u64) -> (ImplArc<Counted>, Arc<AtomicUsize>) {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let a = ImplArc::new(Counted {
+            drops: Arc::clone(&drops),
+            value,
+        });
+        (a, drops)
+    }
+
+    #[test]
+    fn clone_and_drop_count() {
+        let (a, drops) = counted(7);
+        assert_eq!(ImplArc::strong_count(&a), 1);
+        let b = a.clone();
+        let c = b.clone();
+        assert_eq!(ImplArc::strong_count(&a), 3);
+        assert!(ImplArc::ptr_eq(&a, &c));
+        assert_eq!(c.value, 7);
+        drop(a);
+        drop(b);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        assert_eq!(ImplArc::strong_count(&c), 1);
+        drop(c);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn make_mut_unique_edits_in_place() {
+        let (mut a, drops) = counted(1);
+        let before = a.ptr;
+        ImplArc::make_mut(&mut a).value = 2;
+        assert_eq!(a.ptr, before, "a unique handle is not copied");
+        assert_eq!(a.value, 2);
+        drop(a);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn make_mut_shared_copies() {
+        let (mut a, drops) = counted(1);
+        let b = a.clone();
+        ImplArc::make_mut(&mut a).value = 2;
+        assert!(!ImplArc::ptr_eq(&a, &b));
+        assert_eq!((a.value, b.value), (2, 1));
+        assert_eq!(ImplArc::strong_count(&a), 1);
+        assert_eq!(ImplArc::strong_count(&b), 1);
+        drop(b);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        drop(a);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn blocks_are_reused_on_the_same_thread() {
+        let (a, _drops) = counted(1);
+        let first = a.ptr.cast::<u8>();
+        drop(a);
+        assert!(cached_blocks() >= 1);
+        let (b, _drops) = counted(2);
+        assert_eq!(b.ptr.cast::<u8>(), first, "the freed block comes back");
+        assert_eq!(b.value, 2);
+    }
+
+    #[test]
+    fn uninit_dropped_returns_its_block_without_a_drop() {
+        let slot = ImplArc::<Counted>::new_uninit();
+        // Taken from the cache (or allocated), so there is room for it.
+        let taken = cached_blocks();
+        assert!(taken < CACHE_CAP);
+        drop(slot); // nothing initialised: `Counted::drop` must not run
+        assert_eq!(cached_blocks(), taken + 1);
+    }
+
+    #[test]
+    fn cache_never_exceeds_its_cap() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let n = CACHE_CAP * 2 + 3;
+        let many: Vec<ImplArc<Counted>> = (0..n)
+            .map(|i| {
+                ImplArc::new(Counted {
+                    drops: Arc::clone(&drops),
+                    value: i as u64,
+                })
+            })
+            .collect();
+        assert_eq!(cached_blocks(), 0, "all cached blocks are in use");
+        for (i, a) in many.into_iter().enumerate() {
+            assert_eq!(a.value, i as u64);
+            drop(a);
+            assert!(cached_blocks() <= CACHE_CAP);
+        }
+        assert_eq!(cached_blocks(), CACHE_CAP);
+        assert_eq!(drops.load(Ordering::SeqCst), n);
+    }
+
+    #[test]
+    fn drop_on_another_thread_fills_that_threads_cache() {
+        let (a, drops) = counted(5);
+        let b = a.clone();
+        let t = std::thread::spawn(move || {
+            assert_eq!(b.value, 5);
+            drop(b);
+            // Not the last handle: nothing freed here yet.
+            assert_eq!(cached_blocks(), 0);
+            let (c, _d) = counted(6);
+            let moved = c.clone();
+            drop(c);
+            moved
+        });
+        let moved = t.join().unwrap();
+        drop(a);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // The other thread has exited (its cache freed); the last handle
+        // to its value is dropped here and the block joins our cache.
+        let before = cached_blocks();
+        assert_eq!(moved.value, 6);
+        drop(moved);
+        assert_eq!(cached_blocks(), (before + 1).min(CACHE_CAP));
+    }
+
+    #[test]
+    fn shared_across_threads() {
+        let (a, drops) = counted(9);
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let a = a.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..10 {
+                        let b = a.clone();
+                        assert_eq!(b.value, 9);
+                    }
+                    a.value
+                })
+            })
+            .collect();
+        drop(a);
+        for h in handles {
+            assert_eq!(h.join().unwrap(), 9);
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
+    /// A thread-local destructor that runs after the cache's own drops the
+    /// last handle: the block must go to the allocator (Miri checks that
+    /// nothing leaks and no dead cache is touched), and blocks cached when
+    /// the thread exits are freed by the cache's destructor.
+    #[test]
+    fn thread_exit_frees_cached_and_late_blocks() {
+        struct LateDrop(Cell<Option<ImplArc<Counted>>>);
+        impl Drop for LateDrop {
+            fn drop(&mut self) {
+                drop(self.0.take());
+            }
+        }
+        thread_local! {
+            static LATE: LateDrop = const { LateDrop(Cell::new(None)) };
+        }
+        let drops = Arc::new(AtomicUsize::new(0));
+        let d = Arc::clone(&drops);
+        std::thread::spawn(move || {
+            let mk = |v| {
+                ImplArc::new(Counted {
+                    drops: Arc::clone(&d),
+                    value: v,
+                })
+            };
+            // Registered before the cache is first used, so (destructors
+            // running in reverse order of registration on most platforms)
+            // it may run after the cache is gone; either order must work.
+            LATE.with(|l| l.0.set(Some(mk(1))));
+            for v in 0..4 {
+                drop(mk(v)); // fills the cache
+            }
+            assert!(cached_blocks() >= 1);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 5);
+    }
+
+    #[test]
+    fn send_and_sync_follow_the_payload() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ImplArc<TensorImpl>>();
+        send_sync::<ImplArc<Counted>>();
+    }
+
+    #[test]
+    fn tensor_impl_fits_the_block() {
+        assert_eq!(
+            Layout::new::<Inner<TensorImpl>>(),
+            BLOCK,
+            "the cached block is exactly a TensorImpl's"
+        );
+    }
+}
