@@ -254,7 +254,7 @@ fn requires_grad_rules() {
     let mut i = Tensor::zeros(&[2], ScalarType::Long).unwrap();
     assert_eq!(
         msg(i.set_requires_grad(true).unwrap_err()),
-        "only Tensors of floating point and complex dtype can require gradients"
+        "Only Tensors of floating point and complex dtype can require gradients"
     );
     let mut f = Tensor::zeros(&[2, 2], TensorOptions::new().requires_grad(true)).unwrap();
     assert!(f.requires_grad());
@@ -355,11 +355,11 @@ fn resize_grows_never_shrinks_and_respects_resizability() {
         "old bytes are kept"
     );
     assert_eq!(b.version().unwrap(), 1);
+    // A storage made from data is resizable like one from the allocator
+    // (PyTorch: `torch.tensor([1., 2., 3., 4.]).resize_(8)` works).
     let mut fixed = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
-    assert_eq!(
-        msg(fixed.resize_(&[8], MemoryFormat::Contiguous).unwrap_err()),
-        "Trying to resize storage that is not resizable"
-    );
+    fixed.resize_(&[8], MemoryFormat::Contiguous).unwrap();
+    assert_eq!(&fixed.to_vec::<f32>().unwrap()[..4], &[1.0, 2.0, 3.0, 4.0]);
     fixed.resize_(&[2], MemoryFormat::Contiguous).unwrap();
     assert_eq!(fixed.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
     assert_eq!(
@@ -500,7 +500,7 @@ fn factories() {
     );
     assert_eq!(
         msg(Tensor::arange(0, 10, -1, ScalarType::Long).unwrap_err()),
-        "upper bound and larger bound inconsistent with step sign"
+        "upper bound and lower bound inconsistent with step sign"
     );
     assert_eq!(
         Tensor::arange(0, 10, 1, ScalarType::Long)
