@@ -1,16 +1,17 @@
 //! Range factories: `arange`, `linspace`, `eye`, with PyTorch's values bit
 //! for bit.
 //!
-//! PyTorch computes `arange` and `linspace` with a vectorised CPU kernel:
-//! blocks of `2 * W` elements (`W` lanes of the dtype's SIMD vector) start
-//! from a base computed like a scalar element and add `k * step` per lane;
-//! the tail past the last whole block is computed element by element. The
-//! two paths round differently, so the last bits of a value depend on its
-//! position. This module reproduces both paths (the AVX2 lane counts that
-//! PyTorch 2.15's x86-64 build uses for these kernels, and the fused
-//! multiply-adds its compiler emits for `double`), checked against PyTorch
-//! by the fidelity corpus (`shape-conformance`, categories `arange`,
-//! `linspace`, `eye`). PyTorch splits outputs of 32768 elements and more
+//! PyTorch computes `arange` with a vectorised CPU kernel: blocks of
+//! `2 * W` elements (`W` lanes of the dtype's SIMD vector) start from a base
+//! computed like a scalar element and add `k * step` per lane; the tail past
+//! the last whole block is computed element by element. The two paths round
+//! differently, so the last bits of a value depend on its position. This
+//! module reproduces both paths (the AVX2 lane counts that PyTorch 2.15's
+//! x86-64 build uses for this kernel, and the fused multiply-adds its
+//! compiler emits). `linspace` computes every element on its own (one fused
+//! multiply-add from whichever end is nearer). Both are checked against
+//! PyTorch by the fidelity corpus (`shape-conformance`, categories
+//! `arange`, `linspace`, `eye`). PyTorch splits outputs of 32768 elements and more
 //! between threads, each restarting the blocks; we follow its one-thread
 //! result (see `docs/pytorch-map.md`).
 
@@ -299,9 +300,10 @@ impl Tensor {
     }
 
     /// `linspace(start, end, steps)`: `steps` values from `start` to `end`
-    /// inclusive, with PyTorch's kernel (the first half counted up from
-    /// `start`, the second half down from `end`, vectorised as in
-    /// [`Tensor::arange`]). The dtype defaults to `float32`; `start` and
+    /// inclusive, with PyTorch's kernel bit for bit: `step = (end - start) /
+    /// (steps - 1)`, the first half counted up from `start` and the second
+    /// down from `end`, each value one fused multiply-add (in double for
+    /// `float64` and the integer dtypes, else in float). The dtype defaults to `float32`; `start` and
     /// `end` are converted to it with c10's range check first. Errors:
     /// `number of steps must be non-negative`, and `NotImplementedError`
     /// for `bool` and the wide unsigned dtypes.
@@ -338,115 +340,83 @@ impl Tensor {
             return Ok(t);
         }
         use ScalarType as S;
-        let n = steps as usize;
         let halfway = steps / 2;
+        let last = steps - 1;
         match dtype {
             S::Byte | S::Char | S::Short | S::Int | S::Long => {
                 start.check_fits(dtype)?;
                 end.check_fits(dtype)?;
-                // `start` and `end` as the dtype, then as double.
+                // `start` and `end` as the dtype, then as double; each value
+                // is one fused multiply-add in double, truncated.
                 let as_t = |s: Scalar| -> f64 {
                     crate::dispatch_dtype!(dtype, T => s.to_element::<T>().to_f64(), { 0.0 })
                 };
                 let (a, b) = (as_t(start), as_t(end));
-                let step = (b - a) / (steps - 1) as f64;
-                let at = |idx: i64| -> f64 {
-                    if idx < halfway {
-                        a + step * idx as f64
+                let step = (b - a) / last as f64;
+                let value = |i: usize| -> i64 {
+                    let i = i as i64;
+                    let v = if i < halfway {
+                        step.mul_add(i as f64, a)
                     } else {
-                        b - step * (steps - idx - 1) as f64
-                    }
+                        (-step).mul_add((last - i) as f64, b)
+                    };
+                    int_from_f64(v, dtype)
                 };
-                let out = kernel_values(n, lanes(dtype), |p| match p {
-                    Pos::Lane { base: v, k } => {
-                        let base = int_from_f64(at(v as i64), dtype);
-                        int_from_f64(base as f64 + k as f64 * step, dtype)
-                    }
-                    Pos::Scalar(i) => int_from_f64(at(i as i64), dtype),
-                })?;
                 crate::dispatch_dtype!(dtype, T => {
-                    write_all::<T>(&t, |i| T::from_i64(out[i]))?;
+                    write_all::<T>(&t, |i| T::from_i64(value(i)))?;
                 }, {});
             }
-            S::Float | S::ComplexFloat => {
+            S::Float | S::ComplexFloat | S::Half | S::BFloat16 => {
                 start.check_fits(dtype)?;
                 end.check_fits(dtype)?;
-                let (a, b) = (start.to_f64() as f32, end.to_f64() as f32);
-                let step = (b - a) / (steps - 1) as f32;
-                let at = |idx: i64| -> f32 {
-                    if idx < halfway {
-                        step.mul_add(idx as f32, a)
-                    } else {
-                        (-step).mul_add((steps - idx - 1) as f32, b)
+                // In float (16-bit types: their rounded ends, float steps).
+                let round = |x: f32| -> f32 {
+                    match dtype {
+                        S::Half => f16::from_f32(x).to_f32(),
+                        S::BFloat16 => bf16::from_f32(x).to_f32(),
+                        _ => x,
                     }
                 };
-                let out = kernel_values(n, lanes(dtype), |p| match p {
-                    Pos::Lane { base: v, k } => (k as f32).mul_add(step, at(v as i64)),
-                    Pos::Scalar(i) => at(i as i64),
-                })?;
-                if dtype == S::Float {
-                    write_all::<f32>(&t, |i| out[i])?;
-                } else {
-                    write_all::<Complex64>(&t, |i| Complex64 {
-                        re: out[i],
+                let (a, b) = (round(start.to_f64() as f32), round(end.to_f64() as f32));
+                let step = (b - a) / last as f32;
+                let value = |i: usize| -> f32 {
+                    let i = i as i64;
+                    if i < halfway {
+                        step.mul_add(i as f32, a)
+                    } else {
+                        (-step).mul_add((last - i) as f32, b)
+                    }
+                };
+                match dtype {
+                    S::Float => write_all::<f32>(&t, value)?,
+                    S::Half => write_all::<f16>(&t, |i| f16::from_f32(value(i)))?,
+                    S::BFloat16 => write_all::<bf16>(&t, |i| bf16::from_f32(value(i)))?,
+                    _ => write_all::<Complex64>(&t, |i| Complex64 {
+                        re: value(i),
                         im: 0.0,
-                    })?;
+                    })?,
                 }
             }
             S::Double | S::ComplexDouble => {
                 start.check_fits(dtype)?;
                 end.check_fits(dtype)?;
                 let (a, b) = (start.to_f64(), end.to_f64());
-                let step = (b - a) / (steps - 1) as f64;
-                let at = |idx: i64| -> f64 {
-                    if idx < halfway {
-                        step.mul_add(idx as f64, a)
+                let step = (b - a) / last as f64;
+                let value = |i: usize| -> f64 {
+                    let i = i as i64;
+                    if i < halfway {
+                        step.mul_add(i as f64, a)
                     } else {
-                        (-step).mul_add((steps - idx - 1) as f64, b)
+                        (-step).mul_add((last - i) as f64, b)
                     }
                 };
-                let out = kernel_values(n, lanes(dtype), |p| match p {
-                    Pos::Lane { base: v, k } => (k as f64).mul_add(step, at(v as i64)),
-                    Pos::Scalar(i) => at(i as i64),
-                })?;
                 if dtype == S::Double {
-                    write_all::<f64>(&t, |i| out[i])?;
+                    write_all::<f64>(&t, value)?;
                 } else {
                     write_all::<Complex128>(&t, |i| Complex128 {
-                        re: out[i],
+                        re: value(i),
                         im: 0.0,
                     })?;
-                }
-            }
-            S::Half | S::BFloat16 => {
-                start.check_fits(dtype)?;
-                end.check_fits(dtype)?;
-                // c10's Half/BFloat16 arithmetic: each operation in float,
-                // rounded back to the 16-bit type.
-                let r = |x: f32| -> f32 {
-                    if dtype == S::Half {
-                        f16::from_f32(x).to_f32()
-                    } else {
-                        bf16::from_f32(x).to_f32()
-                    }
-                };
-                let (a, b) = (r(start.to_f64() as f32), r(end.to_f64() as f32));
-                let step = r(r(b - a) / r((steps - 1) as f32));
-                let at = |idx: i64| -> f32 {
-                    if idx < halfway {
-                        r(a + r(step * r(idx as f32)))
-                    } else {
-                        r(b - r(step * r((steps - idx - 1) as f32)))
-                    }
-                };
-                let out = kernel_values(n, lanes(dtype), |p| match p {
-                    Pos::Lane { base: v, k } => r(at(v as i64) + r(r(k as f32) * step)),
-                    Pos::Scalar(i) => at(i as i64),
-                })?;
-                if dtype == S::Half {
-                    write_all::<f16>(&t, |i| f16::from_f32(out[i]))?;
-                } else {
-                    write_all::<bf16>(&t, |i| bf16::from_f32(out[i]))?;
                 }
             }
             other => return Err(not_implemented("linspace_cpu", other)),

@@ -119,17 +119,6 @@ pub const KNOWN_DIFFERENCES: &[KnownDifference] = &[
     },
 ];
 
-/// Divergences from PyTorch that are bugs still to fix (not deliberate):
-/// counted apart so that the test can hold the line (their number may
-/// only go down) while the work is open. Each is named in the issue
-/// tracker's notes.
-pub const OPEN_DIVERGENCES: &[KnownDifference] = &[KnownDifference {
-    name: "linspace-last-bits",
-    reason: "linspace values differ from PyTorch's kernel in the last bits for some sizes \
-             and dtypes (the model of its vectorised loop is not exact yet); sizes, dtypes, \
-             errors and the first and last values match",
-}];
-
 /// What running the corpus gave.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -139,8 +128,6 @@ pub struct Report {
     pub failed: usize,
     /// Cases that differ only by a deliberate difference, by its name.
     pub known: BTreeMap<&'static str, usize>,
-    /// Cases that differ by an open divergence ([`OPEN_DIVERGENCES`]).
-    pub open: BTreeMap<&'static str, usize>,
     /// Failures by category.
     pub failed_by_cat: BTreeMap<String, usize>,
     /// One line per failure (capped).
@@ -152,8 +139,8 @@ impl Report {
     pub fn summary_line(&self) -> String {
         let known: usize = self.known.values().sum();
         format!(
-            "fidelity: {} passed, {} failed, {} known differences {:?}, open divergences {:?}; failures by category {:?}",
-            self.passed, self.failed, known, self.known, self.open, self.failed_by_cat
+            "fidelity: {} passed, {} failed, {} known differences {:?}; failures by category {:?}",
+            self.passed, self.failed, known, self.known, self.failed_by_cat
         )
     }
 }
@@ -181,7 +168,6 @@ pub fn run_text(text: &str) -> Report {
         match outcome {
             Outcome::Pass => report.passed += 1,
             Outcome::Known(name) => *report.known.entry(name).or_default() += 1,
-            Outcome::Open(name) => *report.open.entry(name).or_default() += 1,
             Outcome::Fail(why) => {
                 report.failed += 1;
                 *report.failed_by_cat.entry(case.cat.clone()).or_default() += 1;
@@ -214,7 +200,6 @@ pub fn default_path() -> std::path::PathBuf {
 enum Outcome {
     Pass,
     Known(&'static str),
-    Open(&'static str),
     Fail(String),
 }
 
@@ -263,7 +248,6 @@ fn run_case(case: &Case) -> Outcome {
         }
     }
     match known {
-        Some(k) if OPEN_DIVERGENCES.iter().any(|d| d.name == k) => Outcome::Open(k),
         Some(k) => Outcome::Known(k),
         None => Outcome::Pass,
     }
@@ -712,10 +696,6 @@ fn compare(
         }
         let have = got.get(key).unwrap_or(&Value::Null);
         if same(want, have) {
-            continue;
-        }
-        if key == "values" && case.cat == "linspace" && step.op == "linspace" {
-            known = Some("linspace-last-bits");
             continue;
         }
         if key == "values"
