@@ -62,7 +62,8 @@ def observe(t):
         "sizes": list(t.shape),
         "strides": list(t.stride()),
         "offset": t.storage_offset(),
-        "values": [enc_num(v) for v in t.detach().flatten().tolist()] if t.numel() <= 4096 else None,
+        "values": [enc_num(v) for v in t.detach().flatten().tolist()] if t.numel() <= 4096 and t.device.type != "meta" else None,
+        "device": t.device.type,
         "storage_nbytes": t.untyped_storage().nbytes(),
     }
     # Reading the autograd flags of a view whose base changed in place may
@@ -97,6 +98,10 @@ def dt_arg(a):
     return DT[a["dtype"]] if a.get("dtype") is not None else None
 
 
+def dev(a):
+    return a.get("device", "cpu")
+
+
 def scalar(s):
     (k, v), = s.items()
     if k == "float":
@@ -125,23 +130,23 @@ def run_op(op, x, a, env):
             t.requires_grad_(True)
         return t
     if op == "zeros":
-        return torch.zeros(a["size"], dtype=dt_arg(a), requires_grad=a.get("requires_grad", False))
+        return torch.zeros(a["size"], dtype=dt_arg(a), requires_grad=a.get("requires_grad", False), device=dev(a))
     if op == "empty":
-        return torch.empty(a["size"], dtype=dt_arg(a), requires_grad=a.get("requires_grad", False))
+        return torch.empty(a["size"], dtype=dt_arg(a), requires_grad=a.get("requires_grad", False), device=dev(a))
     if op == "ones":
-        return torch.ones(a["size"], dtype=dt_arg(a))
+        return torch.ones(a["size"], dtype=dt_arg(a), device=dev(a))
     if op == "full":
-        return torch.full(a["size"], scalar(a["value"]), dtype=dt_arg(a))
+        return torch.full(a["size"], scalar(a["value"]), dtype=dt_arg(a), device=dev(a))
     if op == "scalar_tensor":
-        return torch.scalar_tensor(scalar(a["value"]), dtype=dt_arg(a))
+        return torch.scalar_tensor(scalar(a["value"]), dtype=dt_arg(a), device=dev(a))
     if op == "arange":
-        return torch.arange(scalar(a["start"]), scalar(a["end"]), scalar(a["step"]), dtype=dt_arg(a))
+        return torch.arange(scalar(a["start"]), scalar(a["end"]), scalar(a["step"]), dtype=dt_arg(a), device=dev(a))
     if op == "linspace":
-        return torch.linspace(scalar(a["start"]), scalar(a["end"]), a["steps"], dtype=dt_arg(a))
+        return torch.linspace(scalar(a["start"]), scalar(a["end"]), a["steps"], dtype=dt_arg(a), device=dev(a))
     if op == "eye":
         if a.get("m") is None:
-            return torch.eye(a["n"], dtype=dt_arg(a))
-        return torch.eye(a["n"], a["m"], dtype=dt_arg(a))
+            return torch.eye(a["n"], dtype=dt_arg(a), device=dev(a))
+        return torch.eye(a["n"], a["m"], dtype=dt_arg(a), device=dev(a))
     # ops on self
     if op == "fill_":
         return x.fill_(scalar(a["value"]))
@@ -507,5 +512,37 @@ for src in ["float32", "int64", "uint8"]:
             {"op": "zeros", "args": {"size": [4], "dtype": src}, "out": "s"},
             {"op": "zeros", "args": {"size": [2], "dtype": dst}},
             {"op": "set_storage", "args": {"source": "s"}}])
+
+# ---------------------------------------------------------------------------
+# 11. the meta device: geometry, dtypes and versions without data; set_
+#     across devices.
+M = "meta"
+META = [
+    ("empty", [{"op": "empty", "args": {"size": [2, 3], "device": M}}]),
+    ("zeros", [{"op": "zeros", "args": {"size": [2, 3], "device": M, "dtype": "int64"}}]),
+    ("full-overflow", [{"op": "full", "args": {"size": [2], "value": {"int": 300}, "dtype": "uint8", "device": M}}]),
+    ("full-infer", [{"op": "full", "args": {"size": [2], "value": {"int": 3}, "device": M}}]),
+    ("fill-overflow", [{"op": "empty", "args": {"size": [2], "dtype": "uint8", "device": M}},
+                       {"op": "fill_", "args": {"value": {"int": 300}}}]),
+    ("fill", [{"op": "empty", "args": {"size": [2], "device": M}}, {"op": "fill_", "args": {"value": {"float": 2.5}}}]),
+    ("arange", [{"op": "arange", "args": {"start": {"int": 0}, "end": {"int": 10}, "step": {"int": 3}, "device": M}}]),
+    ("arange-bad", [{"op": "arange", "args": {"start": {"int": 0}, "end": {"int": 10}, "step": {"int": -3}, "device": M}}]),
+    ("linspace", [{"op": "linspace", "args": {"start": {"int": 0}, "end": {"int": 1}, "steps": 5, "device": M}}]),
+    ("eye", [{"op": "eye", "args": {"n": 3, "m": 2, "device": M}}]),
+    ("resize", [{"op": "empty", "args": {"size": [2], "device": M}}, {"op": "resize_", "args": {"size": [10]}}]),
+    ("t_", [{"op": "empty", "args": {"size": [2, 3], "device": M}}, {"op": "t_"}]),
+    ("set-meta", [{"op": "empty", "args": {"size": [5], "device": M}, "out": "s"},
+                  {"op": "empty", "args": {"size": [2], "device": M}}, {"op": "set_", "args": {"source": "s"}}]),
+    ("set-cpu-onto-meta", [{"op": "zeros", "args": {"size": [3]}, "out": "s"},
+                           {"op": "empty", "args": {"size": [2], "device": M}}, {"op": "set_", "args": {"source": "s"}}]),
+    ("set-meta-onto-cpu", [{"op": "empty", "args": {"size": [3], "device": M}, "out": "s"},
+                           {"op": "zeros", "args": {"size": [2]}}, {"op": "set_", "args": {"source": "s"}}]),
+    ("clone", [{"op": "empty", "args": {"size": [2, 3], "device": M}}, {"op": "t"}, {"op": "clone", "self": "y", "out": "z"}]),
+    ("to", [{"op": "empty", "args": {"size": [2, 3], "device": M}}, {"op": "to", "args": {"dtype": "float64"}}]),
+    ("view-dtype", [{"op": "empty", "args": {"size": [2, 4], "device": M}}, {"op": "view_dtype", "args": {"dtype": "int64"}}]),
+    ("zeros-neg", [{"op": "zeros", "args": {"size": [-1], "device": M}}]),
+]
+for name, steps in META:
+    case("meta", name, steps)
 
 print(f"{count[0]} cases", file=sys.stderr)

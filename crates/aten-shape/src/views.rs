@@ -1,7 +1,7 @@
 //! View ops with PyTorch's exact semantics: every op here returns a tensor
 //! over the same storage as its input (sharing its version counter), with
 //! the sizes, strides and storage offset PyTorch 2.15 gives, and fails with
-//! PyTorch's error texts (`IndexError`s as [`TensorError::Index`](c10_core::TensorError::Index)).
+//! PyTorch's error texts (`IndexError`s as [`TensorError::Index`]).
 //!
 //! Each op exists twice: as a method of the [`ViewOps`] trait (implemented
 //! for [`Tensor`]) and as a free function taking `&Tensor` first.

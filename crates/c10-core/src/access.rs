@@ -412,6 +412,10 @@ impl Tensor {
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
         self.check_inplace()?;
+        if self.device().is_meta() {
+            // No data, and PyTorch's meta kernel never converts the value.
+            return self.bump_version();
+        }
         // PyTorch fills a one-element 16-bit float tensor through a scalar
         // path that converts without the range check (1e5 becomes inf).
         let unchecked =

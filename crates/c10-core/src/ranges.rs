@@ -226,6 +226,9 @@ impl Tensor {
                     n
                 };
                 let t = Tensor::empty(&[n], o)?;
+                if t.device().is_meta() {
+                    return Ok(t);
+                }
                 let value = |i: usize| xs.wrapping_add(xstep.wrapping_mul(i as i64));
                 crate::dispatch_dtype!(dtype, T => {
                     write_all::<T>(&t, |i| T::from_i64(value(i)))?;
@@ -240,6 +243,9 @@ impl Tensor {
                 let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
                 let n = size_of(xs, xe, xstep, xs.is_finite() && xe.is_finite())?;
                 let t = Tensor::empty(&[n], o)?;
+                if t.device().is_meta() {
+                    return Ok(t);
+                }
                 let w = lanes(dtype);
                 // The compiler fuses `start + step * i` into one fma.
                 let out = kernel_values(n as usize, w, |p| match p {
@@ -274,6 +280,9 @@ impl Tensor {
                     xs.is_finite() && xe.is_finite(),
                 )?;
                 let t = Tensor::empty(&[n], o)?;
+                if t.device().is_meta() {
+                    return Ok(t);
+                }
                 let round = |x: f32| -> f32 {
                     if dtype == S::Half {
                         f16::from_f32(x).to_f32()
@@ -337,6 +346,9 @@ impl Tensor {
         if steps == 1 {
             t.fill_(start)?;
             reset_version(&t);
+            return Ok(t);
+        }
+        if t.device().is_meta() {
             return Ok(t);
         }
         use ScalarType as S;

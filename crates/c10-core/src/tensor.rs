@@ -668,7 +668,7 @@ impl Tensor {
         }
         if storage.device() != self.device() && !storage.is_alias_of(self.storage()) {
             return Err(TensorError::runtime(format!(
-                "Attempted to set the storage of a tensor on device \"{}\" to a storage on device \"{}\".  This is no longer allowed; the devices must match.",
+                "Attempted to set the storage of a tensor on device \"{}\" to a storage on different device \"{}\".  This is no longer allowed; the devices must match.",
                 self.device(),
                 storage.device()
             )));

@@ -35,7 +35,8 @@ use aten_shape::copy;
 use aten_shape::views::ViewOps;
 use c10_core::scalar_type::{Complex128, Complex64};
 use c10_core::{
-    GradMode, InferenceMode, MemoryFormat, Scalar, ScalarType, Tensor, TensorError, TensorOptions,
+    Device, GradMode, InferenceMode, MemoryFormat, Scalar, ScalarType, Tensor, TensorError,
+    TensorOptions,
 };
 use half::{bf16, f16};
 use serde::Deserialize;
@@ -307,6 +308,11 @@ fn apply(
         }
         if let Some(Value::Bool(r)) = a.get("requires_grad") {
             o = o.requires_grad(*r);
+        }
+        match a.get("device").and_then(Value::as_str) {
+            None | Some("cpu") => {}
+            Some("meta") => o = o.device(Device::META),
+            Some(other) => return Err(Unsupported(format!("device {other}"))),
         }
         Ok(o)
     };
@@ -603,7 +609,11 @@ fn observe(t: &Tensor) -> Map<String, Value> {
     o.insert("sizes".into(), json!(t.sizes()));
     o.insert("strides".into(), json!(t.strides()));
     o.insert("offset".into(), json!(t.storage_offset()));
-    if t.numel() <= 4096 {
+    o.insert(
+        "device".into(),
+        json!(if t.device().is_meta() { "meta" } else { "cpu" }),
+    );
+    if t.numel() <= 4096 && !t.device().is_meta() {
         match values(t) {
             Ok(v) => o.insert("values".into(), Value::Array(v)),
             Err(e) => o.insert("values".into(), json!(format!("error: {e}"))),
