@@ -197,6 +197,8 @@ def run_op(op, x, a, env):
         return x.select(a["dim"], a["index"])
     if op == "getitem":
         return x[tuple(a["index"])]
+    if op == "slice":
+        return x[a["start"]:a["end"]:a["step"]]
     raise ValueError("unknown op " + op)
 
 
@@ -348,6 +350,13 @@ for src in DT:
         case("convert", f"{src}-{dst}-short", [
             {"op": "tensor", "args": {"data": data, "dtype": src}},
             {"op": "to", "args": {"dtype": dst}}])
+        # Every other element of a doubled tensor: a strided source, which
+        # PyTorch converts element by element (no vectorised loop).
+        doubled = [v for v in data for _ in range(2)]
+        case("convert", f"{src}-{dst}-strided", [
+            {"op": "tensor", "args": {"data": doubled, "dtype": src}},
+            {"op": "slice", "args": {"start": 0, "end": len(doubled), "step": 2}},
+            {"op": "to", "self": "y", "args": {"dtype": dst}, "out": "z"}])
         long = (data * ((64 // len(data)) + 2))[: max(64, len(data))]
         case("convert", f"{src}-{dst}-long", [
             {"op": "tensor", "args": {"data": long, "dtype": src}},

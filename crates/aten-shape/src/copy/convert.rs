@@ -76,20 +76,11 @@ fn float_to_int_bits(x: f64, to: ScalarType) -> i64 {
         ScalarType::Char | ScalarType::Short | ScalarType::UInt16 | ScalarType::Int => {
             i64::from(cvt32(x))
         }
-        // uint32: the compiler's unsigned conversion through int32, except
-        // that NaN and -inf give 0 in PyTorch's scalar loop (its vectorised
-        // loop gives 2147483648 for them; see docs/pytorch-map.md).
-        ScalarType::UInt32 => {
-            if x.is_nan() || x == f64::NEG_INFINITY {
-                return 0;
-            }
-            let v = if x >= 2_147_483_648.0 {
-                cvt32(x - 2_147_483_648.0) ^ i32::MIN
-            } else {
-                cvt32(x)
-            };
-            i64::from(v as u32)
-        }
+        // uint32: through int64, keeping the low 32 bits (PyTorch's
+        // element-by-element loop: 1e10 gives 1410065408, NaN and the
+        // infinities 0). Its vectorised loop differs for values out of
+        // range (undefined behaviour in C++; see docs/pytorch-map.md).
+        ScalarType::UInt32 => i64::from(cvt64(x) as u32),
         // uint64: the same through int64.
         ScalarType::UInt64 => {
             if x >= 9_223_372_036_854_775_808.0 {
@@ -374,12 +365,14 @@ mod tests {
             [m, m, m, -1, 70000, m, m, m, m, m, m, 200, -200, m, m]
         );
         let u32s: Vec<u32> = conv(ScalarType::UInt32).iter().map(|&v| v as u32).collect();
-        let h = 2_147_483_648u32;
-        // NaN and -inf: PyTorch's scalar loop gives 0 (its vectorised loop
-        // 2147483648, a deliberate difference: docs/pytorch-map.md).
+        // PyTorch's element-by-element loop (through int64); its vectorised
+        // loop differs for out-of-range values (docs/pytorch-map.md).
         assert_eq!(
             u32s,
-            [0, 0, 0, 4294967295, 70000, 3000000000, 0, h, 0, 0, h, 200, 4294967096, 0, 0]
+            [
+                0, 0, 0, 4294967295, 70000, 3000000000, 705032704, 1294967296, 0, 0, 0, 200,
+                4294967096, 0, 0
+            ]
         );
         let u64s: Vec<u64> = conv(ScalarType::UInt64).iter().map(|&v| v as u64).collect();
         let h = 9_223_372_036_854_775_808u64;
