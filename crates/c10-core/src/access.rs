@@ -203,8 +203,8 @@ impl Tensor {
     fn check_dtype<T: Element>(&self) -> Result<()> {
         if T::SCALAR_TYPE != self.dtype() {
             return Err(TensorError::DtypeMismatch {
-                expected: T::SCALAR_TYPE.to_string(),
-                actual: self.dtype().to_string(),
+                expected: T::SCALAR_TYPE,
+                actual: self.dtype(),
             });
         }
         Ok(())

@@ -2,8 +2,63 @@
 
 use c10_storage::{AllocError, StorageError};
 
+use crate::scalar_type::ScalarType;
+
+/// What kind of failure a [`TensorError`] is, for callers that branch on
+/// it (the messages stay PyTorch's words). The kinds follow PyTorch's
+/// exception classes and c10's error types.
+///
+/// ```
+/// use c10_core::{ErrorKind, ScalarType, Tensor};
+/// let t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+/// let e = t.size(5).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::Index);
+/// assert_eq!(e.kind().python_exception(), "IndexError");
+/// let e = t.get::<i64>(&[0, 0]).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::Type);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A dim or an element index out of range (PyTorch: `IndexError`).
+    Index,
+    /// A bad argument value (PyTorch: `ValueError`).
+    Value,
+    /// The wrong element type (PyTorch: `TypeError`).
+    Type,
+    /// No kernel for this dtype or device (PyTorch: `NotImplementedError`).
+    NotImplemented,
+    /// The allocator could not provide the memory (PyTorch:
+    /// `torch.OutOfMemoryError`).
+    OutOfMemory,
+    /// Memory on a device the operation cannot reach, or devices that do not
+    /// match.
+    Device,
+    /// A storage-level refusal: read-only, not resizable, pinned by an
+    /// export, held by this thread (would deadlock), no allocator.
+    Storage,
+    /// Any other failed check (PyTorch: `RuntimeError`).
+    Runtime,
+}
+
+impl ErrorKind {
+    /// The Python exception PyTorch raises for this kind.
+    pub fn python_exception(self) -> &'static str {
+        match self {
+            ErrorKind::Index => "IndexError",
+            ErrorKind::Value => "ValueError",
+            ErrorKind::Type => "TypeError",
+            ErrorKind::NotImplemented => "NotImplementedError",
+            ErrorKind::OutOfMemory => "torch.OutOfMemoryError",
+            ErrorKind::Device | ErrorKind::Storage | ErrorKind::Runtime => "RuntimeError",
+        }
+    }
+}
+
 /// Why a tensor operation failed. Messages follow PyTorch's wording where
-/// PyTorch has one, with the values involved.
+/// PyTorch has one, with the values involved; [`TensorError::kind`] says
+/// which kind of failure it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TensorError {
@@ -11,9 +66,12 @@ pub enum TensorError {
     /// narrow start, element indices).
     #[error("{0}")]
     Index(String),
-    /// PyTorch raises `RuntimeError` (or `ValueError`) for this one.
+    /// PyTorch raises `RuntimeError` for this one.
     #[error("{0}")]
     Runtime(String),
+    /// PyTorch raises `ValueError` for this one.
+    #[error("{0}")]
+    Value(String),
     /// PyTorch raises `NotImplementedError`: the operation has no kernel for
     /// this dtype (`"arange_cpu" not implemented for 'Bool'`).
     #[error("{0}")]
@@ -22,9 +80,9 @@ pub enum TensorError {
     #[error("expected a tensor of dtype {expected} but this tensor has dtype {actual}")]
     DtypeMismatch {
         /// The dtype the caller's element type maps to.
-        expected: String,
+        expected: ScalarType,
         /// The tensor's dtype.
-        actual: String,
+        actual: ScalarType,
     },
     /// A storage-level failure (allocation, read-only, device memory).
     #[error(transparent)]
@@ -34,6 +92,35 @@ pub enum TensorError {
 impl From<AllocError> for TensorError {
     fn from(e: AllocError) -> Self {
         TensorError::Storage(StorageError::Alloc(e))
+    }
+}
+
+/// A dtype name or code that does not parse (PyTorch's `TypeError` for
+/// an unknown dtype).
+impl From<crate::scalar_type::ScalarTypeError> for TensorError {
+    fn from(e: crate::scalar_type::ScalarTypeError) -> Self {
+        TensorError::Value(e.to_string())
+    }
+}
+
+/// A device string that does not parse (PyTorch's `RuntimeError`).
+impl From<c10_storage::DeviceParseError> for TensorError {
+    fn from(e: c10_storage::DeviceParseError) -> Self {
+        TensorError::runtime(e.to_string())
+    }
+}
+
+/// A dispatch key or key set that does not parse or is out of range.
+impl From<crate::dispatch_key::DispatchKeyError> for TensorError {
+    fn from(e: crate::dispatch_key::DispatchKeyError) -> Self {
+        TensorError::runtime(e.to_string())
+    }
+}
+
+/// A file mapping failure (`alloc_cpu::mmap`).
+impl From<alloc_cpu::mmap::MmapError> for TensorError {
+    fn from(e: alloc_cpu::mmap::MmapError) -> Self {
+        TensorError::runtime(e.to_string())
     }
 }
 
@@ -51,11 +138,50 @@ impl TensorError {
         matches!(self, TensorError::Index(_))
     }
 
-    pub(crate) fn runtime(msg: impl Into<String>) -> TensorError {
+    /// Which kind of failure this is.
+    ///
+    /// ```
+    /// use c10_core::{ErrorKind, ScalarType, Tensor};
+    /// let e = Tensor::arange(0, 3, 1, ScalarType::Bool).unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::NotImplemented);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TensorError::Index(_) => ErrorKind::Index,
+            TensorError::Runtime(_) => ErrorKind::Runtime,
+            TensorError::Value(_) => ErrorKind::Value,
+            TensorError::NotImplemented(_) => ErrorKind::NotImplemented,
+            TensorError::DtypeMismatch { .. } => ErrorKind::Type,
+            TensorError::Storage(e) => match e {
+                StorageError::Alloc(AllocError::OutOfMemory { .. }) => ErrorKind::OutOfMemory,
+                StorageError::NotHostAccessible(_) | StorageError::DeviceMismatch { .. } => {
+                    ErrorKind::Device
+                }
+                StorageError::Alloc(AllocError::NotRegistered(_))
+                | StorageError::Alloc(AllocError::WrongDeviceType { .. }) => ErrorKind::Device,
+                _ => ErrorKind::Storage,
+            },
+        }
+    }
+
+    /// A `RuntimeError` with this message (for crates that build on this
+    /// one and report PyTorch's errors).
+    ///
+    /// ```
+    /// use c10_core::{ErrorKind, TensorError};
+    /// assert_eq!(TensorError::runtime("boom").kind(), ErrorKind::Runtime);
+    /// ```
+    pub fn runtime(msg: impl Into<String>) -> TensorError {
         TensorError::Runtime(msg.into())
     }
 
-    pub(crate) fn index(msg: impl Into<String>) -> TensorError {
+    /// An `IndexError` with this message.
+    ///
+    /// ```
+    /// use c10_core::{ErrorKind, TensorError};
+    /// assert_eq!(TensorError::index("index 3 is out of bounds").kind(), ErrorKind::Index);
+    /// ```
+    pub fn index(msg: impl Into<String>) -> TensorError {
         TensorError::Index(msg.into())
     }
 }

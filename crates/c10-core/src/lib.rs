@@ -72,7 +72,7 @@ pub use autograd::{AutogradMeta, AutogradMetaInterface};
 pub use c10_storage::{Device, DeviceType, Storage};
 pub use device_ops::{device_ops, register_device_ops, DeviceOps};
 pub use dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
-pub use error::{Result, TensorError};
+pub use error::{ErrorKind, Result, TensorError};
 pub use options::{MemoryFormat, TensorOptions};
 pub use scalar::Scalar;
 pub use scalar_type::{Element, ScalarType, TypeMeta};

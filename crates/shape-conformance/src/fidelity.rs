@@ -638,11 +638,7 @@ fn observe(t: &Tensor) -> Map<String, Value> {
 }
 
 fn kind_of(e: &TensorError) -> &'static str {
-    match e {
-        TensorError::Index(_) => "IndexError",
-        TensorError::NotImplemented(_) => "NotImplementedError",
-        _ => "RuntimeError",
-    }
+    e.kind().python_exception()
 }
 
 fn first_line(s: &str) -> &str {

@@ -527,10 +527,7 @@ pub fn apply_op(
 }
 
 fn kind_of(e: &TensorError) -> &'static str {
-    match e {
-        TensorError::Index(_) => "IndexError",
-        _ => "RuntimeError",
-    }
+    e.kind().python_exception()
 }
 
 fn first_line(s: &str) -> &str {
