@@ -341,6 +341,151 @@ pub fn set_allocator(
     Ok(true)
 }
 
+/// Registers `allocator` for `device_type` like [`set_allocator`], until the
+/// returned guard is dropped; then the slot gets back what it held before
+/// (another allocator and its priority, or nothing, in which case the
+/// backend default serves again). Meant for test suites and scoped
+/// experiments; storages allocated meanwhile keep the allocator that made
+/// them (it frees and resizes them), which is why the allocator must be
+/// `'static`.
+///
+/// Priorities work as for [`set_allocator`]: if a registration with a
+/// higher priority is in place, this one does not take
+/// ([`ScopedAllocator::took`] is false) and the guard restores nothing. If
+/// another registration replaces this one while the guard lives, dropping
+/// the guard leaves that newer registration in place. Drop nested guards in
+/// reverse order of creation (as scopes do).
+///
+/// ```
+/// use c10_storage::{get_allocator, set_allocator_scoped, Allocator, AllocError, DataPtr, DeviceType};
+/// struct Nothing;
+/// // SAFETY: never hands out memory.
+/// unsafe impl Allocator for Nothing {
+///     fn allocate(&self, n: usize) -> Result<DataPtr, AllocError> {
+///         Err(AllocError::OutOfMemory { nbytes: n, message: "nothing here".into() })
+///     }
+///     fn device_type(&self) -> DeviceType { DeviceType::Xla }
+///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+///     fn name(&self) -> &str { "Nothing" }
+/// }
+/// static NOTHING: Nothing = Nothing;
+/// assert!(get_allocator(DeviceType::Xla).is_err()); // nothing registered
+/// {
+///     let guard = set_allocator_scoped(DeviceType::Xla, &NOTHING, 5)?;
+///     assert!(guard.took());
+///     assert_eq!(get_allocator(DeviceType::Xla)?.name(), "Nothing");
+/// }
+/// assert!(get_allocator(DeviceType::Xla).is_err()); // restored
+/// # Ok::<(), AllocError>(())
+/// ```
+pub fn set_allocator_scoped(
+    device_type: DeviceType,
+    allocator: &'static dyn Allocator,
+    priority: u8,
+) -> Result<ScopedAllocator, AllocError> {
+    check_device_type(device_type, allocator)?;
+    let _guard = WRITE_LOCK.lock();
+    let s = slot(device_type);
+    let prev = s.current.load(Ordering::Acquire);
+    let prev_priority = s.priority.load(Ordering::Relaxed);
+    if !prev.is_null() && priority < prev_priority {
+        return Ok(ScopedAllocator {
+            device_type,
+            ours: None,
+            prev: None,
+            prev_priority,
+        });
+    }
+    let ours = leak(allocator);
+    s.priority.store(priority, Ordering::Relaxed);
+    s.current.store(ours, Ordering::Release);
+    // SAFETY: `ours` comes from `leak`, which never frees.
+    let ours: &'static &'static dyn Allocator = unsafe { &*ours };
+    let prev = if prev.is_null() {
+        None
+    } else {
+        // SAFETY: a non-null slot pointer comes from `leak`, which never
+        // frees.
+        Some(unsafe { &*prev })
+    };
+    Ok(ScopedAllocator {
+        device_type,
+        ours: Some(ours),
+        prev,
+        prev_priority,
+    })
+}
+
+/// The guard of [`set_allocator_scoped`]: dropping it ends the
+/// registration.
+#[must_use = "the registration ends when the guard is dropped"]
+pub struct ScopedAllocator {
+    device_type: DeviceType,
+    /// The slot value this guard stored (`None`: the registration did not
+    /// take).
+    ours: Option<&'static &'static dyn Allocator>,
+    /// What the slot held before (`None`: nothing registered).
+    prev: Option<&'static &'static dyn Allocator>,
+    prev_priority: u8,
+}
+
+impl std::fmt::Debug for ScopedAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopedAllocator")
+            .field("device_type", &self.device_type)
+            .field("allocator", &self.ours.map(|a| a.name()))
+            .field("restores", &self.prev.map(|a| a.name()))
+            .field("restores_priority", &self.prev_priority)
+            .finish()
+    }
+}
+
+impl ScopedAllocator {
+    /// Whether the registration took (no registration of higher priority
+    /// was in place).
+    ///
+    /// ```
+    /// # use c10_storage::{set_allocator_scoped, Allocator, AllocError, DataPtr, DeviceType};
+    /// # struct Nothing;
+    /// # // SAFETY: never hands out memory.
+    /// # unsafe impl Allocator for Nothing {
+    /// #     fn allocate(&self, n: usize) -> Result<DataPtr, AllocError> {
+    /// #         Err(AllocError::OutOfMemory { nbytes: n, message: "none".into() })
+    /// #     }
+    /// #     fn device_type(&self) -> DeviceType { DeviceType::Hpu }
+    /// #     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+    /// # }
+    /// # static A: Nothing = Nothing;
+    /// let high = set_allocator_scoped(DeviceType::Hpu, &A, 9)?;
+    /// let low = set_allocator_scoped(DeviceType::Hpu, &A, 1)?;
+    /// assert!(high.took() && !low.took());
+    /// # Ok::<(), AllocError>(())
+    /// ```
+    pub fn took(&self) -> bool {
+        self.ours.is_some()
+    }
+}
+
+impl Drop for ScopedAllocator {
+    fn drop(&mut self) {
+        let Some(ours) = self.ours else {
+            return;
+        };
+        let _guard = WRITE_LOCK.lock();
+        let s = slot(self.device_type);
+        let ours = std::ptr::from_ref(ours).cast_mut();
+        if s.current.load(Ordering::Acquire) != ours {
+            // Replaced by a later registration: that one stays.
+            return;
+        }
+        let prev = self
+            .prev
+            .map_or(std::ptr::null_mut(), |p| std::ptr::from_ref(p).cast_mut());
+        s.priority.store(self.prev_priority, Ordering::Relaxed);
+        s.current.store(prev, Ordering::Release);
+    }
+}
+
 /// Refuses an allocator whose memory is not of the slot's device type.
 fn check_device_type(slot: DeviceType, allocator: &dyn Allocator) -> Result<(), AllocError> {
     match allocator.device_type() {
@@ -438,6 +583,50 @@ mod tests {
             .allocate(1)
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn scoped_registrations_restore_what_was_there() {
+        // Own device types: the registry is process-wide.
+        static A: Tagged = Tagged(1, DeviceType::Ipu);
+        static B: Tagged = Tagged(2, DeviceType::Ipu);
+        static C: Tagged = Tagged(3, DeviceType::Ipu);
+        let t = DeviceType::Ipu;
+        assert!(set_allocator(t, &A, 4).unwrap());
+        {
+            let b = set_allocator_scoped(t, &B, 5).unwrap();
+            assert!(b.took());
+            assert_eq!(tag_of(t), "tag 2");
+            {
+                // Lower priority: does not take, restores nothing.
+                let c = set_allocator_scoped(t, &C, 1).unwrap();
+                assert!(!c.took());
+                assert_eq!(tag_of(t), "tag 2");
+            }
+            assert_eq!(tag_of(t), "tag 2");
+            assert_eq!(allocator_priority(t), Some(5));
+        }
+        // Back to A with its priority.
+        assert_eq!(tag_of(t), "tag 1");
+        assert_eq!(allocator_priority(t), Some(4));
+
+        // A registration made while a guard lives outlives the guard.
+        static D: Tagged = Tagged(4, DeviceType::Metal);
+        static E: Tagged = Tagged(5, DeviceType::Metal);
+        let m = DeviceType::Metal;
+        let d = set_allocator_scoped(m, &D, 1).unwrap();
+        assert!(set_allocator(m, &E, 7).unwrap());
+        drop(d);
+        assert_eq!(tag_of(m), "tag 5");
+        // A guard on an empty slot leaves it empty again.
+        static F: Tagged = Tagged(6, DeviceType::Lazy);
+        drop(set_allocator_scoped(DeviceType::Lazy, &F, 0).unwrap());
+        assert!(get_allocator(DeviceType::Lazy).is_err());
+        // The device type is checked.
+        assert!(matches!(
+            set_allocator_scoped(DeviceType::Lazy, &A, 0),
+            Err(AllocError::WrongDeviceType { .. })
+        ));
     }
 
     #[test]

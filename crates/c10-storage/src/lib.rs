@@ -58,7 +58,8 @@ pub mod testing;
 
 pub use allocator::{
     allocator_priority, default_copy_data, get_allocator, install_default_allocator,
-    register_allocator, set_allocator, AllocError, Allocator, AllocatorStats,
+    register_allocator, set_allocator, set_allocator_scoped, AllocError, Allocator, AllocatorStats,
+    ScopedAllocator,
 };
 pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
 pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
