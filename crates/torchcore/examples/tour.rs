@@ -1,12 +1,21 @@
 //! A guided tour of PyTorch's tensor model, rebuilt in Rust.
 //!
 //! Run it with `cargo run --example tour`. Each step prints what it does
-//! and what came out, so the output reads as a walkthrough of how storages,
-//! views, strides and version counters fit together.
+//! and what came out, so the output reads as a walkthrough of both halves:
+//! how storages, views, strides and version counters fit together (steps
+//! 1-8), then where the memory comes from: the allocator registry and its
+//! statistics, memory formats, a DLPack round trip, the CUDA caching
+//! allocator's algorithm on a simulated device, and a custom allocator
+//! (steps 9-13). `cargo run --example tour -- --explain` adds each view's
+//! long `explain()` output.
 
+use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
+use c10_storage::{get_allocator, set_allocator_scoped, Allocator};
+use torchcore::interop::dlpack::{from_dlpack, to_dlpack};
 use torchcore::prelude::*;
 
-fn main() -> Result<(), TensorError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let explain = std::env::args().any(|a| a == "--explain");
     heading("1. One storage, many views");
     let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
     println!("a = arange(12)\n{a}");
@@ -36,7 +45,9 @@ fn main() -> Result<(), TensorError> {
         "c[3] = {}   (c starts at offset 2, so its element 3 is storage offset 5 too)",
         c.get::<i64>(&[3])?
     );
-    println!("\nb.explain():\n{}", b.explain());
+    if explain {
+        println!("\nb.explain():\n{}", b.explain());
+    }
 
     heading("3. The version counter is shared by a base and its views");
     println!(
@@ -69,7 +80,9 @@ fn main() -> Result<(), TensorError> {
         r2.strides(),
         r2.is_alias_of(&a)
     );
-    println!("\nt.explain():\n{}", t.explain());
+    if explain {
+        println!("\nt.explain():\n{}", t.explain());
+    }
 
     heading("5. Sizes and strides of up to 5 dims live inline");
     let five = a.view(&[1, 2, 1, 3, 2])?;
@@ -110,7 +123,9 @@ fn main() -> Result<(), TensorError> {
         "row.expand(2, 3) has strides {:?}: both rows read the same storage cells\n{e}",
         e.strides()
     );
-    println!("\ne.explain():\n{}", e.explain());
+    if explain {
+        println!("\ne.explain():\n{}", e.explain());
+    }
 
     heading("8. Errors say what PyTorch says");
     for (what, r) in [
@@ -130,6 +145,152 @@ fn main() -> Result<(), TensorError> {
         Ok(d) => println!("unexpected: parsed {d}"),
         Err(e) => println!("{:>26}: {e}", "\"cuda:01\".parse::<Device>()"),
     }
+
+    allocator_half()?;
+    Ok(())
+}
+
+/// Steps 9-13: where the bytes come from.
+fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
+    heading("9. Every factory asks the allocator registry");
+    let cpu = get_allocator(DeviceType::Cpu)?;
+    let x = Tensor::zeros(&[256, 256], ScalarType::Float)?;
+    let served_by = x.storage().allocator().map(|a| a.name().to_string());
+    println!(
+        "registry[cpu] = {}; x = zeros(256, 256) was served by {}",
+        cpu.name(),
+        served_by.as_deref().unwrap_or("(no allocator)")
+    );
+    match cpu.stats() {
+        Some(st) => println!(
+            "{} stats: {} bytes live, peak {} bytes, {} allocations so far",
+            cpu.name(),
+            st.current_bytes,
+            st.peak_bytes,
+            st.allocations
+        ),
+        None => println!(
+            "{} keeps no statistics by default (switch them on with CpuAllocator::builder().track_stats(true)); step 13's allocator does",
+            cpu.name()
+        ),
+    }
+
+    heading("10. Memory formats: the same NCHW tensor, laid out NHWC");
+    let img = Tensor::arange(0, 2 * 3 * 4 * 5, 1, ScalarType::Float)?.view(&[2, 3, 4, 5])?;
+    let nhwc = img.contiguous_as(MemoryFormat::ChannelsLast)?;
+    println!(
+        "img: strides {:?}, channels_last? {}\nimg.contiguous(memory_format=channels_last): strides {:?}, channels_last? {}, same values? {}",
+        img.strides(),
+        img.is_contiguous_as(MemoryFormat::ChannelsLast),
+        nhwc.strides(),
+        nhwc.is_contiguous_as(MemoryFormat::ChannelsLast),
+        img.to_vec::<f32>()? == nhwc.to_vec::<f32>()?
+    );
+
+    heading("11. DLPack: hand the memory to another framework and take it back");
+    let src = Tensor::arange(0, 6, 1, ScalarType::Int)?.view(&[2, 3])?;
+    let capsule = to_dlpack(&src)?;
+    // SAFETY: `capsule` came from `to_dlpack` just above and is consumed once.
+    let back = unsafe { from_dlpack(capsule)? };
+    back.set::<i32>(&[1, 2], 42)?;
+    println!(
+        "back = from_dlpack(to_dlpack(src)): sizes {:?}, strides {:?}; wrote back[1, 2] = 42, src[1, 2] = {} (no copy)",
+        back.sizes(),
+        back.strides(),
+        src.get::<i32>(&[1, 2])?
+    );
+    let mut grow = src.clone();
+    match grow.resize_(&[100], MemoryFormat::Contiguous) {
+        Ok(()) => println!("unexpected: the exported storage was reallocated"),
+        Err(e) => println!("while exported, src.resize_(100) is refused: {e}"),
+    }
+    drop(back);
+    grow.resize_(&[100], MemoryFormat::Contiguous)?;
+    println!(
+        "after the consumer released it, resize_(100) works: {:?}",
+        grow.sizes()
+    );
+
+    heading("12. PyTorch's CUDA caching allocator, on a simulated device");
+    let dev = FakeDevice::new(1 << 30);
+    let cache = CachingAllocator::new(dev, 0, CachingAllocatorConfig::default());
+    let s = StreamId::DEFAULT;
+    let p1 = cache.malloc(300, s)?;
+    let p2 = cache.malloc(1000, s)?;
+    println!(
+        "malloc(300), malloc(1000): one 2 MiB segment from cudaMalloc, split into blocks of 512 and 1024 bytes ({} cudaMalloc call)",
+        cache.device().counters().malloc_calls
+    );
+    // SAFETY: nothing uses p1 any more.
+    unsafe { cache.free(p1)? };
+    let p3 = cache.malloc(400, s)?;
+    println!(
+        "free the first, malloc(400): reused from the cache ({} cudaMalloc calls so far, same address: {})",
+        cache.device().counters().malloc_calls,
+        p3 == p1
+    );
+    let stats = cache.stats().to_flat_map();
+    println!(
+        "stats: allocated_bytes.all.current = {}, reserved_bytes.all.current = {}, segment.all.current = {}",
+        stats["allocated_bytes.all.current"],
+        stats["reserved_bytes.all.current"],
+        stats["segment.all.current"]
+    );
+    for seg in cache.snapshot() {
+        let blocks: Vec<String> = seg
+            .blocks
+            .iter()
+            .map(|b| format!("{} {:?}", b.size, b.state))
+            .collect();
+        println!(
+            "snapshot: segment of {} bytes at {:#x}: [{}]",
+            seg.total_size,
+            seg.address,
+            blocks.join(", ")
+        );
+    }
+    // SAFETY: nothing uses these any more.
+    unsafe {
+        cache.free(p2)?;
+        cache.free(p3)?;
+    }
+    cache.empty_cache()?;
+    println!(
+        "after freeing everything and empty_cache(): {} cudaFree call(s), reserved = {}",
+        cache.device().counters().free_calls,
+        cache.stats().to_flat_map()["reserved_bytes.all.current"]
+    );
+
+    heading("13. Your own allocator, registered for a scope");
+    static MINE: std::sync::LazyLock<custom_allocator::CachingCpuAllocator> =
+        std::sync::LazyLock::new(custom_allocator::CachingCpuAllocator::new);
+    let mine: &'static custom_allocator::CachingCpuAllocator = &MINE;
+    {
+        let _scope = set_allocator_scoped(DeviceType::Cpu, mine, 10)?;
+        let t = Tensor::zeros(&[1024], ScalarType::Float)?;
+        println!(
+            "inside the scope, zeros(1024) comes from {}",
+            t.storage().allocator().map(|a| a.name()).unwrap_or("?")
+        );
+        drop(t);
+        let _u = Tensor::zeros(&[1024], ScalarType::Float)?;
+        println!(
+            "free it and allocate the same size again: cache hits {}, misses {}",
+            mine.cache_hits(),
+            mine.cache_misses()
+        );
+        if let Some(st) = mine.stats() {
+            println!(
+                "its stats: {} bytes live, peak {} bytes, {} allocations",
+                st.current_bytes, st.peak_bytes, st.allocations
+            );
+        }
+    }
+    let after = Tensor::zeros(&[4], ScalarType::Float)?;
+    println!(
+        "after the scope, new tensors come from {} again",
+        after.storage().allocator().map(|a| a.name()).unwrap_or("?")
+    );
     Ok(())
 }
 
