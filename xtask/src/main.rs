@@ -119,6 +119,11 @@ fn ci(args: &[String]) -> Result<(), String> {
         ]),
     )?;
     run("test", cargo().arg("test"))?;
+    // The snippet of docs/cuda.md needs the `cuda` feature to compile.
+    run(
+        "cuda-doc-snippets",
+        cargo().args(["test", "-p", "torchcore", "--features", "cuda", "--doc"]),
+    )?;
     run(
         "doc",
         cargo()

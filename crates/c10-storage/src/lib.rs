@@ -68,3 +68,9 @@ pub use storage::{
     lazy_fill_count, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard,
     StorageWriteGuard, WriteReadGuard,
 };
+
+/// `docs/custom-allocator.md`: its Rust snippets are compiled and run as
+/// doctests of this crate, so the guide cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/custom-allocator.md")]
+pub struct CustomAllocatorGuide;

@@ -41,3 +41,9 @@ pub mod ndarray;
 pub mod safetensors;
 
 pub use error::{InteropError, Result};
+
+/// `docs/interop.md`: its Rust snippets are compiled (and, where they need
+/// no files, run) as doctests of this crate, so the guide cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/interop.md")]
+pub struct InteropGuide;

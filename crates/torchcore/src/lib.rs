@@ -63,3 +63,10 @@ pub mod prelude {
         Tensor, TensorError, TensorOptions,
     };
 }
+
+/// `docs/cuda.md`: its Rust snippet is compiled (not run: it needs a GPU)
+/// as a doctest with the `cuda` feature (`cargo xtask ci` runs
+/// `cargo test -p torchcore --features cuda --doc`).
+#[cfg(all(doctest, feature = "cuda"))]
+#[doc = include_str!("../../../docs/cuda.md")]
+pub struct CudaGuide;
