@@ -1,7 +1,7 @@
 //! # shape-conformance
 //!
 //! Runs the PyTorch-generated shape-op corpus (`data/shape-ops.jsonl`, see
-//! `/work/shared/conformance/README.md` for the format) against
+//! `data/README.md` for the format) against
 //! `aten-shape`: every case builds its base tensor, applies its steps in
 //! order, and compares **every** recorded field of every step with what
 //! PyTorch 2.15 returned.
