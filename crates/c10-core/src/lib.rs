@@ -73,6 +73,11 @@ pub use c10_storage::{Device, DeviceType, Storage};
 pub use device_ops::{device_ops, register_device_ops, DeviceOps};
 pub use dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
 pub use error::{ErrorKind, Result, TensorError};
+
+/// `half`, for [`dispatch_dtype!`]'s expansion (callers need not depend on
+/// `half` themselves).
+#[doc(hidden)]
+pub use half as __half;
 pub use options::{MemoryFormat, TensorOptions};
 pub use scalar::Scalar;
 pub use scalar_type::{Element, ScalarType, TypeMeta};
@@ -127,11 +132,11 @@ macro_rules! dispatch_dtype {
                 $body
             }
             __st::ScalarType::Half => {
-                type $T = ::half::f16;
+                type $T = $crate::__half::f16;
                 $body
             }
             __st::ScalarType::BFloat16 => {
-                type $T = ::half::bf16;
+                type $T = $crate::__half::bf16;
                 $body
             }
             __st::ScalarType::Float => {
