@@ -281,6 +281,10 @@ impl Arena {
 // bug, so it panics with a message rather than returning an error.
 impl std::ops::Index<BlockId> for Arena {
     type Output = Block;
+    #[allow(
+        clippy::unreachable,
+        reason = "ids in `State` name live slots (`validate` proves it after every fuzz/random step)"
+    )]
     fn index(&self, id: BlockId) -> &Block {
         match self.slots.get(id) {
             Some(Some(b)) => b,
@@ -290,6 +294,10 @@ impl std::ops::Index<BlockId> for Arena {
 }
 
 impl std::ops::IndexMut<BlockId> for Arena {
+    #[allow(
+        clippy::unreachable,
+        reason = "ids in `State` name live slots (`validate` proves it after every fuzz/random step)"
+    )]
     fn index_mut(&mut self, id: BlockId) -> &mut Block {
         match self.slots.get_mut(id) {
             Some(Some(b)) => b,

@@ -60,6 +60,21 @@
 //!   A destination that is every byte of a lazily initialised storage
 //!   (`Tensor::empty`) is written without the storage's zero fill.
 
+// No panics on paths user input can reach: library code may not unwrap,
+// expect or panic (tests may). The few justified sites carry an
+// `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 pub mod copy;
 pub mod infer;
 pub mod views;

@@ -105,6 +105,10 @@ enum InlineDims {
 impl InlineDims {
     /// `n` dims; `n <= MAX_INLINE_SIZE`.
     #[inline]
+    #[allow(
+        clippy::unreachable,
+        reason = "every caller checks `n <= MAX_INLINE_SIZE` first"
+    )]
     fn new(n: usize) -> InlineDims {
         match n {
             0 => InlineDims::D0,

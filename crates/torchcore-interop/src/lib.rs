@@ -33,6 +33,21 @@
 //! # Ok::<(), torchcore_interop::InteropError>(())
 //! ```
 
+// No panics on paths user input can reach: library code may not unwrap,
+// expect or panic (tests may). The few justified sites carry an
+// `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 pub mod dlpack;
 mod error;
 #[cfg(feature = "ndarray")]

@@ -26,6 +26,21 @@
 //!
 //! Run the guided tour: `cargo run --example tour`.
 
+// No panics on paths user input can reach: library code may not unwrap,
+// expect or panic (tests may). The few justified sites carry an
+// `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 pub use alloc_cpu as cpu;
 pub use aten_shape as shape;
 pub use c10_core as core;

@@ -21,6 +21,21 @@
 //! # Ok::<(), c10_storage::StorageError>(())
 //! ```
 
+// No panics on paths user input can reach: library code may not unwrap,
+// expect or panic (tests may). The few justified sites carry an
+// `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
