@@ -39,6 +39,16 @@ pub struct StridedOffsets<'a> {
 impl<'a> StridedOffsets<'a> {
     /// Offsets of every element of the layout, starting at `storage_offset`.
     /// Errors if `sizes` and `strides` differ in length.
+    ///
+    /// ```
+    /// use c10_core::StridedOffsets;
+    /// let mut it = StridedOffsets::new(&[2, 2], &[2, 1], 0)?;
+    /// assert_eq!(it.next(), Some(0));
+    /// assert_eq!(it.collect::<Vec<_>>(), [1, 2, 3]);
+    /// let broadcast: Vec<i64> = StridedOffsets::new(&[3], &[0], 5)?.collect();
+    /// assert_eq!(broadcast, [5, 5, 5]); // stride 0 repeats one element
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn new(
         sizes: &'a [i64],
         strides: &'a [i64],
@@ -179,6 +189,13 @@ type DimVec = smallvec::SmallVec<[i64; 8]>;
 
 /// The smallest and largest element offset a layout reaches, or `None` if
 /// it has no elements.
+///
+/// ```
+/// use c10_core::access::element_offset_range;
+/// assert_eq!(element_offset_range(&[2, 3], &[3, 1], 4), Some((4, 9)));
+/// assert_eq!(element_offset_range(&[3], &[-1], 2), Some((0, 2))); // a reversed view
+/// assert_eq!(element_offset_range(&[0, 3], &[3, 1], 0), None);
+/// ```
 pub fn element_offset_range(
     sizes: &[i64],
     strides: &[i64],
@@ -232,6 +249,15 @@ impl Tensor {
 
     /// The storage offset (in elements) of the element at `index`, with
     /// negative indices counted from the end (PyTorch's indexing errors).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// assert_eq!(t.element_offset(&[1, 2])?, 5);
+    /// assert_eq!(t.element_offset(&[-1, 0])?, 3);
+    /// assert!(t.element_offset(&[2, 0]).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn element_offset(&self, index: &[i64]) -> Result<i64> {
         if index.len() != self.dim() {
             return Err(TensorError::index(format!(
@@ -260,6 +286,15 @@ impl Tensor {
     }
 
     /// A shared, typed view of the elements; holds the storage's read lock.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2])?;
+    /// assert!(t.read::<f32>().is_err()); // the element type must match
+    /// let g = t.read::<i32>()?;
+    /// assert_eq!(g.get(&[1, 0])?, 3);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn read<T: Element>(&self) -> Result<TensorReadGuard<'_, T>> {
         self.check_dtype::<T>()?;
         let guard = self.storage().read()?;
@@ -274,6 +309,20 @@ impl Tensor {
 
     /// An exclusive, typed view for writing; holds the storage's write lock
     /// and bumps the version counter once (every write is an in-place op).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[3], ScalarType::Long)?;
+    /// let before = t.version()?;
+    /// {
+    ///     let mut g = t.write::<i64>()?;
+    ///     g.set(&[0], 7)?;
+    ///     g.set(&[2], 9)?;
+    /// }
+    /// assert_eq!(t.to_vec::<i64>()?, [7, 0, 9]);
+    /// assert_eq!(t.version()?, before + 1); // one bump per guard
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn write<T: Element>(&self) -> Result<TensorWriteGuard<'_, T>> {
         self.check_dtype::<T>()?;
         let mut guard = self.storage().write()?;
@@ -359,11 +408,28 @@ impl Tensor {
     }
 
     /// Writes one element; visible through every view of the storage.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 2], ScalarType::Float)?;
+    /// let row = t.as_strided(&[2], &[1], Some(2))?; // the second row
+    /// row.set(&[0], 5.0f32)?;
+    /// assert_eq!(t.get::<f32>(&[1, 0])?, 5.0);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn set<T: Element>(&self, index: &[i64], value: T) -> Result<()> {
         self.write::<T>()?.set(index, value)
     }
 
     /// The only element of a one-element tensor (`item()`).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::from_slice(&[42i64], &[])?;
+    /// assert_eq!(t.item::<i64>()?, 42);
+    /// assert!(Tensor::zeros(&[2], ScalarType::Long)?.item::<i64>().is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn item<T: Element>(&self) -> Result<T> {
         if self.numel() != 1 {
             return Err(TensorError::runtime(format!(
@@ -381,6 +447,14 @@ impl Tensor {
     /// The vector is reserved fallibly first: a tensor whose logical size
     /// does not fit in memory (a stride-0 broadcast of one element to 2^60)
     /// is an out-of-memory error naming the byte count, never an abort.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let mut t = Tensor::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// t.t_()?;
+    /// assert_eq!(t.to_vec::<i32>()?, [1, 4, 2, 5, 3, 6]); // logical order of the transpose
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         let guard = self.read::<T>()?;
         let mut out = try_vec_with_capacity(self.numel().max(0) as u64, "to_vec")?;
@@ -390,6 +464,14 @@ impl Tensor {
 
     /// Every element as `f64`, whatever the dtype (for printing and tests).
     /// Reserved fallibly as in [`Tensor::to_vec`].
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// assert_eq!(Tensor::from_slice_1d(&[true, false])?.to_f64_vec()?, [1.0, 0.0]);
+    /// let h = Tensor::from_slice_1d(&[half::f16::from_f32(0.5)])?;
+    /// assert_eq!(h.to_f64_vec()?, [0.5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         crate::dispatch_dtype!(self.dtype(), T => {
             let guard = self.read::<T>()?;
@@ -409,6 +491,16 @@ impl Tensor {
     /// the in-place rules for tensors that require grad apply
     /// ([`Tensor::check_inplace`]); a refused fill changes nothing, the
     /// version included.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 2], ScalarType::Int)?;
+    /// t.fill_(7i64)?;
+    /// assert_eq!(t.to_vec::<i32>()?, [7; 4]);
+    /// let bytes = Tensor::zeros(&[1], ScalarType::Byte)?;
+    /// assert!(bytes.fill_(300i64).is_err()); // does not fit in uint8
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
         self.check_inplace()?;
@@ -458,6 +550,14 @@ impl Tensor {
     }
 
     /// Storage offsets of every element, in logical order.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let mut t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// t.t_()?;
+    /// assert_eq!(t.offsets().collect::<Vec<_>>(), [0, 3, 1, 4, 2, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn offsets(&self) -> StridedOffsets<'_> {
         StridedOffsets::same_rank(self.sizes(), self.strides(), self.storage_offset())
     }
@@ -532,6 +632,14 @@ unsafe fn read_elem<T: Element>(p: *const u8) -> T {
 }
 
 /// Shared access to a tensor's elements; see [`Tensor::read`].
+///
+/// ```
+/// use c10_core::Tensor;
+/// let t = Tensor::from_slice_1d(&[1.5f64, 2.5])?;
+/// let g = t.read::<f64>()?;
+/// assert_eq!(g.iter().sum::<f64>(), 4.0);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub struct TensorReadGuard<'a, T: Element> {
     tensor: &'a Tensor,
     guard: StorageReadGuard<'a>,
@@ -553,18 +661,46 @@ impl<T: Element> TensorReadGuard<'_, T> {
     }
 
     /// One element.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice(&[1u8, 2, 3, 4], &[2, 2])?;
+    /// let g = t.read::<u8>()?;
+    /// assert_eq!(g.get(&[0, 1])?, 2);
+    /// assert!(g.get(&[0]).is_err()); // one index per dimension
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn get(&self, index: &[i64]) -> Result<T> {
         let off = self.tensor.element_offset(index)?;
         Ok(self.read_at(off))
     }
 
     /// Elements in logical order.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let mut t = Tensor::from_slice(&[1i64, 2, 3, 4], &[2, 2])?;
+    /// t.t_()?;
+    /// let g = t.read::<i64>()?;
+    /// assert_eq!(g.iter().collect::<Vec<_>>(), [1, 3, 2, 4]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         self.tensor.offsets().map(move |off| self.read_at(off))
     }
 
     /// The elements as a slice, if the tensor is contiguous and its data is
     /// aligned for `T` (and, for `bool`, every byte is 0 or 1).
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice_1d(&[1.0f32, 2.0, 3.0])?;
+    /// assert_eq!(t.read::<f32>()?.as_slice()?, &[1.0, 2.0, 3.0]);
+    /// let mut m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// m.t_()?;
+    /// assert!(m.read::<f32>()?.as_slice().is_err()); // not contiguous
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn as_slice(&self) -> Result<&[T]> {
         slice_parts::<T>(self.tensor, self.guard.as_ptr()).map(|(p, n)| {
             // SAFETY: `slice_parts` checked contiguity, bounds (at guard
@@ -576,6 +712,17 @@ impl<T: Element> TensorReadGuard<'_, T> {
 }
 
 /// Exclusive access to a tensor's elements; see [`Tensor::write`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// let t = Tensor::zeros(&[3], ScalarType::Float)?;
+/// let mut g = t.write::<f32>()?;
+/// g.set(&[1], 2.0)?;
+/// g.map_inplace(|x| x + 1.0);
+/// drop(g); // releases the storage's write lock
+/// assert_eq!(t.to_vec::<f32>()?, [1.0, 3.0, 1.0]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub struct TensorWriteGuard<'a, T: Element> {
     tensor: &'a Tensor,
     guard: StorageWriteGuard<'a>,
@@ -588,6 +735,16 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     }
 
     /// One element.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice_1d(&[10i32, 20])?;
+    /// let mut g = t.write::<i32>()?;
+    /// let old = g.get(&[1])?;
+    /// g.set(&[1], old * 2)?;
+    /// assert_eq!(g.get(&[1])?, 40);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn get(&self, index: &[i64]) -> Result<T> {
         let off = self.tensor.element_offset(index)?;
         // SAFETY: as in `TensorReadGuard::read_at`; the write guard excludes
@@ -602,6 +759,17 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     }
 
     /// Writes one element.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 2], ScalarType::Long)?;
+    /// let mut g = t.write::<i64>()?;
+    /// g.set(&[-1, -1], 9)?; // negative indices count from the end
+    /// assert!(g.set(&[2, 0], 1).is_err());
+    /// drop(g);
+    /// assert_eq!(t.to_vec::<i64>()?, [0, 0, 0, 9]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn set(&mut self, index: &[i64], value: T) -> Result<()> {
         let off = self.tensor.element_offset(index)?;
         let p = self.ptr_at(off);
@@ -617,6 +785,14 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     /// size: filling a `[2^30, 2^30]` broadcast of one element is one write
     /// (PyTorch writes 2^60 times). Overlap without stride 0 (`as_strided`
     /// with strides `[1, 1]`) still writes such locations more than once.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], ScalarType::Double)?;
+    /// t.write::<f64>()?.fill(0.25);
+    /// assert_eq!(t.to_vec::<f64>()?, [0.25; 6]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn fill(&mut self, value: T) {
         let base = self.guard.as_mut_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
@@ -655,6 +831,14 @@ impl<T: Element> TensorWriteGuard<'_, T> {
 
     /// Applies `f` to every element in logical order, writing the result
     /// back (an element reached twice through stride 0 is updated twice).
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice_1d(&[1i32, 2, 3])?;
+    /// t.write::<i32>()?.map_inplace(|x| x * x);
+    /// assert_eq!(t.to_vec::<i32>()?, [1, 4, 9]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn map_inplace(&mut self, mut f: impl FnMut(T) -> T) {
         let base = self.guard.as_mut_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
@@ -669,6 +853,14 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     }
 
     /// Elements in logical order.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice_1d(&[3u8, 1, 2])?;
+    /// let g = t.write::<u8>()?;
+    /// assert_eq!(g.iter().max(), Some(3));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         let base = self.guard.as_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
@@ -680,6 +872,19 @@ impl<T: Element> TensorWriteGuard<'_, T> {
 
     /// The elements as a mutable slice, if the tensor is contiguous (hence
     /// without overlap) and aligned for `T`.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[4], ScalarType::Int)?;
+    /// {
+    ///     let mut g = t.write::<i32>()?;
+    ///     let s = g.as_mut_slice()?;
+    ///     s.copy_from_slice(&[4, 3, 2, 1]);
+    ///     s.sort();
+    /// }
+    /// assert_eq!(t.to_vec::<i32>()?, [1, 2, 3, 4]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         let (p, n) = slice_parts::<T>(self.tensor, self.guard.as_ptr())?;
         // SAFETY: as in `as_slice`; contiguous layouts do not overlap, and the

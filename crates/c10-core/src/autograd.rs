@@ -10,20 +10,68 @@ use std::fmt::Debug;
 
 /// What a tensor's autograd metadata must provide (c10's
 /// `AutogradMetaInterface`, reduced to what the tensor core reads).
+///
+/// ```
+/// use c10_core::autograd::{AutogradMetaInterface, ViewOrigin};
+///
+/// // A minimal metadata type: the provided methods supply the defaults.
+/// #[derive(Debug, Clone)]
+/// struct Flag(bool);
+/// impl AutogradMetaInterface for Flag {
+///     fn requires_grad(&self) -> bool { self.0 }
+///     fn set_requires_grad(&mut self, r: bool) { self.0 = r }
+///     fn clone_box(&self) -> Box<dyn AutogradMetaInterface> { Box::new(self.clone()) }
+/// }
+/// assert!(Flag(true).is_leaf());
+/// assert_eq!(Flag(true).view_origin(), ViewOrigin::NotAView);
+/// ```
 pub trait AutogradMetaInterface: Debug + Send + Sync {
     /// Whether gradients are tracked.
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, AutogradMetaInterface};
+    /// let meta: Box<dyn AutogradMetaInterface> = Box::new(AutogradMeta::leaf());
+    /// assert!(meta.requires_grad());
+    /// ```
     fn requires_grad(&self) -> bool;
     /// Sets whether gradients are tracked.
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, AutogradMetaInterface};
+    /// let mut meta = AutogradMeta::leaf();
+    /// meta.set_requires_grad(false);
+    /// assert!(!meta.requires_grad());
+    /// ```
     fn set_requires_grad(&mut self, requires_grad: bool);
     /// A copy for a new tensor (copy-on-write of a shared `TensorImpl`).
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, AutogradMetaInterface, ViewOrigin};
+    /// let meta = AutogradMeta::computed(ViewOrigin::OfNonLeaf);
+    /// let copy: Box<dyn AutogradMetaInterface> = meta.clone_box();
+    /// assert_eq!(copy.view_origin(), ViewOrigin::OfNonLeaf);
+    /// assert!(!copy.is_leaf());
+    /// ```
     fn clone_box(&self) -> Box<dyn AutogradMetaInterface>;
     /// Whether the tensor is a leaf: made by the user, not computed by a
     /// recorded operation (`is_leaf`). The default: a leaf.
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, AutogradMetaInterface, ViewOrigin};
+    /// assert!(AutogradMeta::leaf().is_leaf());
+    /// assert!(!AutogradMeta::computed(ViewOrigin::NotAView).is_leaf());
+    /// ```
     fn is_leaf(&self) -> bool {
         true
     }
     /// What the tensor is a view of, for the in-place rules. The default:
     /// not a view.
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, AutogradMetaInterface, ViewOrigin};
+    /// assert_eq!(AutogradMeta::no_grad_view().view_origin(), ViewOrigin::NoGrad);
+    /// assert_eq!(AutogradMeta::leaf().view_origin(), ViewOrigin::NotAView);
+    /// ```
     fn view_origin(&self) -> ViewOrigin {
         ViewOrigin::NotAView
     }
@@ -31,6 +79,13 @@ pub trait AutogradMetaInterface: Debug + Send + Sync {
 
 /// Where a view that takes part in autograd came from (PyTorch's
 /// `CreationMeta`, reduced to what the in-place rules read).
+///
+/// ```
+/// use c10_core::autograd::{AutogradMeta, ViewOrigin};
+/// assert_eq!(ViewOrigin::default(), ViewOrigin::NotAView);
+/// let view_of_leaf = AutogradMeta::computed(ViewOrigin::OfLeaf);
+/// assert_eq!(view_of_leaf.view, ViewOrigin::OfLeaf);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ViewOrigin {
     /// Not a view, or a view of a tensor that does not require grad.
@@ -79,6 +134,13 @@ impl Default for AutogradMeta {
 
 impl AutogradMeta {
     /// A leaf that requires grad (`requires_grad_()`).
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, ViewOrigin};
+    /// let m = AutogradMeta::leaf();
+    /// assert_eq!((m.requires_grad, m.is_leaf, m.view), (true, true, ViewOrigin::NotAView));
+    /// assert_eq!(AutogradMeta::default(), m);
+    /// ```
     pub fn leaf() -> AutogradMeta {
         AutogradMeta {
             requires_grad: true,
@@ -88,6 +150,12 @@ impl AutogradMeta {
     }
 
     /// The output of a recorded operation on a tensor that requires grad.
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, ViewOrigin};
+    /// let m = AutogradMeta::computed(ViewOrigin::OfNonLeaf);
+    /// assert!(m.requires_grad && !m.is_leaf);
+    /// ```
     pub fn computed(view: ViewOrigin) -> AutogradMeta {
         AutogradMeta {
             requires_grad: true,
@@ -97,6 +165,13 @@ impl AutogradMeta {
     }
 
     /// A view made with grad mode off of a tensor that requires grad.
+    ///
+    /// ```
+    /// use c10_core::autograd::{AutogradMeta, ViewOrigin};
+    /// let m = AutogradMeta::no_grad_view();
+    /// assert!(m.requires_grad && m.is_leaf);
+    /// assert_eq!(m.view, ViewOrigin::NoGrad);
+    /// ```
     pub fn no_grad_view() -> AutogradMeta {
         AutogradMeta {
             requires_grad: true,

@@ -28,6 +28,13 @@ use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, S
 use std::str::FromStr;
 
 /// Errors produced when converting raw values or names into dispatch keys.
+///
+/// ```
+/// use c10_core::dispatch_key::{DispatchKey, DispatchKeyError};
+/// let err = DispatchKey::from_name("NotAKey").unwrap_err();
+/// assert_eq!(err, DispatchKeyError::UnknownKeyName("NotAKey".into()));
+/// assert_eq!(err.to_string(), "could not parse dispatch key: NotAKey");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DispatchKeyError {
     /// A `u16` that is not a valid `DispatchKey` discriminant (valid: `0..=155`).
@@ -171,6 +178,12 @@ impl BackendComponent {
     ///
     /// Note the upstream quirk reproduced here: `MTIABit` and `MAIABit` print
     /// as `"MTIA"` and `"MAIA"` (without the `Bit` suffix).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::BackendComponent;
+    /// assert_eq!(BackendComponent::CUDABit.name(), "CUDABit");
+    /// assert_eq!(BackendComponent::MTIABit.name(), "MTIA"); // the upstream quirk
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             BackendComponent::InvalidBit => "InvalidBit",
@@ -976,6 +989,12 @@ impl DispatchKey {
 
     /// The name c10's `toString(DispatchKey)` prints, e.g. `"CPU"`,
     /// `"AutogradCPU"`, `"ADInplaceOrView"`.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::DispatchKey;
+    /// assert_eq!(DispatchKey::AutogradCPU.name(), "AutogradCPU");
+    /// assert_eq!(DispatchKey::ADInplaceOrView.name(), "ADInplaceOrView");
+    /// ```
     pub const fn name(self) -> &'static str {
         DISPATCH_KEY_NAMES[self as usize]
     }
@@ -984,6 +1003,14 @@ impl DispatchKey {
     ///
     /// Sentinel keys (`EndOfFunctionalityKeys`, `StartOf*Backends`) are not
     /// accepted, and `"Undefined"` parses to [`DispatchKey::Undefined`].
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeyError};
+    /// assert_eq!(DispatchKey::from_name("AutogradCPU")?, DispatchKey::AutogradCPU);
+    /// assert_eq!(DispatchKey::from_name("Undefined")?, DispatchKey::Undefined);
+    /// assert!(DispatchKey::from_name("EndOfFunctionalityKeys").is_err()); // a sentinel
+    /// # Ok::<(), DispatchKeyError>(())
+    /// ```
     pub fn from_name(name: &str) -> Result<DispatchKey, DispatchKeyError> {
         ALL_DISPATCH_KEYS
             .iter()
@@ -1008,6 +1035,13 @@ impl DispatchKey {
     /// per backend: `Dense`, `Quantized`, `Sparse`, `SparseCsr`,
     /// `NestedTensor`, `AutogradFunctionality` (c10
     /// `isPerBackendFunctionalityKey`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::DispatchKey;
+    /// assert!(DispatchKey::Dense.is_per_backend_functionality_key());
+    /// assert!(DispatchKey::AutogradFunctionality.is_per_backend_functionality_key());
+    /// assert!(!DispatchKey::CPU.is_per_backend_functionality_key()); // a runtime key
+    /// ```
     pub const fn is_per_backend_functionality_key(self) -> bool {
         matches!(
             self,
@@ -1021,6 +1055,13 @@ impl DispatchKey {
     }
 
     /// `true` for the alias keys `150..=155` (c10 `isAliasDispatchKey`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::DispatchKey;
+    /// assert!(DispatchKey::Autograd.is_alias());
+    /// assert!(DispatchKey::CompositeImplicitAutograd.is_alias());
+    /// assert!(!DispatchKey::AutogradCPU.is_alias());
+    /// ```
     pub const fn is_alias(self) -> bool {
         self as u16 >= DispatchKey::START_OF_ALIAS_KEYS as u16
             && self as u16 <= DispatchKey::END_OF_ALIAS_KEYS as u16
@@ -1028,6 +1069,13 @@ impl DispatchKey {
 
     /// `true` for functionality keys `0..=47` (they map to themselves under
     /// [`to_functionality_key`](DispatchKey::to_functionality_key)).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::DispatchKey;
+    /// assert!(DispatchKey::Dense.is_functionality_key());
+    /// assert!(!DispatchKey::CPU.is_functionality_key());
+    /// assert_eq!(DispatchKey::Dense.to_functionality_key(), DispatchKey::Dense);
+    /// ```
     pub const fn is_functionality_key(self) -> bool {
         self as u16 <= DispatchKey::EndOfFunctionalityKeys as u16
     }
@@ -1035,6 +1083,13 @@ impl DispatchKey {
     /// The backend of a runtime per-backend key (`key - StartOf<F>Backends`);
     /// [`BackendComponent::InvalidBit`] for every other key (c10
     /// `toBackendComponent(DispatchKey)`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey};
+    /// assert_eq!(DispatchKey::AutogradCUDA.to_backend_component(), BackendComponent::CUDABit);
+    /// assert_eq!(DispatchKey::SparseCPU.to_backend_component(), BackendComponent::CPUBit);
+    /// assert_eq!(DispatchKey::Dense.to_backend_component(), BackendComponent::InvalidBit);
+    /// ```
     pub const fn to_backend_component(self) -> BackendComponent {
         let v = self as u16;
         let start = DispatchKey::StartOfDenseBackends as u16;
@@ -1055,6 +1110,13 @@ impl DispatchKey {
     /// keys map to themselves, runtime per-backend keys to their block's
     /// functionality (`AutogradCPU` → `AutogradFunctionality`), alias keys to
     /// `Undefined`.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::DispatchKey;
+    /// assert_eq!(DispatchKey::AutogradCPU.to_functionality_key(), DispatchKey::AutogradFunctionality);
+    /// assert_eq!(DispatchKey::SparseCUDA.to_functionality_key(), DispatchKey::Sparse);
+    /// assert_eq!(DispatchKey::Autograd.to_functionality_key(), DispatchKey::Undefined);
+    /// ```
     pub const fn to_functionality_key(self) -> DispatchKey {
         let v = self as u16;
         if v <= DispatchKey::EndOfFunctionalityKeys as u16 {
@@ -1194,11 +1256,23 @@ impl DispatchKeySet {
 
     /// The set with exactly the given raw representation (c10
     /// `DispatchKeySet(RAW, x)` / `from_raw_repr`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_raw(0x10001);
+    /// assert_eq!(ks, DispatchKeySet::from_key(DispatchKey::CPU));
+    /// ```
     pub const fn from_raw(repr: u64) -> DispatchKeySet {
         DispatchKeySet { repr }
     }
 
     /// The raw `u64` representation (c10 `raw_repr()`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
+    /// assert_eq!(DispatchKeySet::EMPTY.raw(), 0);
+    /// assert_eq!(DispatchKeySet::from_backend(BackendComponent::CPUBit).raw(), 1);
+    /// ```
     pub const fn raw(self) -> u64 {
         self.repr
     }
@@ -1238,6 +1312,13 @@ impl DispatchKeySet {
 
     /// The set containing every key in `keys` (c10's initializer-list
     /// constructor).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::CUDA]);
+    /// assert_eq!(ks.raw(), 0x10003); // Dense plus the CPU and CUDA backend bits
+    /// assert!(ks.has(DispatchKey::CPU) && ks.has(DispatchKey::CUDA));
+    /// ```
     pub const fn from_keys(keys: &[DispatchKey]) -> DispatchKeySet {
         let mut repr = 0;
         let mut i = 0;
@@ -1249,6 +1330,12 @@ impl DispatchKeySet {
     }
 
     /// The set containing one backend bit (empty for `InvalidBit`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
+    /// assert_eq!(DispatchKeySet::from_backend(BackendComponent::CUDABit).raw(), 0b10);
+    /// assert!(DispatchKeySet::from_backend(BackendComponent::InvalidBit).is_empty());
+    /// ```
     pub const fn from_backend(b: BackendComponent) -> DispatchKeySet {
         match b {
             BackendComponent::InvalidBit => DispatchKeySet::EMPTY,
@@ -1279,6 +1366,13 @@ impl DispatchKeySet {
     }
 
     /// The set containing every backend bit in `backends`.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_backends(&[BackendComponent::CPUBit, BackendComponent::CUDABit]);
+    /// assert_eq!(ks.raw(), 0b11);
+    /// assert!(ks.has_backend(BackendComponent::CUDABit));
+    /// ```
     pub const fn from_backends(backends: &[BackendComponent]) -> DispatchKeySet {
         let mut repr = 0;
         let mut i = 0;
@@ -1309,12 +1403,28 @@ impl DispatchKeySet {
 
     /// `true` when `repr == 0` (an undefined tensor). Note that a set with only
     /// backend bits is *not* empty although it prints as `DispatchKeySet()`.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
+    /// assert!(DispatchKeySet::EMPTY.is_empty());
+    /// let backend_only = DispatchKeySet::from_backend(BackendComponent::CPUBit);
+    /// assert!(!backend_only.is_empty());
+    /// assert_eq!(backend_only.to_string(), "DispatchKeySet()");
+    /// ```
     pub const fn is_empty(self) -> bool {
         self.repr == 0
     }
 
     /// Whether every bit of `ks` is in `self` (c10 `has_all` /
     /// `isSupersetOf`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let cpu = DispatchKeySet::from_key(DispatchKey::CPU);
+    /// let both = cpu.add(DispatchKey::AutogradCPU);
+    /// assert!(both.has_all(cpu));
+    /// assert!(!cpu.has_all(both));
+    /// ```
     pub const fn has_all(self, ks: DispatchKeySet) -> bool {
         self.repr & ks.repr == ks.repr
     }
@@ -1323,12 +1433,27 @@ impl DispatchKeySet {
     /// both its functionality bit and its backend bit. c10 debug-asserts
     /// `k != Undefined`; here `has(Undefined)` is simply `true` (the empty
     /// set is a subset of everything).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_key(DispatchKey::CPU);
+    /// assert!(ks.has(DispatchKey::CPU));
+    /// assert!(ks.has(DispatchKey::Dense)); // the functionality bit alone
+    /// assert!(!ks.has(DispatchKey::CUDA)); // no CUDA backend bit
+    /// ```
     pub const fn has(self, k: DispatchKey) -> bool {
         self.has_all(DispatchKeySet::from_key(k))
     }
 
     /// Whether the backend bit `b` is set (`true` for `InvalidBit`, like
     /// [`has`](DispatchKeySet::has) with `Undefined`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_key(DispatchKey::CUDA);
+    /// assert!(ks.has_backend(BackendComponent::CUDABit));
+    /// assert!(!ks.has_backend(BackendComponent::CPUBit));
+    /// ```
     pub const fn has_backend(self, b: BackendComponent) -> bool {
         self.has_all(DispatchKeySet::from_backend(b))
     }
@@ -1339,11 +1464,24 @@ impl DispatchKeySet {
     /// functionality bits (`from_key(AutogradCPU).has_any(from_key(CPU))` is
     /// `true` because they share `CPUBit`). c10 only checks that in debug
     /// builds; this port does not check it.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
+    /// assert!(ks.has_any(DispatchKeySet::from_key(DispatchKey::AutogradFunctionality)));
+    /// assert!(!ks.has_any(DispatchKeySet::from_key(DispatchKey::Sparse)));
+    /// ```
     pub const fn has_any(self, ks: DispatchKeySet) -> bool {
         self.repr & ks.repr != 0
     }
 
     /// The set with `k` added (c10 `add`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::EMPTY.add(DispatchKey::CPU).add(DispatchKey::AutogradCPU);
+    /// assert_eq!(ks.to_string(), "DispatchKeySet(CPU, AutogradCPU)");
+    /// ```
     #[must_use]
     pub const fn add(self, k: DispatchKey) -> DispatchKeySet {
         DispatchKeySet {
@@ -1352,6 +1490,12 @@ impl DispatchKeySet {
     }
 
     /// The set with the backend bit `b` added.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_key(DispatchKey::CPU).add_backend(BackendComponent::CUDABit);
+    /// assert!(ks.has(DispatchKey::CUDA)); // `Dense` now applies to both backends
+    /// ```
     #[must_use]
     pub const fn add_backend(self, b: BackendComponent) -> DispatchKeySet {
         DispatchKeySet {
@@ -1362,6 +1506,12 @@ impl DispatchKeySet {
     /// The set with the *functionality* bit of `k` cleared (c10 `remove`).
     /// Backend bits are never cleared, so `{CPU, CUDA}.remove(CUDA)` keeps
     /// both backend bits and loses `Dense` (it prints `DispatchKeySet()`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
+    /// assert_eq!(ks.remove(DispatchKey::AutogradCPU), DispatchKeySet::from_key(DispatchKey::CPU));
+    /// ```
     #[must_use]
     pub const fn remove(self, k: DispatchKey) -> DispatchKeySet {
         let functionality_only = DispatchKeySet::from_key(k).repr & !FULL_BACKEND_MASK;
@@ -1371,6 +1521,13 @@ impl DispatchKeySet {
     }
 
     /// The set with the backend bit `b` cleared (c10 `remove_backend`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::CUDA]);
+    /// let cpu_only = ks.remove_backend(BackendComponent::CUDABit);
+    /// assert_eq!(cpu_only, DispatchKeySet::from_key(DispatchKey::CPU));
+    /// ```
     #[must_use]
     pub const fn remove_backend(self, b: BackendComponent) -> DispatchKeySet {
         DispatchKeySet {
@@ -1379,6 +1536,14 @@ impl DispatchKeySet {
     }
 
     /// Set union (same as `|`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let a = DispatchKeySet::from_key(DispatchKey::CPU);
+    /// let b = DispatchKeySet::from_key(DispatchKey::AutogradCPU);
+    /// assert_eq!(a.union(b), a | b);
+    /// assert!(a.union(b).has(DispatchKey::AutogradCPU));
+    /// ```
     #[must_use]
     pub const fn union(self, other: DispatchKeySet) -> DispatchKeySet {
         DispatchKeySet {
@@ -1387,6 +1552,14 @@ impl DispatchKeySet {
     }
 
     /// Set intersection (same as `&`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let a = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
+    /// let b = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutocastCPU]);
+    /// assert_eq!(a.intersection(b), DispatchKeySet::from_key(DispatchKey::CPU));
+    /// assert_eq!(a.intersection(b), a & b);
+    /// ```
     #[must_use]
     pub const fn intersection(self, other: DispatchKeySet) -> DispatchKeySet {
         DispatchKeySet {
@@ -1396,6 +1569,14 @@ impl DispatchKeySet {
 
     /// c10's `operator-`: clears the functionality bits of `other`, never
     /// backend bits (`repr & (FULL_BACKEND_MASK | !other)`). Same as `-`.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
+    /// let autograd = DispatchKeySet::from_key(DispatchKey::AutogradCPU);
+    /// assert_eq!(ks.difference(autograd), DispatchKeySet::from_key(DispatchKey::CPU)); // CPUBit kept
+    /// assert_eq!(ks.difference(autograd), ks - autograd);
+    /// ```
     #[must_use]
     pub const fn difference(self, other: DispatchKeySet) -> DispatchKeySet {
         DispatchKeySet {
@@ -1405,6 +1586,12 @@ impl DispatchKeySet {
 
     /// `bit_width(repr)`: one plus the index of the highest set bit, 0 for
     /// the empty set (c10 `indexOfHighestBit`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
+    /// assert_eq!(DispatchKeySet::EMPTY.index_of_highest_bit(), 0);
+    /// assert_eq!(DispatchKeySet::from_backend(BackendComponent::CUDABit).index_of_highest_bit(), 2);
+    /// ```
     pub const fn index_of_highest_bit(self) -> u8 {
         (u64::BITS - self.repr.leading_zeros()) as u8
     }
@@ -1412,6 +1599,13 @@ impl DispatchKeySet {
     /// The highest-priority functionality key in the set, or `Undefined` if
     /// no functionality bit is set (c10 `highestFunctionalityKey`). For a
     /// set holding `CPU` this is `Dense`.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::AutogradCPU]);
+    /// assert_eq!(ks.highest_functionality_key(), DispatchKey::AutogradFunctionality);
+    /// assert_eq!(DispatchKeySet::from_key(DispatchKey::CPU).highest_functionality_key(), DispatchKey::Dense);
+    /// ```
     pub const fn highest_functionality_key(self) -> DispatchKey {
         let idx = self.index_of_highest_bit();
         if idx < NUM_BACKENDS {
@@ -1426,6 +1620,13 @@ impl DispatchKeySet {
 
     /// The highest backend bit in the set, or `InvalidBit` if none (c10
     /// `highestBackendKey`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::CPU, DispatchKey::CUDA]);
+    /// assert_eq!(ks.highest_backend_key(), BackendComponent::CUDABit);
+    /// assert_eq!(DispatchKeySet::EMPTY.highest_backend_key(), BackendComponent::InvalidBit);
+    /// ```
     pub const fn highest_backend_key(self) -> BackendComponent {
         let idx = DispatchKeySet {
             repr: self.repr & FULL_BACKEND_MASK,
@@ -1460,6 +1661,13 @@ impl DispatchKeySet {
 
     /// The highest-priority "backend" key, counting `Sparse`, `Quantized`
     /// and `SparseCsr` as backends (c10 `highestPriorityBackendTypeId`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::from_keys(&[DispatchKey::SparseCPU, DispatchKey::AutogradCPU]);
+    /// assert_eq!(ks.highest_priority_type_id(), DispatchKey::AutogradCPU);
+    /// assert_eq!(ks.highest_priority_backend_type_id(), DispatchKey::SparseCPU);
+    /// ```
     pub const fn highest_priority_backend_type_id(self) -> DispatchKey {
         self.intersection(BACKEND_FUNCTIONALITY_KEYS)
             .highest_priority_type_id()
@@ -1468,6 +1676,13 @@ impl DispatchKeySet {
     /// c10 `legacyExtractDispatchKey`: the highest key after dropping
     /// autograd, `ADInplaceOrView`, autocast and the functorch/Python
     /// wrapper keys, e.g. `CPU` for an ordinary CPU tensor.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let ks = DispatchKeySet::for_new_tensor(DispatchKeySet::from_key(DispatchKey::CPU), false);
+    /// assert_eq!(ks.highest_priority_type_id(), DispatchKey::AutocastCPU);
+    /// assert_eq!(ks.legacy_extract_dispatch_key(), DispatchKey::CPU);
+    /// ```
     pub const fn legacy_extract_dispatch_key(self) -> DispatchKey {
         self.difference(AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW)
             .difference(AUTOCAST_DISPATCH_KEYSET)
@@ -1523,6 +1738,13 @@ impl DispatchKeySet {
     /// Whether a tensor with this key set is an inference tensor: it has
     /// neither `ADInplaceOrView` nor any autograd key (c10
     /// `TensorImpl::is_inference`).
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+    /// let cpu = DispatchKeySet::from_key(DispatchKey::CPU);
+    /// assert!(!DispatchKeySet::for_new_tensor(cpu, false).is_inference());
+    /// assert!(DispatchKeySet::for_new_tensor(cpu, true).is_inference());
+    /// ```
     pub const fn is_inference(self) -> bool {
         !self.has_any(INPLACE_OR_VIEW_KS) && !self.has_any(AUTOGRAD_DISPATCH_KEYSET)
     }
@@ -1532,6 +1754,13 @@ impl DispatchKeySet {
     /// key of the old highest backend for the new backend's, clears the old
     /// backend bit and sets the new one. Per-backend functionality bits
     /// (`Dense`, `AutogradFunctionality`, ...) follow automatically.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
+    /// let new = |k| DispatchKeySet::for_new_tensor(DispatchKeySet::from_key(k), false);
+    /// let moved = new(DispatchKey::CPU).change_backend_component_keys(BackendComponent::CUDABit);
+    /// assert_eq!(moved, new(DispatchKey::CUDA));
+    /// ```
     #[must_use]
     pub const fn change_backend_component_keys(
         self,
@@ -1671,6 +1900,13 @@ impl fmt::Debug for DispatchKeySet {
 
 /// Iterator over the runtime keys of a [`DispatchKeySet`]; see
 /// [`DispatchKeySet::iter`].
+///
+/// ```
+/// use c10_core::dispatch_key::{DispatchKey, DispatchKeySet};
+/// let mut it = DispatchKeySet::from_key(DispatchKey::CUDA).iter();
+/// assert_eq!(it.next(), Some(DispatchKey::CUDA));
+/// assert_eq!(it.next(), None);
+/// ```
 #[derive(Debug, Clone)]
 pub struct DispatchKeySetIter {
     repr: u64,
@@ -1834,6 +2070,14 @@ pub const BACKEND_FUNCTIONALITY_KEYS: DispatchKeySet = DispatchKeySet::from_keys
 /// `getAutogradRelatedKeySetFromBackend`): `Autograd<B>` for CPU, IPU, MTIA,
 /// MAIA, XPU, CUDA, XLA, Lazy, Meta, MPS, HPU and PrivateUse1/2/3;
 /// `AutogradOther` for every other backend (HIP, VE, `InvalidBit`).
+///
+/// ```
+/// use c10_core::dispatch_key::{autograd_related_keyset_from_backend, BackendComponent, DispatchKey};
+/// let ks = autograd_related_keyset_from_backend(BackendComponent::CPUBit);
+/// assert!(ks.has(DispatchKey::ADInplaceOrView) && ks.has(DispatchKey::AutogradCPU));
+/// let hip = autograd_related_keyset_from_backend(BackendComponent::HIPBit);
+/// assert!(hip.has(DispatchKey::AutogradOther));
+/// ```
 pub const fn autograd_related_keyset_from_backend(b: BackendComponent) -> DispatchKeySet {
     let autograd = match b {
         BackendComponent::CPUBit
@@ -1864,6 +2108,12 @@ pub const fn autograd_related_keyset_from_backend(b: BackendComponent) -> Dispat
 
 /// The autograd key a backend uses (c10 `getAutogradKeyFromBackend`), e.g.
 /// `AutogradCPU` for `CPUBit`, `AutogradOther` for `HIPBit`.
+///
+/// ```
+/// use c10_core::dispatch_key::{autograd_key_from_backend, BackendComponent, DispatchKey};
+/// assert_eq!(autograd_key_from_backend(BackendComponent::CPUBit), DispatchKey::AutogradCPU);
+/// assert_eq!(autograd_key_from_backend(BackendComponent::HIPBit), DispatchKey::AutogradOther);
+/// ```
 pub const fn autograd_key_from_backend(b: BackendComponent) -> DispatchKey {
     autograd_related_keyset_from_backend(b).highest_priority_type_id()
 }
@@ -1872,6 +2122,13 @@ pub const fn autograd_key_from_backend(b: BackendComponent) -> DispatchKey {
 /// `getAutocastRelatedKeySetFromBackend`): CPU, MTIA, MAIA, XPU, IPU, HPU,
 /// CUDA, XLA, PrivateUse1 and MPS have one; every other backend (Meta, HIP,
 /// Lazy, VE, ...) gets the empty set.
+///
+/// ```
+/// use c10_core::dispatch_key::{autocast_related_keyset_from_backend, BackendComponent, DispatchKey, DispatchKeySet};
+/// let cuda = autocast_related_keyset_from_backend(BackendComponent::CUDABit);
+/// assert_eq!(cuda, DispatchKeySet::from_key(DispatchKey::AutocastCUDA));
+/// assert!(autocast_related_keyset_from_backend(BackendComponent::MetaBit).is_empty());
+/// ```
 pub const fn autocast_related_keyset_from_backend(b: BackendComponent) -> DispatchKeySet {
     let key = match b {
         BackendComponent::CPUBit => DispatchKey::AutocastCPU,

@@ -12,6 +12,12 @@ use crate::error::{Result, TensorError};
 pub type DimVec = smallvec::SmallVec<[i64; 8]>;
 
 /// Formats a list as PyTorch prints `IntArrayRef`: `[2, 3]`.
+///
+/// ```
+/// use c10_core::geometry::fmt_list;
+/// assert_eq!(fmt_list(&[2, 3]), "[2, 3]");
+/// assert_eq!(fmt_list(&[]), "[]");
+/// ```
 pub fn fmt_list(v: &[i64]) -> String {
     let mut s = String::from("[");
     for (i, x) in v.iter().enumerate() {
@@ -66,6 +72,14 @@ pub fn wrap_dim(dim: i64, ndim: i64, wrap_scalar: bool) -> Result<usize> {
 /// c10's `safe_compute_numel`: the product of sizes as `u64`, failing when
 /// it overflows or exceeds `i64::MAX` (a negative size, read as a huge
 /// `u64`, fails too, as in c10).
+///
+/// ```
+/// use c10_core::geometry::compute_numel;
+/// assert_eq!(compute_numel(&[2, 3, 4])?, 24);
+/// assert_eq!(compute_numel(&[])?, 1); // a scalar has one element
+/// assert!(compute_numel(&[i64::MAX, 2]).is_err()); // overflow
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn compute_numel(sizes: &[i64]) -> Result<i64> {
     let mut n: u64 = 1;
     for &s in sizes {
@@ -82,6 +96,13 @@ pub fn compute_numel(sizes: &[i64]) -> Result<i64> {
 }
 
 /// Checks factory sizes: `Trying to create tensor with negative dimension -3: [2, -3]`.
+///
+/// ```
+/// use c10_core::geometry::check_non_negative;
+/// assert!(check_non_negative(&[2, 0]).is_ok());
+/// let err = check_non_negative(&[2, -3]).unwrap_err();
+/// assert_eq!(err.to_string(), "Trying to create tensor with negative dimension -3: [2, -3]");
+/// ```
 pub fn check_non_negative(sizes: &[i64]) -> Result<()> {
     if let Some(&bad) = sizes.iter().find(|&&s| s < 0) {
         return Err(TensorError::runtime(format!(
@@ -111,6 +132,14 @@ pub fn contiguous_strides(sizes: &[i64]) -> Result<DimVec> {
 }
 
 /// c10's `get_channels_last_strides_2d` (rank 4: `s1 = 1, s3 = C, s2 = s3*W, s0 = s2*H`; no max-with-1).
+///
+/// ```
+/// use c10_core::geometry::channels_last_strides_2d;
+/// // N=2, C=3, H=4, W=5: C varies fastest.
+/// assert_eq!(channels_last_strides_2d(&[2, 3, 4, 5])?.as_slice(), &[60, 1, 15, 3]);
+/// assert!(channels_last_strides_2d(&[3, 4, 5]).is_err()); // rank 4 only
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn channels_last_strides_2d(sizes: &[i64]) -> Result<DimVec> {
     if sizes.len() != 4 {
         return Err(TensorError::runtime(
@@ -126,6 +155,14 @@ pub fn channels_last_strides_2d(sizes: &[i64]) -> Result<DimVec> {
 }
 
 /// c10's `get_channels_last_strides_3d` (rank 5).
+///
+/// ```
+/// use c10_core::geometry::channels_last_strides_3d;
+/// // N=1, C=2, D=3, H=4, W=5.
+/// assert_eq!(channels_last_strides_3d(&[1, 2, 3, 4, 5])?.as_slice(), &[120, 1, 40, 10, 2]);
+/// assert!(channels_last_strides_3d(&[2, 3, 4, 5]).is_err()); // rank 5 only
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn channels_last_strides_3d(sizes: &[i64]) -> Result<DimVec> {
     if sizes.len() != 5 {
         return Err(TensorError::runtime(
@@ -143,6 +180,14 @@ pub fn channels_last_strides_3d(sizes: &[i64]) -> Result<DimVec> {
 
 /// c10's `computeStorageNbytesContiguous(sizes, itemsize, offset)`:
 /// `(prod(sizes) + offset) * itemsize`, overflow-checked.
+///
+/// ```
+/// use c10_core::geometry::storage_nbytes_contiguous;
+/// // Six `f32`s after an offset of one element.
+/// assert_eq!(storage_nbytes_contiguous(&[2, 3], 4, 1)?, 28);
+/// assert!(storage_nbytes_contiguous(&[i64::MAX, 2], 8, 0).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn storage_nbytes_contiguous(sizes: &[i64], itemsize: usize, offset: i64) -> Result<usize> {
     let err = || {
         TensorError::runtime(format!(
@@ -220,6 +265,14 @@ pub fn storage_nbytes(
 /// c10's `checkInBoundsForStorage`: the layout must fit in `storage_nbytes`
 /// (skipped when the layout has no elements). `elements_per_byte` is 2 or 4
 /// for the packed quantized types and 1 otherwise.
+///
+/// ```
+/// use c10_core::geometry::check_in_bounds_for_storage;
+/// // A 2x3 `f32` layout needs 24 bytes, or 28 with an offset of one element.
+/// assert!(check_in_bounds_for_storage(&[2, 3], &[3, 1], 0, 4, 1, 24).is_ok());
+/// assert!(check_in_bounds_for_storage(&[2, 3], &[3, 1], 1, 4, 1, 24).is_err());
+/// assert!(check_in_bounds_for_storage(&[0, 3], &[3, 1], 9, 4, 1, 0).is_ok()); // no elements
+/// ```
 pub fn check_in_bounds_for_storage(
     sizes: &[i64],
     strides: &[i64],
@@ -528,6 +581,15 @@ pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Result<DimVec> {
 
 /// Geometry of `unsqueeze(dim)`: `dim` wraps against `ndim + 1`; the new
 /// dim's stride is `size[dim] * stride[dim]` when `dim < ndim`, else 1.
+///
+/// ```
+/// use c10_core::geometry::unsqueeze_geometry;
+/// let (s, st) = unsqueeze_geometry(&[2, 3], &[3, 1], 1)?;
+/// assert_eq!((&s[..], &st[..]), (&[2i64, 1, 3][..], &[3i64, 3, 1][..]));
+/// let (s, st) = unsqueeze_geometry(&[2, 3], &[3, 1], -1)?; // a new last dim
+/// assert_eq!((&s[..], &st[..]), (&[2i64, 3, 1][..], &[3i64, 1, 1][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(DimVec, DimVec)> {
     let n = sizes.len();
     let d = wrap_dim(dim, n as i64 + 1, true)?;
@@ -544,6 +606,15 @@ pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(D
 }
 
 /// Geometry of `squeeze(dim)` (`Some`) or `squeeze()` (`None`).
+///
+/// ```
+/// use c10_core::geometry::squeeze_geometry;
+/// let (s, st) = squeeze_geometry(&[1, 3, 1], &[3, 1, 1], None)?;
+/// assert_eq!((&s[..], &st[..]), (&[3i64][..], &[1i64][..]));
+/// let (s, _) = squeeze_geometry(&[1, 3, 1], &[3, 1, 1], Some(1))?; // size 3: kept
+/// assert_eq!(&s[..], &[1i64, 3, 1][..]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn squeeze_geometry(
     sizes: &[i64],
     strides: &[i64],

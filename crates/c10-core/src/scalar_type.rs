@@ -24,6 +24,14 @@ use half::{bf16, f16};
 
 /// Errors from converting raw values or names into a [`ScalarType`], and from
 /// queries that c10 rejects for some scalar types.
+///
+/// ```
+/// use c10_core::scalar_type::{ScalarType, ScalarTypeError};
+/// let err = "float33".parse::<ScalarType>().unwrap_err();
+/// assert_eq!(err, ScalarTypeError::UnknownName("float33".into()));
+/// assert_eq!(err.to_string(), "unknown dtype name 'float33'");
+/// assert_eq!(ScalarType::QInt8.is_signed(), Err(ScalarTypeError::SignednessOfQuantizedType));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScalarTypeError {
     /// An `i8` that is not a valid `ScalarType` discriminant.
@@ -267,6 +275,13 @@ impl ScalarType {
     ///
     /// Sub-byte packed types report the size of their storage unit (one
     /// byte); see [`elements_per_byte`](ScalarType::elements_per_byte).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::Float.itemsize(), 4);
+    /// assert_eq!(ScalarType::ComplexDouble.itemsize(), 16);
+    /// assert_eq!(ScalarType::QUInt4x2.itemsize(), 1); // two packed elements per byte
+    /// ```
     pub const fn itemsize(self) -> usize {
         use ScalarType::*;
         match self {
@@ -285,6 +300,12 @@ impl ScalarType {
     /// How many logical elements share one byte: 2 for `QUInt4x2`, 4 for
     /// `QUInt2x4`, 1 otherwise. c10 divides byte counts by this (rounding up)
     /// when bounds-checking storage.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::QUInt2x4.elements_per_byte(), 4);
+    /// assert_eq!(ScalarType::Float.elements_per_byte(), 1);
+    /// ```
     pub const fn elements_per_byte(self) -> usize {
         match self {
             ScalarType::QUInt4x2 => 2,
@@ -298,6 +319,13 @@ impl ScalarType {
     ///
     /// `Undefined` prints `"UNKNOWN_SCALAR"`, as in c10 (it is not part of
     /// the X-macro that generates the names).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::Float.name(), "Float");
+    /// assert_eq!(ScalarType::Float8_e4m3fn.name(), "Float8_e4m3fn");
+    /// assert_eq!(ScalarType::Undefined.name(), "UNKNOWN_SCALAR");
+    /// ```
     pub const fn name(self) -> &'static str {
         use ScalarType::*;
         match self {
@@ -358,6 +386,13 @@ impl ScalarType {
     ///
     /// `Undefined` has no Python dtype; it returns `"undefined"`, which
     /// [`from_torch_name`](ScalarType::from_torch_name) does not accept.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::Long.torch_name(), "int64");
+    /// assert_eq!(ScalarType::ComplexFloat.torch_name(), "complex64");
+    /// assert_eq!(ScalarType::Float.to_string(), "torch.float32"); // `Display` adds the prefix
+    /// ```
     pub const fn torch_name(self) -> &'static str {
         use ScalarType::*;
         match self {
@@ -443,6 +478,13 @@ impl ScalarType {
     /// c10 `isFloatingType`: `Double`, `Float` and the reduced floating
     /// types (`Half`, `BFloat16`, the five float8 types and
     /// `Float4_e2m1fn_x2`). Complex types are not floating point.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert!(ScalarType::BFloat16.is_floating_point());
+    /// assert!(!ScalarType::ComplexFloat.is_floating_point());
+    /// assert!(!ScalarType::Int.is_floating_point());
+    /// ```
     pub const fn is_floating_point(self) -> bool {
         matches!(
             self,
@@ -453,6 +495,12 @@ impl ScalarType {
 
     /// c10 `isComplexType`: `ComplexHalf`, `ComplexFloat`, `ComplexDouble`,
     /// `BComplex32`.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert!(ScalarType::ComplexHalf.is_complex());
+    /// assert!(!ScalarType::Double.is_complex());
+    /// ```
     pub const fn is_complex(self) -> bool {
         matches!(
             self,
@@ -467,6 +515,14 @@ impl ScalarType {
     /// `UInt16`, `UInt32`, `UInt64`, plus `Bool` when `include_bool`. The
     /// placeholder `UInt1..7`/`Int1..7` and the quantized types are not
     /// integral.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert!(ScalarType::UInt16.is_integral(false));
+    /// assert!(!ScalarType::Bool.is_integral(false));
+    /// assert!(ScalarType::Bool.is_integral(true));
+    /// assert!(!ScalarType::QInt8.is_integral(true));
+    /// ```
     pub const fn is_integral(self, include_bool: bool) -> bool {
         matches!(
             self,
@@ -494,6 +550,13 @@ impl ScalarType {
     ///
     /// Quantized types, `Bits*` types and `Undefined` are rejected with the
     /// same messages as c10.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::Char.is_signed(), Ok(true));
+    /// assert_eq!(ScalarType::Byte.is_signed(), Ok(false));
+    /// assert!(ScalarType::Bits8.is_signed().is_err());
+    /// ```
     pub const fn is_signed(self) -> Result<bool, ScalarTypeError> {
         use ScalarType::*;
         match self {
@@ -514,6 +577,12 @@ impl ScalarType {
     }
 
     /// c10 `isQIntType`: `QInt8`, `QUInt8`, `QInt32`, `QUInt4x2`, `QUInt2x4`.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert!(ScalarType::QUInt8.is_quantized());
+    /// assert!(!ScalarType::Byte.is_quantized());
+    /// ```
     pub const fn is_quantized(self) -> bool {
         matches!(
             self,
@@ -526,6 +595,12 @@ impl ScalarType {
     }
 
     /// c10 `isFloat8Type`: the five 8-bit float types.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert!(ScalarType::Float8_e4m3fn.is_float8());
+    /// assert!(!ScalarType::Half.is_float8());
+    /// ```
     pub const fn is_float8(self) -> bool {
         matches!(
             self,
@@ -538,6 +613,12 @@ impl ScalarType {
     }
 
     /// c10 `isBitsType`: `Bits1x8`, `Bits2x4`, `Bits4x2`, `Bits8`, `Bits16`.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert!(ScalarType::Bits16.is_bits());
+    /// assert!(!ScalarType::UInt16.is_bits());
+    /// ```
     pub const fn is_bits(self) -> bool {
         matches!(
             self,
@@ -552,6 +633,12 @@ impl ScalarType {
     /// c10 `toRealValueType`: the component type of a complex type
     /// (`ComplexFloat` → `Float`, `BComplex32` → `BFloat16`); every other type
     /// maps to itself.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::ComplexDouble.to_real_value_type(), ScalarType::Double);
+    /// assert_eq!(ScalarType::Int.to_real_value_type(), ScalarType::Int);
+    /// ```
     pub const fn to_real_value_type(self) -> ScalarType {
         match self {
             ScalarType::ComplexHalf => ScalarType::Half,
@@ -565,6 +652,13 @@ impl ScalarType {
     /// c10 `toComplexType`: the complex type whose components have this type
     /// (`Float` → `ComplexFloat`); complex types map to themselves; `None`
     /// for everything else (c10 throws `Unknown Complex ScalarType`).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::ScalarType;
+    /// assert_eq!(ScalarType::Half.to_complex_type(), Some(ScalarType::ComplexHalf));
+    /// assert_eq!(ScalarType::ComplexFloat.to_complex_type(), Some(ScalarType::ComplexFloat));
+    /// assert_eq!(ScalarType::Long.to_complex_type(), None);
+    /// ```
     pub const fn to_complex_type(self) -> Option<ScalarType> {
         match self {
             ScalarType::BFloat16 | ScalarType::BComplex32 => Some(ScalarType::BComplex32),
@@ -639,6 +733,13 @@ const _: () = assert!(std::mem::size_of::<TypeMeta>() == 2);
 
 impl TypeMeta {
     /// The `TypeMeta` of a scalar type.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{ScalarType, TypeMeta};
+    /// let meta = TypeMeta::from_scalar_type(ScalarType::Half);
+    /// assert_eq!(meta, ScalarType::Half);
+    /// assert_eq!(meta.itemsize(), 2);
+    /// ```
     pub const fn from_scalar_type(t: ScalarType) -> TypeMeta {
         // Discriminants are 0..=47, so the i8 -> u16 cast is lossless.
         TypeMeta {
@@ -647,17 +748,34 @@ impl TypeMeta {
     }
 
     /// The `TypeMeta` of an [`Element`] type, e.g. `TypeMeta::of::<f32>()`.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{ScalarType, TypeMeta};
+    /// assert_eq!(TypeMeta::of::<f32>(), TypeMeta::from_scalar_type(ScalarType::Float));
+    /// assert_eq!(TypeMeta::of::<bool>().to_string(), "torch.bool");
+    /// ```
     pub const fn of<T: Element>() -> TypeMeta {
         TypeMeta::from_scalar_type(T::SCALAR_TYPE)
     }
 
     /// The raw 16-bit index.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{ScalarType, TypeMeta};
+    /// assert_eq!(TypeMeta::of::<i64>().index(), ScalarType::Long as u16);
+    /// assert_eq!(TypeMeta::from(ScalarType::Byte).index(), 0);
+    /// ```
     pub const fn index(self) -> u16 {
         self.index
     }
 
     /// The scalar type, or `None` for an index that is not a scalar type
     /// (impossible to construct in this port; c10 throws there).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{ScalarType, TypeMeta};
+    /// assert_eq!(TypeMeta::of::<u8>().to_scalar_type(), Some(ScalarType::Byte));
+    /// ```
     pub const fn to_scalar_type(self) -> Option<ScalarType> {
         if self.index < NUM_SCALAR_TYPES as u16 {
             ScalarType::from_i8(self.index as i8)
@@ -667,6 +785,12 @@ impl TypeMeta {
     }
 
     /// Size of one element in bytes (0 for `Undefined`).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::TypeMeta;
+    /// assert_eq!(TypeMeta::of::<f64>().itemsize(), 8);
+    /// assert_eq!(TypeMeta::default().itemsize(), 0); // Undefined
+    /// ```
     pub const fn itemsize(self) -> usize {
         match self.to_scalar_type() {
             Some(t) => t.itemsize(),
@@ -675,6 +799,12 @@ impl TypeMeta {
     }
 
     /// Whether this is a scalar type (always true in this port).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::TypeMeta;
+    /// assert!(TypeMeta::of::<i16>().is_scalar_type());
+    /// assert!(TypeMeta::default().is_scalar_type()); // even Undefined
+    /// ```
     pub const fn is_scalar_type(self) -> bool {
         self.to_scalar_type().is_some()
     }
@@ -684,6 +814,12 @@ impl TypeMeta {
     /// name (`"Float"`). c10 itself reports the demangled C++ type name
     /// (`"float"`, `"c10::Half"`), which is compiler dependent, so the
     /// portable enumerator name is used instead.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::TypeMeta;
+    /// assert_eq!(TypeMeta::of::<f32>().name(), "Float");
+    /// assert_eq!(TypeMeta::default().name(), "nullptr (uninitialized)");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self.to_scalar_type() {
             Some(ScalarType::Undefined) | None => "nullptr (uninitialized)",
@@ -733,6 +869,15 @@ impl fmt::Display for TypeMeta {
 /// `c10::complex<c10::Half>` (`torch.complex32`, `ScalarType::ComplexHalf`).
 ///
 /// Like C++'s `c10::complex<T>`, it is aligned to its full size.
+///
+/// ```
+/// use c10_core::scalar_type::{Complex32, Element, ScalarType};
+/// use half::f16;
+/// let z = Complex32::new(f16::from_f32(1.0), f16::from_f32(-1.0));
+/// assert_eq!(Complex32::SCALAR_TYPE, ScalarType::ComplexHalf);
+/// assert_eq!(z.to_f64(), 1.0);
+/// assert_eq!(std::mem::align_of::<Complex32>(), 4);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[repr(C, align(4))]
 pub struct Complex32 {
@@ -743,6 +888,14 @@ pub struct Complex32 {
 }
 
 /// `c10::complex<c10::BFloat16>` (`torch.bcomplex32`, `ScalarType::BComplex32`).
+///
+/// ```
+/// use c10_core::scalar_type::{BComplex32, Element, ScalarType};
+/// use half::bf16;
+/// let z = BComplex32::new(bf16::from_f32(2.0), bf16::ZERO);
+/// assert_eq!(BComplex32::SCALAR_TYPE, ScalarType::BComplex32);
+/// assert_eq!(z.re.to_f32(), 2.0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[repr(C, align(4))]
 pub struct BComplex32 {
@@ -771,6 +924,14 @@ pub struct Complex64 {
 }
 
 /// `c10::complex<double>` (`torch.complex128`, `ScalarType::ComplexDouble`).
+///
+/// ```
+/// use c10_core::scalar_type::{Complex128, Element, ScalarType};
+/// let i = Complex128::new(0.0, 1.0);
+/// assert_eq!(Complex128::SCALAR_TYPE, ScalarType::ComplexDouble);
+/// assert_eq!((i.re, i.im), (0.0, 1.0));
+/// assert_eq!(std::mem::size_of::<Complex128>(), 16);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[repr(C, align(16))]
 pub struct Complex128 {
@@ -784,6 +945,12 @@ macro_rules! complex_new {
     ($($ty:ident: $component:ty),*) => {$(
         impl $ty {
             /// Builds the value from its real and imaginary parts.
+            ///
+            /// ```
+            /// use c10_core::scalar_type::{Complex128, Complex64};
+            /// assert_eq!(Complex64::new(1.0, 2.0).im, 2.0);
+            /// assert_eq!(Complex128::new(-1.0, 0.5).re, -1.0);
+            /// ```
             pub const fn new(re: $component, im: $component) -> $ty {
                 $ty { re, im }
             }
@@ -804,11 +971,23 @@ macro_rules! float8_type {
 
         impl $name {
             /// Wraps a raw bit pattern.
+            ///
+            /// ```
+            /// use c10_core::scalar_type::{Element, Float8E4M3fn, Float8E8M0fnu};
+            /// assert_eq!(Float8E4M3fn::from_bits(0x38).to_f64(), 1.0);
+            /// assert_eq!(Float8E8M0fnu::from_bits(0x7F).to_f64(), 1.0); // 2^(127 - 127)
+            /// ```
             pub const fn from_bits(bits: u8) -> $name {
                 $name(bits)
             }
 
             /// The raw bit pattern.
+            ///
+            /// ```
+            /// use c10_core::scalar_type::{Element, Float8E4M3fn, Float8E5M2};
+            /// assert_eq!(Float8E5M2::from_f64(1.0).to_bits(), 0x3C);
+            /// assert_eq!(Float8E4M3fn::from_f64(448.0).to_bits(), 0x7E); // largest finite
+            /// ```
             pub const fn to_bits(self) -> u8 {
                 self.0
             }
@@ -820,27 +999,58 @@ float8_type!(
     /// `c10::Float8_e5m2` (`torch.float8_e5m2`): 1 sign, 5 exponent (bias 15)
     /// and 2 mantissa bits, with infinities and NaNs (the top byte of an IEEE
     /// half).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Element, Float8E5M2, ScalarType};
+    /// assert_eq!(Float8E5M2::SCALAR_TYPE, ScalarType::Float8_e5m2);
+    /// assert_eq!(Float8E5M2::from_f64(-2.0).to_bits(), 0xC0);
+    /// assert!(Float8E5M2::from_bits(0x7C).to_f64().is_infinite());
+    /// ```
     Float8E5M2
 );
 float8_type!(
     /// `c10::Float8_e4m3fn` (`torch.float8_e4m3fn`): 1 sign, 4 exponent
     /// (bias 7) and 3 mantissa bits; no infinities, NaN is `S.1111.111`,
     /// largest finite 448.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Element, Float8E4M3fn};
+    /// assert_eq!(Float8E4M3fn::from_bits(0x7E).to_f64(), 448.0);
+    /// assert!(Float8E4M3fn::from_bits(0x7F).to_f64().is_nan());
+    /// ```
     Float8E4M3fn
 );
 float8_type!(
     /// `c10::Float8_e5m2fnuz` (`torch.float8_e5m2fnuz`): e5m2 with bias 16,
     /// no infinities, no negative zero; `0x80` is the only NaN.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Element, Float8E5M2fnuz};
+    /// assert_eq!(Float8E5M2fnuz::from_f64(1.0).to_bits(), 0x40); // bias 16
+    /// assert!(Float8E5M2fnuz::from_bits(0x80).to_f64().is_nan());
+    /// ```
     Float8E5M2fnuz
 );
 float8_type!(
     /// `c10::Float8_e4m3fnuz` (`torch.float8_e4m3fnuz`): e4m3 with bias 8,
     /// no infinities, no negative zero; `0x80` is the only NaN.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Element, Float8E4M3fnuz};
+    /// assert_eq!(Float8E4M3fnuz::from_f64(1.0).to_bits(), 0x40); // bias 8
+    /// assert!(Float8E4M3fnuz::from_bits(0x80).to_f64().is_nan());
+    /// ```
     Float8E4M3fnuz
 );
 float8_type!(
     /// `c10::Float8_e8m0fnu` (`torch.float8_e8m0fnu`): an unsigned power of
     /// two `2^(bits - 127)`; `0xFF` is NaN. Used as an MX block scale.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Element, Float8E8M0fnu};
+    /// assert_eq!(Float8E8M0fnu::from_f64(8.0).to_bits(), 130); // 2^(130 - 127)
+    /// assert!(Float8E8M0fnu::from_bits(0xFF).to_f64().is_nan());
+    /// ```
     Float8E8M0fnu
 );
 
@@ -1059,9 +1269,21 @@ pub unsafe trait Element:
     const ALL_BIT_PATTERNS_VALID: bool = true;
 
     /// `static_cast<double>(self)` (real part for complex types).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Complex64, Element};
+    /// assert_eq!(7i32.to_f64(), 7.0);
+    /// assert_eq!(Complex64::new(2.5, 1.0).to_f64(), 2.5); // the real part
+    /// ```
     fn to_f64(self) -> f64;
 
     /// `static_cast<Self>(v)` with saturating integer conversion.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::Element;
+    /// assert_eq!(u8::from_f64(-3.0), 0); // saturates
+    /// assert_eq!(<f32 as Element>::from_f64(0.5), 0.5);
+    /// ```
     fn from_f64(v: f64) -> Self;
 
     /// `static_cast<Self>(v)`: integers wrap modulo their width (C++20
@@ -1069,11 +1291,25 @@ pub unsafe trait Element:
     /// `Half`, `BFloat16` and float8, as C++ does), `bool` is `v != 0`,
     /// complex types get a zero imaginary part. Unlike going through
     /// [`from_f64`](Element::from_f64), integers beyond 2^53 stay exact.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::Element;
+    /// assert_eq!(u8::from_i64(300), 44); // wraps modulo 256
+    /// assert_eq!(i8::from_i64(-129), 127);
+    /// assert!(bool::from_i64(2));
+    /// ```
     fn from_i64(v: i64) -> Self;
 
     /// `static_cast<int64_t>(self)`: integers convert exactly (`u64` wraps,
     /// like C++), floating values truncate toward zero and saturate (NaN →
     /// 0), complex values use their real part.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::Element;
+    /// assert_eq!((-2.7f64).to_i64(), -2); // truncates toward zero
+    /// assert_eq!(f32::NAN.to_i64(), 0);
+    /// assert_eq!(u64::MAX.to_i64(), -1); // wraps like C++
+    /// ```
     fn to_i64(self) -> i64;
 }
 

@@ -38,6 +38,13 @@ use std::hash::{Hash, Hasher};
 pub const MAX_INLINE_SIZE: usize = 5;
 
 /// Errors from [`SizesAndStrides`] setters given slices of different lengths.
+///
+/// ```
+/// use c10_core::sizes_and_strides::{SizesAndStrides, SizesAndStridesError};
+/// let err = SizesAndStrides::from_sizes_strides(&[2, 3], &[1]).unwrap_err();
+/// assert_eq!(err, SizesAndStridesError::LengthMismatch { sizes: 2, strides: 1 });
+/// assert_eq!(err.to_string(), "mismatch in length of strides and shape: 2 sizes but 1 strides");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SizesAndStridesError {
     /// `set_strides` was given a different number of strides than there are
@@ -168,6 +175,15 @@ enum Repr {
 /// C++ move construction leaves the source with `size() == 0`; Rust moves do
 /// not leave a source behind, but [`take`](Self::take) reproduces that
 /// behaviour explicitly.
+///
+/// ```
+/// use c10_core::sizes_and_strides::SizesAndStrides;
+/// let ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1])?;
+/// assert_eq!(ss.sizes(), &[2, 3]);
+/// assert_eq!(ss.strides(), &[3, 1]);
+/// assert!(ss.is_inline());
+/// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+/// ```
 #[derive(Clone)]
 pub struct SizesAndStrides {
     repr: Repr,
@@ -194,12 +210,26 @@ impl Default for SizesAndStrides {
 
 impl SizesAndStrides {
     /// The default: one dimension, size `[0]`, stride `[1]`.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::new();
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[0][..], &[1][..]));
+    /// assert_eq!(ss, SizesAndStrides::default());
+    /// ```
     pub fn new() -> SizesAndStrides {
         SizesAndStrides::default()
     }
 
     /// A zero-dimensional value (sizes `[]`, strides `[]`), the state c10
     /// leaves a moved-from object in.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::new_zero_dim();
+    /// assert!(ss.is_empty());
+    /// assert_eq!(ss.sizes(), &[] as &[i64]);
+    /// ```
     pub fn new_zero_dim() -> SizesAndStrides {
         SizesAndStrides {
             repr: Repr::Inline {
@@ -308,6 +338,13 @@ impl SizesAndStrides {
     }
 
     /// Number of dimensions (c10 `size()`).
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::from_sizes_strides(&[4, 5, 6], &[30, 6, 1])?;
+    /// assert_eq!(ss.size(), 3);
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     #[inline]
     pub fn size(&self) -> usize {
         match &self.repr {
@@ -317,12 +354,24 @@ impl SizesAndStrides {
     }
 
     /// Number of dimensions; same as [`size`](Self::size).
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// assert_eq!(SizesAndStrides::new().len(), 1);
+    /// assert_eq!(SizesAndStrides::new_zero_dim().len(), 0);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.size()
     }
 
     /// Whether there are zero dimensions (a scalar tensor's metadata).
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// assert!(SizesAndStrides::new_zero_dim().is_empty());
+    /// assert!(!SizesAndStrides::new().is_empty()); // one dim of size 0 is not "empty"
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.size() == 0
@@ -330,12 +379,30 @@ impl SizesAndStrides {
 
     /// Whether the values are stored inline (c10 `isInline()`, i.e.
     /// `size() <= 5`); no heap block is held in that case.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::new();
+    /// ss.resize(5)?;
+    /// assert!(ss.is_inline());
+    /// ss.resize(6)?;
+    /// assert!(!ss.is_inline());
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     #[inline]
     pub fn is_inline(&self) -> bool {
         matches!(self.repr, Repr::Inline { .. })
     }
 
     /// The sizes, one per dimension.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::from_sizes_strides(&[2, 7], &[7, 1])?;
+    /// assert_eq!(ss.sizes(), &[2, 7]);
+    /// assert_eq!(ss.sizes().iter().product::<i64>(), 14);
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     #[inline]
     pub fn sizes(&self) -> &[i64] {
         match &self.repr {
@@ -345,6 +412,13 @@ impl SizesAndStrides {
     }
 
     /// The strides, one per dimension.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::from_sizes_strides(&[3, 2], &[1, 3])?; // column-major
+    /// assert_eq!(ss.strides(), &[1, 3]);
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     #[inline]
     pub fn strides(&self) -> &[i64] {
         match &self.repr {
@@ -354,18 +428,42 @@ impl SizesAndStrides {
     }
 
     /// Mutable access to the sizes.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::new();
+    /// ss.sizes_mut()[0] = 8;
+    /// assert_eq!(ss.sizes(), &[8]);
+    /// ```
     #[inline]
     pub fn sizes_mut(&mut self) -> &mut [i64] {
         self.sizes_and_strides_mut().0
     }
 
     /// Mutable access to the strides.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::new();
+    /// ss.strides_mut()[0] = 0; // a broadcast (expanded) dimension
+    /// assert_eq!(ss.strides(), &[0]);
+    /// ```
     #[inline]
     pub fn strides_mut(&mut self) -> &mut [i64] {
         self.sizes_and_strides_mut().1
     }
 
     /// Mutable access to sizes and strides at the same time.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1])?;
+    /// let (sizes, strides) = ss.sizes_and_strides_mut();
+    /// sizes.swap(0, 1);
+    /// strides.swap(0, 1); // a transpose
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[3, 2][..], &[1, 3][..]));
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     #[inline]
     pub fn sizes_and_strides_mut(&mut self) -> (&mut [i64], &mut [i64]) {
         match &mut self.repr {
@@ -382,21 +480,55 @@ impl SizesAndStrides {
     }
 
     /// Size of dimension `i`, or `None` if out of range.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1])?;
+    /// assert_eq!(ss.get_size(1), Some(3));
+    /// assert_eq!(ss.get_size(2), None);
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     pub fn get_size(&self, i: usize) -> Option<i64> {
         self.sizes().get(i).copied()
     }
 
     /// Stride of dimension `i`, or `None` if out of range.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1])?;
+    /// assert_eq!(ss.get_stride(0), Some(3));
+    /// assert_eq!(ss.get_stride(5), None);
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     pub fn get_stride(&self, i: usize) -> Option<i64> {
         self.strides().get(i).copied()
     }
 
     /// Mutable size of dimension `i`, or `None` if out of range.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::new();
+    /// if let Some(s) = ss.get_size_mut(0) {
+    ///     *s = 4;
+    /// }
+    /// assert_eq!(ss.sizes(), &[4]);
+    /// assert!(ss.get_size_mut(1).is_none());
+    /// ```
     pub fn get_size_mut(&mut self, i: usize) -> Option<&mut i64> {
         self.sizes_mut().get_mut(i)
     }
 
     /// Mutable stride of dimension `i`, or `None` if out of range.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1])?;
+    /// *ss.get_stride_mut(0).unwrap() = 4; // pad each row to 4 elements
+    /// assert_eq!(ss.strides(), &[4, 1]);
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     pub fn get_stride_mut(&mut self, i: usize) -> Option<&mut i64> {
         self.strides_mut().get_mut(i)
     }
@@ -537,6 +669,15 @@ impl SizesAndStrides {
     /// then copies the sizes. Strides of surviving dimensions are kept and
     /// the strides of new dimensions are zero. Fails as
     /// [`resize`](Self::resize) does.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[5], &[2])?;
+    /// ss.set_sizes(&[5, 4])?;
+    /// assert_eq!(ss.sizes(), &[5, 4]);
+    /// assert_eq!(ss.strides(), &[2, 0]); // the new dimension's stride is zero
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     pub fn set_sizes(&mut self, sizes: &[i64]) -> Result<(), SizesAndStridesError> {
         self.resize(sizes.len())?;
         self.sizes_mut().copy_from_slice(sizes);
@@ -550,6 +691,16 @@ impl SizesAndStrides {
     /// [`SizesAndStridesError::StridesLengthMismatch`] (and no change) if
     /// `strides.len()` differs from the number of dimensions; c10 treats that
     /// as an internal assertion failure.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::{SizesAndStrides, SizesAndStridesError};
+    /// let mut ss = SizesAndStrides::from_sizes_strides(&[2, 3], &[3, 1])?;
+    /// ss.set_strides(&[1, 2])?;
+    /// assert_eq!(ss.strides(), &[1, 2]);
+    /// let err = ss.set_strides(&[1]).unwrap_err();
+    /// assert_eq!(err, SizesAndStridesError::StridesLengthMismatch { ndim: 2, strides: 1 });
+    /// # Ok::<(), SizesAndStridesError>(())
+    /// ```
     pub fn set_strides(&mut self, strides: &[i64]) -> Result<(), SizesAndStridesError> {
         if strides.len() != self.size() {
             return Err(SizesAndStridesError::StridesLengthMismatch {
@@ -567,6 +718,15 @@ impl SizesAndStrides {
     ///
     /// [`SizesAndStridesError::LengthMismatch`] (and no change) if the slices
     /// differ in length.
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut ss = SizesAndStrides::new();
+    /// ss.set_sizes_and_strides(&[2, 2, 2], &[4, 2, 1])?;
+    /// assert_eq!((ss.sizes(), ss.strides()), (&[2, 2, 2][..], &[4, 2, 1][..]));
+    /// assert!(ss.set_sizes_and_strides(&[2], &[]).is_err());
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     pub fn set_sizes_and_strides(
         &mut self,
         sizes: &[i64],
@@ -582,6 +742,15 @@ impl SizesAndStrides {
 
     /// Takes the value out, leaving `self` zero-dimensional, which is what
     /// c10's move constructor does to its source (`rhs.size_ = 0`).
+    ///
+    /// ```
+    /// use c10_core::sizes_and_strides::SizesAndStrides;
+    /// let mut src = SizesAndStrides::from_sizes_strides(&[3], &[1])?;
+    /// let moved = src.take();
+    /// assert_eq!(moved.sizes(), &[3]);
+    /// assert!(src.is_empty()); // like a moved-from c10 object
+    /// # Ok::<(), c10_core::sizes_and_strides::SizesAndStridesError>(())
+    /// ```
     #[must_use]
     pub fn take(&mut self) -> SizesAndStrides {
         std::mem::replace(self, SizesAndStrides::new_zero_dim())

@@ -64,6 +64,15 @@ fn fill_row_major(sizes: &[i64], s: &mut [i64], st: &mut [i64]) -> Result<i64> {
 
 /// Cached layout flags (c10's bitfields), computed by c10's exact
 /// algorithms on every size or stride change.
+///
+/// ```
+/// use c10_core::{Tensor, TensorOptions};
+/// let t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+/// let flags = t.impl_ref().flags();
+/// assert!(flags.is_contiguous() && flags.is_non_overlapping_and_dense());
+/// assert!(!flags.is_channels_last());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LayoutFlags(u8);
 
@@ -175,26 +184,78 @@ impl LayoutFlags {
     }
 
     /// Row-major contiguous.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let mut t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+    /// assert!(t.impl_ref().flags().is_contiguous());
+    /// t.t_()?; // a transpose is no longer row-major
+    /// assert!(!t.impl_ref().flags().is_contiguous());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_contiguous(self) -> bool {
         self.get(Self::CONTIGUOUS)
     }
     /// Strides look like NHWC (c10's `is_channels_last_`).
+    ///
+    /// ```
+    /// use c10_core::{MemoryFormat, Tensor, TensorOptions};
+    /// let o = TensorOptions::new().memory_format(MemoryFormat::ChannelsLast);
+    /// let t = Tensor::empty(&[2, 3, 4, 5], o)?;
+    /// assert!(t.impl_ref().flags().is_channels_last());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_channels_last(self) -> bool {
         self.get(Self::CHANNELS_LAST)
     }
     /// Exactly NHWC-dense.
+    ///
+    /// ```
+    /// use c10_core::{MemoryFormat, Tensor, TensorOptions};
+    /// let o = TensorOptions::new().memory_format(MemoryFormat::ChannelsLast);
+    /// let flags = Tensor::empty(&[2, 3, 4, 5], o)?.impl_ref().flags();
+    /// assert!(flags.is_channels_last_contiguous());
+    /// assert!(!flags.is_contiguous());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_channels_last_contiguous(self) -> bool {
         self.get(Self::CHANNELS_LAST_CONTIGUOUS)
     }
     /// Strides look like NDHWC.
+    ///
+    /// ```
+    /// use c10_core::{MemoryFormat, Tensor, TensorOptions};
+    /// let o = TensorOptions::new().memory_format(MemoryFormat::ChannelsLast3d);
+    /// let t = Tensor::empty(&[2, 3, 4, 5, 6], o)?;
+    /// assert!(t.impl_ref().flags().is_channels_last_3d());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_channels_last_3d(self) -> bool {
         self.get(Self::CHANNELS_LAST_3D)
     }
     /// Exactly NDHWC-dense.
+    ///
+    /// ```
+    /// use c10_core::{MemoryFormat, Tensor, TensorOptions};
+    /// let o = TensorOptions::new().memory_format(MemoryFormat::ChannelsLast3d);
+    /// let flags = Tensor::empty(&[2, 3, 4, 5, 6], o)?.impl_ref().flags();
+    /// assert!(flags.is_channels_last_3d_contiguous());
+    /// assert!(!flags.is_channels_last()); // the 2-d flag needs 4 dims
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_channels_last_3d_contiguous(self) -> bool {
         self.get(Self::CHANNELS_LAST_3D_CONTIGUOUS)
     }
     /// Some permutation of the dims is dense.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let mut t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+    /// t.t_()?;
+    /// let flags = t.impl_ref().flags();
+    /// assert!(flags.is_non_overlapping_and_dense() && !flags.is_contiguous());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_non_overlapping_and_dense(self) -> bool {
         self.get(Self::NON_OVERLAPPING_AND_DENSE)
     }
@@ -208,6 +269,15 @@ impl LayoutFlags {
 /// A `TensorImpl` shared by several handles never changes; in-place
 /// metadata operations on a [`Tensor`] copy it first if it
 /// is shared.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor, TensorOptions};
+/// let t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+/// let imp = t.impl_ref();
+/// assert_eq!((imp.sizes(), imp.strides()), (&[2, 3][..], &[3, 1][..]));
+/// assert_eq!((imp.numel(), imp.dtype()), (6, ScalarType::Float));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 #[derive(Debug)]
 pub struct TensorImpl {
     /// The bytes this tensor views; shared with every view of it.
@@ -282,6 +352,16 @@ impl Clone for TensorImpl {
 
 /// The key set a new tensor on `device` gets (c10 §4.6), honouring this
 /// thread's inference mode.
+///
+/// ```
+/// use c10_core::dispatch_key::DispatchKey;
+/// use c10_core::tensor_impl::key_set_for_device;
+/// use c10_core::{Device, InferenceMode};
+/// let ks = key_set_for_device(Device::CPU);
+/// assert!(ks.has(DispatchKey::CPU) && ks.has(DispatchKey::AutogradCPU));
+/// let _guard = InferenceMode::new();
+/// assert!(key_set_for_device(Device::CPU).is_inference());
+/// ```
 pub fn key_set_for_device(device: Device) -> DispatchKeySet {
     let inference = InferenceMode::is_enabled();
     if device.device_type() == DeviceType::Cpu {
@@ -312,6 +392,15 @@ impl TensorImpl {
     /// storage's own when nobody else holds the storage, else a fresh one
     /// (a tensor built over someone else's storage does not share their
     /// counter, as in c10).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorImpl, TensorOptions, VersionCounter};
+    /// let t = Tensor::zeros(&[4], TensorOptions::new())?;
+    /// let imp = TensorImpl::new(t.storage().clone(), ScalarType::Float);
+    /// assert_eq!((imp.sizes(), imp.strides(), imp.storage_offset()), (&[0][..], &[1][..], 0));
+    /// assert!(matches!(imp.version_counter(), VersionCounter::Own(_))); // `t` holds the storage too
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn new(storage: Storage, dtype: ScalarType) -> TensorImpl {
         let (device, key_set, version) = fresh_identity(&storage);
         TensorImpl {
@@ -603,6 +692,18 @@ impl TensorImpl {
     /// flags are refreshed; no bounds check against the storage. A negative
     /// stride is replaced as c10 does (last dim 1, else the next dim's
     /// stride times `max(size, 1)`).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorImpl, TensorOptions};
+    /// let t = Tensor::zeros(&[6], TensorOptions::new())?;
+    /// let mut imp = TensorImpl::new(t.storage().clone(), ScalarType::Float);
+    /// imp.set_sizes_and_strides(&[2, 3], &[1, 2], Some(0))?;
+    /// assert_eq!(imp.numel(), 6);
+    /// assert!(!imp.flags().is_contiguous());
+    /// imp.set_sizes_and_strides(&[2, 3], &[-1, -1], None)?; // negative strides are repaired
+    /// assert_eq!(imp.strides(), &[3, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn set_sizes_and_strides(
         &mut self,
         sizes: &[i64],
@@ -640,6 +741,15 @@ impl TensorImpl {
 
     /// Sets sizes with contiguous strides in `format` (c10's
     /// `set_sizes_contiguous` + `empty_tensor_restride`).
+    ///
+    /// ```
+    /// use c10_core::{MemoryFormat, ScalarType, Tensor, TensorImpl, TensorOptions};
+    /// let t = Tensor::zeros(&[8], TensorOptions::new())?;
+    /// let mut imp = TensorImpl::new(t.storage().clone(), ScalarType::Float);
+    /// imp.set_sizes_contiguous(&[1, 2, 2, 2], MemoryFormat::ChannelsLast)?;
+    /// assert_eq!(imp.strides(), &[8, 1, 4, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn set_sizes_contiguous(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
         if format == MemoryFormat::Contiguous {
             // Row-major strides written in place (no intermediate vector,
@@ -668,70 +778,184 @@ impl TensorImpl {
     }
 
     /// The storage.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[3], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().storage().nbytes(), 12); // three `f32`s
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
     /// Sizes, in elements.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[2, 5], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().sizes(), &[2, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn sizes(&self) -> &[i64] {
         self.sizes_and_strides.sizes()
     }
     /// Strides, in elements.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let mut t = Tensor::zeros(&[2, 5], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().strides(), &[5, 1]);
+    /// t.t_()?;
+    /// assert_eq!(t.impl_ref().strides(), &[1, 5]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn strides(&self) -> &[i64] {
         self.sizes_and_strides.strides()
     }
     /// The sizes-and-strides container (inline up to 5 dims).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[2, 5], TensorOptions::new())?;
+    /// let ss = t.impl_ref().sizes_and_strides();
+    /// assert!(ss.is_inline());
+    /// assert_eq!(ss.get_stride(0), Some(5));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn sizes_and_strides(&self) -> &SizesAndStrides {
         &self.sizes_and_strides
     }
     /// Offset into the storage, in elements.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorImpl, TensorOptions};
+    /// let t = Tensor::zeros(&[6], TensorOptions::new())?;
+    /// let mut imp = TensorImpl::new(t.storage().clone(), ScalarType::Float);
+    /// imp.set_sizes_and_strides(&[2], &[1], Some(4))?; // the last two elements
+    /// assert_eq!(imp.storage_offset(), 4);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn storage_offset(&self) -> i64 {
         self.storage_offset
     }
     /// Number of elements (cached).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::zeros(&[2, 3, 4], TensorOptions::new())?.impl_ref().numel(), 24);
+    /// assert_eq!(Tensor::zeros(&[0, 3], TensorOptions::new())?.impl_ref().numel(), 0);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn numel(&self) -> i64 {
         self.numel
     }
     /// Number of dims.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::zeros(&[2, 3, 4], TensorOptions::new())?.impl_ref().dim(), 3);
+    /// assert_eq!(Tensor::zeros(&[], TensorOptions::new())?.impl_ref().dim(), 0); // a scalar
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn dim(&self) -> usize {
         self.sizes_and_strides.len()
     }
     /// Element type.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[1], TensorOptions::new().dtype(ScalarType::Double))?;
+    /// assert_eq!(t.impl_ref().dtype(), ScalarType::Double);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn dtype(&self) -> ScalarType {
         self.dtype
     }
     /// Device.
+    ///
+    /// ```
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[1], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().device(), Device::CPU);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn device(&self) -> Device {
         self.device
     }
     /// Dispatch key set.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::DispatchKey;
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let ks = Tensor::zeros(&[1], TensorOptions::new())?.impl_ref().key_set();
+    /// assert!(ks.has(DispatchKey::CPU));
+    /// assert_eq!(ks.legacy_extract_dispatch_key(), DispatchKey::CPU);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn key_set(&self) -> DispatchKeySet {
         self.key_set
     }
     /// Cached layout flags.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[4], TensorOptions::new())?;
+    /// assert!(t.impl_ref().flags().is_contiguous());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn flags(&self) -> LayoutFlags {
         self.flags
     }
     /// The version counter.
+    ///
+    /// ```
+    /// use c10_core::{InferenceMode, Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[1], TensorOptions::new())?;
+    /// assert!(t.impl_ref().version_counter().enabled());
+    /// let _guard = InferenceMode::new();
+    /// let inference = Tensor::zeros(&[1], TensorOptions::new())?;
+    /// assert!(!inference.impl_ref().version_counter().enabled());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn version_counter(&self) -> &VersionCounter {
         &self.version
     }
     /// The autograd metadata, if any was allocated.
+    ///
+    /// ```
+    /// use c10_core::{AutogradMetaInterface, Tensor, TensorOptions};
+    /// let plain = Tensor::zeros(&[2], TensorOptions::new())?;
+    /// assert!(plain.impl_ref().autograd_meta().is_none()); // nothing allocated
+    /// let w = Tensor::zeros(&[2], TensorOptions::new().requires_grad(true))?;
+    /// assert!(w.impl_ref().autograd_meta().is_some_and(|m| m.requires_grad()));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn autograd_meta(&self) -> Option<&dyn AutogradMetaInterface> {
         self.autograd_meta.as_deref()
     }
     /// c10's `is_inference()`.
+    ///
+    /// ```
+    /// use c10_core::{InferenceMode, Tensor, TensorOptions};
+    /// let t = {
+    ///     let _guard = InferenceMode::new();
+    ///     Tensor::zeros(&[1], TensorOptions::new())?
+    /// };
+    /// assert!(t.impl_ref().is_inference());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     #[inline]
     pub fn is_inference(&self) -> bool {
         self.key_set.is_inference()

@@ -25,6 +25,16 @@ use crate::error::{Result, TensorError};
 ///   tensor's counter).
 /// * [`VersionCounter::Disabled`]: inference tensors track no version
 ///   (c10's null `VariableVersion`).
+///
+/// ```
+/// use c10_core::{Tensor, TensorOptions, VersionCounter};
+/// let t = Tensor::zeros(&[2], TensorOptions::new())?;
+/// assert!(matches!(t.impl_ref().version_counter(), VersionCounter::Storage));
+/// let before = t.version()?;
+/// t.fill_(1.0)?; // an in-place write bumps the counter
+/// assert_eq!(t.version()?, before + 1);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub enum VersionCounter {
     /// The counter embedded in the tensor's own storage.
@@ -40,11 +50,25 @@ pub enum VersionCounter {
 
 impl VersionCounter {
     /// A fresh counter starting at `v`.
+    ///
+    /// ```
+    /// use std::sync::atomic::Ordering;
+    /// use c10_core::VersionCounter;
+    /// let c = VersionCounter::fresh(3);
+    /// assert!(matches!(c, VersionCounter::Own(ref v) if v.load(Ordering::SeqCst) == 3));
+    /// ```
     pub fn fresh(v: u32) -> VersionCounter {
         VersionCounter::Own(Arc::new(AtomicU32::new(v)))
     }
 
     /// Whether a counter is tracked (c10's `enabled()`).
+    ///
+    /// ```
+    /// use c10_core::VersionCounter;
+    /// assert!(VersionCounter::Storage.enabled());
+    /// assert!(VersionCounter::fresh(0).enabled());
+    /// assert!(!VersionCounter::Disabled.enabled());
+    /// ```
     pub fn enabled(&self) -> bool {
         !matches!(self, VersionCounter::Disabled)
     }
@@ -123,6 +147,15 @@ pub struct InferenceMode {
 
 impl InferenceMode {
     /// Enables inference mode on this thread until the guard is dropped.
+    ///
+    /// ```
+    /// use c10_core::InferenceMode;
+    /// {
+    ///     let _guard = InferenceMode::new();
+    ///     assert!(InferenceMode::is_enabled());
+    /// }
+    /// assert!(!InferenceMode::is_enabled()); // restored on drop
+    /// ```
     #[allow(clippy::new_without_default)] // A guard, not a value: `new` is the idiom (as `MutexGuard`-like APIs).
     pub fn new() -> InferenceMode {
         InferenceMode::with_enabled(true)
@@ -130,6 +163,18 @@ impl InferenceMode {
 
     /// Sets inference mode to `enabled` until the guard is dropped (c10's
     /// `InferenceMode(bool)`).
+    ///
+    /// ```
+    /// use c10_core::{InferenceMode, Tensor, TensorOptions};
+    /// let _outer = InferenceMode::new();
+    /// {
+    ///     let _inner = InferenceMode::with_enabled(false);
+    ///     let t = Tensor::zeros(&[1], TensorOptions::new())?;
+    ///     assert!(!t.is_inference());
+    /// }
+    /// assert!(InferenceMode::is_enabled());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn with_enabled(enabled: bool) -> InferenceMode {
         let prev = INFERENCE_MODE.with(|c| c.replace(enabled));
         InferenceMode {
@@ -139,6 +184,14 @@ impl InferenceMode {
     }
 
     /// Whether inference mode is on for this thread.
+    ///
+    /// ```
+    /// use c10_core::{GradMode, InferenceMode};
+    /// assert!(!InferenceMode::is_enabled()); // off by default
+    /// let _guard = InferenceMode::new();
+    /// assert!(InferenceMode::is_enabled());
+    /// assert!(!GradMode::is_enabled()); // inference mode implies no grad
+    /// ```
     pub fn is_enabled() -> bool {
         INFERENCE_MODE.with(Cell::get)
     }
@@ -184,12 +237,31 @@ pub struct GradMode {
 impl GradMode {
     /// Turns grad mode off on this thread until the guard is dropped
     /// (`torch.no_grad()`).
+    ///
+    /// ```
+    /// use c10_core::GradMode;
+    /// {
+    ///     let _no_grad = GradMode::disable();
+    ///     assert!(!GradMode::is_enabled());
+    /// }
+    /// assert!(GradMode::is_enabled());
+    /// ```
     pub fn disable() -> GradMode {
         GradMode::set_enabled(false)
     }
 
     /// Sets grad mode until the guard is dropped
     /// (`torch.set_grad_enabled(enabled)`).
+    ///
+    /// ```
+    /// use c10_core::GradMode;
+    /// let _off = GradMode::disable();
+    /// {
+    ///     let _on = GradMode::set_enabled(true); // `torch.enable_grad()` inside `no_grad`
+    ///     assert!(GradMode::is_enabled());
+    /// }
+    /// assert!(!GradMode::is_enabled());
+    /// ```
     pub fn set_enabled(enabled: bool) -> GradMode {
         let prev = GRAD_MODE.with(|c| c.replace(enabled));
         GradMode {
@@ -200,6 +272,13 @@ impl GradMode {
 
     /// Whether operations on this thread record autograd history: grad
     /// mode on and inference mode off.
+    ///
+    /// ```
+    /// use c10_core::{GradMode, InferenceMode};
+    /// assert!(GradMode::is_enabled()); // on by default
+    /// let _inference = InferenceMode::new();
+    /// assert!(!GradMode::is_enabled());
+    /// ```
     pub fn is_enabled() -> bool {
         GRAD_MODE.with(Cell::get) && !InferenceMode::is_enabled()
     }
