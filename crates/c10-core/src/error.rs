@@ -44,6 +44,12 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// The Python exception PyTorch raises for this kind.
+    ///
+    /// ```
+    /// use c10_core::ErrorKind;
+    /// assert_eq!(ErrorKind::NotImplemented.python_exception(), "NotImplementedError");
+    /// assert_eq!(ErrorKind::Storage.python_exception(), "RuntimeError");
+    /// ```
     pub fn python_exception(self) -> &'static str {
         match self {
             ErrorKind::Index => "IndexError",
@@ -59,6 +65,19 @@ impl ErrorKind {
 /// Why a tensor operation failed. Messages follow PyTorch's wording where
 /// PyTorch has one, with the values involved; [`TensorError::kind`] says
 /// which kind of failure it is.
+///
+/// ```
+/// use c10_core::{ErrorKind, ScalarType, Tensor, TensorError};
+/// let t = Tensor::zeros(&[2], ScalarType::Byte)?;
+/// match t.fill_(300) {
+///     Err(e @ TensorError::Runtime(_)) => {
+///         assert_eq!(e.kind(), ErrorKind::Runtime);
+///         assert_eq!(e.to_string(), "value cannot be converted to type uint8_t without overflow");
+///     }
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// # Ok::<(), TensorError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TensorError {
@@ -134,6 +153,14 @@ impl From<crate::sizes_and_strides::SizesAndStridesError> for TensorError {
 
 impl TensorError {
     /// Whether PyTorch would raise `IndexError` here.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// assert!(t.size(2).unwrap_err().is_index_error());
+    /// assert!(!t.view_dtype(ScalarType::Long).unwrap_err().is_index_error());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn is_index_error(&self) -> bool {
         matches!(self, TensorError::Index(_))
     }

@@ -38,6 +38,13 @@ static META_ALLOCATOR: MetaAllocator = MetaAllocator;
 
 /// The allocator factories use for `device`: the registry's, with the CPU
 /// default from `alloc-cpu` and the meta allocator always available.
+///
+/// ```
+/// use c10_core::{factories::allocator_for, Device};
+/// assert_eq!(allocator_for(Device::CPU)?.name(), "CpuAllocator");
+/// assert!(allocator_for(Device::META).is_ok()); // no memory, but an allocator
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 #[inline]
 pub fn allocator_for(device: Device) -> Result<&'static dyn Allocator> {
     match device.device_type() {
@@ -179,6 +186,14 @@ impl Tensor {
     /// `empty_strided(sizes, strides)`: storage of
     /// `(1 + Σ stride·(size−1)) · itemsize` bytes (0 if any size is 0),
     /// exactly these strides, offset 0.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::empty_strided(&[2, 3], &[1, 2], ScalarType::Float)?; // column-major
+    /// assert_eq!((t.strides(), t.storage().nbytes()), (&[1i64, 2][..], 24));
+    /// assert!(!t.is_contiguous());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn empty_strided(
         sizes: &[i64],
         strides: &[i64],
@@ -264,6 +279,14 @@ impl Tensor {
     }
 
     /// A tensor of ones (`float32` unless a dtype is given).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorOptions};
+    /// let t = Tensor::ones(&[3], TensorOptions::new())?;
+    /// assert_eq!((t.dtype(), t.to_vec::<f32>()?), (ScalarType::Float, vec![1.0; 3]));
+    /// assert_eq!(Tensor::ones(&[2], ScalarType::Bool)?.to_vec::<bool>()?, vec![true, true]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn ones(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
         let o = options.into();
         Tensor::full(sizes, 1, o.dtype(o.dtype_or_default()))
@@ -314,6 +337,13 @@ impl Tensor {
 
     /// A 0-dim tensor holding `value` (`scalar_tensor`); the dtype defaults
     /// to `float32` whatever the value (unlike [`Tensor::full`]).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorOptions};
+    /// let t = Tensor::scalar_tensor(7, TensorOptions::new())?;
+    /// assert_eq!((t.dim(), t.dtype(), t.item::<f32>()?), (0, ScalarType::Float, 7.0));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn scalar_tensor(
         value: impl Into<Scalar>,
         options: impl Into<TensorOptions>,
@@ -355,11 +385,27 @@ impl Tensor {
     }
 
     /// Copies a slice into a new CPU tensor of the given sizes.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let data = [1i32, 2, 3, 4, 5, 6];
+    /// let t = Tensor::from_slice(&data, &[3, 2])?;
+    /// assert_eq!(t.get::<i32>(&[2, 1])?, 6);
+    /// assert!(Tensor::from_slice(&data, &[4, 2]).is_err()); // 8 elements wanted
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn from_slice<T: Element>(v: &[T], sizes: &[i64]) -> Result<Tensor> {
         Tensor::from_vec(v.to_vec(), sizes)
     }
 
     /// A 1-d tensor copied from a slice.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice_1d(&[0.5f64, 1.5])?;
+    /// assert_eq!((t.sizes(), t.to_vec::<f64>()?), (&[2i64][..], vec![0.5, 1.5]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn from_slice_1d<T: Element>(v: &[T]) -> Result<Tensor> {
         Tensor::from_vec(v.to_vec(), &[v.len() as i64])
     }
@@ -367,6 +413,20 @@ impl Tensor {
     /// Wraps memory you own (c10's `from_blob`): no copy; `deleter` (if
     /// any) runs once when the last tensor viewing it is gone. `strides`
     /// default to row-major.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let mut buf = vec![1.0f32, 2.0, 3.0, 4.0];
+    /// // SAFETY: `buf` holds the 4 initialised f32s of the layout, outlives `t`
+    /// // (dropped first below), and is only accessed through `t` meanwhile.
+    /// let t = unsafe {
+    ///     Tensor::from_blob(buf.as_mut_ptr().cast(), &[2, 2], None, None, ScalarType::Float)?
+    /// };
+    /// t.set::<f32>(&[1, 1], 40.0)?;
+    /// drop(t);
+    /// assert_eq!(buf[3], 40.0);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     ///
     /// # Safety
     ///

@@ -24,6 +24,12 @@ pub enum Scalar {
 
 impl Scalar {
     /// As `f64` (integers beyond 2^53 round).
+    ///
+    /// ```
+    /// use c10_core::Scalar;
+    /// assert_eq!(Scalar::Bool(true).to_f64(), 1.0);
+    /// assert_eq!(Scalar::Int(-3).to_f64(), -3.0);
+    /// ```
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => f64::from(u8::from(b)),
@@ -33,6 +39,12 @@ impl Scalar {
     }
 
     /// As `i64` (floats truncate toward zero, saturating).
+    ///
+    /// ```
+    /// use c10_core::Scalar;
+    /// assert_eq!(Scalar::Float(-2.7).to_i64(), -2);
+    /// assert_eq!(Scalar::Float(1e300).to_i64(), i64::MAX); // saturates
+    /// ```
     pub fn to_i64(self) -> i64 {
         match self {
             Scalar::Bool(b) => i64::from(b),
@@ -42,12 +54,25 @@ impl Scalar {
     }
 
     /// Whether this is a floating-point value.
+    ///
+    /// ```
+    /// use c10_core::Scalar;
+    /// assert!(Scalar::from(2.0).is_floating_point());
+    /// assert!(!Scalar::from(2).is_floating_point());
+    /// ```
     pub fn is_floating_point(self) -> bool {
         matches!(self, Scalar::Float(_))
     }
 
     /// Converts to the element type `T` with C++ `static_cast` semantics
     /// (integers go through `i64` so large values stay exact).
+    ///
+    /// ```
+    /// use c10_core::Scalar;
+    /// assert_eq!(Scalar::Int(-1).to_element::<u8>(), 255); // wraps, as C++ does
+    /// assert_eq!(Scalar::Float(2.9).to_element::<i32>(), 2);
+    /// assert_eq!(Scalar::Bool(true).to_element::<f32>(), 1.0);
+    /// ```
     pub fn to_element<T: Element>(self) -> T {
         match self {
             Scalar::Float(f) => T::from_f64(f),
