@@ -369,6 +369,15 @@ impl<T: Element> ArrayReadGuard<'_, T> {
     /// assert_eq!(guard.view().strides(), &[2]);
     /// # Ok::<(), torchcore_interop::InteropError>(())
     /// ```
+    pub fn view(&self) -> ArrayViewD<'_, T> {
+        // SAFETY: the layout was checked under this guard's read lock, which
+        // lives as long as the borrow of `self` and excludes writers.
+        unsafe { view_of(&self.layout) }
+    }
+}
+
+impl<T: Element> ArrayWriteGuard<'_, T> {
+    /// The tensor as an `ArrayViewD`, borrowed from the guard.
     ///
     /// ```
     /// use c10_core::{ScalarType, Tensor};
@@ -379,15 +388,6 @@ impl<T: Element> ArrayReadGuard<'_, T> {
     /// assert_eq!(guard.view().sum(), 13);
     /// # Ok::<(), torchcore_interop::InteropError>(())
     /// ```
-    pub fn view(&self) -> ArrayViewD<'_, T> {
-        // SAFETY: the layout was checked under this guard's read lock, which
-        // lives as long as the borrow of `self` and excludes writers.
-        unsafe { view_of(&self.layout) }
-    }
-}
-
-impl<T: Element> ArrayWriteGuard<'_, T> {
-    /// The tensor as an `ArrayViewD`, borrowed from the guard.
     pub fn view(&self) -> ArrayViewD<'_, T> {
         // SAFETY: checked under this guard's write lock; the shared borrow of
         // `self` excludes `view_mut` for the view's lifetime.
