@@ -34,6 +34,14 @@ pub const PINNED_MAX_REGISTER_THREADS: u64 = 128;
 ///
 /// This crate implements `native`; `cudaMallocAsync` is recorded so that a
 /// caller can choose another backend, and the caching allocator ignores it.
+///
+/// ```
+/// use alloc_cuda::{Backend, CachingAllocatorConfig};
+/// assert_eq!(CachingAllocatorConfig::default().backend(), Backend::Native);
+/// let c = CachingAllocatorConfig::parse("backend:cudaMallocAsync")?;
+/// assert_eq!(c.backend(), Backend::CudaMallocAsync);
+/// # Ok::<(), alloc_cuda::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Backend {
     /// PyTorch's caching allocator (this crate).
@@ -52,6 +60,15 @@ pub enum Backend {
 /// internal assertion) the earlier `CUDAAllocatorConfig` messages are used,
 /// and [`ConfigError::InvalidNumber`] is ours (PyTorch lets `std::stoull`
 /// throw).
+///
+/// ```
+/// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+/// let e = CachingAllocatorConfig::parse("expandable_segments:yes").unwrap_err();
+/// assert!(matches!(e, ConfigError::InvalidBool { .. }));
+/// let e = CachingAllocatorConfig::parse("no_such_key:1").unwrap_err();
+/// assert_eq!(e, ConfigError::UnknownKey("no_such_key".into()));
+/// assert_eq!(e.to_string(), "Unrecognized key 'no_such_key' in CUDA allocator config.");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -252,6 +269,14 @@ fn is_pow2(v: u64) -> bool {
 
 impl CachingAllocatorConfig {
     /// A builder starting from the defaults.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::builder().expandable_segments(true).build()?;
+    /// assert!(c.expandable_segments());
+    /// assert_eq!(c.max_split_size(), u64::MAX); // everything else is the default
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn builder() -> CachingAllocatorConfigBuilder {
         CachingAllocatorConfigBuilder {
             config: CachingAllocatorConfig::default(),
@@ -269,6 +294,15 @@ impl CachingAllocatorConfig {
     /// `pinned_num_register_threads`, `pinned_use_background_threads`,
     /// `pinned_reserve_segment_size_mb`, `graph_capture_record_stream_reuse`,
     /// `backend`. A key given twice keeps its last value.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("max_split_size_mb:64, max_split_size_mb:32")?;
+    /// assert_eq!(c.max_split_size(), 32 << 20); // the last value wins
+    /// assert_eq!(CachingAllocatorConfig::parse("")?, CachingAllocatorConfig::default());
+    /// assert!(CachingAllocatorConfig::parse("max_split_size_mb").is_err());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn parse(s: &str) -> Result<CachingAllocatorConfig, ConfigError> {
         let mut c = CachingAllocatorConfig {
             last_allocator_settings: s.to_owned(),
@@ -462,6 +496,14 @@ impl CachingAllocatorConfig {
     /// `PYTORCH_CUDA_ALLOC_CONF` (PyTorch 2.9+ gives the generic variable
     /// priority and treats the CUDA one as a deprecated alias). Neither set
     /// gives the defaults.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// // With neither variable set this is the default configuration.
+    /// let c = CachingAllocatorConfig::from_env()?;
+    /// assert!(c.max_split_size() >= 20 << 20);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn from_env() -> Result<CachingAllocatorConfig, ConfigError> {
         let generic = std::env::var("PYTORCH_ALLOC_CONF").ok();
         let cuda = std::env::var("PYTORCH_CUDA_ALLOC_CONF").ok();
@@ -471,6 +513,16 @@ impl CachingAllocatorConfig {
     /// [`CachingAllocatorConfig::from_env`] with the two variables' values
     /// passed in (`PYTORCH_ALLOC_CONF`, then `PYTORCH_CUDA_ALLOC_CONF`), for
     /// callers and tests that do not want to touch the environment.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::from_env_values(Some("max_split_size_mb:40"), Some("max_split_size_mb:80"))?;
+    /// assert_eq!(c.max_split_size(), 40 << 20); // PYTORCH_ALLOC_CONF wins
+    /// let c = CachingAllocatorConfig::from_env_values(None, Some("expandable_segments:True"))?;
+    /// assert!(c.expandable_segments());
+    /// assert_eq!(CachingAllocatorConfig::from_env_values(None, None)?, CachingAllocatorConfig::default());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn from_env_values(
         pytorch_alloc_conf: Option<&str>,
         pytorch_cuda_alloc_conf: Option<&str>,
@@ -493,12 +545,28 @@ impl CachingAllocatorConfig {
     /// (`u64::MAX` = unlimited, the default).
     ///
     /// [`max_non_split_rounding_size`]: CachingAllocatorConfig::max_non_split_rounding_size
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// assert_eq!(CachingAllocatorConfig::default().max_split_size(), u64::MAX);
+    /// let c = CachingAllocatorConfig::parse("max_split_size_mb:256")?;
+    /// assert_eq!(c.max_split_size(), 256 << 20);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn max_split_size(&self) -> u64 {
         self.max_split_size
     }
 
     /// How much larger than the request a reused oversize block may be
     /// (default 20 MiB).
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// assert_eq!(CachingAllocatorConfig::default().max_non_split_rounding_size(), 20 << 20);
+    /// let c = CachingAllocatorConfig::parse("max_non_split_rounding_mb:64")?;
+    /// assert_eq!(c.max_non_split_rounding_size(), 64 << 20);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn max_non_split_rounding_size(&self) -> u64 {
         self.max_non_split_rounding_size
     }
@@ -506,6 +574,15 @@ impl CachingAllocatorConfig {
     /// The 16 division counts of `roundup_power2_divisions`, one per
     /// power-of-two interval from 1 MiB (index 0 also covers smaller sizes)
     /// to 32 GiB and above (index 15). 0 or 1 = plain 512-byte rounding.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("roundup_power2_divisions:[256:1,512:2,>:8]")?;
+    /// let d = c.roundup_power2_divisions();
+    /// assert_eq!((d[0], d[8], d[9], d[10], d[15]), (1, 1, 2, 8, 8));
+    /// assert_eq!(CachingAllocatorConfig::default().roundup_power2_divisions(), &[0; 16]);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn roundup_power2_divisions(&self) -> &[u64; ROUNDUP_POWER2_INTERVALS] {
         &self.roundup_power2_divisions
     }
@@ -513,6 +590,15 @@ impl CachingAllocatorConfig {
     /// The division count that applies to a request of `size` bytes
     /// (PyTorch's `roundup_power2_divisions(size)`): interval index
     /// `floor(log2(size)) - 20`, clamped to `0..=15`.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("roundup_power2_divisions:[256:1,512:2,>:8]")?;
+    /// assert_eq!(c.roundup_power2_divisions_for(1000), 1); // below 1 MiB: index 0
+    /// assert_eq!(c.roundup_power2_divisions_for(600 << 20), 2); // [512, 1024) MiB
+    /// assert_eq!(c.roundup_power2_divisions_for(4 << 30), 8);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn roundup_power2_divisions_for(&self, size: u64) -> u64 {
         let log = if size == 0 { 0 } else { size.ilog2() as usize };
         let index = log.saturating_sub(20).min(ROUNDUP_POWER2_INTERVALS - 1);
@@ -521,55 +607,136 @@ impl CachingAllocatorConfig {
 
     /// The garbage-collection threshold in (0, 1), or 0 when off. It only
     /// acts when a memory fraction is set.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// assert_eq!(CachingAllocatorConfig::default().garbage_collection_threshold(), 0.0);
+    /// let c = CachingAllocatorConfig::parse("garbage_collection_threshold:0.8")?;
+    /// assert_eq!(c.garbage_collection_threshold(), 0.8);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn garbage_collection_threshold(&self) -> f64 {
         self.garbage_collection_threshold
     }
 
     /// Whether expandable segments are requested.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// assert!(!CachingAllocatorConfig::default().expandable_segments());
+    /// let c = CachingAllocatorConfig::parse("expandable_segments:True")?;
+    /// assert!(c.expandable_segments());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn expandable_segments(&self) -> bool {
         self.expandable_segments
     }
 
     /// Whether the allocator lock is released around the device `malloc`.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("release_lock_on_cudamalloc:True")?;
+    /// assert!(c.release_lock_on_cudamalloc());
+    /// assert!(!CachingAllocatorConfig::default().release_lock_on_cudamalloc());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn release_lock_on_cudamalloc(&self) -> bool {
         self.release_lock_on_cudamalloc
     }
 
     /// Pinned host allocator: `malloc` + `cudaHostRegister` instead of
     /// `cudaHostAlloc` (recorded only; this crate has no host allocator).
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("pinned_use_cuda_host_register:True")?;
+    /// assert!(c.pinned_use_cuda_host_register());
+    /// assert!(!CachingAllocatorConfig::default().pinned_use_cuda_host_register());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn pinned_use_cuda_host_register(&self) -> bool {
         self.pinned_use_cuda_host_register
     }
 
     /// Pinned host allocator: threads used to register memory (recorded only).
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// assert_eq!(CachingAllocatorConfig::default().pinned_num_register_threads(), 1);
+    /// let c = CachingAllocatorConfig::parse("pinned_num_register_threads:8")?;
+    /// assert_eq!(c.pinned_num_register_threads(), 8);
+    /// assert!(CachingAllocatorConfig::parse("pinned_num_register_threads:6").is_err());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn pinned_num_register_threads(&self) -> u64 {
         self.pinned_num_register_threads
     }
 
     /// Pinned host allocator: background event processing (recorded only).
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("pinned_use_background_threads:True")?;
+    /// assert!(c.pinned_use_background_threads());
+    /// assert!(!CachingAllocatorConfig::default().pinned_use_background_threads());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn pinned_use_background_threads(&self) -> bool {
         self.pinned_use_background_threads
     }
 
     /// Pinned host allocator: reserved segment size in MiB, 0 = none
     /// (recorded only).
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// assert_eq!(CachingAllocatorConfig::default().pinned_reserve_segment_size_mb(), 0);
+    /// let c = CachingAllocatorConfig::parse("pinned_reserve_segment_size_mb:16")?;
+    /// assert_eq!(c.pinned_reserve_segment_size_mb(), 16);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn pinned_reserve_segment_size_mb(&self) -> u64 {
         self.pinned_reserve_segment_size_mb
     }
 
     /// CUDA graphs: reuse record_stream'd blocks during capture (recorded
     /// only; this crate has no graph capture).
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("graph_capture_record_stream_reuse:True")?;
+    /// assert!(c.graph_capture_record_stream_reuse());
+    /// assert!(!CachingAllocatorConfig::default().graph_capture_record_stream_reuse());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn graph_capture_record_stream_reuse(&self) -> bool {
         self.graph_capture_record_stream_reuse
     }
 
     /// The requested backend.
+    ///
+    /// ```
+    /// use alloc_cuda::{Backend, CachingAllocatorConfig};
+    /// assert_eq!(CachingAllocatorConfig::parse("backend:native")?.backend(), Backend::Native);
+    /// let c = CachingAllocatorConfig::parse("backend:cudaMallocAsync")?;
+    /// assert_eq!(c.backend(), Backend::CudaMallocAsync);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
     /// The string this configuration was parsed from (empty otherwise),
     /// PyTorch's `last_allocator_settings`.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::parse("max_split_size_mb:64")?;
+    /// assert_eq!(c.last_allocator_settings(), "max_split_size_mb:64");
+    /// assert_eq!(CachingAllocatorConfig::builder().build()?.last_allocator_settings(), "");
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn last_allocator_settings(&self) -> &str {
         &self.last_allocator_settings
     }
@@ -578,6 +745,16 @@ impl CachingAllocatorConfig {
 /// Builder for [`CachingAllocatorConfig`] with the same validation as
 /// [`CachingAllocatorConfig::parse`] (the first error is reported by
 /// [`build`](CachingAllocatorConfigBuilder::build)).
+///
+/// ```
+/// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+/// let c = CachingAllocatorConfig::builder().max_split_size_mb(64).garbage_collection_threshold(0.7).build()?;
+/// assert_eq!(c.max_split_size(), 64 << 20);
+/// // Invalid values are reported by `build`, the first one wins.
+/// let e = CachingAllocatorConfig::builder().max_split_size_mb(1).roundup_power2_divisions(3).build();
+/// assert_eq!(e, Err(ConfigError::MaxSplitSizeTooSmall));
+/// # Ok::<(), ConfigError>(())
+/// ```
 #[derive(Debug, Clone)]
 #[must_use = "call build() to get the configuration"]
 pub struct CachingAllocatorConfigBuilder {
@@ -594,6 +771,15 @@ impl CachingAllocatorConfigBuilder {
     }
 
     /// `max_split_size_mb` (≥ 20).
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+    /// let c = CachingAllocatorConfig::builder().max_split_size_mb(128).build()?;
+    /// assert_eq!(c.max_split_size(), 128 << 20);
+    /// let e = CachingAllocatorConfig::builder().max_split_size_mb(10).build();
+    /// assert_eq!(e, Err(ConfigError::MaxSplitSizeTooSmall));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn max_split_size_mb(mut self, mb: u64) -> Self {
         if mb < LARGE_BUFFER / MB {
             return self.fail(ConfigError::MaxSplitSizeTooSmall);
@@ -603,6 +789,15 @@ impl CachingAllocatorConfigBuilder {
     }
 
     /// `max_non_split_rounding_mb` (≥ 20).
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+    /// let c = CachingAllocatorConfig::builder().max_non_split_rounding_mb(40).build()?;
+    /// assert_eq!(c.max_non_split_rounding_size(), 40 << 20);
+    /// let e = CachingAllocatorConfig::builder().max_non_split_rounding_mb(0).build();
+    /// assert_eq!(e, Err(ConfigError::MaxNonSplitRoundingTooSmall));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn max_non_split_rounding_mb(mut self, mb: u64) -> Self {
         if mb < LARGE_BUFFER / MB {
             return self.fail(ConfigError::MaxNonSplitRoundingTooSmall);
@@ -613,6 +808,15 @@ impl CachingAllocatorConfigBuilder {
 
     /// `roundup_power2_divisions` as one number for every interval (a
     /// power of two).
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+    /// let c = CachingAllocatorConfig::builder().roundup_power2_divisions(4).build()?;
+    /// assert_eq!(c.roundup_power2_divisions(), &[4; 16]);
+    /// let e = CachingAllocatorConfig::builder().roundup_power2_divisions(3).build();
+    /// assert_eq!(e, Err(ConfigError::DivisionsNotPowerOfTwo));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn roundup_power2_divisions(mut self, divisions: u64) -> Self {
         if !is_pow2(divisions) {
             return self.fail(ConfigError::DivisionsNotPowerOfTwo);
@@ -622,6 +826,16 @@ impl CachingAllocatorConfigBuilder {
     }
 
     /// `roundup_power2_divisions` per interval (each 0 or a power of two).
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+    /// let mut d = [0; 16];
+    /// d[1] = 4; // requests of [2, 4) MiB
+    /// let c = CachingAllocatorConfig::builder().roundup_power2_divisions_per_interval(d).build()?;
+    /// assert_eq!(c.roundup_power2_divisions_for(3 << 20), 4);
+    /// assert_eq!(c.roundup_power2_divisions_for(8 << 20), 0);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn roundup_power2_divisions_per_interval(
         mut self,
         divisions: [u64; ROUNDUP_POWER2_INTERVALS],
@@ -634,6 +848,15 @@ impl CachingAllocatorConfigBuilder {
     }
 
     /// `garbage_collection_threshold` in (0, 1).
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+    /// let c = CachingAllocatorConfig::builder().garbage_collection_threshold(0.6).build()?;
+    /// assert_eq!(c.garbage_collection_threshold(), 0.6);
+    /// let e = CachingAllocatorConfig::builder().garbage_collection_threshold(1.0).build();
+    /// assert_eq!(e, Err(ConfigError::GarbageCollectionThreshold));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn garbage_collection_threshold(mut self, threshold: f64) -> Self {
         if !(threshold > 0.0 && threshold < 1.0) {
             return self.fail(ConfigError::GarbageCollectionThreshold);
@@ -643,24 +866,54 @@ impl CachingAllocatorConfigBuilder {
     }
 
     /// `expandable_segments`.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::builder().expandable_segments(true).build()?;
+    /// assert!(c.expandable_segments());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn expandable_segments(mut self, on: bool) -> Self {
         self.config.expandable_segments = on;
         self
     }
 
     /// `release_lock_on_cudamalloc`.
+    ///
+    /// ```
+    /// use alloc_cuda::CachingAllocatorConfig;
+    /// let c = CachingAllocatorConfig::builder().release_lock_on_cudamalloc(true).build()?;
+    /// assert!(c.release_lock_on_cudamalloc());
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn release_lock_on_cudamalloc(mut self, on: bool) -> Self {
         self.config.release_lock_on_cudamalloc = on;
         self
     }
 
     /// `backend`.
+    ///
+    /// ```
+    /// use alloc_cuda::{Backend, CachingAllocatorConfig};
+    /// let c = CachingAllocatorConfig::builder().backend(Backend::CudaMallocAsync).build()?;
+    /// assert_eq!(c.backend(), Backend::CudaMallocAsync);
+    /// # Ok::<(), alloc_cuda::ConfigError>(())
+    /// ```
     pub fn backend(mut self, backend: Backend) -> Self {
         self.config.backend = backend;
         self
     }
 
     /// The configuration, or the first validation error.
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocatorConfig, ConfigError};
+    /// let c = CachingAllocatorConfig::builder().build()?;
+    /// assert_eq!(c, CachingAllocatorConfig::default());
+    /// let e = CachingAllocatorConfig::builder().garbage_collection_threshold(0.0).build();
+    /// assert_eq!(e.unwrap_err().to_string(), "garbage_collect_threshold is invalid, set it in (0.0, 1.0)");
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn build(self) -> Result<CachingAllocatorConfig, ConfigError> {
         match self.error {
             Some(e) => Err(e),

@@ -34,6 +34,17 @@ const MALLOC_BASE: u64 = 0x7f00_0000_0000;
 const VA_BASE: u64 = 0x0001_0000_0000_0000;
 
 /// Call counters of a [`FakeDevice`] (see [`FakeDevice::counters`]).
+///
+/// ```
+/// use alloc_cuda::{FakeCounters, FakeDevice, RawDevice};
+/// let dev = FakeDevice::new(8 << 20);
+/// assert_eq!(dev.counters(), FakeCounters::default());
+/// let _ = dev.malloc(1 << 20)?;
+/// let _ = dev.malloc(16 << 20); // more than the capacity: fails
+/// let c = dev.counters();
+/// assert_eq!((c.malloc_calls, c.malloc_failures, c.free_calls), (2, 1, 0));
+/// # Ok::<(), alloc_cuda::DeviceError>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FakeCounters {
@@ -206,6 +217,15 @@ const MAX_ALIGNMENT: u64 = 1 << 63;
 
 impl FakeDevice {
     /// A device with `capacity` bytes of memory.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30); // a 1 GiB "GPU"
+    /// assert_eq!(dev.capacity(), 1 << 30);
+    /// assert_eq!(dev.mem_get_info()?, (1 << 30, 1 << 30)); // (free, total)
+    /// assert!(dev.supports_vmm());
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn new(capacity: u64) -> FakeDevice {
         FakeDevice {
             state: Mutex::new(FakeState {
@@ -239,6 +259,15 @@ impl FakeDevice {
     /// power of two and clamped to [512, 2^63] (the default is 2 MiB). With
     /// a huge alignment the fake address space runs out after a few
     /// allocations, which `malloc` reports as an error.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 20).with_alignment(512);
+    /// let a = dev.malloc(1000)?;
+    /// let b = dev.malloc(1000)?;
+    /// assert_eq!(b.addr() - a.addr(), 1024); // 1000 rounded up to the alignment
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn with_alignment(self, alignment: u64) -> FakeDevice {
         {
             let mut s = self.state.lock();
@@ -250,6 +279,13 @@ impl FakeDevice {
     }
 
     /// Turns the VMM calls (expandable segments) off.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30).without_vmm();
+    /// assert!(!dev.supports_vmm());
+    /// assert!(dev.reserve_address_range(2 << 20, 0).is_err());
+    /// ```
     pub fn without_vmm(self) -> FakeDevice {
         self.state.lock().vmm = false;
         self
@@ -257,52 +293,129 @@ impl FakeDevice {
 
     /// Sets the VMM granularity (rounded up to a power of two and clamped
     /// to [512, 2^63]; default 2 MiB).
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30).with_granularity(3 << 20);
+    /// assert_eq!(dev.vmm_granularity(), 4 << 20); // rounded up to a power of two
+    /// ```
     pub fn with_granularity(self, granularity: u64) -> FakeDevice {
         self.state.lock().granularity = granularity.clamp(512, MAX_ALIGNMENT).next_power_of_two();
         self
     }
 
     /// The capacity in bytes.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(64 << 20);
+    /// let _p = dev.malloc(2 << 20)?;
+    /// assert_eq!(dev.capacity(), 64 << 20); // allocations do not change it
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn capacity(&self) -> u64 {
         self.state.lock().capacity
     }
 
     /// Pretends another process uses `bytes` of the device's memory.
+    ///
+    /// ```
+    /// use alloc_cuda::{DeviceError, FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(8 << 20);
+    /// dev.set_external_usage(6 << 20);
+    /// assert_eq!(dev.mem_get_info()?, (2 << 20, 8 << 20));
+    /// assert_eq!(dev.malloc(4 << 20), Err(DeviceError::OutOfMemory));
+    /// # Ok::<(), DeviceError>(())
+    /// ```
     pub fn set_external_usage(&self, bytes: u64) {
         self.state.lock().external_usage = bytes;
     }
 
     /// Makes the `k`-th `malloc` call (1-based, counting every call since
     /// the device was created) fail with [`DeviceError::OutOfMemory`].
+    ///
+    /// ```
+    /// use alloc_cuda::{DeviceError, FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// dev.fail_malloc_call(2);
+    /// assert!(dev.malloc(1024).is_ok());
+    /// assert_eq!(dev.malloc(1024), Err(DeviceError::OutOfMemory));
+    /// assert!(dev.malloc(1024).is_ok());
+    /// ```
     pub fn fail_malloc_call(&self, k: u64) {
         self.state.lock().fail_malloc_calls.insert(k);
     }
 
     /// Makes the next `n` `malloc` calls fail with
     /// [`DeviceError::OutOfMemory`].
+    ///
+    /// ```
+    /// use alloc_cuda::{DeviceError, FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// dev.fail_next_mallocs(2);
+    /// assert_eq!(dev.malloc(1024), Err(DeviceError::OutOfMemory));
+    /// assert_eq!(dev.malloc(1024), Err(DeviceError::OutOfMemory));
+    /// assert!(dev.malloc(1024).is_ok());
+    /// ```
     pub fn fail_next_mallocs(&self, n: u64) {
         self.state.lock().fail_next_mallocs = n;
     }
 
     /// Makes the next `malloc` call fail with `error` (for example a
     /// non-out-of-memory error, which the allocator must not retry).
+    ///
+    /// ```
+    /// use alloc_cuda::{DeviceError, FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let err = DeviceError::Other { code: 999, message: "unknown error".into() };
+    /// dev.fail_next_malloc_with(err.clone());
+    /// assert_eq!(dev.malloc(1024), Err(err));
+    /// assert!(dev.malloc(1024).is_ok());
+    /// ```
     pub fn fail_next_malloc_with(&self, error: DeviceError) {
         self.state.lock().next_malloc_error = Some(error);
     }
 
     /// Makes the `k`-th `create_physical` call (1-based) fail with
     /// [`DeviceError::OutOfMemory`].
+    ///
+    /// ```
+    /// use alloc_cuda::{DeviceError, FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// dev.fail_create_physical_call(1);
+    /// assert_eq!(dev.create_physical(2 << 20), Err(DeviceError::OutOfMemory));
+    /// assert!(dev.create_physical(2 << 20).is_ok());
+    /// assert_eq!(dev.live_physical_handles(), 1);
+    /// ```
     pub fn fail_create_physical_call(&self, k: u64) {
         self.state.lock().fail_create_physical_calls.insert(k);
     }
 
     /// Sets the text [`RawDevice::process_memory_report`] returns.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// dev.set_process_memory_report("Process 1234 has 1.00 GiB memory in use.");
+    /// assert_eq!(dev.process_memory_report(), "Process 1234 has 1.00 GiB memory in use.");
+    /// ```
     pub fn set_process_memory_report(&self, report: impl Into<String>) {
         self.state.lock().process_report = report.into();
     }
 
     /// Marks all work submitted to `stream` so far as finished: every event
     /// recorded on it until now completes.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice, StreamId};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let ev = dev.create_event()?;
+    /// dev.record_event(ev, StreamId(3))?;
+    /// assert!(dev.is_event_pending(ev));
+    /// dev.complete_stream_work(StreamId(3));
+    /// assert!(!dev.is_event_pending(ev));
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn complete_stream_work(&self, stream: StreamId) {
         let mut s = self.state.lock();
         let st = s.streams.entry(stream).or_default();
@@ -310,6 +423,17 @@ impl FakeDevice {
     }
 
     /// Marks all work on every stream as finished.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice, StreamId};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let (a, b) = (dev.create_event()?, dev.create_event()?);
+    /// dev.record_event(a, StreamId(1))?;
+    /// dev.record_event(b, StreamId(2))?;
+    /// dev.complete_all_work();
+    /// assert!(dev.query_event(a)? && dev.query_event(b)?);
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn complete_all_work(&self) {
         let mut s = self.state.lock();
         for st in s.streams.values_mut() {
@@ -318,6 +442,17 @@ impl FakeDevice {
     }
 
     /// Completes one event, whatever its stream is doing.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice, StreamId};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let (a, b) = (dev.create_event()?, dev.create_event()?);
+    /// dev.record_event(a, StreamId(1))?;
+    /// dev.record_event(b, StreamId(1))?;
+    /// dev.set_event_complete(b); // `a`, recorded earlier, stays pending
+    /// assert!(dev.is_event_pending(a) && !dev.is_event_pending(b));
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn set_event_complete(&self, event: EventId) {
         if let Some(ev) = self.state.lock().events.get_mut(&event) {
             ev.forced = true;
@@ -325,22 +460,65 @@ impl FakeDevice {
     }
 
     /// Whether `event` exists and has not completed.
+    ///
+    /// ```
+    /// use alloc_cuda::{EventId, FakeDevice, RawDevice, StreamId};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let ev = dev.create_event()?;
+    /// dev.record_event(ev, StreamId(1))?;
+    /// assert!(dev.is_event_pending(ev));
+    /// dev.synchronize_event(ev)?; // waiting completes it
+    /// assert!(!dev.is_event_pending(ev));
+    /// assert!(!dev.is_event_pending(EventId(12345))); // unknown event
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn is_event_pending(&self, event: EventId) -> bool {
         let s = self.state.lock();
         s.events.get(&event).is_some_and(|ev| !s.event_complete(ev))
     }
 
     /// Events that exist (created and not destroyed), in creation order.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let (a, b) = (dev.create_event()?, dev.create_event()?);
+    /// assert_eq!(dev.live_events(), vec![a, b]);
+    /// dev.destroy_event(a)?;
+    /// assert_eq!(dev.live_events(), vec![b]);
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn live_events(&self) -> Vec<EventId> {
         self.state.lock().events.keys().copied().collect()
     }
 
     /// The call counters.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice, StreamId};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// dev.synchronize_stream(StreamId(1))?;
+    /// dev.synchronize_device()?;
+    /// let c = dev.counters();
+    /// assert_eq!((c.stream_syncs, c.device_syncs, c.malloc_calls), (1, 1, 0));
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn counters(&self) -> FakeCounters {
         self.state.lock().counters
     }
 
     /// Live `malloc` allocations as `(address, size)`, by address.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let p = dev.malloc(4096)?;
+    /// assert_eq!(dev.live_allocations(), vec![(p.addr(), 4096)]);
+    /// // SAFETY: `p` came from this device and nothing uses it.
+    /// unsafe { dev.free(p)? };
+    /// assert!(dev.live_allocations().is_empty());
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn live_allocations(&self) -> Vec<(u64, u64)> {
         self.state
             .lock()
@@ -351,6 +529,16 @@ impl FakeDevice {
     }
 
     /// Live mappings (expandable segments) as `(address, size)`.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let va = dev.reserve_address_range(8 << 20, 0)?;
+    /// let h = dev.create_physical(2 << 20)?;
+    /// dev.map(va, 2 << 20, h)?;
+    /// assert_eq!(dev.live_mappings(), vec![(va.addr(), 2 << 20)]);
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn live_mappings(&self) -> Vec<(u64, u64)> {
         self.state
             .lock()
@@ -361,6 +549,15 @@ impl FakeDevice {
     }
 
     /// Live virtual address reservations as `(address, size)`.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let va = dev.reserve_address_range(8 << 20, 0)?;
+    /// assert_eq!(dev.live_reservations(), vec![(va.addr(), 8 << 20)]);
+    /// assert_eq!(dev.used_bytes(), 0); // reserving address space uses no memory
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn live_reservations(&self) -> Vec<(u64, u64)> {
         self.state
             .lock()
@@ -371,11 +568,32 @@ impl FakeDevice {
     }
 
     /// Number of live physical handles.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// let h = dev.create_physical(2 << 20)?;
+    /// assert_eq!(dev.live_physical_handles(), 1);
+    /// // SAFETY: `h` came from this device and is not mapped.
+    /// unsafe { dev.release_physical(h)? };
+    /// assert_eq!(dev.live_physical_handles(), 0);
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn live_physical_handles(&self) -> usize {
         self.state.lock().handles.len()
     }
 
     /// Bytes in use: `malloc`ed, physically created, and external.
+    ///
+    /// ```
+    /// use alloc_cuda::{FakeDevice, RawDevice};
+    /// let dev = FakeDevice::new(1 << 30);
+    /// dev.set_external_usage(1 << 20);
+    /// let _p = dev.malloc(4 << 20)?;
+    /// let _h = dev.create_physical(2 << 20)?;
+    /// assert_eq!(dev.used_bytes(), 7 << 20);
+    /// # Ok::<(), alloc_cuda::DeviceError>(())
+    /// ```
     pub fn used_bytes(&self) -> u64 {
         self.state.lock().used()
     }

@@ -90,6 +90,17 @@ pub const DLPACK_FLAG_BITMASK_IS_COPIED: u64 = 1 << 1;
 pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
 
 /// The DLPack version of a [`DLManagedTensorVersioned`] (`DLPackVersion`).
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{from_dlpack_versioned, to_dlpack_versioned, DLPackVersion};
+/// let m = to_dlpack_versioned(&Tensor::arange(0, 4, 1, ScalarType::Long)?)?;
+/// // SAFETY: `m` is a live export, read before it is handed over below.
+/// assert_eq!(unsafe { (*m).version }, DLPackVersion { major: 1, minor: 1 });
+/// // SAFETY: handed over once; dropping the import calls the deleter.
+/// drop(unsafe { from_dlpack_versioned(m) }?);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLPackVersion {
@@ -100,6 +111,15 @@ pub struct DLPackVersion {
 }
 
 /// A device type (`DLDeviceType`, a C `enum`, so 4 bytes).
+///
+/// ```
+/// use c10_storage::Device;
+/// use torchcore_interop::dlpack::{device_to_dlpack, DLDeviceType};
+/// assert_eq!(device_to_dlpack(Device::CPU)?.device_type, DLDeviceType::CPU);
+/// assert_eq!(device_to_dlpack(Device::cuda(0))?.device_type, DLDeviceType::CUDA);
+/// assert_eq!(DLDeviceType::CUDA, DLDeviceType(2)); // the `dlpack.h` value
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDeviceType(pub u32);
@@ -139,6 +159,12 @@ impl DLDeviceType {
     pub const TRN: DLDeviceType = DLDeviceType(18);
 
     /// The `dlpack.h` name, for messages.
+    ///
+    /// ```
+    /// use torchcore_interop::dlpack::DLDeviceType;
+    /// assert_eq!(DLDeviceType::CUDA_HOST.name(), "kDLCUDAHost");
+    /// assert_eq!(DLDeviceType(99).name(), "unknown device type 99");
+    /// ```
     pub fn name(self) -> String {
         let known = match self.0 {
             1 => "kDLCPU",
@@ -164,6 +190,15 @@ impl DLDeviceType {
 }
 
 /// A device (`DLDevice`).
+///
+/// ```
+/// use c10_storage::Device;
+/// use torchcore_interop::dlpack::{device_from_dlpack, device_to_dlpack, DLDevice, DLDeviceType};
+/// let d = DLDevice { device_type: DLDeviceType::CUDA, device_id: 1 };
+/// assert_eq!(device_from_dlpack(d)?, Device::cuda(1));
+/// assert_eq!(device_to_dlpack(Device::CPU)?, DLDevice { device_type: DLDeviceType::CPU, device_id: 0 });
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDevice {
@@ -174,6 +209,15 @@ pub struct DLDevice {
 }
 
 /// A type code (`DLDataTypeCode`, stored as `uint8_t`).
+///
+/// ```
+/// use c10_core::ScalarType;
+/// use torchcore_interop::dlpack::{dtype_to_dlpack, DLDataTypeCode};
+/// assert_eq!(dtype_to_dlpack(ScalarType::BFloat16)?.code, DLDataTypeCode::BFLOAT);
+/// assert_eq!(dtype_to_dlpack(ScalarType::Byte)?.code, DLDataTypeCode::UINT);
+/// assert_eq!(DLDataTypeCode::FLOAT, DLDataTypeCode(2)); // the `dlpack.h` value
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDataTypeCode(pub u8);
@@ -217,6 +261,12 @@ impl DLDataTypeCode {
     pub const FLOAT4_E2M1FN: DLDataTypeCode = DLDataTypeCode(17);
 
     /// The `dlpack.h` name, for messages.
+    ///
+    /// ```
+    /// use torchcore_interop::dlpack::DLDataTypeCode;
+    /// assert_eq!(DLDataTypeCode::FLOAT8_E4M3FN.name(), "kDLFloat8_e4m3fn");
+    /// assert_eq!(DLDataTypeCode(200).name(), "unknown type code 200");
+    /// ```
     pub fn name(self) -> String {
         let known = match self.0 {
             0 => "kDLInt",
@@ -244,6 +294,16 @@ impl DLDataTypeCode {
 }
 
 /// An element type (`DLDataType`): code, bits per lane, lanes.
+///
+/// ```
+/// use c10_core::ScalarType;
+/// use torchcore_interop::dlpack::{dtype_from_dlpack, dtype_to_dlpack, DLDataType, DLDataTypeCode};
+/// let half = DLDataType { code: DLDataTypeCode::FLOAT, bits: 16, lanes: 1 };
+/// assert_eq!(dtype_to_dlpack(ScalarType::Half)?, half);
+/// assert_eq!(dtype_from_dlpack(half)?, ScalarType::Half);
+/// assert!(dtype_from_dlpack(DLDataType { lanes: 4, ..half }).is_err()); // no vector types
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDataType {
@@ -266,6 +326,20 @@ impl DLDataType {
 }
 
 /// The plain tensor description (`DLTensor`); owns nothing.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{from_dlpack, to_dlpack, DLTensor};
+/// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.as_strided(&[2, 3], &[1, 2], None)?;
+/// let m = to_dlpack(&t)?;
+/// // SAFETY: `m` is a live export; its shape and strides hold `ndim` values.
+/// let dl: DLTensor = unsafe { (*m).dl_tensor };
+/// let strides = unsafe { std::slice::from_raw_parts(dl.strides, dl.ndim as usize) };
+/// assert_eq!((dl.ndim, strides, dl.byte_offset), (2, &[1, 2][..], 0));
+/// // SAFETY: handed over once; dropping the import calls the deleter.
+/// drop(unsafe { from_dlpack(m) }?);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct DLTensor {
@@ -288,6 +362,18 @@ pub struct DLTensor {
 
 /// The classic managed tensor (`DLManagedTensor`), DLPack's unit of
 /// exchange before 1.0, still what `torch.utils.dlpack.to_dlpack` returns.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{to_dlpack, DLManagedTensor};
+/// let t = Tensor::arange(0.0, 3.0, 1.0, ScalarType::Double)?;
+/// let m: *mut DLManagedTensor = to_dlpack(&t)?;
+/// assert_eq!(t.storage().pin_count(), 1);
+/// // SAFETY: `m` is live; a consumer that is done calls the deleter once.
+/// unsafe { ((*m).deleter.expect("exports have a deleter"))(m) };
+/// assert_eq!(t.storage().pin_count(), 0);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct DLManagedTensor {
@@ -301,6 +387,19 @@ pub struct DLManagedTensor {
 
 /// The versioned managed tensor (`DLManagedTensorVersioned`, DLPack 1.x),
 /// with a version and flags such as [`DLPACK_FLAG_BITMASK_READ_ONLY`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{to_dlpack_versioned, DLPACK_FLAG_BITMASK_READ_ONLY};
+/// let m = to_dlpack_versioned(&Tensor::arange(0, 3, 1, ScalarType::Int)?)?;
+/// // SAFETY: `m` is live; the consumer calls the deleter once when done.
+/// unsafe {
+///     assert_eq!((*m).flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0); // writable
+///     assert_eq!((*m).dl_tensor.ndim, 1);
+///     ((*m).deleter.expect("exports have a deleter"))(m);
+/// }
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct DLManagedTensorVersioned {
@@ -648,6 +747,20 @@ fn prepare_export(t: &Tensor) -> Result<(DLTensor, ExportParts)> {
 ///
 /// CUDA tensors map to `kDLCUDA` with their device index; the pointer is
 /// the device pointer, never dereferenced here.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{dtype_to_dlpack, from_dlpack, to_dlpack};
+/// let t = Tensor::arange(0, 4, 1, ScalarType::Int)?;
+/// let m = to_dlpack(&t)?;
+/// // SAFETY: `m` is live until it is handed over below.
+/// assert_eq!(unsafe { (*m).dl_tensor.dtype }, dtype_to_dlpack(ScalarType::Int)?);
+/// assert!(t.storage().resize(0).is_err()); // pinned while exported
+/// // SAFETY: a live export, handed over once.
+/// drop(unsafe { from_dlpack(m) }?);
+/// assert_eq!(t.storage().pin_count(), 0);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub fn to_dlpack(t: &Tensor) -> Result<*mut DLManagedTensor> {
     if t.storage().is_read_only() {
         return Err(InteropError::Layout(
@@ -679,6 +792,18 @@ pub fn to_dlpack(t: &Tensor) -> Result<*mut DLManagedTensor> {
 /// Exports `t` as a versioned [`DLManagedTensorVersioned`] (DLPack 1.1),
 /// zero-copy, as [`to_dlpack`] does; read-only storages are exported with
 /// [`DLPACK_FLAG_BITMASK_READ_ONLY`] set instead of being refused.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{from_dlpack_versioned, to_dlpack_versioned};
+/// let t = Tensor::arange(0.0, 3.0, 1.0, ScalarType::Float)?;
+/// let m = to_dlpack_versioned(&t)?;
+/// // SAFETY: a live export, handed over once.
+/// let back = unsafe { from_dlpack_versioned(m) }?;
+/// assert_eq!(back.to_vec::<f32>()?, vec![0.0, 1.0, 2.0]);
+/// assert_eq!(back.storage().data_addr()?, t.storage().data_addr()?); // zero-copy
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub fn to_dlpack_versioned(t: &Tensor) -> Result<*mut DLManagedTensorVersioned> {
     let flags = if t.storage().is_read_only() {
         DLPACK_FLAG_BITMASK_READ_ONLY
@@ -751,6 +876,17 @@ unsafe extern "C" fn delete_versioned_export(managed: *mut DLManagedTensorVersio
 ///
 /// `ctx` must be a live `DLManagedTensor` whose ownership was handed to
 /// [`from_dlpack`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{release_dlpack, to_dlpack};
+/// let t = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+/// let m = to_dlpack(&t)?;
+/// // SAFETY: `m` is a live export that nobody imported; released once.
+/// unsafe { release_dlpack(m.cast()) };
+/// assert_eq!(t.storage().pin_count(), 0); // the export is gone
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[inline(never)]
 pub unsafe fn release_dlpack(ctx: *mut c_void) {
     let managed = ctx.cast::<DLManagedTensor>();
@@ -768,6 +904,17 @@ pub unsafe fn release_dlpack(ctx: *mut c_void) {
 ///
 /// `ctx` must be a live `DLManagedTensorVersioned` whose ownership was
 /// handed to [`from_dlpack_versioned`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{release_dlpack_versioned, to_dlpack_versioned};
+/// let t = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+/// let m = to_dlpack_versioned(&t)?;
+/// // SAFETY: `m` is a live export that nobody imported; released once.
+/// unsafe { release_dlpack_versioned(m.cast()) };
+/// assert_eq!(t.storage().pin_count(), 0); // the export is gone
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[inline(never)]
 pub unsafe fn release_dlpack_versioned(ctx: *mut c_void) {
     let managed = ctx.cast::<DLManagedTensorVersioned>();
@@ -957,6 +1104,18 @@ unsafe fn build_import(plan: ImportPlan, read_only: bool, owner: DataPtr) -> Res
 ///   returned tensor (the producer keeps its own view of the memory;
 ///   accesses on the two sides must be ordered by the program);
 /// * the deleter (if any) must be sound to call from any thread.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::{from_dlpack, to_dlpack};
+/// let t = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+/// // SAFETY: a live export, handed over once.
+/// let back = unsafe { from_dlpack(to_dlpack(&t)?) }?;
+/// assert_eq!(back.to_vec::<i64>()?, vec![0, 1, 2]);
+/// // SAFETY: a null pointer is refused without being read.
+/// assert!(unsafe { from_dlpack(std::ptr::null_mut()) }.is_err());
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub unsafe fn from_dlpack(managed: *mut DLManagedTensor) -> Result<Tensor> {
     if managed.is_null() {
         return Err(InteropError::Format(
@@ -988,6 +1147,18 @@ pub unsafe fn from_dlpack(managed: *mut DLManagedTensor) -> Result<Tensor> {
 /// # Safety
 ///
 /// As for [`from_dlpack`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::dlpack::*;
+/// let m = to_dlpack_versioned(&Tensor::arange(0, 3, 1, ScalarType::Long)?)?;
+/// // SAFETY: `m` is live; marking it read-only only restricts the consumer.
+/// unsafe { (*m).flags |= DLPACK_FLAG_BITMASK_READ_ONLY };
+/// // SAFETY: a live export, handed over once.
+/// let t = unsafe { from_dlpack_versioned(m) }?;
+/// assert!(t.storage().is_read_only() && t.set::<i64>(&[0], 7).is_err());
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub unsafe fn from_dlpack_versioned(managed: *mut DLManagedTensorVersioned) -> Result<Tensor> {
     if managed.is_null() {
         return Err(InteropError::Format(

@@ -56,24 +56,75 @@ use c10_storage::{StorageReadGuard, StorageWriteGuard};
 use crate::error::{InteropError, Result};
 
 /// Zero-copy `ndarray` views of a tensor, under its storage's guards.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::ndarray::NdarrayExt; // brings the methods into scope
+/// let t = Tensor::arange(0, 6, 1, ScalarType::Int)?.as_strided(&[2, 3], &[3, 1], None)?;
+/// assert_eq!(t.ndarray_read::<i32>()?.view().sum(), 15);
+/// t.ndarray_write::<i32>()?.view_mut()[[0, 0]] = 100;
+/// assert_eq!(t.to_ndarray::<i32>()?[[0, 0]], 100);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub trait NdarrayExt {
     /// Takes the storage's shared lock and checks that the tensor can be
     /// seen as an `ArrayViewD<T>` (dtype, host memory, bounds, alignment,
     /// valid `bool` bytes).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use torchcore_interop::ndarray::NdarrayExt;
+    /// let t = Tensor::arange(0.0, 4.0, 1.0, ScalarType::Float)?;
+    /// let guard = t.ndarray_read::<f32>()?; // the storage's shared lock
+    /// assert_eq!(guard.view().as_slice(), Some(&[0.0, 1.0, 2.0, 3.0][..]));
+    /// assert!(t.ndarray_read::<f64>().is_err()); // the dtype must match
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     fn ndarray_read<T: Element>(&self) -> Result<ArrayReadGuard<'_, T>>;
 
     /// Takes the storage's exclusive lock, bumps the version counter, and
     /// checks as [`NdarrayExt::ndarray_read`] does, and also that no two
     /// indices reach the same element (ndarray's rule for mutable views).
     /// Read-only storages refuse, with an error that says to clone first.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use torchcore_interop::ndarray::NdarrayExt;
+    /// let t = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+    /// t.ndarray_write::<i64>()?.view_mut().fill(7);
+    /// assert_eq!(t.to_vec::<i64>()?, vec![7, 7, 7]);
+    /// let broadcast = t.as_strided(&[2, 3], &[0, 1], None)?; // rows share memory
+    /// assert!(broadcast.ndarray_write::<i64>().is_err());
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     fn ndarray_write<T: Element>(&self) -> Result<ArrayWriteGuard<'_, T>>;
 
     /// Copies the elements into an owned row-major `ArrayD` (any layout).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use torchcore_interop::ndarray::NdarrayExt;
+    /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.as_strided(&[2, 3], &[1, 2], None)?;
+    /// let a = t.to_ndarray::<i64>()?; // an owned, row-major copy
+    /// assert_eq!(a, ndarray::array![[0, 2, 4], [1, 3, 5]].into_dyn());
+    /// assert!(a.is_standard_layout());
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     fn to_ndarray<T: Element>(&self) -> Result<ArrayD<T>>;
 }
 
 /// Shared access to a tensor as an `ArrayViewD`; holds the storage's read
 /// lock. See [`NdarrayExt::ndarray_read`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::ndarray::{ArrayReadGuard, NdarrayExt};
+/// let t = Tensor::arange(0, 4, 1, ScalarType::Int)?;
+/// let a: ArrayReadGuard<'_, i32> = t.ndarray_read()?;
+/// let b = t.ndarray_read::<i32>()?; // readers share the lock
+/// assert_eq!(a.view(), b.view());
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub struct ArrayReadGuard<'a, T: Element> {
     _guard: StorageReadGuard<'a>,
     layout: Layout,
@@ -82,6 +133,19 @@ pub struct ArrayReadGuard<'a, T: Element> {
 
 /// Exclusive access to a tensor as an `ArrayViewMutD`; holds the storage's
 /// write lock. See [`NdarrayExt::ndarray_write`].
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::ndarray::{ArrayWriteGuard, NdarrayExt};
+/// let t = Tensor::arange(0, 4, 1, ScalarType::Int)?;
+/// let version = t.version()?;
+/// let mut guard: ArrayWriteGuard<'_, i32> = t.ndarray_write()?;
+/// guard.view_mut()[[3]] = -1;
+/// drop(guard); // releases the lock
+/// assert_eq!(t.get::<i32>(&[3])?, -1);
+/// assert!(t.version()? > version); // the write was recorded
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub struct ArrayWriteGuard<'a, T: Element> {
     _guard: StorageWriteGuard<'a>,
     layout: Layout,
@@ -295,6 +359,16 @@ fn empty_view_mut<'a, T>(shape: &[usize]) -> ArrayViewMutD<'a, T> {
 
 impl<T: Element> ArrayReadGuard<'_, T> {
     /// The tensor as an `ArrayViewD`, borrowed from the guard.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use torchcore_interop::ndarray::NdarrayExt;
+    /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.as_strided(&[3], &[2], Some(1))?;
+    /// let guard = t.ndarray_read::<i64>()?;
+    /// assert_eq!(guard.view().iter().copied().collect::<Vec<_>>(), vec![1, 3, 5]);
+    /// assert_eq!(guard.view().strides(), &[2]);
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn view(&self) -> ArrayViewD<'_, T> {
         // SAFETY: the layout was checked under this guard's read lock, which
         // lives as long as the borrow of `self` and excludes writers.
@@ -304,6 +378,16 @@ impl<T: Element> ArrayReadGuard<'_, T> {
 
 impl<T: Element> ArrayWriteGuard<'_, T> {
     /// The tensor as an `ArrayViewD`, borrowed from the guard.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use torchcore_interop::ndarray::NdarrayExt;
+    /// let t = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+    /// let mut guard = t.ndarray_write::<i64>()?;
+    /// guard.view_mut()[[0]] = 10;
+    /// assert_eq!(guard.view().sum(), 13);
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn view(&self) -> ArrayViewD<'_, T> {
         // SAFETY: checked under this guard's write lock; the shared borrow of
         // `self` excludes `view_mut` for the view's lifetime.
@@ -311,6 +395,16 @@ impl<T: Element> ArrayWriteGuard<'_, T> {
     }
 
     /// The tensor as an `ArrayViewMutD`, borrowed mutably from the guard.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use ndarray::s;
+    /// use torchcore_interop::ndarray::NdarrayExt;
+    /// let t = Tensor::arange(0.0, 4.0, 1.0, ScalarType::Double)?.as_strided(&[2, 2], &[2, 1], None)?;
+    /// t.ndarray_write::<f64>()?.view_mut().slice_mut(s![1, ..]).fill(0.0);
+    /// assert_eq!(t.to_vec::<f64>()?, vec![0.0, 1.0, 0.0, 0.0]);
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn view_mut(&mut self) -> ArrayViewMutD<'_, T> {
         let (shape, strides) = self.layout.dims();
         match self.layout.first {
@@ -376,6 +470,16 @@ pub fn from_ndarray<A: Element, D: Dimension>(a: Array<A, D>) -> Result<Tensor> 
 
 /// A row-major tensor holding a copy of any array or view's elements (in
 /// logical order, whatever the strides).
+///
+/// ```
+/// use ndarray::{array, s};
+/// use torchcore_interop::ndarray::from_ndarray_view;
+/// let a = array![[1i32, 2, 3], [4, 5, 6]];
+/// let t = from_ndarray_view(&a.slice(s![.., 1..]))?; // a copy; `a` stays usable
+/// assert_eq!((t.sizes(), t.to_vec::<i32>()?), (&[2i64, 2][..], vec![2, 3, 5, 6]));
+/// assert_eq!(a[[0, 0]], 1);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub fn from_ndarray_view<A: Element, S: Data<Elem = A>, D: Dimension>(
     a: &ArrayBase<S, D>,
 ) -> Result<Tensor> {

@@ -125,6 +125,15 @@ pub fn dtype_to_safetensors(dtype: ScalarType) -> Result<Dtype> {
 /// The dtype of a safetensors dtype (the inverse of
 /// [`dtype_to_safetensors`]). The sub-byte `F4`, `F6_E2M3` and `F6_E3M2`
 /// are refused.
+///
+/// ```
+/// use c10_core::ScalarType;
+/// use torchcore_interop::safetensors::{dtype_from_safetensors, Dtype};
+/// assert_eq!(dtype_from_safetensors(Dtype::F8_E4M3)?, ScalarType::Float8_e4m3fn);
+/// assert_eq!(dtype_from_safetensors(Dtype::I64)?, ScalarType::Long);
+/// assert!(dtype_from_safetensors(Dtype::F4).is_err()); // sub-byte
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 pub fn dtype_from_safetensors(dtype: Dtype) -> Result<ScalarType> {
     use ScalarType as S;
     Ok(match dtype {
@@ -166,6 +175,17 @@ fn check_little_endian() -> Result<()> {
 
 /// The tensors of a loaded file, in a map by name, with the file's
 /// `__metadata__` and the storage they view.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use c10_storage::Storage;
+/// use torchcore_interop::safetensors::{load_from_storage, serialize};
+/// let bytes = serialize([("a", &Tensor::zeros(&[2, 2], ScalarType::Float)?)], None)?;
+/// let file = load_from_storage(Storage::from_owner(bytes))?;
+/// assert_eq!(file.len(), 1);
+/// assert_eq!(file.get("a").map(|t| t.sizes().to_vec()), Some(vec![2, 2]));
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SafetensorsFile {
     tensors: BTreeMap<String, Tensor>,
@@ -176,42 +196,127 @@ pub struct SafetensorsFile {
 
 impl SafetensorsFile {
     /// Every tensor, by name.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let (a, b) = (Tensor::arange(0, 3, 1, ScalarType::Int)?, Tensor::zeros(&[4], ScalarType::Half)?);
+    /// let file = load_from_storage(Storage::from_owner(serialize([("a", &a), ("b", &b)], None)?))?;
+    /// let numels: Vec<i64> = file.tensors().values().map(|t| t.numel()).collect();
+    /// assert_eq!(numels, vec![3, 4]); // by name
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn tensors(&self) -> &BTreeMap<String, Tensor> {
         &self.tensors
     }
 
     /// The tensors, by name, letting go of the rest.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let bytes = serialize([("w", &Tensor::arange(0, 3, 1, ScalarType::Long)?)], None)?;
+    /// let mut tensors = load_from_storage(Storage::from_owner(bytes))?.into_tensors();
+    /// let w = tensors.remove("w").ok_or("no w")?;
+    /// assert_eq!(w.to_vec::<i64>()?, vec![0, 1, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_tensors(self) -> BTreeMap<String, Tensor> {
         self.tensors
     }
 
     /// One tensor.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let bytes = serialize([("bias", &Tensor::zeros(&[8], ScalarType::Float)?)], None)?;
+    /// let file = load_from_storage(Storage::from_owner(bytes))?;
+    /// assert_eq!(file.get("bias").map(|t| t.dtype()), Some(ScalarType::Float));
+    /// assert!(file.get("weight").is_none());
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn get(&self, name: &str) -> Option<&Tensor> {
         self.tensors.get(name)
     }
 
     /// Tensor names, sorted.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let t = Tensor::zeros(&[1], ScalarType::Float)?;
+    /// let file = load_from_storage(Storage::from_owner(serialize([("z", &t), ("a", &t)], None)?))?;
+    /// assert_eq!(file.names().collect::<Vec<_>>(), ["a", "z"]);
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tensors.keys().map(String::as_str)
     }
 
     /// Number of tensors.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let t = Tensor::zeros(&[1], ScalarType::Float)?;
+    /// let file = load_from_storage(Storage::from_owner(serialize([("x", &t), ("y", &t)], None)?))?;
+    /// assert_eq!(file.len(), 2);
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.tensors.len()
     }
 
     /// Whether the file holds no tensor.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let bytes = serialize(std::iter::empty::<(&str, &Tensor)>(), None)?;
+    /// assert!(load_from_storage(Storage::from_owner(bytes))?.is_empty());
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.tensors.is_empty()
     }
 
     /// The file's `__metadata__` (free-form string pairs), if any.
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let meta = HashMap::from([("format".to_string(), "pt".to_string())]);
+    /// let bytes = serialize([("t", &Tensor::zeros(&[1], ScalarType::Float)?)], Some(meta.clone()))?;
+    /// assert_eq!(load_from_storage(Storage::from_owner(bytes))?.metadata(), Some(&meta));
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn metadata(&self) -> Option<&HashMap<String, String>> {
         self.metadata.as_ref()
     }
 
     /// The storage holding the whole file (header included) that every
     /// tensor but the [`copied`](SafetensorsFile::copied) ones views.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let bytes = serialize([("t", &Tensor::zeros(&[4], ScalarType::Float)?)], None)?;
+    /// let n = bytes.len();
+    /// let file = load_from_storage(Storage::from_owner(bytes))?;
+    /// assert_eq!(file.storage().nbytes(), n); // the whole image, header included
+    /// assert!(file.get("t").is_some_and(|t| t.storage().is_alias_of(file.storage())));
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
@@ -219,6 +324,16 @@ impl SafetensorsFile {
     /// Names of the tensors that were copied because their data was not
     /// aligned to their element size in the file (empty for files written
     /// by the reference implementation).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use c10_storage::Storage;
+    /// use torchcore_interop::safetensors::{load_from_storage, serialize};
+    /// let bytes = serialize([("t", &Tensor::zeros(&[4], ScalarType::Double)?)], None)?;
+    /// let file = load_from_storage(Storage::from_owner(bytes))?;
+    /// assert!(file.copied().is_empty()); // the reference writer aligns every tensor
+    /// # Ok::<(), torchcore_interop::InteropError>(())
+    /// ```
     pub fn copied(&self) -> &[String] {
         &self.copied
     }
@@ -276,6 +391,23 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
 /// writable mapping of it in this one, or `std::fs`). [`save`] over the same
 /// path is fine: it writes a new file and renames it over the old one,
 /// which stays mapped unchanged.
+///
+/// ```
+/// # #[cfg(not(miri))] {
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::safetensors::{load_mmap, save};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.safetensors");
+/// save([("m", &Tensor::arange(0, 4, 1, ScalarType::Int)?)], None, &path)?;
+/// // SAFETY: the file is private to this example; nothing writes or
+/// // truncates it while the mapping is alive.
+/// let file = unsafe { load_mmap(&path)? };
+/// let m = file.get("m").ok_or("no m")?;
+/// assert_eq!(m.to_vec::<i32>()?, vec![0, 1, 2, 3]);
+/// assert!(m.storage().is_read_only()); // clone it to get a writable copy
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub unsafe fn load_mmap(path: impl AsRef<Path>) -> Result<SafetensorsFile> {
     // SAFETY: forwarded to the caller.
     let storage = unsafe { map_file(path.as_ref(), MapMode::ReadOnly) }?;
@@ -285,6 +417,18 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>) -> Result<SafetensorsFile> {
 /// Reads the tensors of a safetensors image held by any CPU storage (a
 /// mapped file, a `Vec<u8>` adopted with `Storage::from_owner`, ...), as
 /// views of it. The tensors are writable if and only if the storage is.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use c10_storage::Storage;
+/// use torchcore_interop::safetensors::{load_from_storage, serialize};
+/// let bytes = serialize([("t", &Tensor::arange(0, 3, 1, ScalarType::Long)?)], None)?;
+/// let file = load_from_storage(Storage::from_read_only_owner(bytes, "an in-memory image"))?;
+/// let t = file.get("t").ok_or("no t")?;
+/// assert_eq!(t.to_vec::<i64>()?, vec![0, 1, 2]);
+/// assert!(t.set::<i64>(&[0], 9).is_err()); // read-only storage, read-only tensors
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn load_from_storage(storage: Storage) -> Result<SafetensorsFile> {
     check_little_endian()?;
     let guard = storage.read()?;
@@ -474,6 +618,22 @@ fn with_views<R>(
 ///
 /// The file is written to a temporary file next to `path` and renamed over
 /// it, so overwriting a file that is still mapped (by [`load`]) is safe.
+///
+/// ```
+/// # #[cfg(not(miri))] {
+/// use std::collections::HashMap;
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::safetensors::{load, save};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("ckpt.safetensors");
+/// let w = Tensor::arange(0.0, 4.0, 1.0, ScalarType::Float)?;
+/// save([("w", &w)], Some(HashMap::from([("step".into(), "100".into())])), &path)?;
+/// let file = load(&path)?;
+/// assert_eq!(file.get("w").ok_or("no w")?.to_vec::<f32>()?, w.to_vec::<f32>()?);
+/// assert_eq!(file.metadata().and_then(|m| m.get("step")).map(String::as_str), Some("100"));
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn save<'t, I, S>(
     tensors: I,
     metadata: Option<HashMap<String, String>>,
@@ -492,6 +652,16 @@ where
 }
 
 /// [`save`] into a byte vector instead of a file.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// use torchcore_interop::safetensors::serialize;
+/// let bytes = serialize([("t", &Tensor::zeros(&[2], ScalarType::Float)?)], None)?;
+/// let header_len = u64::from_le_bytes(bytes[..8].try_into().map_err(|_| "short")?) as usize;
+/// assert_eq!(header_len % 8, 0); // padded to 8 bytes
+/// assert_eq!(bytes.len(), 8 + header_len + 2 * 4); // header, then the data
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn serialize<'t, I, S>(tensors: I, metadata: Option<HashMap<String, String>>) -> Result<Vec<u8>>
 where
     I: IntoIterator<Item = (S, &'t Tensor)>,
