@@ -59,6 +59,10 @@
 //!   [`PARALLEL_MIN_BYTES`](copy::PARALLEL_MIN_BYTES) over rayon's pool.
 //!   A destination that is every byte of a lazily initialised storage
 //!   (`Tensor::empty`) is written without the storage's zero fill.
+//! * [`join`]: `cat` and `stack` (copying, with dtype promotion through
+//!   [`promote`]'s `promote_types`/`result_type`).
+//! * [`convert`]: [`TensorExt`](convert::TensorExt) (in the [`prelude`]):
+//!   `t.to(ScalarType)` and `t.cat_with(...)`.
 
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
@@ -75,12 +79,16 @@
     )
 )]
 
+pub mod convert;
 pub mod copy;
 pub mod infer;
+pub mod join;
+pub mod promote;
 pub mod views;
 
 /// Everything needed to call the shape ops as methods on `Tensor`.
 pub mod prelude {
+    pub use crate::convert::TensorExt;
     pub use crate::copy::CopyOps;
     pub use crate::views::ViewOps;
     pub use c10_core::{MemoryFormat, Tensor};

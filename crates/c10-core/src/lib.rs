@@ -24,7 +24,8 @@
 //! * [`TensorImpl`] with c10's cached contiguity flags, and the [`Tensor`]
 //!   handle (clone = one atomic increment);
 //! * factories ([`Tensor::empty`], [`Tensor::zeros`], [`Tensor::arange`],
-//!   [`Tensor::from_vec`], ...), typed element access ([`Tensor::get`],
+//!   [`Tensor::from_vec`], ...), conversions from `Vec`s and nested arrays
+//!   and back ([`convert`]: `Tensor::from([[1i64, 2], [3, 4]])`), typed element access ([`Tensor::get`],
 //!   [`Tensor::read`], [`Tensor::write`]), in-place metadata operations
 //!   ([`Tensor::resize_`], [`Tensor::set_`], ...), and printing
 //!   (`Display` like `print(tensor)`, [`Tensor::explain`]).
@@ -66,6 +67,7 @@
 
 pub mod access;
 pub mod autograd;
+pub mod convert;
 pub mod device_ops;
 pub mod dispatch_key;
 pub mod error;

@@ -1,0 +1,57 @@
+//! Method forms of the dtype conversion and the joining ops, through the
+//! [`TensorExt`] extension trait (in the [`prelude`](crate::prelude)).
+
+use c10_core::{Result, ScalarType, Tensor};
+
+use crate::{copy, join};
+
+/// Conversion and joining methods on [`Tensor`].
+///
+/// ```
+/// use aten_shape::prelude::*;
+/// use c10_core::ScalarType;
+/// let t = Tensor::from([1.7f32, -2.2]);
+/// let i = t.to(ScalarType::Long)?;
+/// assert_eq!(i.to_vec::<i64>()?, vec![1, -2]);
+/// assert_eq!(t.cat_with(&[&t], 0)?.sizes(), &[4]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub trait TensorExt {
+    /// `t.to(dtype)` ([`copy::to_dtype`]): the same tensor (same
+    /// `TensorImpl`) when it already has `dtype`, else a converted copy.
+    ///
+    /// ```
+    /// use aten_shape::prelude::*;
+    /// use c10_core::ScalarType;
+    /// let t = Tensor::from([[1i64, 2], [3, 4]]);
+    /// let f = t.to(ScalarType::Float)?;
+    /// assert_eq!(f.to_vec::<f32>()?, vec![1.0, 2.0, 3.0, 4.0]);
+    /// assert!(t.to(ScalarType::Long)?.is_same(&t));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn to(&self, dtype: ScalarType) -> Result<Tensor>;
+
+    /// [`join::cat`] of `self` followed by `others` along `dim`.
+    ///
+    /// ```
+    /// use aten_shape::prelude::*;
+    /// let a = Tensor::from([[1u8, 2]]);
+    /// let c = a.cat_with(&[&a, &a], 0)?;
+    /// assert_eq!(c.sizes(), &[3, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    fn cat_with(&self, others: &[&Tensor], dim: i64) -> Result<Tensor>;
+}
+
+impl TensorExt for Tensor {
+    fn to(&self, dtype: ScalarType) -> Result<Tensor> {
+        copy::to_dtype(self, dtype)
+    }
+
+    fn cat_with(&self, others: &[&Tensor], dim: i64) -> Result<Tensor> {
+        let mut all = Vec::with_capacity(others.len() + 1);
+        all.push(self);
+        all.extend_from_slice(others);
+        join::cat(&all, dim)
+    }
+}
