@@ -23,7 +23,7 @@
 use std::env;
 use std::process::{Command, Stdio};
 
-use crate::{cargo, root, run};
+use crate::{cargo, cargo_json, root, run};
 
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 
@@ -132,38 +132,13 @@ fn test_binaries(packages: &[String]) -> Result<Vec<String>, String> {
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut bins = Vec::new();
-    for line in text.lines() {
-        // A test executable is an artifact built with the test profile; the
-        // plain binaries that integration tests need are built too, and
-        // their *target* also says `"test":true`, so look inside `profile`.
-        let test_profile = line
-            .split_once("\"profile\":{")
-            .and_then(|(_, rest)| rest.split_once('}'))
-            .is_some_and(|(profile, _)| profile.contains("\"test\":true"));
-        if !line.contains("\"reason\":\"compiler-artifact\"")
-            || !test_profile
-            || line.contains("\"proc-macro\"")
-        {
-            continue;
-        }
-        if let Some(exe) = json_string_field(line, "executable") {
-            bins.push(exe);
-        }
-    }
+    let mut bins: Vec<String> = cargo_json::artifacts(&text)
+        .filter(|a| cargo_json::is_test_profile(a) && !cargo_json::target_kind_is(a, "proc-macro"))
+        .filter_map(|a| cargo_json::executable(&a))
+        .collect();
     bins.sort();
     bins.dedup();
     Ok(bins)
-}
-
-/// The value of `"field":"..."` in one line of cargo's JSON (cargo escapes
-/// only `"` and `\` in paths, which a workspace path does not contain).
-fn json_string_field(line: &str, field: &str) -> Option<String> {
-    let key = format!("\"{field}\":\"");
-    let start = line.find(&key)? + key.len();
-    let rest = &line[start..];
-    let end = rest.find('"')?;
-    Some(rest[..end].replace("\\\\", "\\"))
 }
 
 /// Test binaries (by name prefix) that valgrind does not run, and why.

@@ -4,8 +4,8 @@
 //! the results.
 //!
 //! * Criterion's medians are read back from
-//!   `target/criterion/**/new/{benchmark,estimates}.json` with a small
-//!   hand-written scan (xtask has no dependencies).
+//!   `target/criterion/**/new/{benchmark,estimates}.json` with
+//!   `serde_json` (`full_id`, `throughput.Bytes`, `median.point_estimate`).
 //! * The C++ harness prints `torch <case> <normal|inference> <median ns>
 //!   <bytes>` lines; they are kept in `target/torch-bench/results.txt`.
 //! * Only results written by this run are used (ratios are taken within one
@@ -359,13 +359,10 @@ fn read_criterion(dir: &Path, since: Option<SystemTime>) -> Result<BTreeMap<Stri
         let (Ok(bj), Ok(ej)) = (fs::read_to_string(&b), fs::read_to_string(&e)) else {
             return;
         };
-        let (Some(id), Some(ns)) = (json_str(&bj, "full_id"), median(&ej)) else {
+        let (Some(id), Some(ns)) = (full_id(&bj), median(&ej)) else {
             return;
         };
-        let bytes = bj
-            .find("\"Bytes\":")
-            .and_then(|i| json_number(&bj[i + "\"Bytes\":".len()..]))
-            .map(|v| v as u64);
+        let bytes = throughput_bytes(&bj);
         out.insert(id, Est { ns, bytes });
     });
     Ok(out)
@@ -384,28 +381,22 @@ fn visit(dir: &Path, f: &mut dyn FnMut(&Path)) {
     }
 }
 
-/// The string value of `"key":"..."` (no escapes in criterion's ids).
-fn json_str(text: &str, key: &str) -> Option<String> {
-    let pat = format!("\"{key}\":\"");
-    let start = text.find(&pat)? + pat.len();
-    let end = text[start..].find('"')? + start;
-    Some(text[start..end].to_string())
+/// The `full_id` of a criterion `benchmark.json`.
+fn full_id(benchmark_json: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(benchmark_json).ok()?;
+    v["full_id"].as_str().map(str::to_owned)
+}
+
+/// The `throughput.Bytes` of a criterion `benchmark.json`, if any.
+fn throughput_bytes(benchmark_json: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(benchmark_json).ok()?;
+    v["throughput"]["Bytes"].as_u64()
 }
 
 /// The median's point estimate in an `estimates.json`.
-fn median(text: &str) -> Option<f64> {
-    let m = text.find("\"median\":")?;
-    let rest = &text[m..];
-    let p = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
-    json_number(&rest[p..])
-}
-
-/// A JSON number at the start of `text`.
-fn json_number(text: &str) -> Option<f64> {
-    let end = text
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
-        .unwrap_or(text.len());
-    text[..end].parse().ok()
+fn median(estimates_json: &str) -> Option<f64> {
+    let v: serde_json::Value = serde_json::from_str(estimates_json).ok()?;
+    v["median"]["point_estimate"].as_f64()
 }
 
 // ---------------------------------------------------------------------------
@@ -912,9 +903,13 @@ mod tests {
         let e = r#"{"mean":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":3.0},"point_estimate":2.5,"standard_error":0.1},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":3.0},"point_estimate":2.25e1,"standard_error":0.1}}"#;
         assert_eq!(median(e), Some(22.5));
         let b = r#"{"group_id":"copy","function_id":"ours","value_str":null,"throughput":{"Bytes":4096},"full_id":"copy/ours"}"#;
-        assert_eq!(json_str(b, "full_id").as_deref(), Some("copy/ours"));
-        let i = b.find("\"Bytes\":").unwrap();
-        assert_eq!(json_number(&b[i + 8..]), Some(4096.0));
+        assert_eq!(full_id(b).as_deref(), Some("copy/ours"));
+        assert_eq!(throughput_bytes(b), Some(4096));
+        assert_eq!(
+            throughput_bytes(r#"{"full_id":"x","throughput":null}"#),
+            None
+        );
+        assert_eq!(median("not json"), None);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Project automation, run as `cargo xtask <command>` (the alias lives in
-//! `.cargo/config.toml`). Plain Rust with no dependencies, so it builds in
-//! seconds on a fresh machine.
+//! `.cargo/config.toml`). Plain Rust whose one dependency is `serde_json`
+//! (for cargo's and criterion's JSON), so it builds in seconds.
 //!
 //! Commands:
 //!
@@ -15,8 +15,10 @@
 //!   (torchcore against candle and ndarray, and libtorch's C++ API with
 //!   `--vs-torch`), then regenerates `docs/benchmarks.md`.
 //! * `interop`: builds `crates/interop-ffi` and runs `tools/interop_test.py`,
-//!   the DLPack and safetensors round trips against a real PyTorch (skipped
-//!   with a message when PyTorch is not importable).
+//!   the DLPack and safetensors round trips against a real PyTorch. Skipped
+//!   checks (PyTorch or the `safetensors` package not importable) are
+//!   reported as `PARTIAL` with the counts, never as a full pass;
+//!   `--strict` makes them an error.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,7 @@ use std::time::Instant;
 
 mod asan;
 mod bench;
+mod cargo_json;
 mod interop;
 mod test_cuda;
 
@@ -70,8 +73,10 @@ commands:
   asan [--asan-only|--valgrind-only] [--build-std] [-p CRATE..]
                   library tests under AddressSanitizer (nightly), then valgrind
                   --leak-check=full over their test binaries; both must be clean
-  interop         build crates/interop-ffi and run tools/interop_test.py: DLPack and
-                  safetensors round trips against a real PyTorch (skips without torch)
+  interop [--strict]
+                  build crates/interop-ffi and run tools/interop_test.py: DLPack and
+                  safetensors round trips against a real PyTorch; skipped checks (no
+                  torch, no safetensors) end in `PARTIAL`, an error with --strict
   test-cuda [--build-only DIR] [--debug] [-- ARGS]
                   build and run the GPU test suite (exit 3: no CUDA driver/GPU); with
                   --build-only, put the test binaries and run-all.sh in DIR (docs/cuda.md)"

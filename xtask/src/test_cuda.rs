@@ -22,7 +22,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-use crate::{cargo, root};
+use crate::{cargo, cargo_json, root};
 
 /// The exit status for "no CUDA driver/GPU found".
 pub const NO_GPU_EXIT: u8 = 3;
@@ -94,61 +94,30 @@ fn parse(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// The value of the JSON string field `key` in `line` (cargo's messages are
-/// one object per line; paths need only `\\` and `\"` unescaped).
-fn json_str(line: &str, key: &str) -> Option<String> {
-    let pat = format!("\"{key}\":\"");
-    let start = line.find(&pat)? + pat.len();
-    let mut out = String::new();
-    let mut chars = line[start..].chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Some(out),
-            '\\' => match chars.next()? {
-                'n' => out.push('\n'),
-                't' => out.push('\t'),
-                other => out.push(other),
-            },
-            c => out.push(c),
-        }
-    }
-    None
-}
-
 /// The test binaries named in cargo's JSON messages.
 fn binaries_from_json(stdout: &str) -> Vec<TestBinary> {
     let mut found: Vec<TestBinary> = Vec::new();
-    for line in stdout.lines() {
-        if !line.contains("\"reason\":\"compiler-artifact\"") {
+    for a in cargo_json::artifacts(stdout) {
+        // Examples are built too, but only test harnesses are wanted.
+        if !cargo_json::is_test_profile(&a) {
             continue;
         }
-        let Some(exe) = json_str(line, "executable") else {
+        let Some(exe) = cargo_json::executable(&a) else {
             continue;
         };
-        // Examples are built too, but only test harnesses are wanted.
-        let profile = line.find("\"profile\":{").map_or("", |i| &line[i..]);
-        let profile = profile.find('}').map_or(profile, |j| &profile[..j]);
-        if !profile.contains("\"test\":true") {
-            continue;
-        }
-        let package = json_str(line, "manifest_path")
+        let package = a["manifest_path"]
+            .as_str()
             .and_then(|m| {
-                Path::new(&m)
+                Path::new(m)
                     .parent()
                     .and_then(Path::file_name)
                     .map(|n| n.to_string_lossy().into_owned())
             })
             .unwrap_or_else(|| "unknown".into());
-        let target_obj = line.find("\"target\":{").map_or("", |i| &line[i..]);
-        let kind_is_lib = target_obj
-            .find("\"kind\":[")
-            .map(|i| &target_obj[i..])
-            .and_then(|k| k.find(']').map(|j| &k[..j]))
-            .is_some_and(|k| k.contains("lib"));
-        let target = if kind_is_lib {
+        let target = if cargo_json::target_kind_is(&a, "lib") {
             "lib".to_owned()
         } else {
-            json_str(target_obj, "name").unwrap_or_else(|| "test".into())
+            a["target"]["name"].as_str().unwrap_or("test").to_owned()
         };
         let name = format!("{package}-{target}");
         if !found.iter().any(|b| b.name == name) {
@@ -415,15 +384,6 @@ mod tests {
             ["oom", "--test-threads=1", "--nocapture"]
         );
         assert!(bins[1].args(&["oom".into()]).is_empty());
-    }
-
-    #[test]
-    fn json_strings_are_unescaped() {
-        assert_eq!(
-            json_str(r#"{"executable":"C:\\t\\x.exe","b":1}"#, "executable").as_deref(),
-            Some(r"C:\t\x.exe")
-        );
-        assert_eq!(json_str(r#"{"executable":null}"#, "executable"), None);
     }
 
     #[test]

@@ -812,7 +812,19 @@ impl<D: RawDevice> CachingAllocator<D> {
         g.snapshot(self.index)
     }
 
-    /// [`snapshot`](CachingAllocator::snapshot) as JSON.
+    /// [`snapshot`](CachingAllocator::snapshot) as JSON, in the shape of
+    /// the `"segments"` list of `torch.cuda.memory_snapshot()` (feature
+    /// `snapshot-json`, on by default).
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
+    /// let a = CachingAllocator::new(FakeDevice::new(1 << 30), 0, CachingAllocatorConfig::default());
+    /// let _p = a.malloc(1000, StreamId::DEFAULT)?;
+    /// let json = a.snapshot_json().unwrap();
+    /// assert!(json.contains(r#""segment_type":"small""#));
+    /// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
+    /// ```
+    #[cfg(feature = "snapshot-json")]
     pub fn snapshot_json(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string(&self.snapshot())
     }

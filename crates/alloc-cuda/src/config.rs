@@ -20,6 +20,7 @@
 //! # Ok::<(), alloc_cuda::ConfigError>(())
 //! ```
 
+#[cfg(feature = "snapshot-json")]
 use serde::{Deserialize, Serialize};
 
 use crate::caching::{LARGE_BUFFER, ROUNDUP_POWER2_INTERVALS};
@@ -42,7 +43,8 @@ pub const PINNED_MAX_REGISTER_THREADS: u64 = 128;
 /// assert_eq!(c.backend(), Backend::CudaMallocAsync);
 /// # Ok::<(), alloc_cuda::ConfigError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub enum Backend {
     /// PyTorch's caching allocator (this crate).
     #[default]
@@ -152,7 +154,8 @@ pub enum ConfigError {
 /// assert!(c.expandable_segments());
 /// # Ok::<(), alloc_cuda::ConfigError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct CachingAllocatorConfig {
     max_split_size: u64,
     max_non_split_rounding_size: u64,

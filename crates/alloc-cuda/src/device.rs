@@ -14,15 +14,15 @@
 
 use std::fmt;
 
+#[cfg(feature = "snapshot-json")]
 use serde::{Deserialize, Serialize};
 
 /// An address in device memory (CUDA's `CUdeviceptr`, a `u64`).
 ///
 /// It is only a number: nothing on the host dereferences it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "snapshot-json", serde(transparent))]
 pub struct DevicePtr(pub u64);
 
 impl DevicePtr {
@@ -52,10 +52,9 @@ impl fmt::Display for DevicePtr {
 /// Free blocks are only reused by the stream they were allocated on, and
 /// the allocator orders its free lists by stream id first, like PyTorch
 /// orders them by the `cudaStream_t` value.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "snapshot-json", serde(transparent))]
 pub struct StreamId(pub u64);
 
 impl StreamId {

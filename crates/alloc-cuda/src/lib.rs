@@ -44,7 +44,8 @@
 //!   retry ladder and PyTorch's message ([`CudaOutOfMemory`]),
 //!   `record_stream` with per-stream event queues, `empty_cache`,
 //!   statistics with PyTorch's names ([`DeviceStats`]), snapshots
-//!   ([`SegmentSnapshot`], JSON via serde), and expandable segments.
+//!   ([`SegmentSnapshot`], JSON via serde with the `snapshot-json`
+//!   feature), and expandable segments.
 //! * [`CachingAllocatorConfig`]: the `PYTORCH_CUDA_ALLOC_CONF` /
 //!   `PYTORCH_ALLOC_CONF` syntax with PyTorch's validation messages.
 //! * [`CachingDeviceAllocator`]: the allocator as a
@@ -80,6 +81,13 @@
 //!
 //! ## Crate features
 //!
+//! * `snapshot-json` (default): [`CachingAllocator::snapshot_json`] and
+//!   serde `Serialize`/`Deserialize` for [`SegmentSnapshot`],
+//!   [`BlockSnapshot`], [`DeviceStats`], [`Stat`], the configuration types,
+//!   [`DevicePtr`] and [`StreamId`]. It is what pulls in `serde` and
+//!   `serde_json`; build with `default-features = false` to leave them
+//!   out. (`tracing` is always a dependency: the allocator reports its
+//!   warnings and debug events through it.)
 //! * `cuda`: the real backend on cudarc, the `cuda` module: the driver
 //!   probe, `CudaDevice`, the native / raw / `cudaMallocAsync` allocator
 //!   backends, the pinned host allocator, and the device operations with

@@ -1,11 +1,13 @@
 //! Snapshots of the allocator's segments and blocks, in the shape of the
 //! `"segments"` list of `torch.cuda.memory_snapshot()`.
 
+#[cfg(feature = "snapshot-json")]
 use serde::{Deserialize, Serialize};
 
 /// State of a block in a snapshot (PyTorch's strings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "snapshot-json", serde(rename_all = "snake_case"))]
 pub enum BlockState {
     /// Handed out to a user.
     ActiveAllocated,
@@ -16,7 +18,8 @@ pub enum BlockState {
 }
 
 /// A stack frame (always empty here: this crate records no history).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct Frame {
     /// Source file.
     pub filename: String,
@@ -27,7 +30,8 @@ pub struct Frame {
 }
 
 /// One block of a segment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct BlockSnapshot {
     /// Device address.
     pub address: u64,
@@ -38,13 +42,14 @@ pub struct BlockSnapshot {
     /// Allocated, pending free, or inactive.
     pub state: BlockState,
     /// Allocation stack (empty).
-    #[serde(default)]
+    #[cfg_attr(feature = "snapshot-json", serde(default))]
     pub frames: Vec<Frame>,
 }
 
 /// `"large"` or `"small"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "snapshot-json", serde(rename_all = "snake_case"))]
 pub enum SegmentType {
     /// From the large pool.
     Large,
@@ -66,11 +71,14 @@ pub enum SegmentType {
 /// assert_eq!(s.segment_type, SegmentType::Large);
 /// assert_eq!(s.blocks[0].state, BlockState::ActiveAllocated);
 /// assert_eq!(s.blocks[1].size, 17 << 20);
+/// # #[cfg(feature = "snapshot-json")] {
 /// let json = a.snapshot_json().unwrap();
 /// assert!(json.contains(r#""state":"inactive""#));
+/// # }
 /// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct SegmentSnapshot {
     /// Device index.
     pub device: i8,
@@ -93,7 +101,7 @@ pub struct SegmentSnapshot {
     /// Whether this is (part of) an expandable segment.
     pub is_expandable: bool,
     /// Stack when the segment was allocated (empty).
-    #[serde(default)]
+    #[cfg_attr(feature = "snapshot-json", serde(default))]
     pub frames: Vec<Frame>,
     /// Blocks in address order.
     pub blocks: Vec<BlockSnapshot>,

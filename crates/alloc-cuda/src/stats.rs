@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "snapshot-json")]
 use serde::{Deserialize, Serialize};
 
 /// One statistic: its current value, the peak since the last
@@ -9,7 +10,8 @@ use serde::{Deserialize, Serialize};
 /// cumulative increases (`allocated`) and decreases (`freed`) since the last
 /// [`reset_accumulated_stats`](crate::CachingAllocator::reset_accumulated_stats)
 /// (c10's `Stat`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct Stat {
     /// Current value.
     pub current: i64,
@@ -71,7 +73,8 @@ pub type StatArray = [Stat; 3];
 /// The statistics of one device's caching allocator (c10's `DeviceStats`).
 ///
 /// See [`DeviceStats::to_flat_map`] for the `memory_stats()` keys.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct DeviceStats {
     /// Live user allocations.
     pub allocation: StatArray,

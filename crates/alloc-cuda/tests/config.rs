@@ -296,6 +296,7 @@ fn environment_variables() {
 }
 
 #[test]
+#[cfg(feature = "snapshot-json")]
 fn config_serializes() {
     let c = CachingAllocatorConfig::parse("max_split_size_mb:64,roundup_power2_divisions:[512:2]")
         .unwrap();

@@ -3,7 +3,8 @@
 
 mod common;
 
-use alloc_cuda::{BlockState, SegmentSnapshot, SegmentType};
+#[cfg(feature = "snapshot-json")]
+use alloc_cuda::{BlockState, SegmentType};
 use common::*;
 
 fn i(v: u64) -> i64 {
@@ -137,6 +138,7 @@ fn oversize_stats_and_max_split_size() {
 }
 
 #[test]
+#[cfg(feature = "snapshot-json")]
 fn snapshot_json_round_trip_and_shape() {
     let a = alloc(GIB, "");
     let p = a.malloc(3 * MIB, S1).unwrap();
@@ -145,7 +147,7 @@ fn snapshot_json_round_trip_and_shape() {
     free(&a, p);
     let snap = a.snapshot();
     let json = a.snapshot_json().unwrap();
-    let back: Vec<SegmentSnapshot> = serde_json::from_str(&json).unwrap();
+    let back: Vec<alloc_cuda::SegmentSnapshot> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, snap);
     // The shape of torch.cuda.memory_snapshot()'s segments.
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -188,6 +190,7 @@ fn snapshot_json_round_trip_and_shape() {
 }
 
 #[test]
+#[cfg(feature = "snapshot-json")]
 fn stats_serialize() {
     let a = alloc(GIB, "");
     let _p = a.malloc(1, S0).unwrap();

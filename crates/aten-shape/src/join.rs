@@ -2,7 +2,7 @@
 //! PyTorch 2.15's shape rules, dtype promotion and error messages.
 //!
 //! * The result has the common dtype of all inputs
-//!   ([`result_type`](crate::promote::result_type)); each input is
+//!   ([`promote::result_type`](crate::promote::result_type)); each input is
 //!   converted while it is copied in.
 //! * The legacy rule: a 1-d tensor with no elements (sizes `[0]`) is skipped
 //!   by `cat` whatever the other tensors' shapes (it still takes part in

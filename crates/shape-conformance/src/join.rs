@@ -23,7 +23,19 @@ use aten_shape::{copy, join, views};
 use c10_core::{MemoryFormat, ScalarType, Tensor, TensorError};
 use serde::Deserialize;
 
-/// One `cat` or `stack` call and PyTorch's answer.
+/// One `cat` or `stack` call and PyTorch's answer (one line of the
+/// corpus).
+///
+/// ```
+/// use shape_conformance::join::JoinCase;
+/// let c: JoinCase = serde_json::from_str(r#"{"id": "x", "op": "cat", "dim": 5,
+///   "inputs": [{"sizes": [2], "dtype": "bool", "layout": "contiguous", "start": 0}],
+///   "expect": {"error": "IndexError",
+///     "message": "Dimension out of range (expected to be in range of [-1, 0], but got 5)"}}"#).unwrap();
+/// assert_eq!((c.op.as_str(), c.inputs[0].sizes.as_slice()), ("cat", &[2i64][..]));
+/// assert_eq!(c.expect.error.as_deref(), Some("IndexError"));
+/// assert_eq!(shape_conformance::join::run_case(&c), Ok(()));
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JoinCase {
@@ -42,6 +54,14 @@ pub struct JoinCase {
 /// An input: `arange(start, start + numel)` in float64 converted to
 /// `dtype`, shaped to `sizes` with `layout` (`contiguous`, `transposed`:
 /// last two dims laid out swapped, `channels_last`: 4-d NHWC).
+///
+/// ```
+/// use shape_conformance::join::JoinInput;
+/// let i: JoinInput = serde_json::from_str(
+///     r#"{"sizes": [2, 3], "dtype": "int64", "layout": "transposed", "start": 4}"#,
+/// ).unwrap();
+/// assert_eq!((i.layout.as_str(), i.start), ("transposed", 4));
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JoinInput {
@@ -57,6 +77,14 @@ pub struct JoinInput {
 
 /// PyTorch's result (all of `sizes`, `strides`, `dtype`, `values`) or
 /// error (`error` and `message`).
+///
+/// ```
+/// use shape_conformance::join::JoinExpect;
+/// let e: JoinExpect = serde_json::from_str(
+///     r#"{"sizes": [0], "strides": [1], "dtype": "float32", "values": []}"#,
+/// ).unwrap();
+/// assert!(e.error.is_none() && e.values == Some(vec![]));
+/// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JoinExpect {
@@ -75,6 +103,12 @@ pub struct JoinExpect {
 }
 
 /// Outcome of a run.
+///
+/// ```
+/// let r = shape_conformance::join::run_text("not json\n");
+/// assert_eq!((r.passed, r.failed), (0, 1));
+/// assert!(r.failures[0].contains("does not parse"));
+/// ```
 #[derive(Debug, Default)]
 pub struct JoinReport {
     /// Cases that matched PyTorch.
