@@ -166,7 +166,7 @@ pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 /// leaf) when `input` does; and when `input` is an inference tensor used
 /// outside inference mode, the copy reached the new tensor through an
 /// in-place `copy_` that autograd saw, so its version is 1.
-pub(crate) fn finish_copy(out: &mut Tensor, input: &Tensor) -> Result<()> {
+fn finish_copy(out: &mut Tensor, input: &Tensor) -> Result<()> {
     out.record_output_of(&[input]);
     if input.is_inference() && !out.is_inference() {
         out.bump_version()?;

@@ -30,7 +30,7 @@ use std::borrow::Borrow;
 use c10_core::geometry::{fmt_list, wrap_dim};
 use c10_core::{MemoryFormat, Result, Tensor, TensorError, TensorOptions};
 
-use crate::copy::{copy_into, finish_copy};
+use crate::copy::copy_into;
 use crate::promote::result_type;
 use crate::views;
 
@@ -182,13 +182,9 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
         }
         offset += len;
     }
-    // Autograd and inference-mode bookkeeping as for any copying op.
-    for t in &tensors {
-        finish_copy(&mut out, t)?;
-        if out.requires_grad() || out.version()? > 0 {
-            break;
-        }
-    }
+    // With grad mode on, the result requires grad when any input does. (Unlike
+    // `clone`, PyTorch's cat of inference tensors leaves version 0.)
+    out.record_output_of(&tensors);
     Ok(out)
 }
 
@@ -271,5 +267,23 @@ mod tests {
         let c = cat(&[&a], 0).unwrap();
         assert!(!c.is_alias_of(&a));
         assert_eq!(c.version().unwrap(), 0);
+    }
+
+    #[test]
+    fn autograd_and_inference_bookkeeping() {
+        let mut w = Tensor::from([1.0f32, 2.0]);
+        w.set_requires_grad(true).unwrap();
+        let plain = Tensor::from([3.0f32]);
+        let c = cat(&[&plain, &w], 0).unwrap();
+        assert!(c.requires_grad() && !c.is_leaf());
+        let s = stack(&[&w, &w], 1).unwrap();
+        assert!(s.requires_grad());
+        let x = {
+            let _guard = c10_core::InferenceMode::new();
+            Tensor::from([1i64, 2])
+        };
+        // As PyTorch: cat of inference tensors outside inference mode has
+        // version 0 (clone's would be 1).
+        assert_eq!(cat(&[&x, &x], 0).unwrap().version().unwrap(), 0);
     }
 }
