@@ -69,8 +69,8 @@ fn output_memory_format(tensors: &[&Tensor]) -> MemoryFormat {
 /// the first input that is not a skipped `[0]` tensor. Errors, in the order
 /// PyTorch checks them:
 ///
-/// * `torch.cat(): expected a non-empty list of Tensors` (a `ValueError` in
-///   PyTorch);
+/// * `torch.cat(): expected a non-empty list of Tensors` (a `ValueError`,
+///   [`TensorError::Value`]);
 /// * `zero-dimensional tensor (at position 1) cannot be concatenated`;
 /// * `Dimension out of range (expected to be in range of [-2, 1], but got
 ///   5)` (an index error);
@@ -107,7 +107,7 @@ fn output_memory_format(tensors: &[&Tensor]) -> MemoryFormat {
 pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
     let tensors: Vec<&Tensor> = tensors.iter().map(Borrow::borrow).collect();
     if tensors.is_empty() {
-        return Err(runtime(
+        return Err(TensorError::Value(
             "torch.cat(): expected a non-empty list of Tensors".into(),
         ));
     }

@@ -158,8 +158,8 @@ impl<T: Element> TryFrom<&Tensor> for Vec<T> {
     fn try_from(t: &Tensor) -> Result<Vec<T>> {
         if t.dtype() != T::SCALAR_TYPE {
             return Err(TensorError::DtypeMismatch {
-                expected: T::SCALAR_TYPE.to_string(),
-                actual: t.dtype().to_string(),
+                expected: T::SCALAR_TYPE,
+                actual: t.dtype(),
             });
         }
         t.to_vec::<T>()
@@ -215,10 +215,7 @@ mod tests {
         let t = Tensor::from(vec![1u8, 2]);
         match Vec::<i64>::try_from(&t) {
             Err(TensorError::DtypeMismatch { expected, actual }) => {
-                assert_eq!(
-                    (expected.as_str(), actual.as_str()),
-                    ("torch.int64", "torch.uint8")
-                );
+                assert_eq!((expected, actual), (ScalarType::Long, ScalarType::Byte));
             }
             other => panic!("unexpected {other:?}"),
         }

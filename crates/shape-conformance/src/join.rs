@@ -2,10 +2,9 @@
 //! PyTorch 2.15 by `tools/gen_join.py`) against `aten_shape::join`.
 //!
 //! Every case must match PyTorch exactly: a result's sizes, strides, dtype
-//! and values (as `f64`, real part for complex dtypes), or an error's kind
-//! (`IndexError` against [`TensorError::Index`], `RuntimeError` and
-//! `ValueError` against [`TensorError::Runtime`]) and message (first line,
-//! word for word). A case that does not parse or panics is a failure.
+//! and values (as `f64`, real part for complex dtypes), or an error's
+//! Python exception class (through [`ErrorKind::python_exception`]) and
+//! message (first line, word for word). A case that does not parse or panics is a failure.
 //!
 //! ```
 //! let line = r#"{"id": "doc", "op": "cat", "dim": 0, "inputs": [
@@ -20,6 +19,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use aten_shape::{copy, join, views};
+#[cfg(doc)]
+use c10_core::ErrorKind;
 use c10_core::{MemoryFormat, ScalarType, Tensor, TensorError};
 use serde::Deserialize;
 
@@ -223,8 +224,7 @@ pub fn run_case(case: &JoinCase) -> Result<(), String> {
     let e = &case.expect;
     match (got, &e.error) {
         (Err(err), Some(kind)) => {
-            let want_index = kind == "IndexError";
-            if want_index != err.is_index_error() {
+            if err.kind().python_exception() != kind {
                 return Err(format!("PyTorch raised {kind}, we gave {err:?}"));
             }
             let msg = err.to_string();
