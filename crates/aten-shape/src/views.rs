@@ -34,9 +34,7 @@
 //! own `as_strided` call inside these ops does. No op panics.
 
 use c10_core::geometry::{check_in_bounds_for_storage, fmt_list, wrap_dim};
-use c10_core::{
-    DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorError, TensorImpl,
-};
+use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorImpl};
 
 use crate::copy as copy_api;
 use crate::infer::{
@@ -1012,29 +1010,14 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
-/// Free-function form of [`ViewOps::index`].
+/// Free-function form of [`ViewOps::index`]: [`crate::indexing::index`]
+/// with integer entries.
 pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
-    let n = t.dim();
-    if indices.len() > n {
-        return Err(TensorError::Index(format!(
-            "too many indices for tensor of dimension {n}"
-        )));
-    }
-    let mut offset = t.storage_offset();
-    for (d, &i) in indices.iter().enumerate() {
-        let size = t.sizes()[d];
-        if i < -size || i >= size {
-            return Err(TensorError::Index(format!(
-                "index {i} is out of bounds for dimension {d} with size {size}"
-            )));
-        }
-        let i = if i < 0 { i + size } else { i };
-        // In range of a dim the tensor has, so within its storage bounds:
-        // `i * stride` and the sum cannot overflow.
-        offset += i * t.strides()[d];
-    }
-    let k = indices.len();
-    t.view_with_geometry(&t.sizes()[k..], &t.strides()[k..], offset)
+    let list: Vec<crate::indexing::TensorIndex> = indices
+        .iter()
+        .map(|&i| crate::indexing::TensorIndex::Int(i))
+        .collect();
+    crate::indexing::index(t, &list)
 }
 
 /// Free-function form of [`ViewOps::squeeze_dims`].

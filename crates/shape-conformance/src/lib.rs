@@ -33,6 +33,7 @@
 //! ```
 
 pub mod fidelity;
+pub mod indexing;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
