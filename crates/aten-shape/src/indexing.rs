@@ -15,7 +15,7 @@
 //!
 //! let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
 //! let v = x.i(s![1, .., None, 1..;2])?; // x[1, :, None, 1::2]
-//! assert_eq!((v.sizes(), v.strides(), v.storage_offset()), (&[3, 1, 2][..], &[4, 2, 2][..], 13));
+//! assert_eq!((v.sizes(), v.strides(), v.storage_offset()), (&[3, 1, 2][..], &[4, 4, 2][..], 13));
 //! assert!(v.is_alias_of(&x)); // a view
 //! assert_eq!(x.i(s![..., -1])?.to_vec::<i64>()?, vec![3, 7, 11, 15, 19, 23]);
 //! assert_eq!(
@@ -368,9 +368,15 @@ fn scalar_tensor_index(x: &Tensor) -> Result<Option<i64>> {
 
 /// The basic-indexing view and whether an advanced index was seen.
 fn walk(t: &Tensor, indices: &[TensorIndex]) -> Result<(Tensor, bool, bool)> {
+    walk_as(t, indices, false)
+}
+
+/// [`walk`], as Python's `t[(i,)]` when `tuple` (no single-index fast
+/// paths).
+fn walk_as(t: &Tensor, indices: &[TensorIndex], tuple: bool) -> Result<(Tensor, bool, bool)> {
     // Python's single-index fast paths (`t[i]`, `t[a:b]`, `t[None]`,
     // `t[...]`).
-    if let [one] = indices {
+    if let (false, [one]) = (tuple, indices) {
         match one {
             TensorIndex::Int(i) => return Ok((apply_select(t, 0, *i, 0)?, true, false)),
             TensorIndex::Slice { start, stop, step } => {
@@ -450,7 +456,14 @@ fn walk(t: &Tensor, indices: &[TensorIndex]) -> Result<(Tensor, bool, bool)> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn index(t: &Tensor, indices: &[TensorIndex]) -> Result<Tensor> {
-    let (result, changed, advanced) = walk(t, indices)?;
+    index_as(t, indices, false)
+}
+
+/// [`index`] as Python's tuple form `t[(i,)]` when `tuple` (used by
+/// [`ViewOps::index`](crate::views::ViewOps::index), whose list is always
+/// a tuple).
+pub(crate) fn index_as(t: &Tensor, indices: &[TensorIndex], tuple: bool) -> Result<Tensor> {
+    let (result, changed, advanced) = walk_as(t, indices, tuple)?;
     if advanced {
         return Err(not_advanced());
     }
