@@ -130,6 +130,13 @@ impl TensorIndex {
 
 /// Integer types usable in indices and ranges (converted to `i64`;
 /// `u64`/`usize` values above `i64::MAX` saturate).
+///
+/// ```
+/// use aten_shape::indexing::{IndexInt, TensorIndex};
+/// let rows: usize = 2;
+/// assert_eq!(TensorIndex::from(rows), TensorIndex::Int(2));
+/// assert_eq!(u64::MAX.to_index(), i64::MAX);
+/// ```
 pub trait IndexInt: Copy {
     /// The value as `i64`.
     ///
@@ -168,6 +175,12 @@ index_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 /// ```
 pub trait IndexRange {
     /// `(start, stop)` as a Python slice's bounds.
+    ///
+    /// ```
+    /// use aten_shape::indexing::IndexRange;
+    /// assert_eq!((1..4).bounds(), (Some(1), Some(4)));
+    /// assert_eq!((..).bounds(), (None, None));
+    /// ```
     fn bounds(&self) -> (Option<i64>, Option<i64>);
 }
 
@@ -566,6 +579,17 @@ pub fn index_put_tensor(t: &Tensor, indices: &[TensorIndex], src: &Tensor) -> Re
 /// Indexing as methods on [`Tensor`] (in the [`prelude`](crate::prelude));
 /// index lists come from [`s!`](crate::s) or are built from
 /// [`TensorIndex`] values.
+///
+/// ```
+/// use aten_shape::{prelude::*, s};
+/// use c10_core::ScalarType;
+/// let img = Tensor::zeros(&[3, 4, 4], ScalarType::Float)?; // C, H, W
+/// let top_left = img.i(s![.., ..2, ..2])?; // a view
+/// top_left.fill_(1.0)?;
+/// img.index_put_scalar(s![0, -1], 5.0)?; // last row of channel 0
+/// assert_eq!(img.i(s![0, ..., 0])?.to_vec::<f32>()?, vec![1.0, 1.0, 0.0, 5.0]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub trait IndexOps {
     /// `self[indices]` (basic indexing, a view); see [`index`].
     ///

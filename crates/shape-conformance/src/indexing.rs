@@ -25,6 +25,11 @@ use c10_core::{ScalarType, Tensor, TensorError, TensorOptions};
 use serde_json::Value;
 
 /// The outcome of a corpus run.
+///
+/// ```
+/// let r = shape_conformance::indexing::run_text("");
+/// assert_eq!((r.passed, r.failed, r.failures.len()), (0, 0, 0));
+/// ```
 #[derive(Debug, Default)]
 pub struct Report {
     /// Cases that matched PyTorch.
