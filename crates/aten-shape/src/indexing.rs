@@ -46,7 +46,7 @@
 use c10_core::{DeviceType, Result, Scalar, ScalarType, Tensor, TensorError, TensorOptions};
 
 use crate::copy as copy_api;
-use crate::infer::{index_error, runtime};
+use crate::infer::index_error;
 use crate::views;
 
 /// One entry of an index list: what one item between the commas of a
@@ -329,7 +329,8 @@ fn apply_select(t: &Tensor, dim: i64, index: i64, real_dim: usize) -> Result<Ten
 }
 
 /// PyTorch's `applySlice` after Python's slice unpacking (`None` bounds are
-/// `0` and `PY_SSIZE_T_MAX`; step `0` is Python's own `ValueError`).
+/// `0` and `PY_SSIZE_T_MAX`; step `0` is Python's own `ValueError`, a
+/// negative step PyTorch's; both are [`TensorError::Value`]).
 fn apply_slice(
     t: &Tensor,
     dim: i64,
@@ -338,10 +339,12 @@ fn apply_slice(
     step: i64,
 ) -> Result<(Tensor, bool)> {
     if step == 0 {
-        return Err(runtime("slice step cannot be zero"));
+        return Err(TensorError::Value("slice step cannot be zero".to_string()));
     }
     if step < 0 {
-        return Err(runtime("step must be greater than zero"));
+        return Err(TensorError::Value(
+            "step must be greater than zero".to_string(),
+        ));
     }
     let (start, stop) = (start.unwrap_or(0), stop.unwrap_or(i64::MAX));
     let sizes = t.sizes();

@@ -103,6 +103,10 @@ fn errors_match_python() {
         "slice() cannot be applied to a 0-dim tensor."
     );
     assert!(x.i(s![0, 3]).unwrap_err().is_index_error());
+    assert_eq!(
+        x.i(s![..;0]).unwrap_err().kind(),
+        c10_core::ErrorKind::Value
+    );
     // advanced indexing is refused after the basic checks
     assert!(matches!(x.i(s![true]), Err(TensorError::NotImplemented(_))));
     let idx = Tensor::from_vec(vec![0i64, 1], &[2]).unwrap();

@@ -4,8 +4,8 @@
 //! strides, storage offset and values of the view) and indexed assignment
 //! `x[idx] = number` / `x[idx] = tensor` (the base's values afterwards and
 //! its version counter). A case PyTorch failed must fail here with the same
-//! exception kind (`IndexError` as [`TensorError::Index`], `ValueError` and
-//! `RuntimeError` as [`TensorError::Runtime`]) and the same message; every
+//! exception kind ([`TensorError::kind`]'s Python exception: `IndexError`,
+//! `ValueError`, `RuntimeError`) and the same message; every
 //! difference, unparsable case or panic is a failure.
 //!
 //! ```
@@ -212,11 +212,7 @@ fn base(case: &Value) -> R<Tensor> {
 fn check_error(got: TensorError, want: &Value) -> R<()> {
     let kind = want["kind"].as_str().unwrap_or("");
     let msg = want["message"].as_str().unwrap_or("");
-    let kind_ok = match kind {
-        "IndexError" => matches!(got, TensorError::Index(_)),
-        "ValueError" | "RuntimeError" => matches!(got, TensorError::Runtime(_)),
-        _ => false,
-    };
+    let kind_ok = got.kind().python_exception() == kind;
     let got_msg = got.to_string();
     let got_msg = got_msg.lines().next().unwrap_or("");
     if !kind_ok || got_msg != msg {
