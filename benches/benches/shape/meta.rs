@@ -213,7 +213,11 @@ pub fn benches(c: &mut Criterion) {
     // building a view over the slice with explicit strides.
     let mut g = c.benchmark_group("as_strided");
     g.bench_function("ours", |b| {
-        b.iter(|| ViewOps::as_strided(black_box(&t_m), &[1024, 1024], &[1, 1024], Some(0)).unwrap())
+        b.iter(|| {
+            black_box(&t_m)
+                .as_strided(&[1024, 1024], &[1, 1024], Some(0))
+                .unwrap()
+        })
     });
     let flat = a_m.as_slice().unwrap();
     g.bench_function("ndarray_view", |b| {

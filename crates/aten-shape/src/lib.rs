@@ -49,6 +49,9 @@
 //!
 //! * [`views`]: the view ops, as free functions and as methods through
 //!   [`ViewOps`](views::ViewOps) (in the [`prelude`]).
+//! * [`indexing`]: Python's basic indexing (`t[1, ..., None, 2:8:2]`) as
+//!   views, written with the [`s!`] macro, and indexed assignment, through
+//!   [`IndexOps`](indexing::IndexOps).
 //! * [`infer`]: `infer_size` (`-1` in a shape), `computeStride` (can this
 //!   shape be a view?), `inferExpandGeometry`, broadcasting.
 //! * [`copy`]: `contiguous`, `clone`, `empty_like`, `copy_` (broadcasting,
@@ -81,6 +84,7 @@
 
 pub mod convert;
 pub mod copy;
+pub mod indexing;
 pub mod infer;
 pub mod join;
 pub mod promote;
@@ -90,6 +94,7 @@ pub mod views;
 pub mod prelude {
     pub use crate::convert::TensorExt;
     pub use crate::copy::CopyOps;
+    pub use crate::indexing::{IndexOps, TensorIndex};
     pub use crate::views::ViewOps;
     pub use c10_core::{MemoryFormat, Tensor};
 }

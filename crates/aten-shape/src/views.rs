@@ -5,6 +5,9 @@
 //!
 //! Each op exists twice: as a method of the [`ViewOps`] trait (implemented
 //! for [`Tensor`]) and as a free function taking `&Tensor` first.
+//! `as_strided` and `detach` are not here: they are inherent methods of
+//! [`Tensor`] ([`Tensor::as_strided`], [`Tensor::detach`]), one name with
+//! one behaviour.
 //!
 //! ```
 //! use aten_shape::views::ViewOps;
@@ -33,10 +36,8 @@
 //! and anything outside the storage with PyTorch's messages, as PyTorch's
 //! own `as_strided` call inside these ops does. No op panics.
 
-use c10_core::geometry::{check_in_bounds_for_storage, fmt_list, wrap_dim};
-use c10_core::{
-    DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorError, TensorImpl,
-};
+use c10_core::geometry::{fmt_list, wrap_dim};
+use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorImpl};
 
 use crate::copy as copy_api;
 use crate::infer::{
@@ -252,47 +253,6 @@ fn legacy_type_name(t: &Tensor) -> String {
 // as_strided / view / reshape
 // ---------------------------------------------------------------------------
 
-/// Free-function form of [`ViewOps::as_strided`].
-pub fn as_strided(
-    t: &Tensor,
-    size: &[i64],
-    stride: &[i64],
-    storage_offset: Option<i64>,
-) -> Result<Tensor> {
-    check_symint_list(size)?;
-    check_symint_list(stride)?;
-    let offset = storage_offset.unwrap_or(t.storage_offset());
-    if size.len() != stride.len() || stride.iter().any(|&s| s < 0) || offset < 0 {
-        // Invalid arguments: `Tensor::as_strided` reports them.
-        return t.as_strided(size, stride, storage_offset);
-    }
-    // The same storage check as `Tensor::as_strided` (skipped when a quick
-    // computation shows it passes), then the view built in place.
-    let (itemsize, per_byte, available) = (
-        t.element_size(),
-        t.dtype().elements_per_byte(),
-        t.storage().nbytes(),
-    );
-    if !surely_in_bounds(size, stride, offset, itemsize, per_byte, available) {
-        check_in_bounds_for_storage(size, stride, offset, itemsize, per_byte, available)?;
-    }
-    let built = TensorImpl::try_view_tensor_fill(
-        t.impl_ref(),
-        offset,
-        size.len(),
-        |new_sizes, new_strides| {
-            new_sizes.copy_from_slice(size);
-            new_strides.copy_from_slice(stride);
-            Ok(true)
-        },
-    )?;
-    match built {
-        Some(view) => Ok(view),
-        // (not reached: the fill above never gives up)
-        None => t.as_strided(size, stride, storage_offset),
-    }
-}
-
 /// `view`'s geometry built in place: `Ok(Some((geometry, wrapped)))` when
 /// `t` can be viewed as `shape`, `Ok(None)` when its strides do not allow
 /// it, `Err` when `shape` is invalid for `t`'s number of elements.
@@ -339,42 +299,6 @@ fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
             Ok(compute_stride_into(sizes, strides, new_sizes, new_strides) == Some(false))
         },
     )
-}
-
-/// A sufficient condition for `check_in_bounds_for_storage` to pass, for
-/// the common case (every size at least 1, non-negative strides and offset,
-/// whole-byte elements): the last element's byte end, computed without
-/// overflow, fits in the storage. `false` means "ask the real check".
-#[inline]
-fn surely_in_bounds(
-    sizes: &[i64],
-    strides: &[i64],
-    offset: i64,
-    itemsize: usize,
-    elements_per_byte: usize,
-    available: usize,
-) -> bool {
-    if elements_per_byte != 1 || offset < 0 {
-        return false;
-    }
-    let mut last = offset as u128;
-    for (&n, &st) in sizes.iter().zip(strides) {
-        if n < 1 || st < 0 {
-            return false;
-        }
-        // Each product is below 2^126; a sum that overflows is not "sure".
-        match last.checked_add(st as u128 * (n - 1) as u128) {
-            Some(l) => last = l,
-            None => return false,
-        }
-    }
-    match last
-        .checked_add(1)
-        .and_then(|end| end.checked_mul(itemsize as u128))
-    {
-        Some(bytes) => bytes <= available as u128 && bytes <= i64::MAX as u128,
-        None => false,
-    }
 }
 
 /// Free-function form of [`ViewOps::view`].
@@ -1012,29 +936,15 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
-/// Free-function form of [`ViewOps::index`].
+/// Free-function form of [`ViewOps::index`]: [`crate::indexing::index`]
+/// with integer entries, as Python's tuple `t[(i, j)]` (so `t[(0,)]` of a
+/// 0-dim tensor is `too many indices for tensor of dimension 0`).
 pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
-    let n = t.dim();
-    if indices.len() > n {
-        return Err(TensorError::Index(format!(
-            "too many indices for tensor of dimension {n}"
-        )));
-    }
-    let mut offset = t.storage_offset();
-    for (d, &i) in indices.iter().enumerate() {
-        let size = t.sizes()[d];
-        if i < -size || i >= size {
-            return Err(TensorError::Index(format!(
-                "index {i} is out of bounds for dimension {d} with size {size}"
-            )));
-        }
-        let i = if i < 0 { i + size } else { i };
-        // In range of a dim the tensor has, so within its storage bounds:
-        // `i * stride` and the sum cannot overflow.
-        offset += i * t.strides()[d];
-    }
-    let k = indices.len();
-    t.view_with_geometry(&t.sizes()[k..], &t.strides()[k..], offset)
+    let list: Vec<crate::indexing::TensorIndex> = indices
+        .iter()
+        .map(|&i| crate::indexing::TensorIndex::Int(i))
+        .collect();
+    crate::indexing::index_as(t, &list, true)
 }
 
 /// Free-function form of [`ViewOps::squeeze_dims`].
@@ -1216,11 +1126,6 @@ pub fn alias(t: &Tensor) -> Result<Tensor> {
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }
 
-/// Free-function form of [`ViewOps::detach`].
-pub fn detach(t: &Tensor) -> Result<Tensor> {
-    Ok(t.detach())
-}
-
 // ---------------------------------------------------------------------------
 // The trait
 // ---------------------------------------------------------------------------
@@ -1228,25 +1133,6 @@ pub fn detach(t: &Tensor) -> Result<Tensor> {
 /// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
 /// function of this module with the tensor as first argument.
 pub trait ViewOps {
-    /// `as_strided(size, stride, storage_offset)`: a view with exactly this
-    /// geometry, checked against the storage; the offset defaults to the
-    /// input's.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
-    /// let v = ViewOps::as_strided(&x, &[2, 3], &[3, 1], Some(1))?;
-    /// assert_eq!(v.to_vec::<i64>()?, vec![1, 2, 3, 4, 5, 6]);
-    /// assert!(ViewOps::as_strided(&x, &[4, 4], &[3, 1], None).is_err()); // needs 13 elements
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn as_strided(
-        &self,
-        size: &[i64],
-        stride: &[i64],
-        storage_offset: Option<i64>,
-    ) -> Result<Tensor>;
-
     /// `view(shape)`: same elements, new shape (one `-1` is inferred);
     /// fails when the strides do not allow it (use `reshape`).
     ///
@@ -1568,7 +1454,8 @@ pub trait ViewOps {
     /// `indices.len()` dims (negative indices count from the end), a view.
     /// Errors as PyTorch's indexing: `too many indices for tensor of
     /// dimension 2`, `index 3 is out of bounds for dimension 1 with size 3`
-    /// (both `IndexError`).
+    /// (both `IndexError`). The list is a Python tuple (`t[(0,)]`); for
+    /// slices, `None` and `...` see [`crate::indexing`].
     ///
     /// ```
     /// use aten_shape::views::ViewOps;
@@ -1662,29 +1549,9 @@ pub trait ViewOps {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     fn alias(&self) -> Result<Tensor>;
-
-    /// `detach()`: same storage, geometry and version counter, no autograd
-    /// metadata (the inherent [`Tensor::detach`], wrapped in `Ok`).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// let d = ViewOps::detach(&x)?;
-    /// assert!(d.is_set_to(&x) && d.shares_version_counter_with(&x));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn detach(&self) -> Result<Tensor>;
 }
 
 impl ViewOps for Tensor {
-    fn as_strided(
-        &self,
-        size: &[i64],
-        stride: &[i64],
-        storage_offset: Option<i64>,
-    ) -> Result<Tensor> {
-        as_strided(self, size, stride, storage_offset)
-    }
     fn view(&self, shape: &[i64]) -> Result<Tensor> {
         view(self, shape)
     }
@@ -1789,8 +1656,5 @@ impl ViewOps for Tensor {
     }
     fn alias(&self) -> Result<Tensor> {
         alias(self)
-    }
-    fn detach(&self) -> Result<Tensor> {
-        detach(self)
     }
 }

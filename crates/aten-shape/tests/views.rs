@@ -699,33 +699,31 @@ fn as_strided_alias_detach() {
     // default offset is the input's
     let tail = x.slice(0, Some(3), None, 1).unwrap();
     assert_eq!(
-        ViewOps::as_strided(&tail, &[2], &[1], None)
-            .unwrap()
-            .storage_offset(),
+        tail.as_strided(&[2], &[1], None).unwrap().storage_offset(),
         3
     );
     // 104
     assert_eq!(
-        err(views::as_strided(&x, &[2, 4], &[3, 1], Some(0))),
+        err(x.as_strided(&[2, 4], &[3, 1], Some(0))),
         "setStorage: sizes [2, 4], strides [3, 1], storage offset 0, and itemsize 4 requiring a storage size of 28 are out of bounds for storage of size 24"
     );
     assert_eq!(
-        err(views::as_strided(&x, &[2], &[1, 1], None)),
+        err(x.as_strided(&[2], &[1, 1], None)),
         "mismatch in length of strides and shape"
     );
     assert_eq!(
-        err(views::as_strided(&x, &[2, 2], &[-1, 1], None)),
+        err(x.as_strided(&[2, 2], &[-1, 1], None)),
         "as_strided: Negative strides are not supported at the moment, got strides: [-1, 1]"
     );
     assert_eq!(
-        err(views::as_strided(&x, &[2], &[1], Some(-1))),
+        err(x.as_strided(&[2], &[1], Some(-1))),
         "Tensor: invalid storage offset -1"
     );
-    assert!(views::as_strided(&x, &[i64::MIN, 0], &[0, 1], None).is_err());
+    assert!(x.as_strided(&[i64::MIN, 0], &[0, 1], None).is_err());
     // alias and detach
     let a = x.alias().unwrap();
     assert!(a.is_set_to(&x) && !a.is_same(&x) && a.shares_version_counter_with(&x));
-    let d = views::detach(&x).unwrap();
+    let d = x.detach();
     assert!(d.is_set_to(&x) && d.shares_version_counter_with(&x));
 }
 

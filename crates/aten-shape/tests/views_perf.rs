@@ -30,9 +30,7 @@ fn view_op_timings() {
     time("view", || x.view(&[6, -1]));
     time("view (strided)", || tr.view(&[2, 4, 3, 5, 1]));
     time("reshape", || x.reshape(&[6, 20]));
-    time("as_strided", || {
-        ViewOps::as_strided(&x, &[2, 3], &[3, 1], Some(1))
-    });
+    time("as_strided", || x.as_strided(&[2, 3], &[3, 1], Some(1)));
     time("slice", || x.slice(2, Some(1), None, 2));
     time("narrow", || x.narrow(-1, 1, 3));
     time("select", || x.select(1, -1));

@@ -419,24 +419,41 @@ impl Tensor {
     }
 
     /// `as_strided(size, stride, storage_offset)`: a view with exactly this
-    /// geometry, checked against the storage (PyTorch's errors). The offset
-    /// defaults to this tensor's.
+    /// geometry, checked against the storage (PyTorch's errors, after the
+    /// dispatcher's check that the lists hold SymInt-representable values,
+    /// `>= -2^62`). The offset defaults to this tensor's. One allocation
+    /// (the view's `TensorImpl`).
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
+    /// let v = x.as_strided(&[2, 3], &[3, 1], Some(1))?;
+    /// assert_eq!(v.to_vec::<i64>()?, vec![1, 2, 3, 4, 5, 6]);
+    /// assert!(x.as_strided(&[4, 4], &[3, 1], None).is_err()); // needs 13 elements
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn as_strided(
         &self,
         sizes: &[i64],
         strides: &[i64],
         storage_offset: Option<i64>,
     ) -> Result<Tensor> {
+        check_symint_list(sizes)?;
+        check_symint_list(strides)?;
         let offset = storage_offset.unwrap_or(self.storage_offset());
         check_as_strided_args(sizes, strides, offset)?;
-        geometry::check_in_bounds_for_storage(
-            sizes,
-            strides,
-            offset,
+        let (itemsize, per_byte, available) = (
             self.element_size(),
             self.dtype().elements_per_byte(),
             self.storage().nbytes(),
-        )?;
+        );
+        // The storage check is skipped when a quick computation shows it
+        // passes.
+        if !surely_in_bounds(sizes, strides, offset, itemsize, per_byte, available) {
+            geometry::check_in_bounds_for_storage(
+                sizes, strides, offset, itemsize, per_byte, available,
+            )?;
+        }
         self.view_with_geometry(sizes, strides, offset)
     }
 
@@ -913,16 +930,83 @@ impl Tensor {
     }
 }
 
+/// The values as `Display` prints them (PyTorch's `repr`, summarised for
+/// big tensors) plus the layout: sizes, strides, storage offset, dtype and
+/// device as PyTorch writes them (`torch.float32`, `cpu`, `cuda:0`),
+/// `requires_grad` and the storage's id (equal ids share memory). `{:#?}`
+/// puts one field per line.
+///
+/// ```
+/// use c10_core::{ScalarType, Tensor};
+/// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.as_strided(&[2, 2], &[1, 3], Some(1))?;
+/// let s = format!("{t:?}");
+/// assert!(s.starts_with(
+///     "Tensor { data: tensor([[1, 4],\n        [2, 5]]), sizes: [2, 2], strides: [1, 3], \
+///      storage_offset: 1, dtype: torch.int64, device: cpu, requires_grad: false, storage: 0x"
+/// ), "{s}");
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tensor")
+            .field("data", &format_args!("{self}"))
             .field("sizes", &self.sizes())
             .field("strides", &self.strides())
             .field("storage_offset", &self.storage_offset())
-            .field("dtype", &self.dtype())
-            .field("device", &self.device())
+            .field("dtype", &format_args!("{}", self.dtype()))
+            .field("device", &format_args!("{}", self.device()))
+            .field("requires_grad", &self.requires_grad())
             .field("storage", &format_args!("{:#x}", self.storage().id()))
             .finish()
+    }
+}
+
+/// The smallest `int64` a c10 `SymInt` stores inline (`-2^62`).
+const MIN_SYMINT: i64 = -(1 << 62);
+
+/// PyTorch's dispatcher check that a `SymInt[]` argument holds only inline
+/// (`>= -2^62`) integers.
+fn check_symint_list(values: &[i64]) -> Result<()> {
+    if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
+        return Err(TensorError::runtime(format!(
+            "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
+            fmt_list(values)
+        )));
+    }
+    Ok(())
+}
+
+/// A sufficient condition for `check_in_bounds_for_storage` to pass, for
+/// the common case (every size at least 1, non-negative strides and offset,
+/// whole-byte elements): the last element's byte end is within the storage.
+fn surely_in_bounds(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    itemsize: usize,
+    elements_per_byte: usize,
+    available: usize,
+) -> bool {
+    if elements_per_byte != 1 || offset < 0 {
+        return false;
+    }
+    let mut last = offset as u128;
+    for (&n, &st) in sizes.iter().zip(strides) {
+        if n < 1 || st < 0 {
+            return false;
+        }
+        // Each product is below 2^126; a sum that overflows is not "sure".
+        match last.checked_add(st as u128 * (n - 1) as u128) {
+            Some(l) => last = l,
+            None => return false,
+        }
+    }
+    match last
+        .checked_add(1)
+        .and_then(|end| end.checked_mul(itemsize as u128))
+    {
+        Some(bytes) => bytes <= available as u128 && bytes <= i64::MAX as u128,
+        None => false,
     }
 }
 

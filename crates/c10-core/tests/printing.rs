@@ -470,3 +470,45 @@ const EXPECTED: &[(&str, &str)] = &[
     ("sum_transposed", "tensor([[   0,   40,   80,  ..., 1080, 1120, 1160],\n        [   1,   41,   81,  ..., 1081, 1121, 1161],\n        [   2,   42,   82,  ..., 1082, 1122, 1162],\n        ...,\n        [  37,   77,  117,  ..., 1117, 1157, 1197],\n        [  38,   78,  118,  ..., 1118, 1158, 1198],\n        [  39,   79,  119,  ..., 1119, 1159, 1199]])"),
     ("sum_expanded", "tensor([[ 1.5000e+00, -2.0000e+00,  1.0000e-03],\n        [ 1.5000e+00, -2.0000e+00,  1.0000e-03],\n        [ 1.5000e+00, -2.0000e+00,  1.0000e-03],\n        ...,\n        [ 1.5000e+00, -2.0000e+00,  1.0000e-03],\n        [ 1.5000e+00, -2.0000e+00,  1.0000e-03],\n        [ 1.5000e+00, -2.0000e+00,  1.0000e-03]])"),
 ];
+
+#[test]
+fn debug_shows_values_and_layout() {
+    let base = Tensor::arange(0.0, 6.0, 1.0, ScalarType::Float).unwrap();
+    let t = base.as_strided(&[3, 2], &[1, 3], Some(0)).unwrap();
+    let s = format!("{t:?}");
+    let want = "Tensor { data: tensor([[0., 3.],\n        [1., 4.],\n        [2., 5.]]), \
+                sizes: [3, 2], strides: [1, 3], storage_offset: 0, dtype: torch.float32, \
+                device: cpu, requires_grad: false, storage: 0x";
+    assert!(s.starts_with(want), "{s}");
+    assert!(!s.contains("Device {"), "{s}");
+    // Same storage, same id.
+    let id = |t: &Tensor| {
+        format!("{t:?}")
+            .rsplit("storage: ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(id(&t), id(&base));
+
+    // 0-dim tensor, pretty form: one field per line.
+    let z = Tensor::from_vec(vec![7i64], &[]).unwrap();
+    let p = format!("{z:#?}");
+    assert!(p.starts_with("Tensor {\n    data: tensor(7),\n    sizes: [],\n    strides: [],\n    storage_offset: 0,\n    dtype: torch.int64,\n    device: cpu,\n"), "{p}");
+
+    // Device-only metadata for meta tensors (PyTorch's `meta`).
+    let m = meta(&[2, 3], ScalarType::Half);
+    let s = format!("{m:?}");
+    assert!(
+        s.contains("device: meta") && s.contains("dtype: torch.float16"),
+        "{s}"
+    );
+    assert!(
+        s.contains("data: tensor(..., device='meta', size=(2, 3), dtype=torch.float16)"),
+        "{s}"
+    );
+
+    // requires_grad shows.
+    let w = Tensor::zeros(&[1], TensorOptions::new().requires_grad(true)).unwrap();
+    assert!(format!("{w:?}").contains("requires_grad: true"));
+}

@@ -34,6 +34,7 @@
 
 pub mod fidelity;
 pub mod join;
+pub mod indexing;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -500,7 +501,7 @@ pub fn apply_op(
         "clone" => copy::clone(t, MemoryFormat::Preserve),
         "ravel" => t.ravel(),
         "alias" => t.alias(),
-        "detach" => ViewOps::detach(t),
+        "detach" => Ok(t.detach()),
         "split" => {
             let (s, d, i) = (a.int("split_size")?, a.int_or("dim", 0)?, a.int("index")?);
             t.split(s, d).and_then(|p| pick(p, i))
