@@ -33,8 +33,8 @@
 //! ```
 
 pub mod fidelity;
-pub mod join;
 pub mod indexing;
+pub mod join;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
