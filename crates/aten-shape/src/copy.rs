@@ -625,6 +625,12 @@ pub fn set_copy_threads(n: usize) {
 /// The number of pieces a large CPU copy is split into at most (see
 /// [`set_copy_threads`]): at least 1 and at most the number of available
 /// cores.
+///
+/// ```
+/// use aten_shape::copy::{copy_threads, set_copy_threads};
+/// set_copy_threads(2);
+/// assert_eq!(copy_threads(), 2);
+/// ```
 pub fn copy_threads() -> usize {
     match COPY_THREADS.load(Ordering::Relaxed) {
         0 => available_cores(),

@@ -302,6 +302,15 @@ fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
 }
 
 /// Free-function form of [`ViewOps::view`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let v = views::view(&a, &[3, -1])?;
+/// assert_eq!((v.sizes(), v.strides()), (&[3i64, 4][..], &[4i64, 1][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     if let Some(v) = try_view_in_place(t, shape)? {
         return Ok(v);
@@ -313,11 +322,30 @@ pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::view_as`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let like = Tensor::zeros(&[2, 6], ScalarType::Float)?;
+/// assert_eq!(views::view_as(&a, &like)?.sizes(), &[2, 6]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
     view(t, other.sizes())
 }
 
 /// Free-function form of [`ViewOps::reshape`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let r = views::reshape(&views::t(&m)?, &[12])?; // not viewable: copies
+/// assert!(!r.is_alias_of(&m));
+/// assert_eq!(r.get::<i64>(&[1])?, 4);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     if let Some(v) = try_view_in_place(t, shape)? {
         return Ok(v);
@@ -337,6 +365,15 @@ pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::reshape_as`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let like = Tensor::zeros(&[4, 3], ScalarType::Float)?;
+/// assert_eq!(views::reshape_as(&a, &like)?.sizes(), &[4, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn reshape_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
     reshape(t, other.sizes())
 }
@@ -407,6 +444,15 @@ fn slice_at(
 }
 
 /// Free-function form of [`ViewOps::slice`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let s = views::slice(&a, 0, Some(2), Some(100), 3)?; // a[2:100:3]
+/// assert_eq!(s.to_vec::<i64>()?, vec![2, 5, 8, 11]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn slice(
     t: &Tensor,
     dim: i64,
@@ -422,6 +468,15 @@ pub fn slice(
 }
 
 /// Free-function form of [`ViewOps::narrow`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let n = views::narrow(&a, 0, 3, 2)?;
+/// assert_eq!((n.storage_offset(), n.to_vec::<i64>()?), (3, vec![3, 4]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     if t.dim() == 0 {
         return Err(runtime("narrow() cannot be applied to a 0-dim tensor."));
@@ -457,6 +512,15 @@ fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::select`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let col = views::select(&m, 1, -1)?;
+/// assert_eq!(col.to_vec::<i64>()?, vec![3, 7, 11]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     if t.dim() == 0 {
         return Err(index_error("select() cannot be applied to a 0-dim tensor."));
@@ -489,6 +553,15 @@ fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::unbind`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let rows = views::unbind(&m, 0)?;
+/// assert_eq!((rows.len(), rows[2].to_vec::<i64>()?), (3, vec![8, 9, 10, 11]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
     let d = wrap(dim, t.dim())?;
     if t.dim() == 0 {
@@ -505,6 +578,15 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 /// Free-function form of [`ViewOps::split`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let parts = views::split(&a, 5, 0)?;
+/// assert_eq!(parts.iter().map(|p| p.numel()).collect::<Vec<_>>(), vec![5, 5, 2]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(runtime("split expects at least a 1-dimensional tensor"));
@@ -539,6 +621,16 @@ pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 /// Free-function form of [`ViewOps::split_with_sizes`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let parts = views::split_with_sizes(&a, &[2, 10], 0)?;
+/// assert_eq!(parts[1].storage_offset(), 2);
+/// assert!(views::split_with_sizes(&a, &[2, 3], 0).is_err()); // must sum to 12
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(runtime("split expects at least a 1-dimensional tensor"));
@@ -573,6 +665,15 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
 }
 
 /// Free-function form of [`ViewOps::chunk`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let parts = views::chunk(&a, 5, 0)?; // chunks of ceil(12/5) = 3
+/// assert_eq!(parts.len(), 4);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(runtime("chunk expects at least a 1-dimensional tensor"));
@@ -597,6 +698,15 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 /// Free-function form of [`ViewOps::tensor_split`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let parts = views::tensor_split(&a, 5, 0)?; // sizes 3, 3, 2, 2, 2
+/// assert_eq!(parts.iter().map(|p| p.numel()).collect::<Vec<_>>(), vec![3, 3, 2, 2, 2]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(runtime(format!(
@@ -634,6 +744,15 @@ pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> 
 }
 
 /// Free-function form of [`ViewOps::tensor_split_indices`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let parts = views::tensor_split_indices(&a, &[1, 5], 0)?;
+/// assert_eq!(parts[1].to_vec::<i64>()?, vec![1, 2, 3, 4]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(runtime(format!(
@@ -657,6 +776,15 @@ pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec
 // ---------------------------------------------------------------------------
 
 /// Free-function form of [`ViewOps::transpose`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let tr = views::transpose(&m, 0, -1)?;
+/// assert_eq!((tr.sizes(), tr.strides()), (&[4i64, 3][..], &[1i64, 4][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     let n = t.dim();
     let a = wrap(dim0, n)?;
@@ -676,16 +804,41 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::swapaxes`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// assert_eq!(views::swapaxes(&m, 0, 1)?.sizes(), &[4, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn swapaxes(t: &Tensor, axis0: i64, axis1: i64) -> Result<Tensor> {
     transpose(t, axis0, axis1)
 }
 
 /// Free-function form of [`ViewOps::swapdims`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// assert_eq!(views::swapdims(&m, 1, 0)?.strides(), &[1, 4]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn swapdims(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     transpose(t, dim0, dim1)
 }
 
 /// Free-function form of [`ViewOps::t`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// assert_eq!(views::t(&m)?.sizes(), &[4, 3]);
+/// assert!(views::t(&Tensor::zeros(&[2, 2, 2], ScalarType::Float)?).is_err()); // <= 2 dims
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn t(x: &Tensor) -> Result<Tensor> {
     let n = x.dim();
     if n > 2 {
@@ -697,6 +850,14 @@ pub fn t(x: &Tensor) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::mt`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[5, 2, 3], ScalarType::Float)?;
+/// assert_eq!(views::mt(&b)?.sizes(), &[5, 3, 2]); // last two dims swapped
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn mt(t: &Tensor) -> Result<Tensor> {
     let n = t.dim();
     if n == 0 {
@@ -712,6 +873,14 @@ pub fn mt(t: &Tensor) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::numpy_t`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[5, 2, 3], ScalarType::Float)?;
+/// assert_eq!(views::numpy_t(&b)?.sizes(), &[3, 2, 5]); // all dims reversed
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
     let mut sizes = DimVec::from_slice(t.sizes());
     let mut strides = DimVec::from_slice(t.strides());
@@ -757,6 +926,15 @@ impl DimSet {
 }
 
 /// Free-function form of [`ViewOps::permute`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+/// let p = views::permute(&b, &[2, 0, 1])?;
+/// assert_eq!((p.sizes(), p.strides()), (&[4i64, 2, 3][..], &[1i64, 12, 4][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let n = t.dim();
     if dims.len() != n {
@@ -800,6 +978,14 @@ fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
 }
 
 /// Free-function form of [`ViewOps::movedim`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+/// assert_eq!(views::movedim(&b, &[0], &[-1])?.sizes(), &[3, 4, 2]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
     if source.len() != destination.len() {
         return Err(runtime(format!(
@@ -860,6 +1046,15 @@ pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor
 // ---------------------------------------------------------------------------
 
 /// Free-function form of [`ViewOps::expand`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let row = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+/// let e = views::expand(&row, &[2, -1])?;
+/// assert_eq!((e.sizes(), e.strides()), (&[2i64, 3][..], &[0i64, 1][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     if size.len() < t.dim() {
         return Err(runtime(format!(
@@ -894,11 +1089,28 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::expand_as`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let row = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+/// let like = Tensor::zeros(&[4, 3], ScalarType::Float)?;
+/// assert_eq!(views::expand_as(&row, &like)?.sizes(), &[4, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn expand_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
     expand(t, other.sizes())
 }
 
 /// Free-function form of [`ViewOps::broadcast_to`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let col = Tensor::zeros(&[3, 1], ScalarType::Float)?;
+/// assert_eq!(views::broadcast_to(&col, &[2, 3, 5])?.strides(), &[0, 1, 0]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn broadcast_to(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     expand(t, size)
 }
@@ -910,6 +1122,14 @@ pub use crate::infer::broadcast_shapes;
 // ---------------------------------------------------------------------------
 
 /// Free-function form of [`ViewOps::squeeze`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[1, 3, 1, 2], ScalarType::Float)?;
+/// assert_eq!(views::squeeze(&b)?.sizes(), &[3, 2]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
     let mut sizes = DimVec::new();
     let mut strides = DimVec::new();
@@ -923,6 +1143,15 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::squeeze_dim`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
+/// assert_eq!(views::squeeze_dim(&b, -1)?.sizes(), &[1, 3]);
+/// assert_eq!(views::squeeze_dim(&b, 1)?.sizes(), &[1, 3, 1]); // size 3: unchanged
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
     let n = t.dim();
     let d = wrap(dim, n)?;
@@ -939,6 +1168,14 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
 /// Free-function form of [`ViewOps::index`]: [`crate::indexing::index`]
 /// with integer entries, as Python's tuple `t[(i, j)]` (so `t[(0,)]` of a
 /// 0-dim tensor is `too many indices for tensor of dimension 0`).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// assert_eq!(views::index(&m, &[2, -1])?.item::<i64>()?, 11);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
     let list: Vec<crate::indexing::TensorIndex> = indices
         .iter()
@@ -948,12 +1185,29 @@ pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::squeeze_dims`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
+/// assert_eq!(views::squeeze_dims(&b, &[0, 2])?.sizes(), &[3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let (sizes, strides) = c10_core::geometry::squeeze_dims_geometry(t.sizes(), t.strides(), dims)?;
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::unsqueeze`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let u = views::unsqueeze(&a, 0)?;
+/// assert_eq!((u.sizes(), u.strides()), (&[1i64, 12][..], &[12i64, 1][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
     let n = t.dim();
     let d = wrap(dim, n + 1)?;
@@ -978,6 +1232,14 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::flatten`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+/// assert_eq!(views::flatten(&b, 1, -1)?.sizes(), &[2, 12]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
     let n = t.dim();
     let s = wrap(start_dim, n)?;
@@ -1006,6 +1268,14 @@ pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::unflatten`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// assert_eq!(views::unflatten(&a, 0, &[2, -1, 3])?.sizes(), &[2, 2, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
     // Python's `Tensor.unflatten` checks the sizes before the dim.
     if sizes.is_empty() {
@@ -1039,6 +1309,15 @@ pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
 }
 
 /// Free-function form of [`ViewOps::ravel`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let r = views::ravel(&m)?; // contiguous: a view
+/// assert!(r.is_alias_of(&m) && r.sizes() == [12]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn ravel(t: &Tensor) -> Result<Tensor> {
     let c = copy_api::contiguous(t, MemoryFormat::Contiguous)?;
     view(&c, &[-1])
@@ -1049,6 +1328,15 @@ pub fn ravel(t: &Tensor) -> Result<Tensor> {
 // ---------------------------------------------------------------------------
 
 /// Free-function form of [`ViewOps::diagonal`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let d = views::diagonal(&m, 1, 0, 1)?;
+/// assert_eq!(d.to_vec::<i64>()?, vec![1, 6, 11]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
     let n = t.dim();
     let d1 = wrap(dim1, n)?;
@@ -1090,6 +1378,15 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 }
 
 /// Free-function form of [`ViewOps::unfold`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let w = views::unfold(&a, 0, 4, 4)?; // windows of 4, step 4
+/// assert_eq!((w.sizes(), w.to_vec::<i64>()?[4]), (&[3i64, 4][..], 4));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
     let n = t.dim();
     let d = wrap(dimension, n)?;
@@ -1121,6 +1418,15 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
 }
 
 /// Free-function form of [`ViewOps::alias`].
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let al = views::alias(&a)?;
+/// assert!(al.is_alias_of(&a) && !al.is_same(&a));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 pub fn alias(t: &Tensor) -> Result<Tensor> {
     // SAFETY: the edit changes nothing.
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
