@@ -47,10 +47,6 @@ use self::kernel::{copy_same_dtype, CopyPlan, Dims};
 const INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.";
 const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
 
-fn runtime(msg: impl Into<String>) -> TensorError {
-    TensorError::Runtime(msg.into())
-}
-
 /// Whether some permutation of the dims of `t` is dense (c10's cached
 /// `is_non_overlapping_and_dense` flag; true for every tensor without
 /// elements).
@@ -224,7 +220,7 @@ pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
         return Ok(t.clone());
     }
     if format == MemoryFormat::Preserve {
-        return Err(runtime(
+        return Err(TensorError::runtime(
             "preserve memory format is unsupported by the contiguous operator",
         ));
     }
@@ -292,17 +288,19 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
         return Ok(());
     }
     if src_dev.is_meta() {
-        return Err(runtime("Cannot copy out of meta tensor; no data!"));
+        return Err(TensorError::runtime(
+            "Cannot copy out of meta tensor; no data!",
+        ));
     }
     let same_data = dst.dtype() == src.dtype() && dst.is_set_to(src);
     if same_data {
         return Ok(());
     }
     if has_internal_overlap(dst) {
-        return Err(runtime(INTERNAL_OVERLAP));
+        return Err(TensorError::runtime(INTERNAL_OVERLAP));
     }
     if is_partial_overlap(dst, src) {
-        return Err(runtime(PARTIAL_OVERLAP));
+        return Err(TensorError::runtime(PARTIAL_OVERLAP));
     }
     let src_strides = broadcast_strides(dst.sizes(), src.sizes(), src.strides())?;
     if dst.numel() == 0 {
@@ -334,7 +332,7 @@ fn infer_size(a: &[i64], b: &[i64]) -> Result<Dims<i64>> {
             1
         };
         if sa != sb && sa != 1 && sb != 1 {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton dimension {i}"
             )));
         }
@@ -348,7 +346,7 @@ fn infer_size(a: &[i64], b: &[i64]) -> Result<Dims<i64>> {
 fn broadcast_shape_check(dst: &[i64], src: &[i64]) -> Result<()> {
     let shape = infer_size(dst, src)?;
     if shape.as_slice() != dst {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "output with shape {} doesn't match the broadcast shape {}",
             fmt_list(dst),
             fmt_list(&shape)
@@ -422,7 +420,7 @@ fn checked_byte_range(
     let e = elem as i128;
     let (blo, bhi) = (lo * e, (hi + 1) * e);
     if blo < 0 || bhi > nbytes as i128 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "tensor with sizes {}, strides {} and storage offset {} does not fit in its storage of {} bytes (was the storage shrunk?)",
             fmt_list(sizes),
             fmt_list(strides),
@@ -437,7 +435,7 @@ fn checked_byte_range(
 fn check_copyable(t: &Tensor) -> Result<()> {
     let dtype = t.dtype();
     if dtype.elements_per_byte() != 1 || !matches!(dtype.itemsize(), 1 | 2 | 4 | 8 | 16) {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "copy_ is not supported for tensors of dtype {dtype}"
         )));
     }
@@ -452,7 +450,7 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
         None
     } else {
         Some(Converter::new(src.dtype(), dst.dtype()).ok_or_else(|| {
-            runtime(format!(
+            TensorError::runtime(format!(
                 "copy_ from dtype {} to dtype {} is not supported",
                 src.dtype(),
                 dst.dtype()
@@ -461,7 +459,7 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     };
     let (de, se) = (dst.element_size(), src.element_size());
     let plan = CopyPlan::new(dst.sizes(), dst.strides(), src_strides, de, se)
-        .ok_or_else(|| runtime("copy_: byte offsets of the layouts overflow"))?;
+        .ok_or_else(|| TensorError::runtime("copy_: byte offsets of the layouts overflow"))?;
 
     // A destination whose elements are every byte of its storage (and
     // which is not also the source) is written in full: a lazily
@@ -908,7 +906,7 @@ impl BufferedCopy<'_> {
     /// The caller holds the guards and has checked both layouts against
     /// the guarded buffers, relative to `dst` and `src`.
     fn run(&self, converter: Option<Converter>, dst: *mut u8, src: *const u8) -> Result<()> {
-        let overflow = || runtime("copy_: byte offsets of the layouts overflow");
+        let overflow = || TensorError::runtime("copy_: byte offsets of the layouts overflow");
         let numel = usize::try_from(c10_core::geometry::compute_numel(self.sizes)?)
             .map_err(|_| overflow())?;
         let bytes = numel.checked_mul(self.src_elem).ok_or_else(overflow)?;

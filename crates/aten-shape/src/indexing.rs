@@ -46,7 +46,6 @@
 use c10_core::{DeviceType, Result, Scalar, ScalarType, Tensor, TensorError, TensorOptions};
 
 use crate::copy as copy_api;
-use crate::infer::index_error;
 use crate::views;
 
 /// One entry of an index list: what one item between the commas of a
@@ -310,7 +309,7 @@ fn not_advanced() -> TensorError {
 fn apply_select(t: &Tensor, dim: i64, index: i64, real_dim: usize) -> Result<Tensor> {
     let sizes = t.sizes();
     if index == 0 && dim == 0 && sizes.is_empty() {
-        return Err(index_error(
+        return Err(TensorError::index(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number",
         ));
     }
@@ -321,7 +320,7 @@ fn apply_select(t: &Tensor, dim: i64, index: i64, real_dim: usize) -> Result<Ten
         .unwrap_or(0);
     // `!index` is `-1 - index` without overflow.
     if !(size > !index && size > index) {
-        return Err(index_error(format!(
+        return Err(TensorError::index(format!(
             "index {index} is out of bounds for dimension {real_dim} with size {size}"
         )));
     }
@@ -407,7 +406,7 @@ fn walk_as(t: &Tensor, indices: &[TensorIndex], tuple: bool) -> Result<(Tensor, 
     let ndim = t.dim() as i64;
     let specified = count_specified(indices);
     if specified > ndim {
-        return Err(index_error(format!(
+        return Err(TensorError::index(format!(
             "too many indices for tensor of dimension {ndim}"
         )));
     }

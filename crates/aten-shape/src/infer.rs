@@ -15,20 +15,9 @@
 
 use c10_core::geometry::fmt_list;
 use c10_core::{Result, TensorError};
-use smallvec::SmallVec;
 
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
-pub type DimVec = SmallVec<[i64; 8]>;
-
-/// A `RuntimeError` with `msg`.
-pub(crate) fn runtime(msg: impl Into<String>) -> TensorError {
-    TensorError::Runtime(msg.into())
-}
-
-/// An `IndexError` with `msg`.
-pub(crate) fn index_error(msg: impl Into<String>) -> TensorError {
-    TensorError::Index(msg.into())
-}
+pub use c10_core::geometry::DimVec;
 
 /// Wrapping `i64` arithmetic that remembers whether anything wrapped.
 #[derive(Clone, Copy, Debug, Default)]
@@ -89,7 +78,7 @@ pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Res
     for (i, &s) in shape.iter().enumerate() {
         if s == -1 {
             if infer_dim.is_some() {
-                return Err(runtime("only one dimension can be inferred"));
+                return Err(TensorError::runtime("only one dimension can be inferred"));
             }
             infer_dim = Some(i);
         } else if s >= 0 {
@@ -97,7 +86,7 @@ pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Res
             // only make a later numel check fail, never succeed wrongly).
             newsize = newsize.wrapping_mul(s);
         } else {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "invalid shape dimension {s} at index {i} of shape {}",
                 fmt_list(shape)
             )));
@@ -105,7 +94,7 @@ pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Res
     }
     let ok = numel == newsize || (infer_dim.is_some() && newsize > 0 && numel % newsize == 0);
     if !ok {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "shape '{}' is invalid for input of size {numel}",
             fmt_list(shape)
         )));
@@ -113,7 +102,7 @@ pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Res
     out.copy_from_slice(shape);
     if let Some(d) = infer_dim {
         if newsize == 0 {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
                 fmt_list(shape)
             )));
@@ -280,7 +269,7 @@ pub(crate) fn infer_expand_geometry_into(
         return Ok(false);
     }
     if ndim < tensor_dim || tensor_strides.len() != tensor_dim {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "expand: the number of sizes provided ({ndim}) must be greater or equal to the number of dimensions in the tensor ({tensor_dim})"
         )));
     }
@@ -303,7 +292,7 @@ pub(crate) fn infer_expand_geometry_into(
         let mut target = sizes[i];
         if target == -1 {
             if !existing {
-                return Err(runtime(format!(
+                return Err(TensorError::runtime(format!(
                     "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
                 )));
             }
@@ -311,7 +300,7 @@ pub(crate) fn infer_expand_geometry_into(
         }
         if size != target {
             if size != 1 {
-                return Err(runtime(format!(
+                return Err(TensorError::runtime(format!(
                     "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
                     fmt_list(sizes),
                     fmt_list(tensor_sizes)
@@ -354,7 +343,7 @@ pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
             1
         };
         if !(size_a == size_b || size_a == 1 || size_b == 1) {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
             )));
         }
@@ -400,7 +389,7 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
             }
             if *c == 1 {
                 if s < 0 {
-                    return Err(runtime(
+                    return Err(TensorError::runtime(
                         "Attempting to broadcast a dimension with negative length!",
                     ));
                 }
@@ -410,7 +399,7 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
                 continue;
             }
             if *c != s {
-                return Err(runtime(format!(
+                return Err(TensorError::runtime(format!(
                     "Attempting to broadcast a dimension of length {s} at -{k}! Mismatching argument at index {arg_idx} had {}; but expected shape should be broadcastable to {}",
                     fmt_tuple(shape),
                     fmt_list(&common)

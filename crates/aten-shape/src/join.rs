@@ -39,10 +39,6 @@ fn should_skip(t: &Tensor) -> bool {
     t.dim() == 1 && t.sizes()[0] == 0
 }
 
-fn runtime(msg: String) -> TensorError {
-    TensorError::Runtime(msg)
-}
-
 /// PyTorch's `cat_compute_output_memory_format`: the inputs' common
 /// suggested format, `Contiguous` as soon as one is contiguous or two
 /// differ.
@@ -113,7 +109,7 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
     }
     for (i, t) in tensors.iter().enumerate() {
         if t.dim() == 0 {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "zero-dimensional tensor (at position {i}) cannot be concatenated"
             )));
         }
@@ -127,7 +123,7 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
     let dtype = result_type(tensors.iter().map(|t| t.dtype()))?;
     let device = tensors[0].device();
     if let Some(other) = tensors.iter().find(|t| t.device() != device) {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
             device,
             other.device()
@@ -143,7 +139,7 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
                     continue;
                 }
                 if t.dim() != first.dim() {
-                    return Err(runtime(format!(
+                    return Err(TensorError::runtime(format!(
                         "Tensors must have same number of dimensions: got {} and {}",
                         first.dim(),
                         t.dim()
@@ -151,14 +147,14 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
                 }
                 for (d, (&a, &b)) in first.sizes().iter().zip(t.sizes()).enumerate() {
                     if d != dim && a != b {
-                        return Err(runtime(format!(
+                        return Err(TensorError::runtime(format!(
                             "Sizes of tensors must match except in dimension {dim}. Expected size {a} but got size {b} for tensor number {i} in the list."
                         )));
                     }
                 }
-                size_at_dim = size_at_dim
-                    .checked_add(t.sizes()[dim])
-                    .ok_or_else(|| runtime("cat: the size of the result overflows int64".into()))?;
+                size_at_dim = size_at_dim.checked_add(t.sizes()[dim]).ok_or_else(|| {
+                    TensorError::runtime("cat: the size of the result overflows int64")
+                })?;
             }
             let mut sizes = first.sizes().to_vec();
             sizes[dim] = size_at_dim;
@@ -218,13 +214,13 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
 pub fn stack<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
     let tensors: Vec<&Tensor> = tensors.iter().map(Borrow::borrow).collect();
     let Some(first) = tensors.first() else {
-        return Err(runtime("stack expects a non-empty TensorList".into()));
+        return Err(TensorError::runtime("stack expects a non-empty TensorList"));
     };
     let ndim = first.dim() as i64;
     let d = wrap_dim(dim, ndim + 1, true)? as i64;
     for (i, t) in tensors.iter().enumerate().skip(1) {
         if t.sizes() != first.sizes() {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
                 fmt_list(first.sizes()),
                 fmt_list(t.sizes())

@@ -37,12 +37,14 @@
 //! own `as_strided` call inside these ops does. No op panics.
 
 use c10_core::geometry::{fmt_list, wrap_dim};
-use c10_core::{DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorImpl};
+use c10_core::{
+    DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorError, TensorImpl,
+};
 
 use crate::copy as copy_api;
 use crate::infer::{
-    compute_stride_flagged, compute_stride_into, index_error, infer_expand_geometry_into,
-    infer_size, infer_size_into, runtime, DimVec, Wrap,
+    compute_stride_flagged, compute_stride_into, infer_expand_geometry_into, infer_size,
+    infer_size_into, DimVec, Wrap,
 };
 
 const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
@@ -76,7 +78,7 @@ fn make_view(
         // PyTorch passes the wrapped values to `as_strided` as SymInts,
         // which cannot hold values below -2^62.
         if let Some(&v) = sizes.iter().chain(strides).find(|&&v| v < MIN_SYMINT) {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
             )));
         }
@@ -178,7 +180,7 @@ fn make_alias_view(
         }
     }
     if overflowed {
-        return Err(runtime("Stride calculation overflowed"));
+        return Err(TensorError::runtime("Stride calculation overflowed"));
     }
     t.as_strided(sizes, &strides, Some(offset))
 }
@@ -191,7 +193,7 @@ const MIN_SYMINT: i64 = -(1 << 62);
 /// (`>= -2^62`) integers.
 fn check_symint_list(values: &[i64]) -> Result<()> {
     if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
             fmt_list(values)
         )));
@@ -207,7 +209,9 @@ fn pieces_vec(n: i64) -> Result<Vec<Tensor>> {
         .ok()
         .is_some_and(|n| v.try_reserve_exact(n).is_ok());
     if !ok {
-        return Err(runtime(format!("cannot allocate a list of {n} tensors")));
+        return Err(TensorError::runtime(format!(
+            "cannot allocate a list of {n} tensors"
+        )));
     }
     Ok(v)
 }
@@ -317,7 +321,7 @@ pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     }
     match view_geometry(t, shape)? {
         Some((geometry, wrapped)) => install_alias(t, geometry, t.storage_offset(), wrapped),
-        None => Err(runtime(VIEW_INCOMPATIBLE)),
+        None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
     }
 }
 
@@ -360,7 +364,7 @@ pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
         Some((strides, wrapped)) => {
             make_alias_view(&copy, &inferred, strides, copy.storage_offset(), wrapped)
         }
-        None => Err(runtime(VIEW_INCOMPATIBLE)),
+        None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
     }
 }
 
@@ -391,7 +395,7 @@ fn slice_at(
     step: i64,
 ) -> Result<Tensor> {
     if step <= 0 {
-        return Err(runtime("slice step must be positive"));
+        return Err(TensorError::runtime("slice step must be positive"));
     }
     let (sizes, strides) = (t.sizes(), t.strides());
     let size = sizes[d];
@@ -424,7 +428,7 @@ fn slice_at(
     // size, which is refused here (found by torchcore's hostile_sizes).
     let new_size = w.add(len, step - 1) / step;
     if new_size < 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "slice: the size computed for step {step} overflowed (got {new_size})"
         )));
     }
@@ -461,7 +465,9 @@ pub fn slice(
     step: i64,
 ) -> Result<Tensor> {
     if t.dim() == 0 {
-        return Err(index_error("slice() cannot be applied to a 0-dim tensor."));
+        return Err(TensorError::index(
+            "slice() cannot be applied to a 0-dim tensor.",
+        ));
     }
     let d = wrap(dim, t.dim())?;
     slice_at(t, d, start, end, step)
@@ -479,10 +485,14 @@ pub fn slice(
 /// ```
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     if t.dim() == 0 {
-        return Err(runtime("narrow() cannot be applied to a 0-dim tensor."));
+        return Err(TensorError::runtime(
+            "narrow() cannot be applied to a 0-dim tensor.",
+        ));
     }
     if length < 0 {
-        return Err(runtime("narrow(): length must be non-negative."));
+        return Err(TensorError::runtime(
+            "narrow(): length must be non-negative.",
+        ));
     }
     let d = wrap(dim, t.dim())?;
     narrow_at(t, d, start, length)
@@ -494,7 +504,7 @@ fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
     let cur = t.sizes()[d];
     let neg_cur = cur.wrapping_neg();
     if !(neg_cur <= start && start <= cur) {
-        return Err(index_error(format!(
+        return Err(TensorError::index(format!(
             "start out of range (expected to be in range of [{neg_cur}, {cur}], but got {start})"
         )));
     }
@@ -504,7 +514,7 @@ fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
         start
     };
     if start > cur.wrapping_sub(length) {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "start ({start}) + length ({length}) exceeds dimension size ({cur})."
         )));
     }
@@ -523,7 +533,9 @@ fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
 /// ```
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     if t.dim() == 0 {
-        return Err(index_error("select() cannot be applied to a 0-dim tensor."));
+        return Err(TensorError::index(
+            "select() cannot be applied to a 0-dim tensor.",
+        ));
     }
     let d = wrap(dim, t.dim())?;
     select_at(t, d, index)
@@ -535,7 +547,7 @@ fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
     let size = sizes[d];
     // `!index` is `-1 - index` without overflow.
     if size <= !index || size <= index {
-        return Err(index_error(format!(
+        return Err(TensorError::index(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {d}",
             fmt_list(sizes)
         )));
@@ -565,7 +577,7 @@ fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
     let d = wrap(dim, t.dim())?;
     if t.dim() == 0 {
-        return Err(index_error(format!(
+        return Err(TensorError::index(format!(
             "Dimension specified as {d} but tensor has no dimensions"
         )));
     }
@@ -589,17 +601,19 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 /// ```
 pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
-        return Err(runtime("split expects at least a 1-dimensional tensor"));
+        return Err(TensorError::runtime(
+            "split expects at least a 1-dimensional tensor",
+        ));
     }
     if split_size < 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "split expects split_size be non-negative, but got split_size={split_size}"
         )));
     }
     let d = wrap(dim, t.dim())?;
     let dim_size = t.sizes()[d];
     if split_size == 0 && dim_size != 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
         )));
     }
@@ -613,7 +627,9 @@ pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
     for i in 0..num_splits {
         let length = if i < num_splits - 1 { split_size } else { last };
         if length < 0 {
-            return Err(runtime("narrow(): length must be non-negative."));
+            return Err(TensorError::runtime(
+                "narrow(): length must be non-negative.",
+            ));
         }
         out.push(narrow_at(t, d, i.wrapping_mul(split_size), length)?);
     }
@@ -633,7 +649,9 @@ pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
 /// ```
 pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
-        return Err(runtime("split expects at least a 1-dimensional tensor"));
+        return Err(TensorError::runtime(
+            "split expects at least a 1-dimensional tensor",
+        ));
     }
     let d = wrap(dim, t.dim())?;
     let dim_size = t.sizes()[d];
@@ -641,7 +659,7 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
     let mut start: i64 = 0;
     for &length in split_sizes {
         if length < 0 {
-            return Err(runtime(format!(
+            return Err(TensorError::runtime(format!(
                 "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
                 fmt_list(split_sizes)
             )));
@@ -656,7 +674,7 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
         start = start.wrapping_add(length);
     }
     if start != dim_size {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "split_with_sizes expects split_sizes to sum exactly to {dim_size} (input tensor's size at dimension {dim}), but got split_sizes={}",
             fmt_list(split_sizes)
         )));
@@ -676,10 +694,12 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
 /// ```
 pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
-        return Err(runtime("chunk expects at least a 1-dimensional tensor"));
+        return Err(TensorError::runtime(
+            "chunk expects at least a 1-dimensional tensor",
+        ));
     }
     if chunks <= 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "chunk expects `chunks` to be greater than 0, got: {chunks}"
         )));
     }
@@ -709,14 +729,14 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
 /// ```
 pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
             t.dim()
         )));
     }
     let d = wrap(dim, t.dim())?;
     if sections <= 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "number of sections must be larger than 0, got {sections}"
         )));
     }
@@ -755,7 +775,7 @@ pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> 
 /// ```
 pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
             t.dim()
         )));
@@ -842,7 +862,7 @@ pub fn swapdims(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
 pub fn t(x: &Tensor) -> Result<Tensor> {
     let n = x.dim();
     if n > 2 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "t() expects a tensor with <= 2 dimensions, but self is {n}D"
         )));
     }
@@ -865,7 +885,7 @@ pub fn mt(t: &Tensor) -> Result<Tensor> {
         return Ok(t.clone());
     }
     if n < 2 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor."
         )));
     }
@@ -938,7 +958,7 @@ impl DimSet {
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let n = t.dim();
     if dims.len() != n {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
             dims.len()
         )));
@@ -946,7 +966,9 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let mut seen = DimSet::new(n);
     for &dim in dims {
         if !seen.insert(wrap(dim, n)?) {
-            return Err(runtime("permute(): duplicate dims are not allowed."));
+            return Err(TensorError::runtime(
+                "permute(): duplicate dims are not allowed.",
+            ));
         }
     }
     let (sizes, strides) = (t.sizes(), t.strides());
@@ -988,7 +1010,7 @@ fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
 /// ```
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
     if source.len() != destination.len() {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "movedim: Invalid source or destination dims: source ({} dims) should contain the same number of dims as destination ({} dims)",
             fmt_list(source),
             fmt_list(destination)
@@ -1002,13 +1024,13 @@ pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor
     let src_repeated = wrap_into(source, n, &mut src_set)?;
     let dst_repeated = wrap_into(destination, n, &mut dst_set)?;
     if src_repeated {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "movedim: repeated dim in `source` ({})",
             fmt_list(source)
         )));
     }
     if dst_repeated {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "movedim: repeated dim in `destination` ({})",
             fmt_list(destination)
         )));
@@ -1057,7 +1079,7 @@ pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor
 /// ```
 pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     if size.len() < t.dim() {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
             legacy_type_name(t),
             fmt_list(t.sizes()),
@@ -1131,14 +1153,7 @@ pub use crate::infer::broadcast_shapes;
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
-    let mut sizes = DimVec::new();
-    let mut strides = DimVec::new();
-    for (&s, &st) in t.sizes().iter().zip(t.strides()) {
-        if s != 1 {
-            sizes.push(s);
-            strides.push(st);
-        }
-    }
+    let (sizes, strides) = c10_core::geometry::squeeze_geometry(t.sizes(), t.strides(), None)?;
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
@@ -1153,15 +1168,11 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let d = wrap(dim, n)?;
-    if n == 0 || t.sizes()[d] != 1 {
+    let (sizes, strides) = c10_core::geometry::squeeze_geometry(t.sizes(), t.strides(), Some(dim))?;
+    if sizes.len() == t.dim() {
+        // Nothing removed: PyTorch returns an alias.
         return alias(t);
     }
-    let mut sizes = DimVec::from_slice(t.sizes());
-    let mut strides = DimVec::from_slice(t.strides());
-    sizes.remove(d);
-    strides.remove(d);
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
@@ -1209,16 +1220,9 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let d = wrap(dim, n + 1)?;
-    let mut w = Wrap::default();
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let new_stride = if d >= n {
-        1
-    } else {
-        w.mul(sizes[d], strides[d])
-    };
-    if !w.wrapped {
+    let d = wrap(dim, t.dim() + 1)?;
+    let (new_stride, wrapped) = c10_core::geometry::unsqueeze_stride(t.sizes(), t.strides(), d);
+    if !wrapped {
         // SAFETY: the edit inserts one dim of size 1.
         return unsafe {
             install_rearranged(t, t.storage_offset(), |geometry| {
@@ -1245,7 +1249,7 @@ pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
     let s = wrap(start_dim, n)?;
     let e = wrap(end_dim, n)?;
     if s > e {
-        return Err(runtime(
+        return Err(TensorError::runtime(
             "flatten() has invalid args: start_dim cannot come after end_dim",
         ));
     }
@@ -1279,12 +1283,12 @@ pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
     // Python's `Tensor.unflatten` checks the sizes before the dim.
     if sizes.is_empty() {
-        return Err(runtime("unflatten: sizes must be non-empty"));
+        return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
     }
     let n = t.dim();
     let d = wrap(dim, n)?;
     if n == 0 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "unflatten got an unexpected error:\nDimension specified as {d} but tensor has no dimensions"
         )));
     }
@@ -1292,12 +1296,12 @@ pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
     let inferred = infer_size(sizes, dim_size).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("is invalid for input of size") {
-            runtime(format!(
+            TensorError::runtime(format!(
                 "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
                 fmt_list(sizes)
             ))
         } else {
-            runtime(format!("unflatten got an unexpected error:\n{msg}"))
+            TensorError::runtime(format!("unflatten got an unexpected error:\n{msg}"))
         }
     })?;
     let old = t.sizes();
@@ -1342,7 +1346,7 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
     let d1 = wrap(dim1, n)?;
     let d2 = wrap(dim2, n)?;
     if d1 == d2 {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "diagonal dimensions cannot be identical {dim1}, {dim2}"
         )));
     }
@@ -1392,15 +1396,19 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
     let d = wrap(dimension, n)?;
     let max_size = if n == 0 { 1 } else { t.sizes()[d] };
     if size < 0 {
-        return Err(runtime(format!("size is {size} but must be >= 0")));
+        return Err(TensorError::runtime(format!(
+            "size is {size} but must be >= 0"
+        )));
     }
     if size > max_size {
-        return Err(runtime(format!(
+        return Err(TensorError::runtime(format!(
             "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
         )));
     }
     if step <= 0 {
-        return Err(runtime(format!("step is {step} but must be > 0")));
+        return Err(TensorError::runtime(format!(
+            "step is {step} but must be > 0"
+        )));
     }
     let mut w = Wrap::default();
     let mut sizes = DimVec::with_capacity(n + 1);

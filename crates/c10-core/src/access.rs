@@ -185,7 +185,7 @@ fn distinct_locations(sizes: &[i64], strides: &[i64]) -> (DimVec, DimVec) {
 }
 
 /// Sizes or strides of a reduced layout (up to 8 dims on the stack).
-type DimVec = smallvec::SmallVec<[i64; 8]>;
+use crate::geometry::DimVec;
 
 /// The smallest and largest element offset a layout reaches, or `None` if
 /// it has no elements.

@@ -591,18 +591,36 @@ pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Result<DimVec> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(DimVec, DimVec)> {
-    let n = sizes.len();
-    let d = wrap_dim(dim, n as i64 + 1, true)?;
-    let new_stride = if d >= n {
-        1
-    } else {
-        sizes[d].wrapping_mul(strides[d])
-    };
+    check_same_rank(sizes, strides)?;
+    let d = wrap_dim(dim, sizes.len() as i64 + 1, true)?;
+    let (new_stride, _) = unsqueeze_stride(sizes, strides, d);
     let mut s = DimVec::from_slice(sizes);
     let mut st = DimVec::from_slice(strides);
     s.insert(d, 1);
     st.insert(d, new_stride);
     Ok((s, st))
+}
+
+/// c10's stride for a new size-1 dim inserted at `d` (already wrapped into
+/// `0..=sizes.len()`): `sizes[d] * strides[d]`, or 1 for a new last dim;
+/// also whether the product wrapped around `i64` (c10 computes it
+/// unchecked). The one home of this rule, for `unsqueeze` and
+/// `unsqueeze_`.
+///
+/// ```
+/// use c10_core::geometry::unsqueeze_stride;
+/// assert_eq!(unsqueeze_stride(&[2, 3], &[3, 1], 0), (6, false));
+/// assert_eq!(unsqueeze_stride(&[2, 3], &[3, 1], 2), (1, false));
+/// assert_eq!(unsqueeze_stride(&[1 << 40], &[1 << 40], 0).1, true);
+/// ```
+pub fn unsqueeze_stride(sizes: &[i64], strides: &[i64], d: usize) -> (i64, bool) {
+    match (sizes.get(d), strides.get(d)) {
+        (Some(&s), Some(&st)) => {
+            let (v, wrapped) = s.overflowing_mul(st);
+            (v, wrapped)
+        }
+        _ => (1, false),
+    }
 }
 
 /// Geometry of `squeeze(dim)` (`Some`) or `squeeze()` (`None`).
