@@ -77,7 +77,11 @@ fn make_view(
     if wrapped {
         // PyTorch passes the wrapped values to `as_strided` as SymInts,
         // which cannot hold values below -2^62.
-        if let Some(&v) = sizes.iter().chain(strides).find(|&&v| v < MIN_SYMINT) {
+        if let Some(&v) = sizes
+            .iter()
+            .chain(strides)
+            .find(|&&v| v < c10_core::geometry::MIN_SYMINT)
+        {
             return Err(TensorError::runtime(format!(
                 "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
             )));
@@ -183,22 +187,6 @@ fn make_alias_view(
         return Err(TensorError::runtime("Stride calculation overflowed"));
     }
     t.as_strided(sizes, &strides, Some(offset))
-}
-
-/// The smallest `int64` a c10 `SymInt` stores inline (`-2^62`); PyTorch
-/// rejects smaller values in `SymInt[]` arguments.
-const MIN_SYMINT: i64 = -(1 << 62);
-
-/// PyTorch's dispatcher check that a `SymInt[]` argument holds only inline
-/// (`>= -2^62`) integers.
-fn check_symint_list(values: &[i64]) -> Result<()> {
-    if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
-        return Err(TensorError::runtime(format!(
-            "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
-            fmt_list(values)
-        )));
-    }
-    Ok(())
 }
 
 /// A `Vec` with room for `n` pieces, or an error instead of an abort when
@@ -1088,7 +1076,7 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
             t.dim()
         )));
     }
-    check_symint_list(size)?;
+    c10_core::geometry::check_symint_list(size)?;
     let (sizes, strides) = (t.sizes(), t.strides());
     let built = TensorImpl::try_view_tensor_fill(
         t.impl_ref(),

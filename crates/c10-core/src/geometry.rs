@@ -601,6 +601,32 @@ pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(D
     Ok((s, st))
 }
 
+/// The smallest `int64` a c10 `SymInt` stores inline (`-2^62`); PyTorch
+/// rejects smaller values in `SymInt[]` arguments.
+///
+/// ```
+/// assert_eq!(c10_core::geometry::MIN_SYMINT, -(1i64 << 62));
+/// ```
+pub const MIN_SYMINT: i64 = -(1 << 62);
+
+/// PyTorch's dispatcher check that a `SymInt[]` argument (sizes, strides)
+/// holds only inline (`>= -2^62`) integers, with its message.
+///
+/// ```
+/// use c10_core::geometry::check_symint_list;
+/// assert!(check_symint_list(&[2, -1]).is_ok());
+/// assert!(check_symint_list(&[2, i64::MIN]).unwrap_err().to_string().contains("at index 1"));
+/// ```
+pub fn check_symint_list(values: &[i64]) -> Result<()> {
+    if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
+        return Err(TensorError::runtime(format!(
+            "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
+            fmt_list(values)
+        )));
+    }
+    Ok(())
+}
+
 /// c10's stride for a new size-1 dim inserted at `d` (already wrapped into
 /// `0..=sizes.len()`): `sizes[d] * strides[d]`, or 1 for a new last dim;
 /// also whether the product wrapped around `i64` (c10 computes it

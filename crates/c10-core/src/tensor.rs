@@ -438,8 +438,8 @@ impl Tensor {
         strides: &[i64],
         storage_offset: Option<i64>,
     ) -> Result<Tensor> {
-        check_symint_list(sizes)?;
-        check_symint_list(strides)?;
+        geometry::check_symint_list(sizes)?;
+        geometry::check_symint_list(strides)?;
         let offset = storage_offset.unwrap_or(self.storage_offset());
         check_as_strided_args(sizes, strides, offset)?;
         let (itemsize, per_byte, available) = (
@@ -961,21 +961,6 @@ impl fmt::Debug for Tensor {
     }
 }
 
-/// The smallest `int64` a c10 `SymInt` stores inline (`-2^62`).
-const MIN_SYMINT: i64 = -(1 << 62);
-
-/// PyTorch's dispatcher check that a `SymInt[]` argument holds only inline
-/// (`>= -2^62`) integers.
-fn check_symint_list(values: &[i64]) -> Result<()> {
-    if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
-        return Err(TensorError::runtime(format!(
-            "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
-            fmt_list(values)
-        )));
-    }
-    Ok(())
-}
-
 /// A sufficient condition for `check_in_bounds_for_storage` to pass, for
 /// the common case (every size at least 1, non-negative strides and offset,
 /// whole-byte elements): the last element's byte end is within the storage.
@@ -1018,7 +1003,7 @@ pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64)
         ));
     }
     // c10 reaches `computeStorageNbytes` with a negative size and reports
-    // the overflow (checklist 112), except when a zero size comes first
+    // the overflow, except when a zero size comes first
     // and it returns early, leaving a tensor with a negative size; every
     // negative size is refused here (found by fuzz/shape_ops).
     if sizes.iter().any(|&s| s < 0) {
