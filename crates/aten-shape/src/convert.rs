@@ -16,7 +16,7 @@ use crate::{copy, join};
 /// assert_eq!(t.cat_with(&[&t], 0)?.sizes(), &[4]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub trait TensorExt {
+pub trait TensorExt: crate::sealed::Sealed {
     /// `t.to(dtype)` ([`copy::to_dtype`]): the same tensor (same
     /// `TensorImpl`) when it already has `dtype`, else a converted copy.
     ///

@@ -983,7 +983,7 @@ fn copy_device(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
 /// assert_eq!(k.to_vec::<f32>()?, c.to_vec::<f32>()?);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub trait CopyOps {
+pub trait CopyOps: crate::sealed::Sealed {
     /// [`clone`] in `format` (named `clone_as` so it does not clash with
     /// `Clone::clone`, which copies the handle).
     fn clone_as(&self, format: MemoryFormat) -> Result<Tensor>;

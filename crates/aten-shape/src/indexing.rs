@@ -592,7 +592,7 @@ pub fn index_put_tensor(t: &Tensor, indices: &[TensorIndex], src: &Tensor) -> Re
 /// assert_eq!(img.i(s![0, ..., 0])?.to_vec::<f32>()?, vec![1.0, 1.0, 0.0, 5.0]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub trait IndexOps {
+pub trait IndexOps: crate::sealed::Sealed {
     /// `self[indices]` (basic indexing, a view); see [`index`].
     ///
     /// ```

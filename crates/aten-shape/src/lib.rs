@@ -66,6 +66,11 @@
 //!   [`promote`]'s `promote_types`/`result_type`).
 //! * [`convert`]: [`TensorExt`](convert::TensorExt) (in the [`prelude`]):
 //!   `t.to(ScalarType)` and `t.cat_with(...)`.
+//!
+//! Every op is a free function (`views::transpose(&t, 0, 1)`, like
+//! `torch.transpose`) and a method through a sealed extension trait in the
+//! [`prelude`] (`t.transpose(0, 1)`, like `Tensor.transpose`); the traits
+//! are implemented for `Tensor` only.
 
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
@@ -89,6 +94,16 @@ pub mod infer;
 pub mod join;
 pub mod promote;
 pub mod views;
+
+/// The extension traits of this crate ([`ViewOps`](views::ViewOps),
+/// [`CopyOps`](copy::CopyOps), [`IndexOps`](indexing::IndexOps),
+/// [`TensorExt`](convert::TensorExt)) are sealed: they add PyTorch's
+/// tensor methods to [`Tensor`](c10_core::Tensor), and an implementation
+/// for another type would mean nothing to the free functions behind them.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for c10_core::Tensor {}
+}
 
 /// Everything needed to call the shape ops as methods on `Tensor`.
 pub mod prelude {

@@ -1434,7 +1434,7 @@ pub fn alias(t: &Tensor) -> Result<Tensor> {
 
 /// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
 /// function of this module with the tensor as first argument.
-pub trait ViewOps {
+pub trait ViewOps: crate::sealed::Sealed {
     /// `view(shape)`: same elements, new shape (one `-1` is inferred);
     /// fails when the strides do not allow it (use `reshape`).
     ///
