@@ -53,60 +53,99 @@ pub enum DispatchKeyError {
 // BackendComponent
 // ---------------------------------------------------------------------------
 
-/// A backend bit of a [`DispatchKeySet`] (c10 `BackendComponent`, a `uint8_t`).
-///
-/// Component `b` (for `b >= 1`) occupies bit `b - 1` of the set. `MetaBit` is
-/// deliberately last so that meta wins over every real backend when
-/// [`DispatchKeySet::highest_backend_key`] picks one.
-///
-/// ```
-/// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
-///
-/// assert_eq!(BackendComponent::CUDABit as u8, 2);
-/// assert_eq!(DispatchKeySet::from_backend(BackendComponent::MetaBit).raw(), 0x8000);
-/// assert_eq!(BackendComponent::CPUBit.to_string(), "CPUBit");
-/// ```
+/// Defines [`BackendComponent`], `ALL_BACKEND_COMPONENTS` (indexed by
+/// discriminant) and its `name` (c10's `toString`) from one table, so that
+/// a component is added in one line.
+macro_rules! backend_component_table {
+    ($(#[$enum_attr:meta])* ; $( $(#[$attr:meta])* $variant:ident = $value:literal => $name:literal, )*) => {
+        $(#[$enum_attr])*
+        pub enum BackendComponent {
+            $( $(#[$attr])* $variant = $value, )*
+        }
+
+        /// Number of `BackendComponent` values, `InvalidBit` included.
+        const BACKEND_COMPONENT_COUNT: usize = [$( stringify!($variant), )*].len();
+
+        // Every component, indexed by discriminant (`InvalidBit` first).
+        const ALL_BACKEND_COMPONENTS: [BackendComponent; BACKEND_COMPONENT_COUNT] =
+            [ $( BackendComponent::$variant, )* ];
+
+        impl BackendComponent {
+            /// The name c10's `toString(BackendComponent)` prints.
+            ///
+            /// Note the upstream quirk reproduced here: `MTIABit` and
+            /// `MAIABit` print as `"MTIA"` and `"MAIA"` (without the `Bit`
+            /// suffix).
+            ///
+            /// ```
+            /// use c10_core::dispatch_key::BackendComponent;
+            /// assert_eq!(BackendComponent::CUDABit.name(), "CUDABit");
+            /// assert_eq!(BackendComponent::MTIABit.name(), "MTIA"); // the upstream quirk
+            /// ```
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( BackendComponent::$variant => $name, )*
+                }
+            }
+        }
+    };
+}
+
 // Variant names mirror the C++ enumerators so that code and printed output
 // can be compared against PyTorch directly.
-#[allow(clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(u8)]
-pub enum BackendComponent {
+backend_component_table! {
+    /// A backend bit of a [`DispatchKeySet`] (c10 `BackendComponent`, a `uint8_t`).
+    ///
+    /// Component `b` (for `b >= 1`) occupies bit `b - 1` of the set. `MetaBit` is
+    /// deliberately last so that meta wins over every real backend when
+    /// [`DispatchKeySet::highest_backend_key`] picks one.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKeySet};
+    ///
+    /// assert_eq!(BackendComponent::CUDABit as u8, 2);
+    /// assert_eq!(DispatchKeySet::from_backend(BackendComponent::MetaBit).raw(), 0x8000);
+    /// assert_eq!(BackendComponent::CPUBit.to_string(), "CPUBit");
+    /// ```
+    #[allow(clippy::upper_case_acronyms)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(u8)]
+    ;
     /// No backend (also what a key without a backend bit maps to).
     #[default]
-    InvalidBit = 0,
+    InvalidBit = 0 => "InvalidBit",
     /// CPU.
-    CPUBit = 1,
+    CPUBit = 1 => "CPUBit",
     /// CUDA.
-    CUDABit = 2,
+    CUDABit = 2 => "CUDABit",
     /// AMD HIP (ROCm).
-    HIPBit = 3,
+    HIPBit = 3 => "HIPBit",
     /// XLA (TPU and friends).
-    XLABit = 4,
+    XLABit = 4 => "XLABit",
     /// Apple Metal Performance Shaders.
-    MPSBit = 5,
+    MPSBit = 5 => "MPSBit",
     /// Graphcore IPU.
-    IPUBit = 6,
+    IPUBit = 6 => "IPUBit",
     /// Intel XPU.
-    XPUBit = 7,
+    XPUBit = 7 => "XPUBit",
     /// Habana HPU.
-    HPUBit = 8,
+    HPUBit = 8 => "HPUBit",
     /// NEC SX-Aurora Vector Engine.
-    VEBit = 9,
+    VEBit = 9 => "VEBit",
     /// Lazy tensors.
-    LazyBit = 10,
+    LazyBit = 10 => "LazyBit",
     /// Meta training and inference accelerator.
-    MTIABit = 11,
+    MTIABit = 11 => "MTIA",
     /// Microsoft MAIA.
-    MAIABit = 12,
+    MAIABit = 12 => "MAIA",
     /// First out-of-tree backend slot.
-    PrivateUse1Bit = 13,
+    PrivateUse1Bit = 13 => "PrivateUse1Bit",
     /// Second out-of-tree backend slot.
-    PrivateUse2Bit = 14,
+    PrivateUse2Bit = 14 => "PrivateUse2Bit",
     /// Third out-of-tree backend slot.
-    PrivateUse3Bit = 15,
+    PrivateUse3Bit = 15 => "PrivateUse3Bit",
     /// Meta tensors (shape-only); the highest-priority backend.
-    MetaBit = 16,
+    MetaBit = 16 => "MetaBit",
 }
 
 /// Number of real backend bits (`BackendComponent::EndOfBackendKeys`).
@@ -132,32 +171,12 @@ pub const NUM_RUNTIME_ENTRIES: usize = NUM_FUNCTIONALITY_KEYS as usize
 const _: () = assert!(NUM_BACKENDS as u32 + NUM_FUNCTIONALITY_KEYS as u32 <= 64);
 const _: () = assert!(NUM_RUNTIME_ENTRIES == 137);
 
-const ALL_BACKEND_COMPONENTS: [BackendComponent; 17] = [
-    BackendComponent::InvalidBit,
-    BackendComponent::CPUBit,
-    BackendComponent::CUDABit,
-    BackendComponent::HIPBit,
-    BackendComponent::XLABit,
-    BackendComponent::MPSBit,
-    BackendComponent::IPUBit,
-    BackendComponent::XPUBit,
-    BackendComponent::HPUBit,
-    BackendComponent::VEBit,
-    BackendComponent::LazyBit,
-    BackendComponent::MTIABit,
-    BackendComponent::MAIABit,
-    BackendComponent::PrivateUse1Bit,
-    BackendComponent::PrivateUse2Bit,
-    BackendComponent::PrivateUse3Bit,
-    BackendComponent::MetaBit,
-];
-
 impl BackendComponent {
     /// The last real backend (c10 `EndOfBackendKeys`).
     pub const END_OF_BACKEND_KEYS: BackendComponent = BackendComponent::MetaBit;
 
     /// Every component in numeric order, `InvalidBit` first.
-    pub const ALL: [BackendComponent; 17] = ALL_BACKEND_COMPONENTS;
+    pub const ALL: [BackendComponent; BACKEND_COMPONENT_COUNT] = ALL_BACKEND_COMPONENTS;
 
     /// Converts a raw `u8` discriminant; `None` when it is above 16.
     ///
@@ -171,38 +190,6 @@ impl BackendComponent {
             Some(ALL_BACKEND_COMPONENTS[v as usize])
         } else {
             None
-        }
-    }
-
-    /// The name c10's `toString(BackendComponent)` prints.
-    ///
-    /// Note the upstream quirk reproduced here: `MTIABit` and `MAIABit` print
-    /// as `"MTIA"` and `"MAIA"` (without the `Bit` suffix).
-    ///
-    /// ```
-    /// use c10_core::dispatch_key::BackendComponent;
-    /// assert_eq!(BackendComponent::CUDABit.name(), "CUDABit");
-    /// assert_eq!(BackendComponent::MTIABit.name(), "MTIA"); // the upstream quirk
-    /// ```
-    pub const fn name(self) -> &'static str {
-        match self {
-            BackendComponent::InvalidBit => "InvalidBit",
-            BackendComponent::CPUBit => "CPUBit",
-            BackendComponent::CUDABit => "CUDABit",
-            BackendComponent::HIPBit => "HIPBit",
-            BackendComponent::XLABit => "XLABit",
-            BackendComponent::MPSBit => "MPSBit",
-            BackendComponent::IPUBit => "IPUBit",
-            BackendComponent::XPUBit => "XPUBit",
-            BackendComponent::HPUBit => "HPUBit",
-            BackendComponent::VEBit => "VEBit",
-            BackendComponent::LazyBit => "LazyBit",
-            BackendComponent::MTIABit => "MTIA",
-            BackendComponent::MAIABit => "MAIA",
-            BackendComponent::PrivateUse1Bit => "PrivateUse1Bit",
-            BackendComponent::PrivateUse2Bit => "PrivateUse2Bit",
-            BackendComponent::PrivateUse3Bit => "PrivateUse3Bit",
-            BackendComponent::MetaBit => "MetaBit",
         }
     }
 }
@@ -266,672 +253,374 @@ pub const fn backend_component_for_device_type(device_type_index: i8) -> Backend
 // DispatchKey
 // ---------------------------------------------------------------------------
 
-/// A dispatch key (c10 `DispatchKey`, a `uint16_t`), numbered exactly as in
-/// PyTorch 2.15.
-///
-/// * `0..=47` are *functionality* keys; the value is the priority (higher is
-///   dispatched first) and key `k >= 1` owns bit `15 + k` of a
-///   [`DispatchKeySet`].
-/// * `48..=149` are *runtime per-backend* keys in six blocks of 17
-///   (`StartOf<F>Backends`, then one key per [`BackendComponent`] from CPU to
-///   Meta) for the functionalities `Dense`, `Quantized`, `Sparse`,
-///   `SparseCsr`, `NestedTensor` and `AutogradFunctionality`.
-/// * `150..=155` are *alias* keys that never appear in a key set.
-///
-/// [`name`](DispatchKey::name) (and `Display`) print what c10's `toString`
-/// prints; `Debug` prints the enumerator identifier.
-///
-/// ```
-/// use c10_core::dispatch_key::{BackendComponent, DispatchKey};
-///
-/// assert_eq!(DispatchKey::CPU as u16, 49);
-/// assert_eq!(DispatchKey::AutogradMeta as u16, 149);
-/// assert_eq!(DispatchKey::AutogradCUDA.to_functionality_key(), DispatchKey::AutogradFunctionality);
-/// assert_eq!(DispatchKey::AutogradCUDA.to_backend_component(), BackendComponent::CUDABit);
-/// assert_eq!(DispatchKey::SparseCsrXPU.to_string(), "SparseCsrXPU");
-/// ```
-// Variant names mirror the C++ enumerators (CPU, CUDA, TESTING_ONLY_...).
-#[allow(clippy::upper_case_acronyms, non_camel_case_types)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(u16)]
-pub enum DispatchKey {
-    /// No dispatch key (C++ also spells it `CatchAll`); never occupies a bit.
-    #[default]
-    Undefined = 0,
-    /// Per-backend functionality bit for dense strided tensors; its runtime instances are `CPU`, `CUDA`, ... `Meta`.
-    Dense = 1,
-    /// FPGA backend (no backend bit of its own; uses `AutogradOther`).
-    FPGA = 2,
-    /// Vulkan backend (no backend bit of its own; uses `AutogradOther`).
-    Vulkan = 3,
-    /// Metal backend (no backend bit of its own; uses `AutogradOther`).
-    Metal = 4,
-    /// Per-backend functionality bit for quantized tensors (`QuantizedCPU`, ...).
-    Quantized = 5,
-    /// Tensors created with a custom RNG generator.
-    CustomRNGKeyId = 6,
-    /// Opaque MKL-DNN (oneDNN) tensors.
-    MkldnnCPU = 7,
-    /// Per-backend functionality bit for sparse COO tensors (`SparseCPU`, ...).
-    Sparse = 8,
-    /// Per-backend functionality bit for compressed sparse tensors (`SparseCsrCPU`, ...).
-    SparseCsr = 9,
-    /// Per-backend functionality bit for nested (jagged) tensors (`NestedTensorCPU`, ...).
-    NestedTensor = 10,
-    /// Picks a backend for factory functions that take no tensor arguments.
-    BackendSelect = 11,
-    /// Fake tensors (shape propagation without data).
-    Fake = 12,
-    /// Python tensor subclasses with `__torch_dispatch__`.
-    Python = 13,
-    /// functorch dynamic-layer stack, back half.
-    FuncTorchDynamicLayerBackMode = 14,
-    /// Functionalization pass (removes mutation and aliasing).
-    Functionalize = 15,
-    /// Lazily conjugated tensors (`conj()` sets this key).
-    Conjugate = 16,
-    /// Lazily negated tensors (e.g. `.imag` of a conjugate view).
-    Negative = 17,
-    /// Efficient all-zero tensors (used for undefined gradients).
-    ZeroTensor = 18,
-    /// Version-counter bumps and view tracking for in-place and view ops.
-    ADInplaceOrView = 19,
-    /// Autograd for backends without a dedicated autograd key (e.g. HIP, VE, FPGA).
-    AutogradOther = 20,
-    /// Per-backend functionality bit for autograd (`AutogradCPU`, ...).
-    AutogradFunctionality = 21,
-    /// Autograd for nested tensors.
-    AutogradNestedTensor = 22,
-    /// TorchScript tracer.
-    Tracer = 23,
-    /// Automatic mixed precision on CPU.
-    AutocastCPU = 24,
-    /// Automatic mixed precision on MTIA.
-    AutocastMTIA = 25,
-    /// Automatic mixed precision on MAIA.
-    AutocastMAIA = 26,
-    /// Automatic mixed precision on XPU.
-    AutocastXPU = 27,
-    /// Automatic mixed precision on IPU.
-    AutocastIPU = 28,
-    /// Automatic mixed precision on HPU.
-    AutocastHPU = 29,
-    /// Automatic mixed precision on XLA.
-    AutocastXLA = 30,
-    /// Automatic mixed precision on MPS.
-    AutocastMPS = 31,
-    /// Automatic mixed precision on CUDA (C++ alias `Autocast`).
-    AutocastCUDA = 32,
-    /// Automatic mixed precision on the PrivateUse1 backend.
-    AutocastPrivateUse1 = 33,
-    /// functorch `vmap` batched tensors.
-    FuncTorchBatched = 34,
-    /// functorch `vmap` over nested tensors.
-    BatchedNestedTensor = 35,
-    /// functorch `vmap` mode (randomness handling).
-    FuncTorchVmapMode = 36,
-    /// Legacy (in-core) `vmap` batched tensors.
-    Batched = 37,
-    /// Legacy (in-core) `vmap` mode.
-    VmapMode = 38,
-    /// functorch `grad` wrapper tensors.
-    FuncTorchGradWrapper = 39,
-    /// Deferred module initialisation (torchdistx).
-    DeferredInit = 40,
-    /// Snapshots Python thread-local dispatch state.
-    PythonTLSSnapshot = 41,
-    /// functorch dynamic-layer stack, front half.
-    FuncTorchDynamicLayerFrontMode = 42,
-    /// Reserved for dispatcher tests (wrapper tensors).
-    TESTING_ONLY_GenericWrapper = 43,
-    /// Reserved for dispatcher tests (modes).
-    TESTING_ONLY_GenericMode = 44,
-    /// Pre-dispatch tracing (`torch.export`).
-    PreDispatch = 45,
-    /// Python-level dispatcher override; the highest-priority key.
-    PythonDispatcher = 46,
-    /// Sentinel: one past the last functionality key (not a real key).
-    EndOfFunctionalityKeys = 47,
-    /// Sentinel: start of the Dense runtime block (`Dense` with `InvalidBit`; prints as `Undefined`).
-    StartOfDenseBackends = 48,
-    /// Runtime key: `Dense` functionality on the `CPU` backend.
-    CPU = 49,
-    /// Runtime key: `Dense` functionality on the `CUDA` backend.
-    CUDA = 50,
-    /// Runtime key: `Dense` functionality on the `HIP` backend.
-    HIP = 51,
-    /// Runtime key: `Dense` functionality on the `XLA` backend.
-    XLA = 52,
-    /// Runtime key: `Dense` functionality on the `MPS` backend.
-    MPS = 53,
-    /// Runtime key: `Dense` functionality on the `IPU` backend.
-    IPU = 54,
-    /// Runtime key: `Dense` functionality on the `XPU` backend.
-    XPU = 55,
-    /// Runtime key: `Dense` functionality on the `HPU` backend.
-    HPU = 56,
-    /// Runtime key: `Dense` functionality on the `VE` backend.
-    VE = 57,
-    /// Runtime key: `Dense` functionality on the `Lazy` backend.
-    Lazy = 58,
-    /// Runtime key: `Dense` functionality on the `MTIA` backend.
-    MTIA = 59,
-    /// Runtime key: `Dense` functionality on the `MAIA` backend.
-    MAIA = 60,
-    /// Runtime key: `Dense` functionality on the `PrivateUse1` backend.
-    PrivateUse1 = 61,
-    /// Runtime key: `Dense` functionality on the `PrivateUse2` backend.
-    PrivateUse2 = 62,
-    /// Runtime key: `Dense` functionality on the `PrivateUse3` backend.
-    PrivateUse3 = 63,
-    /// Runtime key: `Dense` functionality on the `Meta` backend.
-    Meta = 64,
-    /// Sentinel: start of the Quantized runtime block (`Quantized` with `InvalidBit`; prints as `QuantizedUndefined`).
-    StartOfQuantizedBackends = 65,
-    /// Runtime key: `Quantized` functionality on the `CPU` backend.
-    QuantizedCPU = 66,
-    /// Runtime key: `Quantized` functionality on the `CUDA` backend.
-    QuantizedCUDA = 67,
-    /// Runtime key: `Quantized` functionality on the `HIP` backend.
-    QuantizedHIP = 68,
-    /// Runtime key: `Quantized` functionality on the `XLA` backend.
-    QuantizedXLA = 69,
-    /// Runtime key: `Quantized` functionality on the `MPS` backend.
-    QuantizedMPS = 70,
-    /// Runtime key: `Quantized` functionality on the `IPU` backend.
-    QuantizedIPU = 71,
-    /// Runtime key: `Quantized` functionality on the `XPU` backend.
-    QuantizedXPU = 72,
-    /// Runtime key: `Quantized` functionality on the `HPU` backend.
-    QuantizedHPU = 73,
-    /// Runtime key: `Quantized` functionality on the `VE` backend.
-    QuantizedVE = 74,
-    /// Runtime key: `Quantized` functionality on the `Lazy` backend.
-    QuantizedLazy = 75,
-    /// Runtime key: `Quantized` functionality on the `MTIA` backend.
-    QuantizedMTIA = 76,
-    /// Runtime key: `Quantized` functionality on the `MAIA` backend.
-    QuantizedMAIA = 77,
-    /// Runtime key: `Quantized` functionality on the `PrivateUse1` backend.
-    QuantizedPrivateUse1 = 78,
-    /// Runtime key: `Quantized` functionality on the `PrivateUse2` backend.
-    QuantizedPrivateUse2 = 79,
-    /// Runtime key: `Quantized` functionality on the `PrivateUse3` backend.
-    QuantizedPrivateUse3 = 80,
-    /// Runtime key: `Quantized` functionality on the `Meta` backend.
-    QuantizedMeta = 81,
-    /// Sentinel: start of the Sparse runtime block (`Sparse` with `InvalidBit`; prints as `SparseUndefined`).
-    StartOfSparseBackends = 82,
-    /// Runtime key: `Sparse` functionality on the `CPU` backend.
-    SparseCPU = 83,
-    /// Runtime key: `Sparse` functionality on the `CUDA` backend.
-    SparseCUDA = 84,
-    /// Runtime key: `Sparse` functionality on the `HIP` backend.
-    SparseHIP = 85,
-    /// Runtime key: `Sparse` functionality on the `XLA` backend.
-    SparseXLA = 86,
-    /// Runtime key: `Sparse` functionality on the `MPS` backend.
-    SparseMPS = 87,
-    /// Runtime key: `Sparse` functionality on the `IPU` backend.
-    SparseIPU = 88,
-    /// Runtime key: `Sparse` functionality on the `XPU` backend.
-    SparseXPU = 89,
-    /// Runtime key: `Sparse` functionality on the `HPU` backend.
-    SparseHPU = 90,
-    /// Runtime key: `Sparse` functionality on the `VE` backend.
-    SparseVE = 91,
-    /// Runtime key: `Sparse` functionality on the `Lazy` backend.
-    SparseLazy = 92,
-    /// Runtime key: `Sparse` functionality on the `MTIA` backend.
-    SparseMTIA = 93,
-    /// Runtime key: `Sparse` functionality on the `MAIA` backend.
-    SparseMAIA = 94,
-    /// Runtime key: `Sparse` functionality on the `PrivateUse1` backend.
-    SparsePrivateUse1 = 95,
-    /// Runtime key: `Sparse` functionality on the `PrivateUse2` backend.
-    SparsePrivateUse2 = 96,
-    /// Runtime key: `Sparse` functionality on the `PrivateUse3` backend.
-    SparsePrivateUse3 = 97,
-    /// Runtime key: `Sparse` functionality on the `Meta` backend.
-    SparseMeta = 98,
-    /// Sentinel: start of the SparseCsr runtime block (`SparseCsr` with `InvalidBit`; prints as `SparseCsrUndefined`).
-    StartOfSparseCsrBackends = 99,
-    /// Runtime key: `SparseCsr` functionality on the `CPU` backend.
-    SparseCsrCPU = 100,
-    /// Runtime key: `SparseCsr` functionality on the `CUDA` backend.
-    SparseCsrCUDA = 101,
-    /// Runtime key: `SparseCsr` functionality on the `HIP` backend.
-    SparseCsrHIP = 102,
-    /// Runtime key: `SparseCsr` functionality on the `XLA` backend.
-    SparseCsrXLA = 103,
-    /// Runtime key: `SparseCsr` functionality on the `MPS` backend.
-    SparseCsrMPS = 104,
-    /// Runtime key: `SparseCsr` functionality on the `IPU` backend.
-    SparseCsrIPU = 105,
-    /// Runtime key: `SparseCsr` functionality on the `XPU` backend.
-    SparseCsrXPU = 106,
-    /// Runtime key: `SparseCsr` functionality on the `HPU` backend.
-    SparseCsrHPU = 107,
-    /// Runtime key: `SparseCsr` functionality on the `VE` backend.
-    SparseCsrVE = 108,
-    /// Runtime key: `SparseCsr` functionality on the `Lazy` backend.
-    SparseCsrLazy = 109,
-    /// Runtime key: `SparseCsr` functionality on the `MTIA` backend.
-    SparseCsrMTIA = 110,
-    /// Runtime key: `SparseCsr` functionality on the `MAIA` backend.
-    SparseCsrMAIA = 111,
-    /// Runtime key: `SparseCsr` functionality on the `PrivateUse1` backend.
-    SparseCsrPrivateUse1 = 112,
-    /// Runtime key: `SparseCsr` functionality on the `PrivateUse2` backend.
-    SparseCsrPrivateUse2 = 113,
-    /// Runtime key: `SparseCsr` functionality on the `PrivateUse3` backend.
-    SparseCsrPrivateUse3 = 114,
-    /// Runtime key: `SparseCsr` functionality on the `Meta` backend.
-    SparseCsrMeta = 115,
-    /// Sentinel: start of the NestedTensor runtime block (`NestedTensor` with `InvalidBit`; prints as `NestedTensorUndefined`).
-    StartOfNestedTensorBackends = 116,
-    /// Runtime key: `NestedTensor` functionality on the `CPU` backend.
-    NestedTensorCPU = 117,
-    /// Runtime key: `NestedTensor` functionality on the `CUDA` backend.
-    NestedTensorCUDA = 118,
-    /// Runtime key: `NestedTensor` functionality on the `HIP` backend.
-    NestedTensorHIP = 119,
-    /// Runtime key: `NestedTensor` functionality on the `XLA` backend.
-    NestedTensorXLA = 120,
-    /// Runtime key: `NestedTensor` functionality on the `MPS` backend.
-    NestedTensorMPS = 121,
-    /// Runtime key: `NestedTensor` functionality on the `IPU` backend.
-    NestedTensorIPU = 122,
-    /// Runtime key: `NestedTensor` functionality on the `XPU` backend.
-    NestedTensorXPU = 123,
-    /// Runtime key: `NestedTensor` functionality on the `HPU` backend.
-    NestedTensorHPU = 124,
-    /// Runtime key: `NestedTensor` functionality on the `VE` backend.
-    NestedTensorVE = 125,
-    /// Runtime key: `NestedTensor` functionality on the `Lazy` backend.
-    NestedTensorLazy = 126,
-    /// Runtime key: `NestedTensor` functionality on the `MTIA` backend.
-    NestedTensorMTIA = 127,
-    /// Runtime key: `NestedTensor` functionality on the `MAIA` backend.
-    NestedTensorMAIA = 128,
-    /// Runtime key: `NestedTensor` functionality on the `PrivateUse1` backend.
-    NestedTensorPrivateUse1 = 129,
-    /// Runtime key: `NestedTensor` functionality on the `PrivateUse2` backend.
-    NestedTensorPrivateUse2 = 130,
-    /// Runtime key: `NestedTensor` functionality on the `PrivateUse3` backend.
-    NestedTensorPrivateUse3 = 131,
-    /// Runtime key: `NestedTensor` functionality on the `Meta` backend.
-    NestedTensorMeta = 132,
-    /// Sentinel: start of the AutogradFunctionality runtime block (`AutogradFunctionality` with `InvalidBit`; prints as `AutogradUndefined`).
-    StartOfAutogradFunctionalityBackends = 133,
-    /// Runtime key: `AutogradFunctionality` functionality on the `CPU` backend.
-    AutogradCPU = 134,
-    /// Runtime key: `AutogradFunctionality` functionality on the `CUDA` backend.
-    AutogradCUDA = 135,
-    /// Runtime key: `AutogradFunctionality` functionality on the `HIP` backend.
-    AutogradHIP = 136,
-    /// Runtime key: `AutogradFunctionality` functionality on the `XLA` backend.
-    AutogradXLA = 137,
-    /// Runtime key: `AutogradFunctionality` functionality on the `MPS` backend.
-    AutogradMPS = 138,
-    /// Runtime key: `AutogradFunctionality` functionality on the `IPU` backend.
-    AutogradIPU = 139,
-    /// Runtime key: `AutogradFunctionality` functionality on the `XPU` backend.
-    AutogradXPU = 140,
-    /// Runtime key: `AutogradFunctionality` functionality on the `HPU` backend.
-    AutogradHPU = 141,
-    /// Runtime key: `AutogradFunctionality` functionality on the `VE` backend.
-    AutogradVE = 142,
-    /// Runtime key: `AutogradFunctionality` functionality on the `Lazy` backend.
-    AutogradLazy = 143,
-    /// Runtime key: `AutogradFunctionality` functionality on the `MTIA` backend.
-    AutogradMTIA = 144,
-    /// Runtime key: `AutogradFunctionality` functionality on the `MAIA` backend.
-    AutogradMAIA = 145,
-    /// Runtime key: `AutogradFunctionality` functionality on the `PrivateUse1` backend.
-    AutogradPrivateUse1 = 146,
-    /// Runtime key: `AutogradFunctionality` functionality on the `PrivateUse2` backend.
-    AutogradPrivateUse2 = 147,
-    /// Runtime key: `AutogradFunctionality` functionality on the `PrivateUse3` backend.
-    AutogradPrivateUse3 = 148,
-    /// Runtime key: `AutogradFunctionality` functionality on the `Meta` backend.
-    AutogradMeta = 149,
-    /// Alias key: all autograd keys (`AutogradOther`, `AutogradNestedTensor` and every `Autograd<Backend>`).
-    Autograd = 150,
-    /// Alias key: kernels that decompose into other ops and get autograd for free (formerly `Math`).
-    CompositeImplicitAutograd = 151,
-    /// Alias key: decompositions registered only for functorch batching.
-    FuncTorchBatchedDecomposition = 152,
-    /// Alias key: `CompositeImplicitAutograd` for nested tensors.
-    CompositeImplicitAutogradNestedTensor = 153,
-    /// Alias key: backend-agnostic kernels with an explicit autograd formula (C++ alias `DefaultBackend`).
-    CompositeExplicitAutograd = 154,
-    /// Alias key: like `CompositeExplicitAutograd`, but the kernel mutates or aliases internally.
-    CompositeExplicitAutogradNonFunctional = 155,
+/// Defines [`DispatchKey`], `ALL_DISPATCH_KEYS` (indexed by discriminant)
+/// and `DISPATCH_KEY_NAMES` (c10's `toString`) from one table, so that a key
+/// is added in one line.
+macro_rules! dispatch_key_table {
+    ($(#[$enum_attr:meta])* ; $( $(#[$attr:meta])* $variant:ident = $value:literal => $name:literal, )*) => {
+        $(#[$enum_attr])*
+        pub enum DispatchKey {
+            $( $(#[$attr])* $variant = $value, )*
+        }
+
+        /// Number of `DispatchKey` values (c10's keys up to
+        /// `CompositeExplicitAutogradNonFunctional`).
+        const DISPATCH_KEY_COUNT: usize = [$( stringify!($variant), )*].len();
+
+        // Indexed by discriminant; a unit test checks `ALL_DISPATCH_KEYS[i] as u16 == i`.
+        const ALL_DISPATCH_KEYS: [DispatchKey; DISPATCH_KEY_COUNT] = [ $( DispatchKey::$variant, )* ];
+        // c10 `toString(DispatchKey)` for every discriminant, indexed by value. The
+        // sentinel entries follow c10's fallback logic: `StartOf<F>Backends` is the
+        // `<prefix>Undefined` runtime key and `EndOfFunctionalityKeys` falls through
+        // to `"UnknownUnknown"`.
+        const DISPATCH_KEY_NAMES: [&str; DISPATCH_KEY_COUNT] = [ $( $name, )* ];
+    };
 }
 
-// Indexed by discriminant; a unit test checks `ALL_DISPATCH_KEYS[i] as u16 == i`.
-const ALL_DISPATCH_KEYS: [DispatchKey; 156] = [
-    DispatchKey::Undefined,
-    DispatchKey::Dense,
-    DispatchKey::FPGA,
-    DispatchKey::Vulkan,
-    DispatchKey::Metal,
-    DispatchKey::Quantized,
-    DispatchKey::CustomRNGKeyId,
-    DispatchKey::MkldnnCPU,
-    DispatchKey::Sparse,
-    DispatchKey::SparseCsr,
-    DispatchKey::NestedTensor,
-    DispatchKey::BackendSelect,
-    DispatchKey::Fake,
-    DispatchKey::Python,
-    DispatchKey::FuncTorchDynamicLayerBackMode,
-    DispatchKey::Functionalize,
-    DispatchKey::Conjugate,
-    DispatchKey::Negative,
-    DispatchKey::ZeroTensor,
-    DispatchKey::ADInplaceOrView,
-    DispatchKey::AutogradOther,
-    DispatchKey::AutogradFunctionality,
-    DispatchKey::AutogradNestedTensor,
-    DispatchKey::Tracer,
-    DispatchKey::AutocastCPU,
-    DispatchKey::AutocastMTIA,
-    DispatchKey::AutocastMAIA,
-    DispatchKey::AutocastXPU,
-    DispatchKey::AutocastIPU,
-    DispatchKey::AutocastHPU,
-    DispatchKey::AutocastXLA,
-    DispatchKey::AutocastMPS,
-    DispatchKey::AutocastCUDA,
-    DispatchKey::AutocastPrivateUse1,
-    DispatchKey::FuncTorchBatched,
-    DispatchKey::BatchedNestedTensor,
-    DispatchKey::FuncTorchVmapMode,
-    DispatchKey::Batched,
-    DispatchKey::VmapMode,
-    DispatchKey::FuncTorchGradWrapper,
-    DispatchKey::DeferredInit,
-    DispatchKey::PythonTLSSnapshot,
-    DispatchKey::FuncTorchDynamicLayerFrontMode,
-    DispatchKey::TESTING_ONLY_GenericWrapper,
-    DispatchKey::TESTING_ONLY_GenericMode,
-    DispatchKey::PreDispatch,
-    DispatchKey::PythonDispatcher,
-    DispatchKey::EndOfFunctionalityKeys,
-    DispatchKey::StartOfDenseBackends,
-    DispatchKey::CPU,
-    DispatchKey::CUDA,
-    DispatchKey::HIP,
-    DispatchKey::XLA,
-    DispatchKey::MPS,
-    DispatchKey::IPU,
-    DispatchKey::XPU,
-    DispatchKey::HPU,
-    DispatchKey::VE,
-    DispatchKey::Lazy,
-    DispatchKey::MTIA,
-    DispatchKey::MAIA,
-    DispatchKey::PrivateUse1,
-    DispatchKey::PrivateUse2,
-    DispatchKey::PrivateUse3,
-    DispatchKey::Meta,
-    DispatchKey::StartOfQuantizedBackends,
-    DispatchKey::QuantizedCPU,
-    DispatchKey::QuantizedCUDA,
-    DispatchKey::QuantizedHIP,
-    DispatchKey::QuantizedXLA,
-    DispatchKey::QuantizedMPS,
-    DispatchKey::QuantizedIPU,
-    DispatchKey::QuantizedXPU,
-    DispatchKey::QuantizedHPU,
-    DispatchKey::QuantizedVE,
-    DispatchKey::QuantizedLazy,
-    DispatchKey::QuantizedMTIA,
-    DispatchKey::QuantizedMAIA,
-    DispatchKey::QuantizedPrivateUse1,
-    DispatchKey::QuantizedPrivateUse2,
-    DispatchKey::QuantizedPrivateUse3,
-    DispatchKey::QuantizedMeta,
-    DispatchKey::StartOfSparseBackends,
-    DispatchKey::SparseCPU,
-    DispatchKey::SparseCUDA,
-    DispatchKey::SparseHIP,
-    DispatchKey::SparseXLA,
-    DispatchKey::SparseMPS,
-    DispatchKey::SparseIPU,
-    DispatchKey::SparseXPU,
-    DispatchKey::SparseHPU,
-    DispatchKey::SparseVE,
-    DispatchKey::SparseLazy,
-    DispatchKey::SparseMTIA,
-    DispatchKey::SparseMAIA,
-    DispatchKey::SparsePrivateUse1,
-    DispatchKey::SparsePrivateUse2,
-    DispatchKey::SparsePrivateUse3,
-    DispatchKey::SparseMeta,
-    DispatchKey::StartOfSparseCsrBackends,
-    DispatchKey::SparseCsrCPU,
-    DispatchKey::SparseCsrCUDA,
-    DispatchKey::SparseCsrHIP,
-    DispatchKey::SparseCsrXLA,
-    DispatchKey::SparseCsrMPS,
-    DispatchKey::SparseCsrIPU,
-    DispatchKey::SparseCsrXPU,
-    DispatchKey::SparseCsrHPU,
-    DispatchKey::SparseCsrVE,
-    DispatchKey::SparseCsrLazy,
-    DispatchKey::SparseCsrMTIA,
-    DispatchKey::SparseCsrMAIA,
-    DispatchKey::SparseCsrPrivateUse1,
-    DispatchKey::SparseCsrPrivateUse2,
-    DispatchKey::SparseCsrPrivateUse3,
-    DispatchKey::SparseCsrMeta,
-    DispatchKey::StartOfNestedTensorBackends,
-    DispatchKey::NestedTensorCPU,
-    DispatchKey::NestedTensorCUDA,
-    DispatchKey::NestedTensorHIP,
-    DispatchKey::NestedTensorXLA,
-    DispatchKey::NestedTensorMPS,
-    DispatchKey::NestedTensorIPU,
-    DispatchKey::NestedTensorXPU,
-    DispatchKey::NestedTensorHPU,
-    DispatchKey::NestedTensorVE,
-    DispatchKey::NestedTensorLazy,
-    DispatchKey::NestedTensorMTIA,
-    DispatchKey::NestedTensorMAIA,
-    DispatchKey::NestedTensorPrivateUse1,
-    DispatchKey::NestedTensorPrivateUse2,
-    DispatchKey::NestedTensorPrivateUse3,
-    DispatchKey::NestedTensorMeta,
-    DispatchKey::StartOfAutogradFunctionalityBackends,
-    DispatchKey::AutogradCPU,
-    DispatchKey::AutogradCUDA,
-    DispatchKey::AutogradHIP,
-    DispatchKey::AutogradXLA,
-    DispatchKey::AutogradMPS,
-    DispatchKey::AutogradIPU,
-    DispatchKey::AutogradXPU,
-    DispatchKey::AutogradHPU,
-    DispatchKey::AutogradVE,
-    DispatchKey::AutogradLazy,
-    DispatchKey::AutogradMTIA,
-    DispatchKey::AutogradMAIA,
-    DispatchKey::AutogradPrivateUse1,
-    DispatchKey::AutogradPrivateUse2,
-    DispatchKey::AutogradPrivateUse3,
-    DispatchKey::AutogradMeta,
-    DispatchKey::Autograd,
-    DispatchKey::CompositeImplicitAutograd,
-    DispatchKey::FuncTorchBatchedDecomposition,
-    DispatchKey::CompositeImplicitAutogradNestedTensor,
-    DispatchKey::CompositeExplicitAutograd,
-    DispatchKey::CompositeExplicitAutogradNonFunctional,
-];
-
-// c10 `toString(DispatchKey)` for every discriminant, indexed by value. The
-// sentinel entries follow c10's fallback logic: `StartOf<F>Backends` is the
-// `<prefix>Undefined` runtime key and `EndOfFunctionalityKeys` falls through
-// to `"UnknownUnknown"`.
-const DISPATCH_KEY_NAMES: [&str; 156] = [
-    "Undefined",
-    "Dense",
-    "FPGA",
-    "Vulkan",
-    "Metal",
-    "Quantized",
-    "CustomRNGKeyId",
-    "MkldnnCPU",
-    "Sparse",
-    "SparseCsr",
-    "NestedTensor",
-    "BackendSelect",
-    "Fake",
-    "Python",
-    "FuncTorchDynamicLayerBackMode",
-    "Functionalize",
-    "Conjugate",
-    "Negative",
-    "ZeroTensor",
-    "ADInplaceOrView",
-    "AutogradOther",
-    "AutogradFunctionality",
-    "AutogradNestedTensor",
-    "Tracer",
-    "AutocastCPU",
-    "AutocastMTIA",
-    "AutocastMAIA",
-    "AutocastXPU",
-    "AutocastIPU",
-    "AutocastHPU",
-    "AutocastXLA",
-    "AutocastMPS",
-    "AutocastCUDA",
-    "AutocastPrivateUse1",
-    "FuncTorchBatched",
-    "BatchedNestedTensor",
-    "FuncTorchVmapMode",
-    "Batched",
-    "VmapMode",
-    "FuncTorchGradWrapper",
-    "DeferredInit",
-    "PythonTLSSnapshot",
-    "FuncTorchDynamicLayerFrontMode",
-    "TESTING_ONLY_GenericWrapper",
-    "TESTING_ONLY_GenericMode",
-    "PreDispatch",
-    "PythonDispatcher",
-    "UnknownUnknown",
-    "Undefined",
-    "CPU",
-    "CUDA",
-    "HIP",
-    "XLA",
-    "MPS",
-    "IPU",
-    "XPU",
-    "HPU",
-    "VE",
-    "Lazy",
-    "MTIA",
-    "MAIA",
-    "PrivateUse1",
-    "PrivateUse2",
-    "PrivateUse3",
-    "Meta",
-    "QuantizedUndefined",
-    "QuantizedCPU",
-    "QuantizedCUDA",
-    "QuantizedHIP",
-    "QuantizedXLA",
-    "QuantizedMPS",
-    "QuantizedIPU",
-    "QuantizedXPU",
-    "QuantizedHPU",
-    "QuantizedVE",
-    "QuantizedLazy",
-    "QuantizedMTIA",
-    "QuantizedMAIA",
-    "QuantizedPrivateUse1",
-    "QuantizedPrivateUse2",
-    "QuantizedPrivateUse3",
-    "QuantizedMeta",
-    "SparseUndefined",
-    "SparseCPU",
-    "SparseCUDA",
-    "SparseHIP",
-    "SparseXLA",
-    "SparseMPS",
-    "SparseIPU",
-    "SparseXPU",
-    "SparseHPU",
-    "SparseVE",
-    "SparseLazy",
-    "SparseMTIA",
-    "SparseMAIA",
-    "SparsePrivateUse1",
-    "SparsePrivateUse2",
-    "SparsePrivateUse3",
-    "SparseMeta",
-    "SparseCsrUndefined",
-    "SparseCsrCPU",
-    "SparseCsrCUDA",
-    "SparseCsrHIP",
-    "SparseCsrXLA",
-    "SparseCsrMPS",
-    "SparseCsrIPU",
-    "SparseCsrXPU",
-    "SparseCsrHPU",
-    "SparseCsrVE",
-    "SparseCsrLazy",
-    "SparseCsrMTIA",
-    "SparseCsrMAIA",
-    "SparseCsrPrivateUse1",
-    "SparseCsrPrivateUse2",
-    "SparseCsrPrivateUse3",
-    "SparseCsrMeta",
-    "NestedTensorUndefined",
-    "NestedTensorCPU",
-    "NestedTensorCUDA",
-    "NestedTensorHIP",
-    "NestedTensorXLA",
-    "NestedTensorMPS",
-    "NestedTensorIPU",
-    "NestedTensorXPU",
-    "NestedTensorHPU",
-    "NestedTensorVE",
-    "NestedTensorLazy",
-    "NestedTensorMTIA",
-    "NestedTensorMAIA",
-    "NestedTensorPrivateUse1",
-    "NestedTensorPrivateUse2",
-    "NestedTensorPrivateUse3",
-    "NestedTensorMeta",
-    "AutogradUndefined",
-    "AutogradCPU",
-    "AutogradCUDA",
-    "AutogradHIP",
-    "AutogradXLA",
-    "AutogradMPS",
-    "AutogradIPU",
-    "AutogradXPU",
-    "AutogradHPU",
-    "AutogradVE",
-    "AutogradLazy",
-    "AutogradMTIA",
-    "AutogradMAIA",
-    "AutogradPrivateUse1",
-    "AutogradPrivateUse2",
-    "AutogradPrivateUse3",
-    "AutogradMeta",
-    "Autograd",
-    "CompositeImplicitAutograd",
-    "FuncTorchBatchedDecomposition",
-    "CompositeImplicitAutogradNestedTensor",
-    "CompositeExplicitAutograd",
-    "CompositeExplicitAutogradNonFunctional",
-];
+// Variant names mirror the C++ enumerators (CPU, CUDA, TESTING_ONLY_...).
+dispatch_key_table! {
+    /// A dispatch key (c10 `DispatchKey`, a `uint16_t`), numbered exactly as in
+    /// PyTorch 2.15.
+    ///
+    /// * `0..=47` are *functionality* keys; the value is the priority (higher is
+    ///   dispatched first) and key `k >= 1` owns bit `15 + k` of a
+    ///   [`DispatchKeySet`].
+    /// * `48..=149` are *runtime per-backend* keys in six blocks of 17
+    ///   (`StartOf<F>Backends`, then one key per [`BackendComponent`] from CPU to
+    ///   Meta) for the functionalities `Dense`, `Quantized`, `Sparse`,
+    ///   `SparseCsr`, `NestedTensor` and `AutogradFunctionality`.
+    /// * `150..=155` are *alias* keys that never appear in a key set.
+    ///
+    /// [`name`](DispatchKey::name) (and `Display`) print what c10's `toString`
+    /// prints; `Debug` prints the enumerator identifier.
+    ///
+    /// ```
+    /// use c10_core::dispatch_key::{BackendComponent, DispatchKey};
+    ///
+    /// assert_eq!(DispatchKey::CPU as u16, 49);
+    /// assert_eq!(DispatchKey::AutogradMeta as u16, 149);
+    /// assert_eq!(DispatchKey::AutogradCUDA.to_functionality_key(), DispatchKey::AutogradFunctionality);
+    /// assert_eq!(DispatchKey::AutogradCUDA.to_backend_component(), BackendComponent::CUDABit);
+    /// assert_eq!(DispatchKey::SparseCsrXPU.to_string(), "SparseCsrXPU");
+    /// ```
+    #[allow(clippy::upper_case_acronyms, non_camel_case_types)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    #[repr(u16)]
+    ;
+    /// No dispatch key (C++ also spells it `CatchAll`); never occupies a bit.
+    #[default]
+    Undefined = 0 => "Undefined",
+    /// Per-backend functionality bit for dense strided tensors; its runtime instances are `CPU`, `CUDA`, ... `Meta`.
+    Dense = 1 => "Dense",
+    /// FPGA backend (no backend bit of its own; uses `AutogradOther`).
+    FPGA = 2 => "FPGA",
+    /// Vulkan backend (no backend bit of its own; uses `AutogradOther`).
+    Vulkan = 3 => "Vulkan",
+    /// Metal backend (no backend bit of its own; uses `AutogradOther`).
+    Metal = 4 => "Metal",
+    /// Per-backend functionality bit for quantized tensors (`QuantizedCPU`, ...).
+    Quantized = 5 => "Quantized",
+    /// Tensors created with a custom RNG generator.
+    CustomRNGKeyId = 6 => "CustomRNGKeyId",
+    /// Opaque MKL-DNN (oneDNN) tensors.
+    MkldnnCPU = 7 => "MkldnnCPU",
+    /// Per-backend functionality bit for sparse COO tensors (`SparseCPU`, ...).
+    Sparse = 8 => "Sparse",
+    /// Per-backend functionality bit for compressed sparse tensors (`SparseCsrCPU`, ...).
+    SparseCsr = 9 => "SparseCsr",
+    /// Per-backend functionality bit for nested (jagged) tensors (`NestedTensorCPU`, ...).
+    NestedTensor = 10 => "NestedTensor",
+    /// Picks a backend for factory functions that take no tensor arguments.
+    BackendSelect = 11 => "BackendSelect",
+    /// Fake tensors (shape propagation without data).
+    Fake = 12 => "Fake",
+    /// Python tensor subclasses with `__torch_dispatch__`.
+    Python = 13 => "Python",
+    /// functorch dynamic-layer stack, back half.
+    FuncTorchDynamicLayerBackMode = 14 => "FuncTorchDynamicLayerBackMode",
+    /// Functionalization pass (removes mutation and aliasing).
+    Functionalize = 15 => "Functionalize",
+    /// Lazily conjugated tensors (`conj()` sets this key).
+    Conjugate = 16 => "Conjugate",
+    /// Lazily negated tensors (e.g. `.imag` of a conjugate view).
+    Negative = 17 => "Negative",
+    /// Efficient all-zero tensors (used for undefined gradients).
+    ZeroTensor = 18 => "ZeroTensor",
+    /// Version-counter bumps and view tracking for in-place and view ops.
+    ADInplaceOrView = 19 => "ADInplaceOrView",
+    /// Autograd for backends without a dedicated autograd key (e.g. HIP, VE, FPGA).
+    AutogradOther = 20 => "AutogradOther",
+    /// Per-backend functionality bit for autograd (`AutogradCPU`, ...).
+    AutogradFunctionality = 21 => "AutogradFunctionality",
+    /// Autograd for nested tensors.
+    AutogradNestedTensor = 22 => "AutogradNestedTensor",
+    /// TorchScript tracer.
+    Tracer = 23 => "Tracer",
+    /// Automatic mixed precision on CPU.
+    AutocastCPU = 24 => "AutocastCPU",
+    /// Automatic mixed precision on MTIA.
+    AutocastMTIA = 25 => "AutocastMTIA",
+    /// Automatic mixed precision on MAIA.
+    AutocastMAIA = 26 => "AutocastMAIA",
+    /// Automatic mixed precision on XPU.
+    AutocastXPU = 27 => "AutocastXPU",
+    /// Automatic mixed precision on IPU.
+    AutocastIPU = 28 => "AutocastIPU",
+    /// Automatic mixed precision on HPU.
+    AutocastHPU = 29 => "AutocastHPU",
+    /// Automatic mixed precision on XLA.
+    AutocastXLA = 30 => "AutocastXLA",
+    /// Automatic mixed precision on MPS.
+    AutocastMPS = 31 => "AutocastMPS",
+    /// Automatic mixed precision on CUDA (C++ alias `Autocast`).
+    AutocastCUDA = 32 => "AutocastCUDA",
+    /// Automatic mixed precision on the PrivateUse1 backend.
+    AutocastPrivateUse1 = 33 => "AutocastPrivateUse1",
+    /// functorch `vmap` batched tensors.
+    FuncTorchBatched = 34 => "FuncTorchBatched",
+    /// functorch `vmap` over nested tensors.
+    BatchedNestedTensor = 35 => "BatchedNestedTensor",
+    /// functorch `vmap` mode (randomness handling).
+    FuncTorchVmapMode = 36 => "FuncTorchVmapMode",
+    /// Legacy (in-core) `vmap` batched tensors.
+    Batched = 37 => "Batched",
+    /// Legacy (in-core) `vmap` mode.
+    VmapMode = 38 => "VmapMode",
+    /// functorch `grad` wrapper tensors.
+    FuncTorchGradWrapper = 39 => "FuncTorchGradWrapper",
+    /// Deferred module initialisation (torchdistx).
+    DeferredInit = 40 => "DeferredInit",
+    /// Snapshots Python thread-local dispatch state.
+    PythonTLSSnapshot = 41 => "PythonTLSSnapshot",
+    /// functorch dynamic-layer stack, front half.
+    FuncTorchDynamicLayerFrontMode = 42 => "FuncTorchDynamicLayerFrontMode",
+    /// Reserved for dispatcher tests (wrapper tensors).
+    TESTING_ONLY_GenericWrapper = 43 => "TESTING_ONLY_GenericWrapper",
+    /// Reserved for dispatcher tests (modes).
+    TESTING_ONLY_GenericMode = 44 => "TESTING_ONLY_GenericMode",
+    /// Pre-dispatch tracing (`torch.export`).
+    PreDispatch = 45 => "PreDispatch",
+    /// Python-level dispatcher override; the highest-priority key.
+    PythonDispatcher = 46 => "PythonDispatcher",
+    /// Sentinel: one past the last functionality key (not a real key).
+    EndOfFunctionalityKeys = 47 => "UnknownUnknown",
+    /// Sentinel: start of the Dense runtime block (`Dense` with `InvalidBit`; prints as `Undefined`).
+    StartOfDenseBackends = 48 => "Undefined",
+    /// Runtime key: `Dense` functionality on the `CPU` backend.
+    CPU = 49 => "CPU",
+    /// Runtime key: `Dense` functionality on the `CUDA` backend.
+    CUDA = 50 => "CUDA",
+    /// Runtime key: `Dense` functionality on the `HIP` backend.
+    HIP = 51 => "HIP",
+    /// Runtime key: `Dense` functionality on the `XLA` backend.
+    XLA = 52 => "XLA",
+    /// Runtime key: `Dense` functionality on the `MPS` backend.
+    MPS = 53 => "MPS",
+    /// Runtime key: `Dense` functionality on the `IPU` backend.
+    IPU = 54 => "IPU",
+    /// Runtime key: `Dense` functionality on the `XPU` backend.
+    XPU = 55 => "XPU",
+    /// Runtime key: `Dense` functionality on the `HPU` backend.
+    HPU = 56 => "HPU",
+    /// Runtime key: `Dense` functionality on the `VE` backend.
+    VE = 57 => "VE",
+    /// Runtime key: `Dense` functionality on the `Lazy` backend.
+    Lazy = 58 => "Lazy",
+    /// Runtime key: `Dense` functionality on the `MTIA` backend.
+    MTIA = 59 => "MTIA",
+    /// Runtime key: `Dense` functionality on the `MAIA` backend.
+    MAIA = 60 => "MAIA",
+    /// Runtime key: `Dense` functionality on the `PrivateUse1` backend.
+    PrivateUse1 = 61 => "PrivateUse1",
+    /// Runtime key: `Dense` functionality on the `PrivateUse2` backend.
+    PrivateUse2 = 62 => "PrivateUse2",
+    /// Runtime key: `Dense` functionality on the `PrivateUse3` backend.
+    PrivateUse3 = 63 => "PrivateUse3",
+    /// Runtime key: `Dense` functionality on the `Meta` backend.
+    Meta = 64 => "Meta",
+    /// Sentinel: start of the Quantized runtime block (`Quantized` with `InvalidBit`; prints as `QuantizedUndefined`).
+    StartOfQuantizedBackends = 65 => "QuantizedUndefined",
+    /// Runtime key: `Quantized` functionality on the `CPU` backend.
+    QuantizedCPU = 66 => "QuantizedCPU",
+    /// Runtime key: `Quantized` functionality on the `CUDA` backend.
+    QuantizedCUDA = 67 => "QuantizedCUDA",
+    /// Runtime key: `Quantized` functionality on the `HIP` backend.
+    QuantizedHIP = 68 => "QuantizedHIP",
+    /// Runtime key: `Quantized` functionality on the `XLA` backend.
+    QuantizedXLA = 69 => "QuantizedXLA",
+    /// Runtime key: `Quantized` functionality on the `MPS` backend.
+    QuantizedMPS = 70 => "QuantizedMPS",
+    /// Runtime key: `Quantized` functionality on the `IPU` backend.
+    QuantizedIPU = 71 => "QuantizedIPU",
+    /// Runtime key: `Quantized` functionality on the `XPU` backend.
+    QuantizedXPU = 72 => "QuantizedXPU",
+    /// Runtime key: `Quantized` functionality on the `HPU` backend.
+    QuantizedHPU = 73 => "QuantizedHPU",
+    /// Runtime key: `Quantized` functionality on the `VE` backend.
+    QuantizedVE = 74 => "QuantizedVE",
+    /// Runtime key: `Quantized` functionality on the `Lazy` backend.
+    QuantizedLazy = 75 => "QuantizedLazy",
+    /// Runtime key: `Quantized` functionality on the `MTIA` backend.
+    QuantizedMTIA = 76 => "QuantizedMTIA",
+    /// Runtime key: `Quantized` functionality on the `MAIA` backend.
+    QuantizedMAIA = 77 => "QuantizedMAIA",
+    /// Runtime key: `Quantized` functionality on the `PrivateUse1` backend.
+    QuantizedPrivateUse1 = 78 => "QuantizedPrivateUse1",
+    /// Runtime key: `Quantized` functionality on the `PrivateUse2` backend.
+    QuantizedPrivateUse2 = 79 => "QuantizedPrivateUse2",
+    /// Runtime key: `Quantized` functionality on the `PrivateUse3` backend.
+    QuantizedPrivateUse3 = 80 => "QuantizedPrivateUse3",
+    /// Runtime key: `Quantized` functionality on the `Meta` backend.
+    QuantizedMeta = 81 => "QuantizedMeta",
+    /// Sentinel: start of the Sparse runtime block (`Sparse` with `InvalidBit`; prints as `SparseUndefined`).
+    StartOfSparseBackends = 82 => "SparseUndefined",
+    /// Runtime key: `Sparse` functionality on the `CPU` backend.
+    SparseCPU = 83 => "SparseCPU",
+    /// Runtime key: `Sparse` functionality on the `CUDA` backend.
+    SparseCUDA = 84 => "SparseCUDA",
+    /// Runtime key: `Sparse` functionality on the `HIP` backend.
+    SparseHIP = 85 => "SparseHIP",
+    /// Runtime key: `Sparse` functionality on the `XLA` backend.
+    SparseXLA = 86 => "SparseXLA",
+    /// Runtime key: `Sparse` functionality on the `MPS` backend.
+    SparseMPS = 87 => "SparseMPS",
+    /// Runtime key: `Sparse` functionality on the `IPU` backend.
+    SparseIPU = 88 => "SparseIPU",
+    /// Runtime key: `Sparse` functionality on the `XPU` backend.
+    SparseXPU = 89 => "SparseXPU",
+    /// Runtime key: `Sparse` functionality on the `HPU` backend.
+    SparseHPU = 90 => "SparseHPU",
+    /// Runtime key: `Sparse` functionality on the `VE` backend.
+    SparseVE = 91 => "SparseVE",
+    /// Runtime key: `Sparse` functionality on the `Lazy` backend.
+    SparseLazy = 92 => "SparseLazy",
+    /// Runtime key: `Sparse` functionality on the `MTIA` backend.
+    SparseMTIA = 93 => "SparseMTIA",
+    /// Runtime key: `Sparse` functionality on the `MAIA` backend.
+    SparseMAIA = 94 => "SparseMAIA",
+    /// Runtime key: `Sparse` functionality on the `PrivateUse1` backend.
+    SparsePrivateUse1 = 95 => "SparsePrivateUse1",
+    /// Runtime key: `Sparse` functionality on the `PrivateUse2` backend.
+    SparsePrivateUse2 = 96 => "SparsePrivateUse2",
+    /// Runtime key: `Sparse` functionality on the `PrivateUse3` backend.
+    SparsePrivateUse3 = 97 => "SparsePrivateUse3",
+    /// Runtime key: `Sparse` functionality on the `Meta` backend.
+    SparseMeta = 98 => "SparseMeta",
+    /// Sentinel: start of the SparseCsr runtime block (`SparseCsr` with `InvalidBit`; prints as `SparseCsrUndefined`).
+    StartOfSparseCsrBackends = 99 => "SparseCsrUndefined",
+    /// Runtime key: `SparseCsr` functionality on the `CPU` backend.
+    SparseCsrCPU = 100 => "SparseCsrCPU",
+    /// Runtime key: `SparseCsr` functionality on the `CUDA` backend.
+    SparseCsrCUDA = 101 => "SparseCsrCUDA",
+    /// Runtime key: `SparseCsr` functionality on the `HIP` backend.
+    SparseCsrHIP = 102 => "SparseCsrHIP",
+    /// Runtime key: `SparseCsr` functionality on the `XLA` backend.
+    SparseCsrXLA = 103 => "SparseCsrXLA",
+    /// Runtime key: `SparseCsr` functionality on the `MPS` backend.
+    SparseCsrMPS = 104 => "SparseCsrMPS",
+    /// Runtime key: `SparseCsr` functionality on the `IPU` backend.
+    SparseCsrIPU = 105 => "SparseCsrIPU",
+    /// Runtime key: `SparseCsr` functionality on the `XPU` backend.
+    SparseCsrXPU = 106 => "SparseCsrXPU",
+    /// Runtime key: `SparseCsr` functionality on the `HPU` backend.
+    SparseCsrHPU = 107 => "SparseCsrHPU",
+    /// Runtime key: `SparseCsr` functionality on the `VE` backend.
+    SparseCsrVE = 108 => "SparseCsrVE",
+    /// Runtime key: `SparseCsr` functionality on the `Lazy` backend.
+    SparseCsrLazy = 109 => "SparseCsrLazy",
+    /// Runtime key: `SparseCsr` functionality on the `MTIA` backend.
+    SparseCsrMTIA = 110 => "SparseCsrMTIA",
+    /// Runtime key: `SparseCsr` functionality on the `MAIA` backend.
+    SparseCsrMAIA = 111 => "SparseCsrMAIA",
+    /// Runtime key: `SparseCsr` functionality on the `PrivateUse1` backend.
+    SparseCsrPrivateUse1 = 112 => "SparseCsrPrivateUse1",
+    /// Runtime key: `SparseCsr` functionality on the `PrivateUse2` backend.
+    SparseCsrPrivateUse2 = 113 => "SparseCsrPrivateUse2",
+    /// Runtime key: `SparseCsr` functionality on the `PrivateUse3` backend.
+    SparseCsrPrivateUse3 = 114 => "SparseCsrPrivateUse3",
+    /// Runtime key: `SparseCsr` functionality on the `Meta` backend.
+    SparseCsrMeta = 115 => "SparseCsrMeta",
+    /// Sentinel: start of the NestedTensor runtime block (`NestedTensor` with `InvalidBit`; prints as `NestedTensorUndefined`).
+    StartOfNestedTensorBackends = 116 => "NestedTensorUndefined",
+    /// Runtime key: `NestedTensor` functionality on the `CPU` backend.
+    NestedTensorCPU = 117 => "NestedTensorCPU",
+    /// Runtime key: `NestedTensor` functionality on the `CUDA` backend.
+    NestedTensorCUDA = 118 => "NestedTensorCUDA",
+    /// Runtime key: `NestedTensor` functionality on the `HIP` backend.
+    NestedTensorHIP = 119 => "NestedTensorHIP",
+    /// Runtime key: `NestedTensor` functionality on the `XLA` backend.
+    NestedTensorXLA = 120 => "NestedTensorXLA",
+    /// Runtime key: `NestedTensor` functionality on the `MPS` backend.
+    NestedTensorMPS = 121 => "NestedTensorMPS",
+    /// Runtime key: `NestedTensor` functionality on the `IPU` backend.
+    NestedTensorIPU = 122 => "NestedTensorIPU",
+    /// Runtime key: `NestedTensor` functionality on the `XPU` backend.
+    NestedTensorXPU = 123 => "NestedTensorXPU",
+    /// Runtime key: `NestedTensor` functionality on the `HPU` backend.
+    NestedTensorHPU = 124 => "NestedTensorHPU",
+    /// Runtime key: `NestedTensor` functionality on the `VE` backend.
+    NestedTensorVE = 125 => "NestedTensorVE",
+    /// Runtime key: `NestedTensor` functionality on the `Lazy` backend.
+    NestedTensorLazy = 126 => "NestedTensorLazy",
+    /// Runtime key: `NestedTensor` functionality on the `MTIA` backend.
+    NestedTensorMTIA = 127 => "NestedTensorMTIA",
+    /// Runtime key: `NestedTensor` functionality on the `MAIA` backend.
+    NestedTensorMAIA = 128 => "NestedTensorMAIA",
+    /// Runtime key: `NestedTensor` functionality on the `PrivateUse1` backend.
+    NestedTensorPrivateUse1 = 129 => "NestedTensorPrivateUse1",
+    /// Runtime key: `NestedTensor` functionality on the `PrivateUse2` backend.
+    NestedTensorPrivateUse2 = 130 => "NestedTensorPrivateUse2",
+    /// Runtime key: `NestedTensor` functionality on the `PrivateUse3` backend.
+    NestedTensorPrivateUse3 = 131 => "NestedTensorPrivateUse3",
+    /// Runtime key: `NestedTensor` functionality on the `Meta` backend.
+    NestedTensorMeta = 132 => "NestedTensorMeta",
+    /// Sentinel: start of the AutogradFunctionality runtime block (`AutogradFunctionality` with `InvalidBit`; prints as `AutogradUndefined`).
+    StartOfAutogradFunctionalityBackends = 133 => "AutogradUndefined",
+    /// Runtime key: `AutogradFunctionality` functionality on the `CPU` backend.
+    AutogradCPU = 134 => "AutogradCPU",
+    /// Runtime key: `AutogradFunctionality` functionality on the `CUDA` backend.
+    AutogradCUDA = 135 => "AutogradCUDA",
+    /// Runtime key: `AutogradFunctionality` functionality on the `HIP` backend.
+    AutogradHIP = 136 => "AutogradHIP",
+    /// Runtime key: `AutogradFunctionality` functionality on the `XLA` backend.
+    AutogradXLA = 137 => "AutogradXLA",
+    /// Runtime key: `AutogradFunctionality` functionality on the `MPS` backend.
+    AutogradMPS = 138 => "AutogradMPS",
+    /// Runtime key: `AutogradFunctionality` functionality on the `IPU` backend.
+    AutogradIPU = 139 => "AutogradIPU",
+    /// Runtime key: `AutogradFunctionality` functionality on the `XPU` backend.
+    AutogradXPU = 140 => "AutogradXPU",
+    /// Runtime key: `AutogradFunctionality` functionality on the `HPU` backend.
+    AutogradHPU = 141 => "AutogradHPU",
+    /// Runtime key: `AutogradFunctionality` functionality on the `VE` backend.
+    AutogradVE = 142 => "AutogradVE",
+    /// Runtime key: `AutogradFunctionality` functionality on the `Lazy` backend.
+    AutogradLazy = 143 => "AutogradLazy",
+    /// Runtime key: `AutogradFunctionality` functionality on the `MTIA` backend.
+    AutogradMTIA = 144 => "AutogradMTIA",
+    /// Runtime key: `AutogradFunctionality` functionality on the `MAIA` backend.
+    AutogradMAIA = 145 => "AutogradMAIA",
+    /// Runtime key: `AutogradFunctionality` functionality on the `PrivateUse1` backend.
+    AutogradPrivateUse1 = 146 => "AutogradPrivateUse1",
+    /// Runtime key: `AutogradFunctionality` functionality on the `PrivateUse2` backend.
+    AutogradPrivateUse2 = 147 => "AutogradPrivateUse2",
+    /// Runtime key: `AutogradFunctionality` functionality on the `PrivateUse3` backend.
+    AutogradPrivateUse3 = 148 => "AutogradPrivateUse3",
+    /// Runtime key: `AutogradFunctionality` functionality on the `Meta` backend.
+    AutogradMeta = 149 => "AutogradMeta",
+    /// Alias key: all autograd keys (`AutogradOther`, `AutogradNestedTensor` and every `Autograd<Backend>`).
+    Autograd = 150 => "Autograd",
+    /// Alias key: kernels that decompose into other ops and get autograd for free (formerly `Math`).
+    CompositeImplicitAutograd = 151 => "CompositeImplicitAutograd",
+    /// Alias key: decompositions registered only for functorch batching.
+    FuncTorchBatchedDecomposition = 152 => "FuncTorchBatchedDecomposition",
+    /// Alias key: `CompositeImplicitAutograd` for nested tensors.
+    CompositeImplicitAutogradNestedTensor = 153 => "CompositeImplicitAutogradNestedTensor",
+    /// Alias key: backend-agnostic kernels with an explicit autograd formula (C++ alias `DefaultBackend`).
+    CompositeExplicitAutograd = 154 => "CompositeExplicitAutograd",
+    /// Alias key: like `CompositeExplicitAutograd`, but the kernel mutates or aliases internally.
+    CompositeExplicitAutogradNonFunctional = 155 => "CompositeExplicitAutogradNonFunctional",
+}
 
 impl DispatchKey {
     /// C++ alias: `CatchAll == Undefined`.
@@ -970,7 +659,7 @@ impl DispatchKey {
     pub const END_OF_ALIAS_KEYS: DispatchKey = DispatchKey::CompositeExplicitAutogradNonFunctional;
 
     /// Every key in numeric order (`ALL[i] as u16 == i`).
-    pub const ALL: [DispatchKey; 156] = ALL_DISPATCH_KEYS;
+    pub const ALL: [DispatchKey; DISPATCH_KEY_COUNT] = ALL_DISPATCH_KEYS;
 
     /// Converts a raw `u16` discriminant; `None` when it is above 155.
     ///
