@@ -71,6 +71,7 @@ pub mod convert;
 pub mod device_ops;
 pub mod dispatch_key;
 pub mod error;
+mod explain;
 pub mod factories;
 pub mod geometry;
 mod impl_arc;
