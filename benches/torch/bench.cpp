@@ -137,6 +137,16 @@ void all_cases(const char* mode) {
   run(mode, "zeros_small", 0, meta, [&] { return at::zeros({3, 4}, at::kFloat); });
   run(mode, "empty_large", 0, meta, [&] { return at::empty({1024, 1024}, at::kFloat); });
   run(mode, "zeros_large", 0, meta, [&] { return at::zeros({1024, 1024}, at::kFloat); });
+  // The scaling rows of `scale_empty_*` / `scale_zeros_*` (f32 elements).
+  for (auto [label, n] : {std::pair<const char*, int64_t>{"4KiB", 1024},
+                          {"1MiB", 1 << 18},
+                          {"4MiB", 1 << 20},
+                          {"64MiB", 1 << 24}}) {
+    run(mode, std::string("scale_empty_") + label, n * 4, meta,
+        [&] { return at::empty({n}, at::kFloat); });
+    run(mode, std::string("scale_zeros_") + label, n * 4, meta,
+        [&] { return at::zeros({n}, at::kFloat); });
+  }
 
   {
     at::Tensor t = arange({4096, 4096}).t();
