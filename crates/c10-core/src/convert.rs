@@ -32,12 +32,15 @@ use crate::error::{Result, TensorError};
 use crate::scalar_type::Element;
 use crate::tensor::Tensor;
 
-/// Builds a CPU tensor from elements in row-major order. Only allocation
-/// can fail here (the sizes always match the element count), which a `From`
-/// impl cannot report, so it panics as `Vec` does on allocation failure.
+/// Builds a CPU tensor from elements in row-major order. The panic cannot
+/// fire: the sizes always match the element count (they are computed from
+/// it, and data that exists in memory cannot overflow `i64`), the CPU
+/// allocator is always available (`alloc_cpu` installs a default), and the
+/// registry's CPU slot only ever holds a CPU allocator (checked on
+/// registration), which is all `Tensor::from_vec` can fail on.
 #[allow(
     clippy::panic,
-    reason = "a `From` impl cannot fail; only allocation can, and `Vec` panics on that too"
+    reason = "cannot fire: sizes match the data, and the CPU allocator is always present and CPU"
 )]
 fn build<T: Element>(v: Vec<T>, sizes: &[i64]) -> Tensor {
     match Tensor::from_vec(v, sizes) {
