@@ -72,6 +72,7 @@ pub mod device_ops;
 pub mod dispatch_key;
 pub mod error;
 mod explain;
+mod extra_meta;
 pub mod factories;
 pub mod geometry;
 mod impl_arc;

@@ -270,10 +270,7 @@ impl Tensor {
 
     /// Whether gradients are tracked (false without autograd metadata).
     pub fn requires_grad(&self) -> bool {
-        self.imp
-            .autograd_meta
-            .as_ref()
-            .is_some_and(|m| m.requires_grad())
+        self.imp.autograd_meta().is_some_and(|m| m.requires_grad())
     }
     /// Sets `requires_grad` as a factory's `requires_grad=True` does.
     /// Setting `false` on a tensor without metadata allocates nothing;
@@ -323,8 +320,7 @@ impl Tensor {
         }
         if self
             .imp
-            .autograd_meta
-            .as_ref()
+            .autograd_meta()
             .is_some_and(|m| m.view_origin() == ViewOrigin::NoGrad)
         {
             // A no_grad view reports its base's flag; PyTorch leaves it.
@@ -340,9 +336,12 @@ impl Tensor {
             ));
         }
         let imp = self.impl_mut();
-        match (&mut imp.autograd_meta, requires_grad) {
+        match (
+            imp.extra.as_deref_mut().and_then(|e| e.autograd.as_mut()),
+            requires_grad,
+        ) {
             (None, false) => {}
-            (None, true) => imp.autograd_meta = Some(Box::new(AutogradMeta::leaf())),
+            (None, true) => imp.set_autograd_meta(Some(Box::new(AutogradMeta::leaf()))),
             (Some(m), v) => m.set_requires_grad(v),
         }
         Ok(())
@@ -362,7 +361,7 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn is_leaf(&self) -> bool {
-        self.imp.autograd_meta.as_ref().is_none_or(|m| m.is_leaf())
+        self.imp.autograd_meta().is_none_or(|m| m.is_leaf())
     }
 
     /// PyTorch's checks before an in-place operation changes this tensor
@@ -388,7 +387,7 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn check_inplace(&self) -> Result<()> {
-        let Some(m) = self.imp.autograd_meta.as_deref() else {
+        let Some(m) = self.imp.autograd_meta() else {
             return Ok(());
         };
         if !GradMode::is_enabled() {
@@ -415,7 +414,7 @@ impl Tensor {
 
     /// Whether autograd metadata has been allocated for this tensor.
     pub fn has_autograd_meta(&self) -> bool {
-        self.imp.autograd_meta.is_some()
+        self.imp.autograd_meta().is_some()
     }
 
     /// `as_strided(size, stride, storage_offset)`: a view with exactly this
@@ -832,7 +831,7 @@ impl Tensor {
             self.storage().nbytes(),
         )?;
         let mut imp = (*self.imp).clone();
-        imp.autograd_meta = crate::autograd::view_meta(self.imp.autograd_meta.as_deref());
+        imp.set_autograd_meta(crate::autograd::view_meta(self.imp.autograd_meta()));
         imp.dtype = dtype;
         imp.set_sizes_and_strides(&sizes, &strides, Some(offset))?;
         Ok(Tensor::from_impl(imp))
@@ -905,8 +904,8 @@ impl Tensor {
     /// ```
     pub fn record_output_of(&mut self, inputs: &[&Tensor]) {
         if GradMode::is_enabled() && inputs.iter().any(|t| t.requires_grad()) {
-            self.impl_mut().autograd_meta =
-                Some(Box::new(AutogradMeta::computed(ViewOrigin::NotAView)));
+            self.impl_mut()
+                .set_autograd_meta(Some(Box::new(AutogradMeta::computed(ViewOrigin::NotAView))));
         }
     }
 
@@ -914,7 +913,7 @@ impl Tensor {
     /// set and version counter, and no autograd metadata.
     pub fn detach(&self) -> Tensor {
         let mut imp = (*self.imp).clone();
-        imp.autograd_meta = None;
+        imp.set_autograd_meta(None);
         Tensor::from_impl(imp)
     }
 
@@ -922,7 +921,7 @@ impl Tensor {
     /// counter.
     pub fn data(&self) -> Tensor {
         let mut imp = (*self.imp).clone();
-        imp.autograd_meta = None;
+        imp.set_autograd_meta(None);
         if imp.version.enabled() {
             imp.version = VersionCounter::fresh(0);
         }

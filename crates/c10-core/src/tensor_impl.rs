@@ -5,6 +5,7 @@ use c10_storage::{Device, DeviceType, Storage};
 use crate::autograd::AutogradMetaInterface;
 use crate::dispatch_key::{backend_component_for_device_type, DispatchKeySet};
 use crate::error::{Result, TensorError};
+use crate::extra_meta::ExtraMeta;
 use crate::geometry;
 use crate::impl_arc::ImplArc;
 use crate::options::MemoryFormat;
@@ -291,10 +292,11 @@ pub struct TensorImpl {
     pub(crate) numel: i64,
     /// The version counter, shared by a base and its views.
     pub(crate) version: VersionCounter,
-    /// `None` for a tensor that does not require grad: no autograd
-    /// allocation is made until one is needed (c10's null
-    /// `autograd_meta_`).
-    pub(crate) autograd_meta: Option<Box<dyn AutogradMetaInterface>>,
+    /// Out-of-line metadata (autograd today): `None`, one null word and no
+    /// allocation, for a tensor that does not require grad (c10's null
+    /// `autograd_meta_` and `extra_meta_`). A thin pointer, so the
+    /// fields it moves out of line cost 8 bytes here, not 16 per field.
+    pub(crate) extra: Option<Box<ExtraMeta>>,
     /// c10's dispatch key set of the tensor's device (inference included).
     pub(crate) key_set: DispatchKeySet,
     /// The element type.
@@ -321,7 +323,7 @@ fn every_field_is_written_by_the_in_place_constructors(t: TensorImpl) {
         storage_offset: _,
         numel: _,
         version: _,
-        autograd_meta: _,
+        extra: _,
         key_set: _,
         dtype: _,
         device: _,
@@ -341,7 +343,7 @@ impl Clone for TensorImpl {
             storage_offset: self.storage_offset,
             numel: self.numel,
             version: self.version.clone(),
-            autograd_meta: self.autograd_meta.as_ref().map(|m| m.clone_box()),
+            extra: self.extra.clone(),
             key_set: self.key_set,
             dtype: self.dtype,
             device: self.device,
@@ -410,7 +412,7 @@ impl TensorImpl {
             storage_offset: 0,
             numel: 0,
             version,
-            autograd_meta: None,
+            extra: None,
             key_set,
             dtype,
             device,
@@ -603,7 +605,7 @@ impl TensorImpl {
             .then(|| base.flags.is_non_overlapping_and_dense());
         let flags =
             LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density);
-        let autograd_meta = crate::autograd::view_meta(base.autograd_meta.as_deref());
+        let extra = ExtraMeta::with_autograd(crate::autograd::view_meta(base.autograd_meta()));
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
         // `TensorImpl` is fully initialised before `assume_init` (the list
@@ -614,7 +616,7 @@ impl TensorImpl {
             std::ptr::addr_of_mut!((*slot).storage_offset).write(storage_offset);
             std::ptr::addr_of_mut!((*slot).numel).write(numel);
             std::ptr::addr_of_mut!((*slot).version).write(base.version.clone());
-            std::ptr::addr_of_mut!((*slot).autograd_meta).write(autograd_meta);
+            std::ptr::addr_of_mut!((*slot).extra).write(extra);
             std::ptr::addr_of_mut!((*slot).key_set).write(base.key_set);
             std::ptr::addr_of_mut!((*slot).dtype).write(base.dtype);
             std::ptr::addr_of_mut!((*slot).device).write(base.device);
@@ -677,7 +679,7 @@ impl TensorImpl {
             std::ptr::addr_of_mut!((*slot).storage_offset).write(0);
             std::ptr::addr_of_mut!((*slot).numel).write(numel);
             std::ptr::addr_of_mut!((*slot).version).write(version);
-            std::ptr::addr_of_mut!((*slot).autograd_meta).write(None);
+            std::ptr::addr_of_mut!((*slot).extra).write(None);
             std::ptr::addr_of_mut!((*slot).key_set).write(key_set);
             std::ptr::addr_of_mut!((*slot).dtype).write(dtype);
             std::ptr::addr_of_mut!((*slot).device).write(device);
@@ -943,7 +945,13 @@ impl TensorImpl {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn autograd_meta(&self) -> Option<&dyn AutogradMetaInterface> {
-        self.autograd_meta.as_deref()
+        crate::extra_meta::autograd(&self.extra)
+    }
+
+    /// Replaces the autograd metadata (allocating the out-of-line block
+    /// only when there is something to hold).
+    pub(crate) fn set_autograd_meta(&mut self, meta: Option<Box<dyn AutogradMetaInterface>>) {
+        crate::extra_meta::set_autograd(&mut self.extra, meta);
     }
     /// c10's `is_inference()`.
     ///

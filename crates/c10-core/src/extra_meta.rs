@@ -1,0 +1,98 @@
+//! `ExtraMeta`: the out-of-line part of a `TensorImpl`, for what most
+//! tensors never need.
+//!
+//! c10 keeps two such pointers in `TensorImpl`, `autograd_meta_` and
+//! `extra_meta_` (symbolic sizes, named dims, ...), both null for a plain
+//! tensor. We keep one thin pointer (8 bytes, `None` for a plain tensor)
+//! to a block that holds all of them: a tensor that needs none of it pays
+//! one null word and no allocation, and the bytes saved against a fat
+//! `Box<dyn AutogradMetaInterface>` keep `TensorImpl` within its 176-byte
+//! budget as fields are added (the binding slot).
+//!
+//! The block is private to the crate; [`TensorImpl::autograd_meta`]
+//! (crate::TensorImpl::autograd_meta) is the public view of it.
+
+use crate::autograd::AutogradMetaInterface;
+
+/// What a `TensorImpl` holds out of line. `None` in the `TensorImpl`
+/// whenever every field here is empty, so a tensor that once required
+/// grad and no longer holds metadata goes back to the null pointer.
+#[derive(Debug)]
+pub(crate) struct ExtraMeta {
+    /// c10's `autograd_meta_`: allocated only for a tensor that requires
+    /// grad, or that is a view or output of one.
+    pub(crate) autograd: Option<Box<dyn AutogradMetaInterface>>,
+}
+
+impl ExtraMeta {
+    /// The block for `autograd` alone, or no block at all when there is
+    /// nothing to hold.
+    #[inline]
+    pub(crate) fn with_autograd(
+        autograd: Option<Box<dyn AutogradMetaInterface>>,
+    ) -> Option<Box<ExtraMeta>> {
+        autograd.map(|a| Box::new(ExtraMeta { autograd: Some(a) }))
+    }
+
+    /// Whether every field is empty (the block can be dropped).
+    fn is_empty(&self) -> bool {
+        self.autograd.is_none()
+    }
+}
+
+impl Clone for ExtraMeta {
+    fn clone(&self) -> Self {
+        ExtraMeta {
+            autograd: self.autograd.as_ref().map(|m| m.clone_box()),
+        }
+    }
+}
+
+/// The autograd metadata in `extra`, if any.
+#[inline]
+pub(crate) fn autograd(extra: &Option<Box<ExtraMeta>>) -> Option<&dyn AutogradMetaInterface> {
+    extra.as_deref().and_then(|e| e.autograd.as_deref())
+}
+
+/// Replaces the autograd metadata in `extra`, allocating the block only
+/// when there is something to hold and dropping it when it becomes empty.
+pub(crate) fn set_autograd(
+    extra: &mut Option<Box<ExtraMeta>>,
+    autograd: Option<Box<dyn AutogradMetaInterface>>,
+) {
+    match extra {
+        Some(e) => {
+            e.autograd = autograd;
+            if e.is_empty() {
+                *extra = None;
+            }
+        }
+        None => *extra = ExtraMeta::with_autograd(autograd),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::autograd::AutogradMeta;
+
+    #[test]
+    fn the_block_exists_only_while_it_holds_something() {
+        let mut extra = ExtraMeta::with_autograd(None);
+        assert!(extra.is_none());
+        set_autograd(&mut extra, Some(Box::new(AutogradMeta::leaf())));
+        assert!(autograd(&extra).is_some_and(|m| m.requires_grad()));
+        let copy = extra.clone();
+        assert!(autograd(&copy).is_some_and(|m| m.is_leaf()));
+        set_autograd(&mut extra, None);
+        assert!(extra.is_none());
+    }
+
+    #[test]
+    fn the_pointer_is_thin() {
+        assert_eq!(
+            std::mem::size_of::<Option<Box<ExtraMeta>>>(),
+            std::mem::size_of::<usize>()
+        );
+    }
+}
