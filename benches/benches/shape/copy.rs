@@ -123,11 +123,11 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group("clone_64mib");
         g.throughput(Throughput::Bytes(f32_bytes(&d)));
         g.bench_function("ours", |b| {
-            b.iter(|| black_box(&t).clone_as(MemoryFormat::Preserve).unwrap())
+            b.iter(|| black_box(&t).clone_in(MemoryFormat::Preserve).unwrap())
         });
         g.bench_function("ours_mt", |b| {
             set_copy_threads(0);
-            b.iter(|| black_box(&t).clone_as(MemoryFormat::Preserve).unwrap());
+            b.iter(|| black_box(&t).clone_in(MemoryFormat::Preserve).unwrap());
             set_copy_threads(1);
         });
         g.bench_function("candle", |b| b.iter(|| black_box(&ct).copy().unwrap()));

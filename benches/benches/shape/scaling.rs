@@ -65,12 +65,12 @@ pub fn copies(c: &mut Criterion) {
         let mut g = c.benchmark_group("scale_clone");
         g.throughput(Throughput::Bytes(bytes));
         g.bench_with_input(BenchmarkId::new("ours", &id), &base, |b, t| {
-            b.iter(|| black_box(t).clone_as(MemoryFormat::Preserve).unwrap())
+            b.iter(|| black_box(t).clone_in(MemoryFormat::Preserve).unwrap())
         });
         if parallel {
             g.bench_with_input(BenchmarkId::new("ours_mt", &id), &base, |b, t| {
                 set_copy_threads(0);
-                b.iter(|| black_box(t).clone_as(MemoryFormat::Preserve).unwrap());
+                b.iter(|| black_box(t).clone_in(MemoryFormat::Preserve).unwrap());
                 set_copy_threads(1);
             });
         }

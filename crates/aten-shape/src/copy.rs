@@ -216,7 +216,7 @@ pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
-    if t.is_contiguous_as(format) {
+    if t.is_contiguous_in(format) {
         return Ok(t.clone());
     }
     if format == MemoryFormat::Preserve {
@@ -977,20 +977,25 @@ fn copy_device(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
 /// let t = Tensor::arange(0, 6, 1, ScalarType::Float)?.as_strided(&[2, 3], &[1, 2], None)?;
 /// let c = t.contiguous()?;
 /// assert_eq!((c.strides(), c.to_vec::<f32>()?), (&[3i64, 1][..], vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]));
-/// let k = t.clone_as(MemoryFormat::Preserve)?;
+/// let k = t.clone_in(MemoryFormat::Preserve)?;
 /// assert_eq!(k.strides(), t.strides());
 /// k.copy_(&c)?;
 /// assert_eq!(k.to_vec::<f32>()?, c.to_vec::<f32>()?);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub trait CopyOps: crate::sealed::Sealed {
-    /// [`clone`] in `format` (named `clone_as` so it does not clash with
-    /// `Clone::clone`, which copies the handle).
-    fn clone_as(&self, format: MemoryFormat) -> Result<Tensor>;
+    /// [`clone`] in `format` (PyTorch's `clone(memory_format=format)`).
+    /// The suffix `_in` always means "in this memory format"
+    /// (`clone_in`, `contiguous_in`, `Tensor::is_contiguous_in`); `_as`
+    /// always means "shaped like that tensor" (`view_as`, `reshape_as`,
+    /// `expand_as`), as in PyTorch. Plain `clone` is not a method here so
+    /// it does not clash with `Clone::clone`, which copies the handle.
+    fn clone_in(&self, format: MemoryFormat) -> Result<Tensor>;
     /// [`contiguous`] in row-major format.
     fn contiguous(&self) -> Result<Tensor>;
-    /// [`contiguous`] in `format`.
-    fn contiguous_as(&self, format: MemoryFormat) -> Result<Tensor>;
+    /// [`contiguous`] in `format` (PyTorch's
+    /// `contiguous(memory_format=format)`).
+    fn contiguous_in(&self, format: MemoryFormat) -> Result<Tensor>;
     /// [`copy_`]`(self, src)`.
     fn copy_(&self, src: &Tensor) -> Result<()>;
     /// [`empty_like`] in `format`.
@@ -998,13 +1003,13 @@ pub trait CopyOps: crate::sealed::Sealed {
 }
 
 impl CopyOps for Tensor {
-    fn clone_as(&self, format: MemoryFormat) -> Result<Tensor> {
+    fn clone_in(&self, format: MemoryFormat) -> Result<Tensor> {
         clone(self, format)
     }
     fn contiguous(&self) -> Result<Tensor> {
         contiguous(self, MemoryFormat::Contiguous)
     }
-    fn contiguous_as(&self, format: MemoryFormat) -> Result<Tensor> {
+    fn contiguous_in(&self, format: MemoryFormat) -> Result<Tensor> {
         contiguous(self, format)
     }
     fn copy_(&self, src: &Tensor) -> Result<()> {

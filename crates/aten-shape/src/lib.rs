@@ -40,7 +40,7 @@
 //!
 //! ## Memory formats
 //!
-//! `contiguous_as(MemoryFormat::ChannelsLast)` (and `clone_as`,
+//! `contiguous_in(MemoryFormat::ChannelsLast)` (and `clone_in`,
 //! `empty_like`) lay a 4-d tensor out as NHWC (strides `[HWC, 1, WC, C]`);
 //! `MemoryFormat::Preserve` keeps the input's stride order when it is
 //! non-overlapping and dense, as PyTorch's `clone()` does.

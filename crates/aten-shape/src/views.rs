@@ -282,7 +282,7 @@ fn install_alias(
 #[inline]
 fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
     let (sizes, strides, numel) = (t.sizes(), t.strides(), t.numel());
-    TensorImpl::try_view_tensor_fill(
+    TensorImpl::view_tensor_fill_or_abandon(
         t.impl_ref(),
         t.storage_offset(),
         shape.len(),
@@ -1078,7 +1078,7 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     }
     c10_core::geometry::check_symint_list(size)?;
     let (sizes, strides) = (t.sizes(), t.strides());
-    let built = TensorImpl::try_view_tensor_fill(
+    let built = TensorImpl::view_tensor_fill_or_abandon(
         t.impl_ref(),
         t.storage_offset(),
         size.len(),

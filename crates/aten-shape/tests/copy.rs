@@ -187,7 +187,7 @@ fn contiguous_returns_self_or_a_row_major_clone() {
         "required rank 4 tensor to use channels_last format"
     );
     assert_eq!(
-        err(tt.contiguous_as(MemoryFormat::ChannelsLast3d)),
+        err(tt.contiguous_in(MemoryFormat::ChannelsLast3d)),
         "required rank 5 tensor to use channels_last_3d format"
     );
 
@@ -198,12 +198,12 @@ fn contiguous_returns_self_or_a_row_major_clone() {
     )
     .unwrap();
     assert!(cl
-        .contiguous_as(MemoryFormat::ChannelsLast)
+        .contiguous_in(MemoryFormat::ChannelsLast)
         .unwrap()
         .is_same(&cl));
     let rm = cl.contiguous().unwrap();
     assert_eq!(rm.strides(), &[60, 20, 5, 1]);
-    let back = rm.contiguous_as(MemoryFormat::ChannelsLast).unwrap();
+    let back = rm.contiguous_in(MemoryFormat::ChannelsLast).unwrap();
     assert_eq!(back.strides(), &[60, 1, 15, 3]);
 }
 
@@ -915,7 +915,7 @@ fn free_function_and_methods_agree() {
     assert!(!is_non_overlapping_and_dense(
         &t.as_strided(&[3, 4], &[1, 0], None).unwrap()
     ));
-    let a = t.clone_as(MemoryFormat::Contiguous).unwrap();
+    let a = t.clone_in(MemoryFormat::Contiguous).unwrap();
     let b = clone(&t, MemoryFormat::Contiguous).unwrap();
     assert_eq!(a.to_vec::<f64>().unwrap(), b.to_vec::<f64>().unwrap());
     assert_eq!(

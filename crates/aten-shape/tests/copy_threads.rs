@@ -66,7 +66,7 @@ fn run_all(threads: usize) -> Vec<Vec<u64>> {
     // A transpose, and a dense clone.
     let m = arange(r * c, f).view(&[r, c]).unwrap();
     let t = m.transpose(0, 1).unwrap().contiguous().unwrap();
-    let k = m.clone_as(MemoryFormat::Contiguous).unwrap();
+    let k = m.clone_in(MemoryFormat::Contiguous).unwrap();
     // A permuted 4-d tensor (rows of 64 elements) and a strided one
     // (every other column).
     let d4 = [9, 16, 520, 64];

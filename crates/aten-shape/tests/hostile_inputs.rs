@@ -33,7 +33,7 @@ fn readers_of_the_issue_view_return_oom_errors() {
         for e in [
             t.to_vec::<f32>().unwrap_err(),
             t.to_f64_vec().unwrap_err(),
-            t.clone_as(MemoryFormat::Contiguous).unwrap_err(),
+            t.clone_in(MemoryFormat::Contiguous).unwrap_err(),
         ] {
             let msg = e.to_string();
             assert!(msg.contains("can't allocate memory"), "{msg}");

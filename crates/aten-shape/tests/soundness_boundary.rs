@@ -27,7 +27,7 @@ fn gapped_geometry_is_not_called_dense() {
         Ok(())
     })
     .unwrap();
-    let filled = TensorImpl::try_view_tensor_fill(base.impl_ref(), 0, 1, |s, st| {
+    let filled = TensorImpl::view_tensor_fill_or_abandon(base.impl_ref(), 0, 1, |s, st| {
         s[0] = 8;
         st[0] = 8;
         Ok(true)
@@ -38,7 +38,7 @@ fn gapped_geometry_is_not_called_dense() {
     for v in [edited, filled] {
         assert!(!v.is_non_overlapping_and_dense());
         assert!(!v.is_contiguous());
-        let c = v.clone_as(MemoryFormat::Preserve).unwrap();
+        let c = v.clone_in(MemoryFormat::Preserve).unwrap();
         assert_eq!(c.strides(), &[1]);
         assert_eq!(c.storage().nbytes(), 64);
         assert_eq!(c.to_vec::<i64>().unwrap(), want);
@@ -62,7 +62,7 @@ fn overlapping_geometry_is_not_called_dense() {
     let src = Tensor::zeros(&[rows, rows], ScalarType::Long).unwrap();
     v.copy_(&src).unwrap();
     assert_eq!(base.get::<i64>(&[0]).unwrap(), 0);
-    let c = v.clone_as(MemoryFormat::Preserve).unwrap();
+    let c = v.clone_in(MemoryFormat::Preserve).unwrap();
     assert!(c.is_contiguous());
     assert_eq!(c.numel(), rows * rows);
 }
@@ -85,7 +85,7 @@ fn view_with_geometry_computes_the_flags() {
             "{sizes:?} {strides:?}"
         );
         assert_eq!(
-            v.clone_as(MemoryFormat::Preserve)
+            v.clone_in(MemoryFormat::Preserve)
                 .unwrap()
                 .to_vec::<i64>()
                 .unwrap(),

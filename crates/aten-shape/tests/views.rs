@@ -447,7 +447,7 @@ fn squeeze_and_unsqueeze() {
     );
     // 23: unsqueeze(1) of a contiguous (2,3,4) is also channels-last contiguous.
     let u = x.unsqueeze(1).unwrap();
-    assert!(u.is_contiguous() && u.is_contiguous_as(c10_core::MemoryFormat::ChannelsLast));
+    assert!(u.is_contiguous() && u.is_contiguous_in(c10_core::MemoryFormat::ChannelsLast));
     // 94
     let y = strided(&[1, 3, 1, 2], &[100, 2, 50, 1], 0);
     assert_eq!(geom(&y.squeeze().unwrap()), g(&[3, 2], &[2, 1], 0));

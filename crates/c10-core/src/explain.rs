@@ -190,9 +190,9 @@ fn contiguity_text(t: &Tensor, overlapping: Option<bool>) -> String {
         return "yes (row-major: each stride is the product of the sizes to its right)".to_owned();
     }
     let mut s = String::from("no");
-    if t.dim() == 4 && t.is_contiguous_as(MemoryFormat::ChannelsLast) {
+    if t.dim() == 4 && t.is_contiguous_in(MemoryFormat::ChannelsLast) {
         s.push_str(", but channels-last contiguous (NHWC order in memory: C varies fastest)");
-    } else if t.dim() == 5 && t.is_contiguous_as(MemoryFormat::ChannelsLast3d) {
+    } else if t.dim() == 5 && t.is_contiguous_in(MemoryFormat::ChannelsLast3d) {
         s.push_str(", but channels-last-3d contiguous (NDHWC order in memory: C varies fastest)");
     } else if t.is_non_overlapping_and_dense() {
         s.push_str(": dense but permuted (like a transpose): no gaps or overlap, but not in row-major order");
@@ -406,7 +406,7 @@ impl Tensor {
             );
         }
         if self.dim() == 4
-            && !self.is_contiguous_as(MemoryFormat::ChannelsLast)
+            && !self.is_contiguous_in(MemoryFormat::ChannelsLast)
             && self.is_strides_like(MemoryFormat::ChannelsLast)
         {
             let _ = writeln!(

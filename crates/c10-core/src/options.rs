@@ -144,7 +144,7 @@ impl TensorOptions {
     /// use c10_core::{MemoryFormat, Tensor, TensorOptions};
     /// let o = TensorOptions::new().memory_format(MemoryFormat::ChannelsLast);
     /// let t = Tensor::empty(&[2, 3, 4, 5], o)?;
-    /// assert!(t.is_contiguous_as(MemoryFormat::ChannelsLast));
+    /// assert!(t.is_contiguous_in(MemoryFormat::ChannelsLast));
     /// assert!(!t.is_contiguous());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```

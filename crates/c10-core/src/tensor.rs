@@ -189,7 +189,7 @@ impl Tensor {
     /// c10's `is_contiguous(memory_format)`: `ChannelsLast` and
     /// `ChannelsLast3d` read their flags; anything else (including
     /// `Preserve`) reads the row-major flag.
-    pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
+    pub fn is_contiguous_in(&self, format: MemoryFormat) -> bool {
         let f = self.imp.flags();
         match format {
             MemoryFormat::ChannelsLast => f.is_channels_last_contiguous(),
@@ -477,7 +477,7 @@ impl Tensor {
         }
         // Built in place in the new handle's allocation (no 160-byte
         // `TensorImpl` on the stack to copy).
-        let built = TensorImpl::try_view_tensor_fill(
+        let built = TensorImpl::view_tensor_fill_or_abandon(
             &self.imp,
             storage_offset,
             sizes.len(),

@@ -520,7 +520,7 @@ impl TensorImpl {
     /// [`view_tensor`](Self::view_tensor).
     #[doc(hidden)]
     #[inline]
-    pub fn try_view_tensor_fill(
+    pub fn view_tensor_fill_or_abandon(
         base: &TensorImpl,
         storage_offset: i64,
         ndim: usize,
@@ -534,7 +534,7 @@ impl TensorImpl {
 
     /// The one place a view's `TensorImpl` is built in place. The geometry
     /// starts as a copy of `base`'s, or as `zeroed_dims` dims of zeros, and
-    /// `edit` finishes it (see `try_view_tensor_fill` for its result).
+    /// `edit` finishes it (see `view_tensor_fill_or_abandon` for its result).
     /// `rearranged`: see `view_tensor_rearranged`.
     #[inline(always)]
     fn build_view(

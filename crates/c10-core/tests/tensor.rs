@@ -126,7 +126,7 @@ fn contiguity_flags() {
     )
     .unwrap();
     assert_eq!(cl.strides(), &[60, 1, 15, 3]);
-    assert!(!cl.is_contiguous() && cl.is_contiguous_as(MemoryFormat::ChannelsLast));
+    assert!(!cl.is_contiguous() && cl.is_contiguous_in(MemoryFormat::ChannelsLast));
     assert_eq!(cl.suggest_memory_format(), MemoryFormat::ChannelsLast);
     let cl3 = Tensor::empty(
         &[2, 3, 4, 5, 6],
@@ -134,21 +134,21 @@ fn contiguity_flags() {
     )
     .unwrap();
     assert_eq!(cl3.strides(), &[360, 1, 90, 18, 3]);
-    assert!(cl3.is_contiguous_as(MemoryFormat::ChannelsLast3d));
-    assert!(!cl3.is_contiguous_as(MemoryFormat::ChannelsLast));
+    assert!(cl3.is_contiguous_in(MemoryFormat::ChannelsLast3d));
+    assert!(!cl3.is_contiguous_in(MemoryFormat::ChannelsLast));
     let t = Tensor::empty(
         &[2, 1, 4, 5],
         TensorOptions::new().memory_format(MemoryFormat::ChannelsLast),
     )
     .unwrap();
     assert_eq!(t.strides(), &[20, 1, 5, 1]);
-    assert!(t.is_contiguous() && t.is_contiguous_as(MemoryFormat::ChannelsLast));
+    assert!(t.is_contiguous() && t.is_contiguous_in(MemoryFormat::ChannelsLast));
     let n111 = st(&[4, 1, 1, 1], &[1, 1, 1, 1]);
-    assert!(n111.is_contiguous() && n111.is_contiguous_as(MemoryFormat::ChannelsLast));
+    assert!(n111.is_contiguous() && n111.is_contiguous_in(MemoryFormat::ChannelsLast));
     assert_eq!(n111.suggest_memory_format(), MemoryFormat::Contiguous);
     // 24, 25
     let tr = st(&[3, 2], &[1, 3]);
-    assert!(!tr.is_contiguous_as(MemoryFormat::Preserve));
+    assert!(!tr.is_contiguous_in(MemoryFormat::Preserve));
     assert_eq!(
         msg(Tensor::empty(
             &[2, 3],
@@ -586,8 +586,8 @@ fn empty_strided_for_overwrite_matches_empty_strided() {
             MemoryFormat::ChannelsLast3d,
         ] {
             assert_eq!(
-                want.is_contiguous_as(format),
-                generic.is_contiguous_as(format),
+                want.is_contiguous_in(format),
+                generic.is_contiguous_in(format),
                 "{sizes:?} {strides:?} {format:?}"
             );
         }

@@ -588,7 +588,7 @@ fn compare(exp: &Expect, got: &Tensor, base: &Tensor) -> Option<(String, String)
         );
     }
     if let Some(c) = exp.is_channels_last {
-        let g = got.is_contiguous_as(MemoryFormat::ChannelsLast);
+        let g = got.is_contiguous_in(MemoryFormat::ChannelsLast);
         check("is_channels_last", c.to_string(), g.to_string());
     }
     if let Some(v) = &exp.values {

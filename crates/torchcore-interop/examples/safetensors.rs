@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => println!("writing to a loaded tensor: {e}"),
         Ok(()) => println!("unexpected: the write succeeded"),
     }
-    let mine = wt.clone_as(MemoryFormat::Contiguous)?;
+    let mine = wt.clone_in(MemoryFormat::Contiguous)?;
     mine.set::<f32>(&[0, 0], 1.0)?;
     println!("a clone is writable: {:?}", mine.get::<f32>(&[0, 0])?);
     Ok(())

@@ -177,13 +177,13 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("10. Memory formats: the same NCHW tensor, laid out NHWC");
     let img = Tensor::arange(0, 2 * 3 * 4 * 5, 1, ScalarType::Float)?.view(&[2, 3, 4, 5])?;
-    let nhwc = img.contiguous_as(MemoryFormat::ChannelsLast)?;
+    let nhwc = img.contiguous_in(MemoryFormat::ChannelsLast)?;
     println!(
         "img: strides {:?}, channels_last? {}\nimg.contiguous(memory_format=channels_last): strides {:?}, channels_last? {}, same values? {}",
         img.strides(),
-        img.is_contiguous_as(MemoryFormat::ChannelsLast),
+        img.is_contiguous_in(MemoryFormat::ChannelsLast),
         nhwc.strides(),
-        nhwc.is_contiguous_as(MemoryFormat::ChannelsLast),
+        nhwc.is_contiguous_in(MemoryFormat::ChannelsLast),
         img.to_vec::<f32>()? == nhwc.to_vec::<f32>()?
     );
 

@@ -86,14 +86,14 @@ fn sequence(s: &mut Survivors) -> Result<(), TensorError> {
     let tr = a.transpose(0, 2)?;
     keep(s, tr.reshape(&[24])?)?;
     keep(s, tr.contiguous()?)?;
-    keep(s, a.clone_as(MemoryFormat::Contiguous)?)?;
-    keep(s, tr.clone_as(MemoryFormat::Preserve)?)?;
+    keep(s, a.clone_in(MemoryFormat::Contiguous)?)?;
+    keep(s, tr.clone_in(MemoryFormat::Preserve)?)?;
     keep(s, tr.empty_like(MemoryFormat::Preserve)?)?;
     keep(s, a.permute(&[2, 0, 1])?.flatten(0, -1)?)?;
     keep(s, a.unfold(2, 2, 1)?.contiguous()?)?;
     keep(
         s,
-        Tensor::ones(&[1, 3, 2, 2], f)?.contiguous_as(MemoryFormat::ChannelsLast)?,
+        Tensor::ones(&[1, 3, 2, 2], f)?.contiguous_in(MemoryFormat::ChannelsLast)?,
     )?;
     // copy_ with a dtype conversion and with an overlapping-ish source.
     let dst = Tensor::zeros(&[2, 3, 4], ScalarType::Double)?;
@@ -145,7 +145,7 @@ fn check_survivors(survivors: &Survivors, expected: &[Vec<f64>]) {
             "survivor {i} changed"
         );
         // A copy (survivors may alias each other, so no writes through `t`).
-        let c = t.clone_as(MemoryFormat::Contiguous).expect("usable");
+        let c = t.clone_in(MemoryFormat::Contiguous).expect("usable");
         assert_eq!(&c.to_f64_vec().expect("readable"), want);
         if t.numel() > 0 {
             let flat = c.reshape(&[-1]).expect("reshape");

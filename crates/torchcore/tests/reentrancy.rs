@@ -84,7 +84,7 @@ fn reads_while_this_thread_writes_are_errors() {
         let guard = t.write::<f32>().unwrap();
         assert_reentrant("get", m.get::<f32>(&[1, 1]));
         assert_reentrant("to_vec", m.to_vec::<f32>());
-        assert_reentrant("clone_as", m.clone_as(MemoryFormat::Contiguous));
+        assert_reentrant("clone_in", m.clone_in(MemoryFormat::Contiguous));
         assert_reentrant("contiguous of a transpose", m.t().unwrap().contiguous());
         assert_reentrant("read guard", m.read::<f32>().map(|_| ()));
         // A growing set_ onto the locked storage reallocates it.

@@ -360,7 +360,7 @@ fn strided_copies_match_the_cpu() {
             // Straight to the host from the strided view.
             assert_eq!(device_bytes(&dv), want, "{dt} {name}: d2h");
             // clone keeps a dense layout's strides.
-            let k = dv.clone_as(MemoryFormat::Preserve).expect("clone");
+            let k = dv.clone_in(MemoryFormat::Preserve).expect("clone");
             if hv.is_non_overlapping_and_dense() {
                 assert_eq!(k.strides(), dv.strides(), "{dt} {name}: clone strides");
             }

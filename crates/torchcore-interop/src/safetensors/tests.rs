@@ -209,7 +209,7 @@ fn load_mmap_maps_the_file_once_and_refuses_writes() {
     assert!(err.contains("m.safetensors"), "{err}");
     assert!(err.contains("clone the tensor"), "{err}");
     // A clone is writable.
-    let c = w.clone_as(MemoryFormat::Contiguous).unwrap();
+    let c = w.clone_in(MemoryFormat::Contiguous).unwrap();
     c.set::<f32>(&[0, 0], 1.0).unwrap();
     // Saving over the mapped file replaces it without disturbing the map.
     let other = Tensor::zeros(&[2], ScalarType::Float).unwrap();
