@@ -108,105 +108,69 @@ pub use version::{GradMode, InferenceMode, VersionCounter};
 /// Runs `$body` with `$T` bound to the Rust element type of `$dtype`, or
 /// `$otherwise` for dtypes without one (quantized, sub-byte, bit types).
 ///
+/// The dtype → type pairs come from one table, [`__element_types!`]'s,
+/// which also seals [`Element`](scalar_type::Element): adding an element
+/// type is one line there.
+///
 /// ```
 /// use c10_core::{dispatch_dtype, ScalarType};
 /// let size = dispatch_dtype!(ScalarType::Double, T => std::mem::size_of::<T>(), { 0 });
 /// assert_eq!(size, 8);
+/// assert_eq!(dispatch_dtype!(ScalarType::QInt8, T => std::mem::size_of::<T>(), { 0 }), 0);
 /// ```
 #[macro_export]
 macro_rules! dispatch_dtype {
-    ($dtype:expr, $T:ident => $body:expr, $otherwise:block) => {{
-        use $crate::scalar_type as __st;
+    ($dtype:expr, $T:ident => $body:expr, $otherwise:block) => {
+        $crate::__element_types! { @table dispatch (($dtype) $T ($body) $otherwise) }
+    };
+}
+
+/// The table of element types: every `ScalarType` that has a Rust element
+/// type, with that type, written once. `@table MODE ARGS` expands
+/// `@MODE ARGS` followed by the table; the modes are `dispatch` (the arms
+/// of [`dispatch_dtype!`]) and `seal` (the `Element` seal). Not an API:
+/// use [`dispatch_dtype!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __element_types {
+    (@table $mode:ident $args:tt) => {
+        $crate::__element_types! { @$mode $args
+            Byte => u8,
+            Char => i8,
+            Short => i16,
+            Int => i32,
+            Long => i64,
+            UInt16 => u16,
+            UInt32 => u32,
+            UInt64 => u64,
+            Half => $crate::__half::f16,
+            BFloat16 => $crate::__half::bf16,
+            Float => f32,
+            Double => f64,
+            Bool => bool,
+            ComplexHalf => $crate::scalar_type::Complex32,
+            BComplex32 => $crate::scalar_type::BComplex32,
+            ComplexFloat => $crate::scalar_type::Complex64,
+            ComplexDouble => $crate::scalar_type::Complex128,
+            Float8_e5m2 => $crate::scalar_type::Float8E5M2,
+            Float8_e4m3fn => $crate::scalar_type::Float8E4M3fn,
+            Float8_e5m2fnuz => $crate::scalar_type::Float8E5M2fnuz,
+            Float8_e4m3fnuz => $crate::scalar_type::Float8E4M3fnuz,
+            Float8_e8m0fnu => $crate::scalar_type::Float8E8M0fnu,
+        }
+    };
+    (@dispatch (($dtype:expr) $T:ident ($body:expr) $otherwise:block) $($st:ident => $ty:ty,)*) => {{
         match $dtype {
-            __st::ScalarType::Byte => {
-                type $T = u8;
-                $body
-            }
-            __st::ScalarType::Char => {
-                type $T = i8;
-                $body
-            }
-            __st::ScalarType::Short => {
-                type $T = i16;
-                $body
-            }
-            __st::ScalarType::Int => {
-                type $T = i32;
-                $body
-            }
-            __st::ScalarType::Long => {
-                type $T = i64;
-                $body
-            }
-            __st::ScalarType::UInt16 => {
-                type $T = u16;
-                $body
-            }
-            __st::ScalarType::UInt32 => {
-                type $T = u32;
-                $body
-            }
-            __st::ScalarType::UInt64 => {
-                type $T = u64;
-                $body
-            }
-            __st::ScalarType::Half => {
-                type $T = $crate::__half::f16;
-                $body
-            }
-            __st::ScalarType::BFloat16 => {
-                type $T = $crate::__half::bf16;
-                $body
-            }
-            __st::ScalarType::Float => {
-                type $T = f32;
-                $body
-            }
-            __st::ScalarType::Double => {
-                type $T = f64;
-                $body
-            }
-            __st::ScalarType::Bool => {
-                type $T = bool;
-                $body
-            }
-            __st::ScalarType::ComplexHalf => {
-                type $T = __st::Complex32;
-                $body
-            }
-            __st::ScalarType::BComplex32 => {
-                type $T = __st::BComplex32;
-                $body
-            }
-            __st::ScalarType::ComplexFloat => {
-                type $T = __st::Complex64;
-                $body
-            }
-            __st::ScalarType::ComplexDouble => {
-                type $T = __st::Complex128;
-                $body
-            }
-            __st::ScalarType::Float8_e5m2 => {
-                type $T = __st::Float8E5M2;
-                $body
-            }
-            __st::ScalarType::Float8_e4m3fn => {
-                type $T = __st::Float8E4M3fn;
-                $body
-            }
-            __st::ScalarType::Float8_e5m2fnuz => {
-                type $T = __st::Float8E5M2fnuz;
-                $body
-            }
-            __st::ScalarType::Float8_e4m3fnuz => {
-                type $T = __st::Float8E4M3fnuz;
-                $body
-            }
-            __st::ScalarType::Float8_e8m0fnu => {
-                type $T = __st::Float8E8M0fnu;
-                $body
-            }
+            $(
+                $crate::scalar_type::ScalarType::$st => {
+                    type $T = $ty;
+                    $body
+                }
+            )*
             _ => $otherwise,
         }
     }};
+    (@seal () $($st:ident => $ty:ty,)*) => {
+        $(impl sealed::Sealed for $ty {})*
+    };
 }

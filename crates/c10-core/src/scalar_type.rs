@@ -718,6 +718,23 @@ mod tests {
     use ScalarType as S;
 
     #[test]
+    fn the_element_type_table_agrees_with_element() {
+        // Every dtype the table dispatches has the element type whose
+        // `SCALAR_TYPE` is that dtype and whose size is its itemsize; the
+        // rest (quantized, sub-byte, bit types) have none.
+        let mut dispatched = 0;
+        for st in ScalarType::ALL {
+            let got = crate::dispatch_dtype!(st, T => {
+                assert_eq!(<T as Element>::SCALAR_TYPE, st);
+                assert_eq!(size_of::<T>(), st.itemsize());
+                Some(st)
+            }, { None });
+            dispatched += usize::from(got.is_some());
+        }
+        assert_eq!(dispatched, 22);
+    }
+
+    #[test]
     fn numbering_matches_c10() {
         let expected = [
             (S::Byte, 0),

@@ -222,75 +222,52 @@ pub struct DLDevice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDataTypeCode(pub u8);
 
-impl DLDataTypeCode {
-    /// `kDLInt`.
-    pub const INT: DLDataTypeCode = DLDataTypeCode(0);
-    /// `kDLUInt`.
-    pub const UINT: DLDataTypeCode = DLDataTypeCode(1);
-    /// `kDLFloat`.
-    pub const FLOAT: DLDataTypeCode = DLDataTypeCode(2);
-    /// `kDLOpaqueHandle`.
-    pub const OPAQUE_HANDLE: DLDataTypeCode = DLDataTypeCode(3);
-    /// `kDLBfloat`.
-    pub const BFLOAT: DLDataTypeCode = DLDataTypeCode(4);
-    /// `kDLComplex`.
-    pub const COMPLEX: DLDataTypeCode = DLDataTypeCode(5);
-    /// `kDLBool`.
-    pub const BOOL: DLDataTypeCode = DLDataTypeCode(6);
-    /// `kDLFloat8_e3m4`.
-    pub const FLOAT8_E3M4: DLDataTypeCode = DLDataTypeCode(7);
-    /// `kDLFloat8_e4m3`.
-    pub const FLOAT8_E4M3: DLDataTypeCode = DLDataTypeCode(8);
-    /// `kDLFloat8_e4m3b11fnuz`.
-    pub const FLOAT8_E4M3B11FNUZ: DLDataTypeCode = DLDataTypeCode(9);
-    /// `kDLFloat8_e4m3fn`.
-    pub const FLOAT8_E4M3FN: DLDataTypeCode = DLDataTypeCode(10);
-    /// `kDLFloat8_e4m3fnuz`.
-    pub const FLOAT8_E4M3FNUZ: DLDataTypeCode = DLDataTypeCode(11);
-    /// `kDLFloat8_e5m2`.
-    pub const FLOAT8_E5M2: DLDataTypeCode = DLDataTypeCode(12);
-    /// `kDLFloat8_e5m2fnuz`.
-    pub const FLOAT8_E5M2FNUZ: DLDataTypeCode = DLDataTypeCode(13);
-    /// `kDLFloat8_e8m0fnu`.
-    pub const FLOAT8_E8M0FNU: DLDataTypeCode = DLDataTypeCode(14);
-    /// `kDLFloat6_e2m3fn`.
-    pub const FLOAT6_E2M3FN: DLDataTypeCode = DLDataTypeCode(15);
-    /// `kDLFloat6_e3m2fn`.
-    pub const FLOAT6_E3M2FN: DLDataTypeCode = DLDataTypeCode(16);
-    /// `kDLFloat4_e2m1fn`.
-    pub const FLOAT4_E2M1FN: DLDataTypeCode = DLDataTypeCode(17);
+/// Declares the type codes once: each line gives the constant, its
+/// `dlpack.h` value and name; `name()` reads the same table.
+macro_rules! dl_type_codes {
+    ($($konst:ident = $value:literal => $name:literal,)*) => {
+        impl DLDataTypeCode {
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                pub const $konst: DLDataTypeCode = DLDataTypeCode($value);
+            )*
 
-    /// The `dlpack.h` name, for messages.
-    ///
-    /// ```
-    /// use torchcore_interop::dlpack::DLDataTypeCode;
-    /// assert_eq!(DLDataTypeCode::FLOAT8_E4M3FN.name(), "kDLFloat8_e4m3fn");
-    /// assert_eq!(DLDataTypeCode(200).name(), "unknown type code 200");
-    /// ```
-    pub fn name(self) -> String {
-        let known = match self.0 {
-            0 => "kDLInt",
-            1 => "kDLUInt",
-            2 => "kDLFloat",
-            3 => "kDLOpaqueHandle",
-            4 => "kDLBfloat",
-            5 => "kDLComplex",
-            6 => "kDLBool",
-            7 => "kDLFloat8_e3m4",
-            8 => "kDLFloat8_e4m3",
-            9 => "kDLFloat8_e4m3b11fnuz",
-            10 => "kDLFloat8_e4m3fn",
-            11 => "kDLFloat8_e4m3fnuz",
-            12 => "kDLFloat8_e5m2",
-            13 => "kDLFloat8_e5m2fnuz",
-            14 => "kDLFloat8_e8m0fnu",
-            15 => "kDLFloat6_e2m3fn",
-            16 => "kDLFloat6_e3m2fn",
-            17 => "kDLFloat4_e2m1fn",
-            other => return format!("unknown type code {other}"),
-        };
-        known.to_string()
-    }
+            /// The `dlpack.h` name, for messages.
+            ///
+            /// ```
+            /// use torchcore_interop::dlpack::DLDataTypeCode;
+            /// assert_eq!(DLDataTypeCode::FLOAT8_E4M3FN.name(), "kDLFloat8_e4m3fn");
+            /// assert_eq!(DLDataTypeCode(200).name(), "unknown type code 200");
+            /// ```
+            pub fn name(self) -> String {
+                match self.0 {
+                    $($value => $name.to_string(),)*
+                    other => format!("unknown type code {other}"),
+                }
+            }
+        }
+    };
+}
+
+dl_type_codes! {
+    INT = 0 => "kDLInt",
+    UINT = 1 => "kDLUInt",
+    FLOAT = 2 => "kDLFloat",
+    OPAQUE_HANDLE = 3 => "kDLOpaqueHandle",
+    BFLOAT = 4 => "kDLBfloat",
+    COMPLEX = 5 => "kDLComplex",
+    BOOL = 6 => "kDLBool",
+    FLOAT8_E3M4 = 7 => "kDLFloat8_e3m4",
+    FLOAT8_E4M3 = 8 => "kDLFloat8_e4m3",
+    FLOAT8_E4M3B11FNUZ = 9 => "kDLFloat8_e4m3b11fnuz",
+    FLOAT8_E4M3FN = 10 => "kDLFloat8_e4m3fn",
+    FLOAT8_E4M3FNUZ = 11 => "kDLFloat8_e4m3fnuz",
+    FLOAT8_E5M2 = 12 => "kDLFloat8_e5m2",
+    FLOAT8_E5M2FNUZ = 13 => "kDLFloat8_e5m2fnuz",
+    FLOAT8_E8M0FNU = 14 => "kDLFloat8_e8m0fnu",
+    FLOAT6_E2M3FN = 15 => "kDLFloat6_e2m3fn",
+    FLOAT6_E3M2FN = 16 => "kDLFloat6_e3m2fn",
+    FLOAT4_E2M1FN = 17 => "kDLFloat4_e2m1fn",
 }
 
 /// An element type (`DLDataType`): code, bits per lane, lanes.
@@ -444,6 +421,36 @@ const _: () = {
 // ---------------------------------------------------------------------------
 // dtypes and devices
 
+/// The dtype ↔ DLPack type pairs (PyTorch's `getDLDataType` and
+/// `toScalarType`), written once for both directions.
+const DTYPES: [(ScalarType, DLDataTypeCode, u8); 21] = {
+    use DLDataTypeCode as C;
+    use ScalarType as S;
+    [
+        (S::Byte, C::UINT, 8),
+        (S::UInt16, C::UINT, 16),
+        (S::UInt32, C::UINT, 32),
+        (S::UInt64, C::UINT, 64),
+        (S::Char, C::INT, 8),
+        (S::Short, C::INT, 16),
+        (S::Int, C::INT, 32),
+        (S::Long, C::INT, 64),
+        (S::Half, C::FLOAT, 16),
+        (S::Float, C::FLOAT, 32),
+        (S::Double, C::FLOAT, 64),
+        (S::BFloat16, C::BFLOAT, 16),
+        (S::ComplexHalf, C::COMPLEX, 32),
+        (S::ComplexFloat, C::COMPLEX, 64),
+        (S::ComplexDouble, C::COMPLEX, 128),
+        (S::Bool, C::BOOL, 8),
+        (S::Float8_e5m2, C::FLOAT8_E5M2, 8),
+        (S::Float8_e4m3fn, C::FLOAT8_E4M3FN, 8),
+        (S::Float8_e5m2fnuz, C::FLOAT8_E5M2FNUZ, 8),
+        (S::Float8_e4m3fnuz, C::FLOAT8_E4M3FNUZ, 8),
+        (S::Float8_e8m0fnu, C::FLOAT8_E8M0FNU, 8),
+    ]
+};
+
 /// The DLPack type of `dtype` (PyTorch's `getDLDataType`): integers,
 /// unsigned integers, floats, `bfloat16`, complex (32/64/128 bits), `bool`
 /// (8 bits) and the five float8 types that DLPack has codes for.
@@ -460,37 +467,15 @@ const _: () = {
 /// # Ok::<(), torchcore_interop::InteropError>(())
 /// ```
 pub fn dtype_to_dlpack(dtype: ScalarType) -> Result<DLDataType> {
-    use DLDataTypeCode as C;
-    use ScalarType as S;
-    let (code, bits) = match dtype {
-        S::Byte => (C::UINT, 8),
-        S::UInt16 => (C::UINT, 16),
-        S::UInt32 => (C::UINT, 32),
-        S::UInt64 => (C::UINT, 64),
-        S::Char => (C::INT, 8),
-        S::Short => (C::INT, 16),
-        S::Int => (C::INT, 32),
-        S::Long => (C::INT, 64),
-        S::Half => (C::FLOAT, 16),
-        S::Float => (C::FLOAT, 32),
-        S::Double => (C::FLOAT, 64),
-        S::BFloat16 => (C::BFLOAT, 16),
-        S::ComplexHalf => (C::COMPLEX, 32),
-        S::ComplexFloat => (C::COMPLEX, 64),
-        S::ComplexDouble => (C::COMPLEX, 128),
-        S::Bool => (C::BOOL, 8),
-        S::Float8_e5m2 => (C::FLOAT8_E5M2, 8),
-        S::Float8_e4m3fn => (C::FLOAT8_E4M3FN, 8),
-        S::Float8_e5m2fnuz => (C::FLOAT8_E5M2FNUZ, 8),
-        S::Float8_e4m3fnuz => (C::FLOAT8_E4M3FNUZ, 8),
-        S::Float8_e8m0fnu => (C::FLOAT8_E8M0FNU, 8),
-        other => {
-            return Err(InteropError::Dtype(format!(
-                "DLPack has no type code for dtype {other}; convert the tensor to a supported dtype first"
-            )))
-        }
-    };
-    Ok(DLDataType::new(code, bits))
+    DTYPES
+        .iter()
+        .find(|(st, _, _)| *st == dtype)
+        .map(|&(_, code, bits)| DLDataType::new(code, bits))
+        .ok_or_else(|| {
+            InteropError::Dtype(format!(
+                "DLPack has no type code for dtype {dtype}; convert the tensor to a supported dtype first"
+            ))
+        })
 }
 
 /// The dtype of a DLPack type (the inverse of [`dtype_to_dlpack`]).
@@ -510,8 +495,6 @@ pub fn dtype_to_dlpack(dtype: ScalarType) -> Result<DLDataType> {
 /// # Ok::<(), torchcore_interop::InteropError>(())
 /// ```
 pub fn dtype_from_dlpack(t: DLDataType) -> Result<ScalarType> {
-    use DLDataTypeCode as C;
-    use ScalarType as S;
     if t.lanes != 1 {
         return Err(InteropError::Dtype(format!(
             "DLPack vector types are not supported: {} with {} bits has {} lanes (only lanes = 1 maps to a dtype)",
@@ -520,36 +503,17 @@ pub fn dtype_from_dlpack(t: DLDataType) -> Result<ScalarType> {
             t.lanes
         )));
     }
-    let dtype = match (t.code, t.bits) {
-        (C::UINT, 8) => S::Byte,
-        (C::UINT, 16) => S::UInt16,
-        (C::UINT, 32) => S::UInt32,
-        (C::UINT, 64) => S::UInt64,
-        (C::INT, 8) => S::Char,
-        (C::INT, 16) => S::Short,
-        (C::INT, 32) => S::Int,
-        (C::INT, 64) => S::Long,
-        (C::FLOAT, 16) => S::Half,
-        (C::FLOAT, 32) => S::Float,
-        (C::FLOAT, 64) => S::Double,
-        (C::BFLOAT, 16) => S::BFloat16,
-        (C::COMPLEX, 32) => S::ComplexHalf,
-        (C::COMPLEX, 64) => S::ComplexFloat,
-        (C::COMPLEX, 128) => S::ComplexDouble,
-        (C::BOOL, 8) => S::Bool,
-        (C::FLOAT8_E5M2, 8) => S::Float8_e5m2,
-        (C::FLOAT8_E4M3FN, 8) => S::Float8_e4m3fn,
-        (C::FLOAT8_E5M2FNUZ, 8) => S::Float8_e5m2fnuz,
-        (C::FLOAT8_E4M3FNUZ, 8) => S::Float8_e4m3fnuz,
-        (C::FLOAT8_E8M0FNU, 8) => S::Float8_e8m0fnu,
-        (code, bits) => {
-            return Err(InteropError::Dtype(format!(
-                "unsupported DLPack dtype: {} with {bits} bits has no dtype here",
-                code.name()
-            )))
-        }
-    };
-    Ok(dtype)
+    DTYPES
+        .iter()
+        .find(|(_, code, bits)| (*code, *bits) == (t.code, t.bits))
+        .map(|&(st, _, _)| st)
+        .ok_or_else(|| {
+            InteropError::Dtype(format!(
+                "unsupported DLPack dtype: {} with {} bits has no dtype here",
+                t.code.name(),
+                t.bits
+            ))
+        })
 }
 
 /// The DLPack device of `device` (PyTorch's `getDLDevice`): CPU →

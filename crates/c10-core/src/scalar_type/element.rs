@@ -377,30 +377,6 @@ mod sealed {
     pub trait Sealed {}
 }
 
-macro_rules! seal_elements {
-    ($($ty:ty),* $(,)?) => {$(impl sealed::Sealed for $ty {})*};
-}
-seal_elements!(
-    u8,
-    i8,
-    i16,
-    i32,
-    i64,
-    u16,
-    u32,
-    u64,
-    f32,
-    f64,
-    bool,
-    f16,
-    bf16,
-    Complex32,
-    BComplex32,
-    Complex64,
-    Complex128,
-    Float8E5M2,
-    Float8E4M3fn,
-    Float8E5M2fnuz,
-    Float8E4M3fnuz,
-    Float8E8M0fnu,
-);
+// Exactly the types of the element-type table (the one `dispatch_dtype!`
+// reads), so the seal and the dispatch cannot disagree.
+crate::__element_types! { @table seal () }
