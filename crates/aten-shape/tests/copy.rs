@@ -495,6 +495,49 @@ fn large_transpose_uses_streaming_stores_correctly() {
     );
 }
 
+/// `contiguous()` of a transposed `r`×`c` matrix of `T` with at least
+/// 16 MiB (the streaming-store strips), checked element by element against
+/// the definition.
+fn check_large_transpose<T: Element + PartialEq + std::fmt::Debug>(
+    make: fn(usize) -> T,
+    r: i64,
+    c: i64,
+) {
+    assert!(r * c * std::mem::size_of::<T>() as i64 >= 16 << 20);
+    // src is (c, r) row-major viewed as (r, c) transposed.
+    let src = view_of(make, 0, &[r, c], &[1, r], 0);
+    let got = contiguous(&src, MemoryFormat::Contiguous)
+        .unwrap()
+        .to_vec::<T>()
+        .unwrap();
+    let (r, c) = (r as usize, c as usize);
+    for i in 0..r {
+        for j in 0..c {
+            let want = make(j * r + i);
+            if got[i * c + j] != want {
+                panic!(
+                    "{r}x{c} of {:?}: element ({i}, {j}) is {:?}, not {want:?}",
+                    T::SCALAR_TYPE,
+                    got[i * c + j]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "too large for Miri")]
+fn large_transposes_of_every_element_size_are_exact() {
+    // Destination rows of a multiple of 16 bytes (streaming stores need
+    // them aligned) but of no line block or tile, and odd source rows, so
+    // every strip has edges on both sides.
+    check_large_transpose::<u8>(|i| (i % 251) as u8, 4099, 4112);
+    check_large_transpose::<f16>(|i| f16::from_f32((i % 2039) as f32), 2901, 2904);
+    check_large_transpose::<f32>(|i| i as f32, 2053, 2044);
+    check_large_transpose::<f64>(|i| i as f64, 1451, 1454);
+    check_large_transpose::<Complex128>(|i| Complex128::new(i as f64, -(i as f64)), 1031, 1029);
+}
+
 // ---------------------------------------------------------------------------
 // copy_: broadcasting, dtypes, errors
 // ---------------------------------------------------------------------------

@@ -367,6 +367,11 @@ const MIN_RUN_BYTES: usize = 32;
 /// and are better left in the cache.
 const NON_TEMPORAL_BYTES: usize = 16 << 20;
 
+/// How many line blocks ahead the transpose prefetches its source lines.
+/// Measured on the 4096² f32 transpose (one thread): 1 and 2 both beat
+/// none by about a third; 2 is a little ahead of 1 and of 4 or 8.
+const PREFETCH_BLOCKS: usize = 2;
+
 /// [`copy_same_dtype`] for one element type `E`.
 ///
 /// # Safety
@@ -557,15 +562,30 @@ impl Transpose2d {
     /// As for [`Transpose2d::run`]; with `NT`, `dst` and `dsb` are 16-byte
     /// aligned.
     unsafe fn tiles<E: Elem, const NT: bool>(&self, dst: *mut u8, src: *const u8) {
-        let t = tile_side(size_of::<E>());
+        // With streaming stores, tiles are strips one line block tall
+        // across the whole `b` range: `l` source rows are each read
+        // front to back (streams the prefetchers follow), and every
+        // destination line is written once, in full, straight to memory,
+        // so nothing needs to stay cached between line blocks. Measured on
+        // the 4096² f32 transpose into huge pages, one thread: 6.6 ms
+        // against 11.3 ms for square tiles (`memcpy` of the same bytes:
+        // 6.0 ms). Without streaming stores the destination lines are
+        // cached, and square tiles keep both sides' lines in L2.
+        let (ta, tb) = if NT {
+            (4 * E::N, self.b.len().max(1))
+        } else {
+            let t = tile_side(size_of::<E>());
+            (t, t)
+        };
         let mut a0 = 0;
         while a0 < self.na {
-            let a1 = (a0 + t).min(self.na);
+            let a1 = (a0 + ta).min(self.na);
             let mut b0 = self.b.start;
             while b0 < self.b.end {
-                let b1 = (b0 + t).min(self.b.end);
+                let b1 = (b0 + tb).min(self.b.end);
                 // SAFETY: a sub-rectangle of the caller's valid rectangle;
-                // `a0` is a multiple of `t`, hence of `E::N`.
+                // `a0` is a multiple of `ta` (a tile side or `4·E::N`),
+                // hence of `E::N`.
                 unsafe { self.tile::<E, NT>(dst, src, a0..a1, b0..b1) };
                 b0 = b1;
             }
@@ -596,6 +616,21 @@ impl Transpose2d {
         while b < bm {
             let mut a = ar.start;
             while a < am {
+                // Start loading the source lines of the line block
+                // `PREFETCH_BLOCKS` steps ahead in this loop's order while
+                // this one is transposed: they are one line on each of `l`
+                // rows a page or more apart, which the hardware prefetchers
+                // do not follow (measured: 15.3 -> 11.3 ms on the 4096²
+                // transpose into huge pages). Addresses past the tile are
+                // harmless: a prefetch never faults.
+                let (mut pa, mut pb) = (a + PREFETCH_BLOCKS * l, b);
+                while pa >= am {
+                    pa -= am - ar.start;
+                    pb += l;
+                }
+                for r in 0..l {
+                    prefetch(self.src_at::<E>(src, pa + r, pb));
+                }
                 // SAFETY: the line block at (a, b) lies inside the tile
                 // (a + l <= am, b + l <= bm); its rows are contiguous along b
                 // (source) and a (destination); `a` is a multiple of N, so
@@ -910,6 +945,20 @@ mod portable {
 
 #[cfg(not(target_arch = "x86_64"))]
 use portable as simd;
+
+/// Hints that the cache line at `p` will be read soon. A hint only: `p`
+/// need not be valid (a prefetch never faults), so it takes no `unsafe`.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: `prefetcht0` reads nothing architecturally and cannot fault,
+    // whatever the address; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = p;
+}
 
 /// Whether [`store_streaming`] really streams (x86-64 outside Miri).
 const STREAMING_STORES: bool = cfg!(all(target_arch = "x86_64", not(miri)));
