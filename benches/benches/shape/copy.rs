@@ -54,6 +54,15 @@ pub fn benches(c: &mut Criterion) {
             b.iter(|| into.copy_(black_box(&t)).unwrap())
         });
         if name == "contig_t4096" {
+            // The same transpose from a source that torchcore allocated
+            // (huge-page backed, as alloc-cpu advises for large blocks)
+            // rather than a `Vec` handed over with `from_vec`.
+            let own = Tensor::empty(&dims(&d), ScalarType::Float).unwrap();
+            own.copy_(&ours(&d)).unwrap();
+            let own_t = own.transpose(0, 1).unwrap();
+            g.bench_function("ours_own_src", |b| {
+                b.iter(|| black_box(&own_t).contiguous().unwrap())
+            });
             g.bench_function("ours_mt", |b| {
                 set_copy_threads(0);
                 b.iter(|| black_box(&t).contiguous().unwrap());
