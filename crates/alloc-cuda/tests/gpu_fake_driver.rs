@@ -73,7 +73,12 @@ fn child(filter: &str, dirs: &[&Path], env: &[(&str, &str)]) -> String {
         .env_remove(alloc_cuda::cuda::FORCE_NO_DRIVER_ENV)
         .env_remove("PYTORCH_ALLOC_CONF")
         .env_remove("PYTORCH_CUDA_ALLOC_CONF")
-        .env_remove("PYTORCH_NO_CUDA_MEMORY_CACHING");
+        .env_remove("PYTORCH_NO_CUDA_MEMORY_CACHING")
+        // NVRTC comes from `dirs` (or the override the caller sets), not
+        // from a CUDA install or Python wheel of this machine.
+        .env_remove(alloc_cuda::cuda::NVRTC_ENV)
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -122,17 +127,27 @@ fn gpu_suite_on_the_fake_driver() {
         return;
     };
     let _cleanup = Scratch(vec![with_nvrtc.clone(), without.clone()]);
+    // The fake NVRTC through the `TORCHCORE_NVRTC` override.
+    let fake_nvrtc = with_nvrtc.join("libnvrtc.so");
+    let fake_nvrtc = fake_nvrtc.to_str().expect("utf-8 path");
     let out = child(
         "gpu_suite::",
         &[&with_nvrtc],
-        &[("ALLOC_CUDA_SUITE_KERNELS", "1")],
+        &[
+            ("ALLOC_CUDA_SUITE_KERNELS", "1"),
+            (alloc_cuda::cuda::NVRTC_ENV, fake_nvrtc),
+        ],
     );
     assert!(out.contains("test result: ok"), "{out}");
     assert!(!out.contains("SKIPPED: no CUDA device"), "{out}");
+    assert!(out.contains("NVRTC available: true"), "{out}");
     let out = child(
         "gpu_suite::",
         &[&without],
-        &[("ALLOC_CUDA_SUITE_KERNELS", "0")],
+        &[
+            ("ALLOC_CUDA_SUITE_KERNELS", "0"),
+            (alloc_cuda::cuda::NVRTC_ENV, "none"),
+        ],
     );
     assert!(out.contains("test result: ok"), "{out}");
     if let Ok(real) = std::env::var("ALLOC_CUDA_TEST_NVRTC_DIR") {
@@ -183,4 +198,64 @@ fn the_kernel_source_compiles_with_a_real_nvrtc() {
     let n = alloc_cuda::cuda::compile_kernels().expect("NVRTC compiles KERNEL_SOURCE");
     println!("{n} bytes of PTX");
     assert!(n > 1000);
+}
+
+/// A strided copy that wanted the kernels but had none is counted and
+/// warned about, never silent; with the kernels nothing is counted.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn host_staging_fallbacks_are_counted() {
+    if gpu_suite::fake() {
+        if let Ok(expect) = std::env::var("EXPECT_FALLBACK") {
+            use aten_shape::prelude::*;
+            use c10_core::ScalarType;
+            let rt = alloc_cuda::cuda::init().expect("init on the fake driver");
+            assert!(rt.ops().uses_kernels());
+            let x = Tensor::arange(0, 12, 1, ScalarType::Float)
+                .and_then(|t| t.view(&[3, 4]))
+                .expect("x");
+            let g = alloc_cuda::cuda::to_device(&x, c10_storage::Device::cuda(0)).expect("h2d");
+            let t = g.t().and_then(|t| t.contiguous()).expect("strided copy");
+            let back = alloc_cuda::cuda::to_device(&t, c10_storage::Device::CPU).expect("d2h");
+            assert_eq!(
+                back.to_vec::<f32>().expect("values"),
+                x.t()
+                    .and_then(|t| t.contiguous())
+                    .and_then(|t| t.to_vec::<f32>())
+                    .expect("cpu")
+            );
+            let n = alloc_cuda::cuda::host_staging_fallbacks();
+            println!("FALLBACKS {n}");
+            if expect == "1" {
+                assert!(n > 0, "the fallback was not counted");
+            } else {
+                assert_eq!(n, 0);
+            }
+        }
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("fallback") else {
+        return;
+    };
+    let _cleanup = Scratch(vec![with_nvrtc.clone(), without.clone()]);
+    let fake_nvrtc = with_nvrtc.join("libnvrtc.so");
+    let fake_nvrtc = fake_nvrtc.to_str().expect("utf-8 path");
+    let out = child(
+        "host_staging_fallbacks_are_counted",
+        &[&without],
+        &[
+            ("EXPECT_FALLBACK", "1"),
+            (alloc_cuda::cuda::NVRTC_ENV, "none"),
+        ],
+    );
+    assert!(out.contains("1 passed"), "{out}");
+    let out = child(
+        "host_staging_fallbacks_are_counted",
+        &[&with_nvrtc],
+        &[
+            ("EXPECT_FALLBACK", "0"),
+            (alloc_cuda::cuda::NVRTC_ENV, fake_nvrtc),
+        ],
+    );
+    assert!(out.contains("FALLBACKS 0"), "{out}");
 }

@@ -98,6 +98,15 @@ CUresult cuGetErrorString(CUresult e, const char **s) {
 }
 CUresult cuGetErrorName(CUresult e, const char **s) { (void)e; *s = "CUDA_ERROR_FAKE"; return OK; }
 
+/* NVRTC 12 opens libcuda.so.1 and asks for the driver's private export
+ * tables; the fake has none. */
+CUresult cuGetExportTable(const void **table, const void *id) {
+    (void)id; if (table) *table = NULL; return E_NOT_FOUND;
+}
+CUresult cuDriverGetVersion(int *v) {
+    const char *e = getenv("FAKE_CUDA_DRIVER_VERSION");
+    *v = e ? atoi(e) : 13020; return OK;
+}
 CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     (void)d;
     switch (attr) {
