@@ -259,3 +259,70 @@ fn host_staging_fallbacks_are_counted() {
     );
     assert!(out.contains("FALLBACKS 0"), "{out}");
 }
+
+/// The pinned allocator reuses a block whose event query failed with
+/// anything but `CUDA_ERROR_NOT_READY` never: the error surfaces
+/// (issue #18, item 5); `NOT_READY` keeps the block waiting and the
+/// allocation gets a new block.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn pinned_event_query_errors_surface() {
+    if gpu_suite::fake() {
+        let Ok(mode) = std::env::var("FAKE_CUDA_EVENT_QUERY") else {
+            return;
+        };
+        let p = alloc_cuda::cuda::PinnedHostAllocator::new().expect("pinned allocator");
+        let b = p.allocate_pinned(1000).expect("first block");
+        p.record_event(b.get(), 0, alloc_cuda::StreamId::DEFAULT)
+            .expect("record_event");
+        drop(b);
+        let hits = p.pinned_stats().cache_hits;
+        match mode.as_str() {
+            "600" => {
+                let b2 = p.allocate_pinned(1000).expect("a new block");
+                assert_eq!(
+                    p.pinned_stats().cache_hits,
+                    hits,
+                    "the waiting block was reused"
+                );
+                assert_eq!(p.pinned_stats().segments, 2);
+                drop(b2);
+                println!("NOT_READY: kept waiting");
+            }
+            "700" => {
+                let e = p
+                    .allocate_pinned(1000)
+                    .expect_err("the query error surfaces");
+                assert!(e.to_string().contains("cuEventQuery"), "{e}");
+                assert_eq!(p.pinned_stats().cache_hits, hits);
+                let e = p.empty_cache().expect_err("and from empty_cache");
+                assert!(e.to_string().contains("cuEventQuery"), "{e}");
+                println!("ERROR surfaced: {e}");
+            }
+            "0" => {
+                let b2 = p.allocate_pinned(1000).expect("reuse");
+                assert_eq!(p.pinned_stats().cache_hits, hits + 1);
+                drop(b2);
+                println!("SUCCESS: reused");
+            }
+            other => panic!("unknown mode {other}"),
+        }
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("pinned-events") else {
+        return;
+    };
+    let _cleanup = Scratch(vec![with_nvrtc, without.clone()]);
+    for (mode, says) in [
+        ("0", "SUCCESS: reused"),
+        ("600", "NOT_READY: kept waiting"),
+        ("700", "ERROR surfaced"),
+    ] {
+        let out = child(
+            "pinned_event_query_errors_surface",
+            &[&without],
+            &[("FAKE_CUDA_EVENT_QUERY", mode)],
+        );
+        assert!(out.contains(says), "{out}");
+    }
+}

@@ -163,7 +163,13 @@ CUresult cuStreamQuery(CUstream s) { (void)s; return OK; }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) { (void)s; (void)f; return e ? OK : E_INVALID_HANDLE; }
 CUresult cuEventCreate(CUevent *e, unsigned flags) { (void)flags; *e = malloc(8); return OK; }
 CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; return e ? OK : E_INVALID_HANDLE; }
-CUresult cuEventQuery(CUevent e) { return e ? OK : E_INVALID_HANDLE; }
+/* FAKE_CUDA_EVENT_QUERY=<code>: every query of a valid event returns that
+ * code (600: not ready; 700: an illegal address, a sticky error). */
+CUresult cuEventQuery(CUevent e) {
+    if (!e) return E_INVALID_HANDLE;
+    const char *q = getenv("FAKE_CUDA_EVENT_QUERY");
+    return q ? (CUresult)atoi(q) : OK;
+}
 CUresult cuEventSynchronize(CUevent e) { return e ? OK : E_INVALID_HANDLE; }
 CUresult cuEventDestroy_v2(CUevent e) { free(e); return OK; }
 
