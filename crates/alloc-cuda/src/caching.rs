@@ -356,6 +356,9 @@ struct State {
     /// Created events not in use (PyTorch pools events per device).
     event_pool: Vec<EventId>,
     total_allocated_memory: u64,
+    /// Whether the device was synchronized since the current release batch
+    /// began (see [`State::begin_release_batch`]).
+    release_synced: bool,
     allowed_memory_maximum: u64,
     set_fraction: bool,
     segments: Vec<Option<ExpandableSegment>>,
@@ -424,6 +427,7 @@ impl<D: RawDevice> CachingAllocator<D> {
                 cuda_events: BTreeMap::new(),
                 event_pool: Vec::new(),
                 total_allocated_memory: 0,
+                release_synced: false,
                 allowed_memory_maximum: 0,
                 set_fraction: false,
                 segments: Vec::new(),
@@ -1218,16 +1222,34 @@ impl State {
 
     // ---- releasing --------------------------------------------------------
 
-    /// `cudaFree`s an unsplit cached block (PyTorch's `release_block`).
+    /// Starts a batch of segment releases (`empty_cache`, the out-of-memory
+    /// path, garbage collection): the device is synchronized once, before
+    /// the batch's first `free`, and not again for the rest of it (PyTorch
+    /// synchronizes once before releasing a batch, not per segment). A
+    /// batch that frees nothing does not synchronize.
+    fn begin_release_batch(&mut self) {
+        self.release_synced = false;
+    }
+
+    /// `cudaFree`s an unsplit cached block (PyTorch's `release_block`),
+    /// synchronizing the device first if this batch has not yet.
     fn release_block<D: RawDevice>(&mut self, dev: &D, id: BlockId) -> Result<(), DeviceError> {
         let (ptr, size, kind, stream) = {
             let b = &self.blocks[id];
             (b.ptr, b.size, b.pool, b.stream)
         };
+        if !self.release_synced {
+            // A cached block may have been last used by work queued on any
+            // stream (its events only cover `record_stream` uses), so no
+            // work may still be queued when it goes back to the driver.
+            dev.synchronize_device()?;
+            self.release_synced = true;
+        }
         self.stats.num_device_free += 1;
         // SAFETY: the block is a whole cached segment (unsplit, free, no
-        // pending events), so nothing of ours uses it, and it came from
-        // `malloc` on this device.
+        // pending events), so nothing of ours uses it, it came from
+        // `malloc` on this device, and the device was synchronized in this
+        // release batch, so no queued work uses it.
         unsafe { dev.free(DevicePtr(ptr))? };
         self.total_allocated_memory -= size;
         dec(&mut self.stats.segment, kind, 1);
@@ -1264,6 +1286,7 @@ impl State {
         if max_split == u64::MAX {
             return Ok(false);
         }
+        self.begin_release_batch();
         let key_size = p.size.max(max_split);
         let kind = p.pool;
         let single = self
@@ -1306,6 +1329,7 @@ impl State {
     /// block of both pools and unmaps free pages of expandable segments
     /// (PyTorch's `release_cached_blocks`).
     fn release_cached_blocks<D: RawDevice>(&mut self, dev: &D) -> Result<bool, DeviceError> {
+        self.begin_release_batch();
         self.synchronize_and_free_events(dev)?;
         self.release_blocks(dev, PoolKind::Large)?;
         self.release_blocks(dev, PoolKind::Small)?;
@@ -1351,6 +1375,7 @@ impl State {
             return Ok(());
         }
         let target = self.total_allocated_memory - threshold;
+        self.begin_release_batch();
         let mut reclaimed = 0u64;
         let mut total_age = 0u64;
         let mut count = 0u64;
