@@ -27,6 +27,20 @@ fn probe() {
                     Err(e) => println!("  cuda:{i}: {e}"),
                 }
             }
+            match cuda::driver_version() {
+                Ok(v) => println!(
+                    "CUDA driver: {}.{} ({})",
+                    v / 1000,
+                    v % 1000 / 10,
+                    cuda::driver_library()
+                        .map_or("library path unknown".into(), |p| p.display().to_string())
+                ),
+                Err(e) => println!("CUDA driver version: {e}"),
+            }
+            match cuda::nvrtc_info() {
+                Ok(info) => println!("{info}"),
+                Err(e) => println!("{e}"),
+            }
             println!(
                 "NVRTC: {}",
                 match cuda::compile_kernels() {
@@ -36,6 +50,10 @@ fn probe() {
             );
         }
         Err(e) => {
+            match cuda::nvrtc_info() {
+                Ok(info) => println!("{info}"),
+                Err(e) => println!("{e}"),
+            }
             println!("no CUDA driver/GPU found: {e}");
             if std::env::var("ALLOC_CUDA_PROBE_EXIT").is_ok_and(|v| v == "1") {
                 std::process::exit(3);
