@@ -37,8 +37,10 @@ fn on_fake_driver() -> bool {
     false
 }
 
-/// The NVRTC libraries to test, one per version: (version, path, source).
-fn libraries() -> BTreeMap<(i32, i32), (PathBuf, NvrtcSource)> {
+/// The NVRTC libraries to test, one per version: (version, (path, source,
+/// the opened library)). Kept open: a bare name may resolve only while
+/// another test holds the library loaded.
+fn libraries() -> BTreeMap<(i32, i32), (PathBuf, NvrtcSource, Nvrtc)> {
     let mut cands = nvrtc_candidates().unwrap_or_default();
     if let Some(venvs) = std::env::var_os("ALLOC_CUDA_TEST_VENVS") {
         for v in std::env::split_paths(&venvs) {
@@ -54,7 +56,7 @@ fn libraries() -> BTreeMap<(i32, i32), (PathBuf, NvrtcSource)> {
     let mut found = BTreeMap::new();
     for c in cands {
         if let Ok(nv) = Nvrtc::open(&c.path) {
-            found.entry(nv.version()).or_insert((c.path, c.source));
+            found.entry(nv.version()).or_insert((c.path, c.source, nv));
         }
     }
     found
@@ -105,8 +107,7 @@ fn kernels_compile_to_ptx_with_every_nvrtc_found() {
         );
         return;
     }
-    for ((major, minor), (path, source)) in &libs {
-        let nv = Nvrtc::open(path).expect("opened before");
+    for ((major, minor), (path, source, nv)) in &libs {
         let ptx = nv
             .compile_ptx(KERNEL_SOURCE, "k.cu", None)
             .unwrap_or_else(|e| panic!("NVRTC {major}.{minor} ({}): {e}", path.display()));
@@ -195,7 +196,7 @@ fn the_override_picks_the_library() {
     if libs.is_empty() {
         println!("SKIPPED (real libraries): no libnvrtc found");
     }
-    for ((major, minor), (path, _)) in libs {
+    for ((major, minor), (path, _, _)) in libs {
         if path.components().count() < 2 {
             continue; // a bare name: not an override test
         }
