@@ -231,7 +231,7 @@ fn run_all(bins: &[TestBinary], extra: &[String]) -> Result<ExitCode, String> {
     if let Some(reason) = probe(bins)? {
         eprintln!("xtask: {reason}");
         eprintln!(
-            "xtask: the GPU suite cannot run here (exit status {NO_GPU_EXIT}); build it with `cargo xtask test-cuda --build-only DIR` and run DIR/run-all.sh on a GPU machine"
+            "xtask: the GPU suite cannot run here (exit status {NO_GPU_EXIT}); build it with `cargo xtask test-cuda --build-only DIR` and run DIR/run.sh on a GPU machine"
         );
         return Ok(ExitCode::from(NO_GPU_EXIT));
     }

@@ -1,4 +1,4 @@
-//! The probe `cargo xtask test-cuda` (and the `run-all.sh` of
+//! The probe `cargo xtask test-cuda` (and the `run.sh` of
 //! `--build-only`) runs first: it prints what CUDA sees, and with
 //! `ALLOC_CUDA_PROBE_EXIT=1` exits with status 3 when there is no usable
 //! driver or GPU, so that the runner can say so and stop.
