@@ -144,7 +144,27 @@ fn ci(args: &[String]) -> Result<(), String> {
     )?;
     run(
         "cuda-tests",
-        cargo().args(["test", "-p", "alloc-cuda", "--all-features"]),
+        cargo().args([
+            "test",
+            "-p",
+            "alloc-cuda",
+            "--all-features",
+            "--lib",
+            "--tests",
+        ]),
+    )?;
+    // Only the `cuda` module's doctests: the others ran in `test` above.
+    run(
+        "cuda-doctests",
+        cargo().args([
+            "test",
+            "-p",
+            "alloc-cuda",
+            "--all-features",
+            "--doc",
+            "--",
+            "src/cuda/",
+        ]),
     )?;
     // The snippet of docs/cuda.md needs the `cuda` feature to compile.
     run(
