@@ -252,7 +252,7 @@ def replay(bin_dir, out_dir, fake):
             print(f"replay {name}: FAILED: {ours['error']}")
             continue
         entry["our_device"] = ours.get("device")
-        if not has_torch or str(ours.get("device", "")).startswith("fake"):
+        if not has_torch or str(ours.get("device", "")).lower().startswith("fake"):
             entry["result"] = "skipped"
             skipped += 1
             results.append(entry)
