@@ -326,3 +326,62 @@ fn pinned_event_query_errors_surface() {
         assert!(out.contains(says), "{out}");
     }
 }
+
+/// On the real-driver backend, `empty_cache` over several cached segments
+/// synchronizes the device once (`cuCtxSynchronize`), not before every
+/// `cuMemFree` (issue #18, item 5), counted from the fake driver's trace.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn empty_cache_synchronizes_the_device_once() {
+    if gpu_suite::fake() {
+        if std::env::var_os("FAKE_CUDA_TRACE").is_none() {
+            return;
+        }
+        use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, StreamId};
+        let dev = std::sync::Arc::new(alloc_cuda::cuda::CudaDevice::new(0).expect("fake device"));
+        let a = CachingAllocator::new(dev, 0, CachingAllocatorConfig::default());
+        let ps: Vec<_> = (0..3)
+            .map(|_| a.malloc(30 << 20, StreamId::DEFAULT).expect("malloc"))
+            .collect();
+        for p in ps {
+            // SAFETY: unused.
+            unsafe { a.free(p).expect("free") };
+        }
+        eprintln!("MARK begin");
+        a.empty_cache().expect("empty_cache");
+        eprintln!("MARK end");
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("release-sync") else {
+        return;
+    };
+    let _cleanup = Scratch(vec![with_nvrtc, without.clone()]);
+    let exe = std::env::current_exe().expect("current_exe");
+    let out = Command::new(exe)
+        .args([
+            "empty_cache_synchronizes_the_device_once",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env("LD_LIBRARY_PATH", &without)
+        .env("ALLOC_CUDA_FAKE_DRIVER", "1")
+        .env("FAKE_CUDA_TRACE", "1")
+        .env(alloc_cuda::cuda::NVRTC_ENV, "none")
+        .output()
+        .expect("run the child");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let between: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| *l != "MARK begin")
+        .take_while(|l| *l != "MARK end")
+        .collect();
+    assert!(!between.is_empty(), "{stderr}");
+    let frees = between.iter().filter(|l| **l == "fake cuMemFree").count();
+    let syncs = between
+        .iter()
+        .filter(|l| **l == "fake cuCtxSynchronize")
+        .count();
+    assert_eq!(frees, 3, "{stderr}");
+    assert_eq!(syncs, 1, "one synchronization for three frees: {stderr}");
+}

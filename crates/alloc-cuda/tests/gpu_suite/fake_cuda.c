@@ -13,7 +13,7 @@
  * host from their by-value arguments. Capacity is FAKE_CUDA_MEM_BYTES
  * (default 256 MiB, shared by FAKE_CUDA_DEVICES devices, default 2), so
  * out-of-memory paths can be exercised; FAKE_CUDA_TRACE=1 logs each kernel
- * launch to stderr. It implements only what alloc-cuda
+ * launch, cuCtxSynchronize and cuMemFree to stderr. It implements only what alloc-cuda
  * calls; it is not a general CUDA emulator and says nothing about real GPU
  * timing or asynchrony.
  */
@@ -91,7 +91,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
 static __thread CUcontext current;
 CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return OK; }
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return OK; }
-CUresult cuCtxSynchronize(void) { return current ? OK : 201; /* CUDA_ERROR_INVALID_CONTEXT */ }
+CUresult cuCtxSynchronize(void) {
+    if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake cuCtxSynchronize\n");
+    return current ? OK : 201; /* CUDA_ERROR_INVALID_CONTEXT */
+}
 
 CUresult cuGetErrorString(CUresult e, const char **s) {
     *s = e == E_OUT_OF_MEMORY ? "out of memory (fake driver)" : "error (fake driver)"; return OK;
@@ -149,6 +152,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
     unsigned long long size;
+    if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake cuMemFree\n");
     pthread_mutex_lock(&lock);
     int ok = untrack(p, K_DEVICE, &size);
     if (ok) { used -= size; free((void *)(uintptr_t)p); }
