@@ -17,7 +17,9 @@ pub const FORCE_NO_DRIVER_ENV: &str = "ALLOC_CUDA_FORCE_NO_DRIVER";
 /// The environment variable naming the driver library to load
 /// (`/path/libcuda.so.1`), for a driver outside the library path. It is
 /// loaded with `RTLD_GLOBAL` before cudarc looks for `libcuda.so.1`, which
-/// the dynamic loader then resolves to it by its soname.
+/// the dynamic loader then resolves to it by its soname. cudarc tries the
+/// bare name `libcuda.so` first, so where a `libcuda.so` is on the library
+/// path that one wins; the override is for drivers outside it.
 pub const DRIVER_ENV: &str = "TORCHCORE_CUDA_DRIVER";
 
 /// Directories where distributions put the driver library, tried when
