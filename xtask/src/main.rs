@@ -5,7 +5,9 @@
 //! Commands:
 //!
 //! * `ci`: what `.ci/run` runs: rustfmt check, clippy with `-D warnings`,
-//!   the test suite, and the docs with warnings denied. `--miri` adds Miri.
+//!   the test suite, alloc-cuda's clippy and tests with all its features
+//!   (the CUDA backend), and the docs with warnings denied. `--miri` adds
+//!   Miri.
 //! * `miri`: `cargo miri test` (nightly) over every crate that contains
 //!   `unsafe` (unit and integration tests), with strict provenance except
 //!   where `parking_lot`'s contended path needs permissive provenance.
@@ -79,7 +81,7 @@ commands:
                   torch, no safetensors) end in `PARTIAL`, an error with --strict
   test-cuda [--build-only DIR] [--debug] [-- ARGS]
                   build and run the GPU test suite (exit 3: no CUDA driver/GPU); with
-                  --build-only, put the test binaries and run-all.sh in DIR (docs/cuda.md)"
+                  --build-only, make DIR the bundle (bin/, run.sh; docs/cuda.md)"
     );
 }
 
@@ -124,6 +126,46 @@ fn ci(args: &[String]) -> Result<(), String> {
         ]),
     )?;
     run("test", cargo().arg("test"))?;
+    // The CUDA backend is behind a feature the plain workspace commands
+    // leave off: lint and test it too (no GPU needed: the fake driver, the
+    // no-driver paths, and the PTX compile where an NVRTC is installed).
+    run(
+        "cuda-clippy",
+        cargo().args([
+            "clippy",
+            "-p",
+            "alloc-cuda",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
+    run(
+        "cuda-tests",
+        cargo().args([
+            "test",
+            "-p",
+            "alloc-cuda",
+            "--all-features",
+            "--lib",
+            "--tests",
+        ]),
+    )?;
+    // Only the `cuda` module's doctests: the others ran in `test` above.
+    run(
+        "cuda-doctests",
+        cargo().args([
+            "test",
+            "-p",
+            "alloc-cuda",
+            "--all-features",
+            "--doc",
+            "--",
+            "src/cuda/",
+        ]),
+    )?;
     // The snippet of docs/cuda.md needs the `cuda` feature to compile.
     run(
         "cuda-doc-snippets",

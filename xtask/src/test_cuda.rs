@@ -2,9 +2,10 @@
 //! test suite (see `docs/cuda.md`).
 //!
 //! Builds the test binaries of `alloc-cuda` and `torchcore` with their
-//! `cuda` feature (release profile unless `--debug`, so the printed timings
-//! mean something), finds them in cargo's `--message-format=json` output,
-//! then either
+//! `cuda` feature (the `cuda-bundle` profile: optimised like release, no
+//! debuginfo, stripped, so the printed timings mean something and the
+//! bundle is small; the debug profile with `--debug`), finds them in
+//! cargo's `--message-format=json` output, then either
 //!
 //! * runs them: first the probe (`alloc-cuda`'s `gpu_probe` test with
 //!   `ALLOC_CUDA_PROBE_EXIT=1`), which ends the command with exit status
@@ -12,12 +13,13 @@
 //!   then every binary, the GPU suite single-threaded with its output shown
 //!   (`ARGS` after `--` go to the GPU suite, e.g. a test name filter), and
 //!   finally the `TIMING` lines again as a summary; or
-//! * with `--build-only DIR`, copies them to `DIR/bin/` with a POSIX
-//!   `DIR/run-all.sh` that does the same on a machine without a Rust
-//!   toolchain (it needs only the CUDA driver; the binaries load `libcuda`
-//!   and `libnvrtc` at run time), writing `results.txt` and `timings.txt`.
+//! * with `--build-only DIR`, makes DIR the bundle for a GPU machine without
+//!   a Rust toolchain: the binaries in `DIR/bin/`, the entry script
+//!   `DIR/run.sh` and `DIR/torch_check.py` (from `tools/cuda-bundle/`), and
+//!   a fake CUDA driver in `DIR/fake-driver/` (when a C compiler exists) for
+//!   `run.sh --fake-driver`. It fails if the bundle exceeds
+//!   [`BUNDLE_LIMIT`].
 
-use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -26,6 +28,12 @@ use crate::{cargo, cargo_json, root};
 
 /// The exit status for "no CUDA driver/GPU found".
 pub const NO_GPU_EXIT: u8 = 3;
+
+/// The most a GPU machine receives: the bundle must stay below it.
+pub const BUNDLE_LIMIT: u64 = 64 << 20;
+
+/// The cargo profile of the bundle (workspace `Cargo.toml`).
+const BUNDLE_PROFILE: &str = "cuda-bundle";
 
 /// One test binary.
 #[derive(Debug, Clone)]
@@ -145,7 +153,7 @@ fn build(release: bool) -> Result<Vec<TestBinary>, String> {
         "--message-format=json",
     ]);
     if release {
-        cmd.arg("--release");
+        cmd.args(["--profile", BUNDLE_PROFILE]);
     }
     eprintln!("==> test-cuda: building: {cmd:?}");
     let out = cmd
@@ -223,7 +231,7 @@ fn run_all(bins: &[TestBinary], extra: &[String]) -> Result<ExitCode, String> {
     if let Some(reason) = probe(bins)? {
         eprintln!("xtask: {reason}");
         eprintln!(
-            "xtask: the GPU suite cannot run here (exit status {NO_GPU_EXIT}); build it with `cargo xtask test-cuda --build-only DIR` and run DIR/run-all.sh on a GPU machine"
+            "xtask: the GPU suite cannot run here (exit status {NO_GPU_EXIT}); build it with `cargo xtask test-cuda --build-only DIR` and run DIR/run.sh on a GPU machine"
         );
         return Ok(ExitCode::from(NO_GPU_EXIT));
     }
@@ -249,68 +257,65 @@ fn run_all(bins: &[TestBinary], extra: &[String]) -> Result<ExitCode, String> {
     }
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+/// The bundle's scripts, copied from `tools/cuda-bundle/`.
+const SCRIPTS: [&str; 2] = ["run.sh", "torch_check.py"];
 
-/// The `run-all.sh` for a `--build-only` directory.
-fn run_all_script(bins: &[TestBinary], extra: &[String]) -> String {
-    let mut s = String::from(
-        r#"#!/bin/sh
-# The torchcore CUDA test suite, built by `cargo xtask test-cuda --build-only`.
-# Needs no Rust toolchain: only the CUDA driver (libcuda.so.1) and, for the
-# NVRTC strided-copy kernels, optionally libnvrtc (without it strided copies
-# use host staging and the suite still passes).
-# Exit status: 0 all passed, 1 some test failed, 3 no CUDA driver/GPU found.
-# Output: results.txt (everything) and timings.txt (the TIMING lines).
-set -u
-cd "$(dirname "$0")" || exit 1
-: > results.txt
-ALLOC_CUDA_PROBE_EXIT=1 ./bin/alloc-cuda-gpu_probe --exact probe --nocapture --test-threads=1 > probe.out 2>&1
-status=$?
-cat probe.out; cat probe.out >> results.txt; rm -f probe.out
-if [ "$status" -eq 3 ]; then
-    echo "no CUDA driver/GPU found: the GPU suite cannot run on this machine" | tee -a results.txt
-    exit 3
-fi
-if [ "$status" -ne 0 ]; then
-    echo "the CUDA probe failed (status $status)" | tee -a results.txt
-    exit 1
-fi
-failed=""
-run() {
-    name="$1"; shift
-    echo "==> $name $*" | tee -a results.txt
-    "./bin/$name" "$@" > run.out 2>&1
-    s=$?
-    cat run.out; cat run.out >> results.txt; rm -f run.out
-    if [ "$s" -ne 0 ]; then
-        failed="$failed $name"
-        echo "FAILED: $name (status $s)" | tee -a results.txt
-    fi
-}
-"#,
-    );
-    for b in bins {
-        let args: Vec<String> = b.args(extra).iter().map(|a| shell_quote(a)).collect();
-        let _ = writeln!(s, "run {} {}", shell_quote(&b.name), args.join(" "));
+fn set_executable(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("chmod {}: {e}", path.display()))?;
     }
-    s.push_str(
-        r#"grep '^TIMING' results.txt > timings.txt
-echo "==> timings (timings.txt)"; cat timings.txt
-if [ -n "$failed" ]; then
-    echo "failed:$failed"
-    exit 1
-fi
-echo "all test binaries passed"
-exit 0
-"#,
-    );
-    s
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
-fn build_only(bins: &[TestBinary], dir: &Path, extra: &[String]) -> Result<(), String> {
+/// Compiles the fake driver (`libcuda.so.1`, `libcuda.so`) and fake NVRTC
+/// (`libnvrtc.so`) into `dir`; `Err` with the reason when there is no C
+/// compiler.
+fn fake_driver(dir: &Path) -> Result<(), String> {
+    let src = root().join("crates/alloc-cuda/tests/gpu_suite/fake_cuda.c");
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    for (name, nvrtc) in [("libcuda.so.1", false), ("libnvrtc.so", true)] {
+        let mut cmd = Command::new(&cc);
+        cmd.args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(dir.join(name))
+            .arg(&src);
+        if nvrtc {
+            cmd.arg("-DFAKE_NVRTC");
+        }
+        let out = cmd.output().map_err(|e| format!("{cc}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("{cc}: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    std::fs::copy(dir.join("libcuda.so.1"), dir.join("libcuda.so"))
+        .map_err(|e| format!("copying the fake driver: {e}"))?;
+    Ok(())
+}
+
+/// The total size of the files under `dir`.
+fn tree_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => tree_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+fn build_only(bins: &[TestBinary], dir: &Path) -> Result<(), String> {
     let bin_dir = dir.join("bin");
+    // A fresh bundle: stale binaries of an earlier build would run too.
+    let _ = std::fs::remove_dir_all(&bin_dir);
     std::fs::create_dir_all(&bin_dir)
         .map_err(|e| format!("creating {}: {e}", bin_dir.display()))?;
     for b in bins {
@@ -318,23 +323,35 @@ fn build_only(bins: &[TestBinary], dir: &Path, extra: &[String]) -> Result<(), S
         std::fs::copy(&b.path, &to)
             .map_err(|e| format!("copying {} to {}: {e}", b.path.display(), to.display()))?;
     }
-    let script = dir.join("run-all.sh");
-    std::fs::write(&script, run_all_script(bins, extra))
-        .map_err(|e| format!("writing {}: {e}", script.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| format!("chmod {}: {e}", script.display()))?;
+    for name in SCRIPTS {
+        let from = root().join("tools/cuda-bundle").join(name);
+        let to = dir.join(name);
+        std::fs::copy(&from, &to)
+            .map_err(|e| format!("copying {} to {}: {e}", from.display(), to.display()))?;
+        set_executable(&to)?;
     }
+    let _ = std::fs::remove_file(dir.join("run-all.sh"));
+    match fake_driver(&dir.join("fake-driver")) {
+        Ok(()) => {}
+        Err(e) => eprintln!(
+            "xtask: no fake driver in the bundle (run.sh --fake-driver will not work): {e}"
+        ),
+    }
+    let size = tree_size(dir);
     println!(
-        "==> test-cuda: {} test binaries in {}; run {} on a GPU machine (exit 0 passed, 1 failed, {NO_GPU_EXIT} no GPU)",
+        "==> test-cuda: bundle {} ({} test binaries, {:.1} MiB); on a GPU machine run {}/run.sh (exit 0 passed, 1 failed, {NO_GPU_EXIT} no GPU)",
+        dir.display(),
         bins.len(),
-        bin_dir.display(),
-        script.display()
+        size as f64 / (1u64 << 20) as f64,
+        dir.display()
     );
     for b in bins {
         println!("    bin/{}", b.name);
+    }
+    if size > BUNDLE_LIMIT {
+        return Err(format!(
+            "the bundle is {size} bytes, over the {BUNDLE_LIMIT}-byte limit a GPU machine receives"
+        ));
     }
     Ok(())
 }
@@ -344,7 +361,7 @@ pub fn test_cuda(args: &[String]) -> ExitCode {
     let result = parse(args).and_then(|o| {
         let bins = build(o.release)?;
         match &o.build_only {
-            Some(dir) => build_only(&bins, dir, &o.extra).map(|()| ExitCode::SUCCESS),
+            Some(dir) => build_only(&bins, dir).map(|()| ExitCode::SUCCESS),
             None => run_all(&bins, &o.extra),
         }
     });
@@ -400,14 +417,15 @@ mod tests {
         assert!(!o.release);
         assert_eq!(o.extra, ["x"]);
         assert!(parse(&["--what".into()]).is_err());
-        let bins = vec![TestBinary {
-            name: "alloc-cuda-gpu".into(),
-            path: PathBuf::from("/x"),
-        }];
-        let s = run_all_script(&bins, &[]);
-        assert!(s.starts_with("#!/bin/sh"));
-        assert!(s.contains("run 'alloc-cuda-gpu' '--test-threads=1' '--nocapture'"));
-        assert!(s.contains("exit 3"));
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        for name in SCRIPTS {
+            assert!(
+                root().join("tools/cuda-bundle").join(name).is_file(),
+                "{name}"
+            );
+        }
+        let run = std::fs::read_to_string(root().join("tools/cuda-bundle/run.sh")).expect("run.sh");
+        assert!(run.starts_with("#!/bin/sh"));
+        assert!(run.contains("nvidia-smi"));
+        assert!(run.contains("passed, $FAILED failed"));
     }
 }

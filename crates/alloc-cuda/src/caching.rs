@@ -27,6 +27,7 @@
 //!   streams; [`CachingAllocator::empty_cache`] releases every unsplit cached
 //!   block.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -160,10 +161,24 @@ pub type FreeMemoryCallback = dyn Fn() -> bool + Send + Sync;
 /// (PyTorch's `OutOfMemoryObserver`).
 pub type OomObserver = dyn Fn(i8, u64, u64, u64) + Send + Sync;
 
-type BlockId = usize;
+/// A block's id in the [`Arena`]: its slot and the slot's generation when
+/// the block was inserted (ids are never reused: a removed block's slot
+/// gets a new generation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct BlockId {
+    slot: usize,
+    generation: u64,
+}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl std::fmt::Display for BlockId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}v{}", self.slot, self.generation)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum PoolKind {
+    #[default]
     Small = 0,
     Large = 1,
 }
@@ -189,7 +204,7 @@ fn dec(arr: &mut StatArray, kind: PoolKind, amount: u64) {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Block {
     stream: StreamId,
     stream_uses: BTreeSet<StreamId>,
@@ -239,73 +254,139 @@ impl Block {
     }
 }
 
-/// Slot storage for blocks; ids are indices and are reused after removal.
+/// Generational slot storage for blocks.
+///
+/// A [`BlockId`] is a slot index plus the slot's generation at insertion;
+/// removing a block bumps its slot's generation, so an id kept past its
+/// block's removal (a stale id) never names the slot's next block: `get`
+/// returns `None` for it, and indexing with it (an allocator bug: ids held
+/// in `State` always name live blocks, `validate` checks it after every
+/// randomized step) does not panic but reads or writes a scratch block and
+/// poisons the allocator, whose public operations then return
+/// [`CachingAllocatorError::Internal`] instead of continuing on a corrupt
+/// state.
 #[derive(Debug, Default)]
 struct Arena {
-    slots: Vec<Option<Block>>,
+    slots: Vec<Slot>,
     free: Vec<usize>,
+    /// The first stale id used for indexing, if any.
+    stale: Cell<Option<BlockId>>,
+    /// What a stale index reads and writes (reset on each use).
+    scratch: Block,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    generation: u64,
+    block: Option<Block>,
 }
 
 impl Arena {
     fn insert(&mut self, b: Block) -> BlockId {
         match self.free.pop() {
-            Some(id) => {
-                self.slots[id] = Some(b);
-                id
+            Some(slot) => {
+                let s = &mut self.slots[slot];
+                s.block = Some(b);
+                BlockId {
+                    slot,
+                    generation: s.generation,
+                }
             }
             None => {
-                self.slots.push(Some(b));
-                self.slots.len() - 1
+                self.slots.push(Slot {
+                    generation: 0,
+                    block: Some(b),
+                });
+                BlockId {
+                    slot: self.slots.len() - 1,
+                    generation: 0,
+                }
             }
         }
     }
 
     fn remove(&mut self, id: BlockId) -> Option<Block> {
-        let b = self.slots.get_mut(id)?.take()?;
-        self.free.push(id);
+        let s = self.slots.get_mut(id.slot)?;
+        if s.generation != id.generation {
+            return None;
+        }
+        let b = s.block.take()?;
+        s.generation = s.generation.wrapping_add(1);
+        self.free.push(id.slot);
         Some(b)
     }
 
     fn get(&self, id: BlockId) -> Option<&Block> {
-        self.slots.get(id)?.as_ref()
+        let s = self.slots.get(id.slot)?;
+        if s.generation != id.generation {
+            return None;
+        }
+        s.block.as_ref()
     }
 
     fn iter(&self) -> impl Iterator<Item = (BlockId, &Block)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.as_ref().map(|b| (i, b)))
+        self.slots.iter().enumerate().filter_map(|(slot, s)| {
+            s.block.as_ref().map(|b| {
+                (
+                    BlockId {
+                        slot,
+                        generation: s.generation,
+                    },
+                    b,
+                )
+            })
+        })
+    }
+
+    fn note_stale(&self, id: BlockId) {
+        if self.stale.get().is_none() {
+            tracing::error!(target: "alloc_cuda", "alloc-cuda internal error: stale block id {id}");
+            self.stale.set(Some(id));
+        }
+    }
+
+    /// The first stale id used, if any (the allocator is then poisoned).
+    fn stale(&self) -> Option<BlockId> {
+        self.stale.get()
     }
 }
 
-// Block ids held anywhere in `State` (pools, links, maps, event queues)
-// always name live slots; `State::validate` checks it and the randomized
-// tests run it after every step. Indexing a dead id would be an allocator
-// bug, so it panics with a message rather than returning an error.
 impl std::ops::Index<BlockId> for Arena {
     type Output = Block;
-    #[allow(
-        clippy::unreachable,
-        reason = "ids in `State` name live slots (`validate` proves it after every fuzz/random step)"
-    )]
     fn index(&self, id: BlockId) -> &Block {
-        match self.slots.get(id) {
-            Some(Some(b)) => b,
-            _ => unreachable!("alloc-cuda internal error: dead block id {id}"), // cannot fire: ids in `State` name live slots (`validate` proves it after every fuzz/random step)
+        match self.get(id) {
+            Some(b) => b,
+            None => {
+                self.note_stale(id);
+                &self.scratch
+            }
         }
     }
 }
 
 impl std::ops::IndexMut<BlockId> for Arena {
-    #[allow(
-        clippy::unreachable,
-        reason = "ids in `State` name live slots (`validate` proves it after every fuzz/random step)"
-    )]
     fn index_mut(&mut self, id: BlockId) -> &mut Block {
-        match self.slots.get_mut(id) {
-            Some(Some(b)) => b,
-            _ => unreachable!("alloc-cuda internal error: dead block id {id}"), // cannot fire: ids in `State` name live slots (`validate` proves it after every fuzz/random step)
+        let Arena {
+            slots,
+            stale,
+            scratch,
+            ..
+        } = self;
+        if let Some(Slot {
+            generation,
+            block: Some(b),
+        }) = slots.get_mut(id.slot)
+        {
+            if *generation == id.generation {
+                return b;
+            }
         }
+        if stale.get().is_none() {
+            tracing::error!(target: "alloc_cuda", "alloc-cuda internal error: stale block id {id}");
+            stale.set(Some(id));
+        }
+        *scratch = Block::default();
+        scratch
     }
 }
 
@@ -356,6 +437,9 @@ struct State {
     /// Created events not in use (PyTorch pools events per device).
     event_pool: Vec<EventId>,
     total_allocated_memory: u64,
+    /// Whether the device was synchronized since the current release batch
+    /// began (see [`State::begin_release_batch`]).
+    release_synced: bool,
     allowed_memory_maximum: u64,
     set_fraction: bool,
     segments: Vec<Option<ExpandableSegment>>,
@@ -424,6 +508,7 @@ impl<D: RawDevice> CachingAllocator<D> {
                 cuda_events: BTreeMap::new(),
                 event_pool: Vec::new(),
                 total_allocated_memory: 0,
+                release_synced: false,
                 allowed_memory_maximum: 0,
                 set_fraction: false,
                 segments: Vec::new(),
@@ -496,6 +581,7 @@ impl<D: RawDevice> CachingAllocator<D> {
         }
         let dev = &self.device;
         let mut g = self.state.lock();
+        g.check_poisoned()?;
         g.process_events(dev)?;
         let rounded = round_size(size, &g.config);
         let pool = if rounded <= SMALL_SIZE {
@@ -532,7 +618,9 @@ impl<D: RawDevice> CachingAllocator<D> {
             _ => return Err(self.out_of_memory(g, &p)?.into()),
         };
         let split = g.should_split(block, p.size);
-        Ok(g.alloc_found_block(&p, block, size, split))
+        let ptr = g.alloc_found_block(&p, block, size, split);
+        g.check_poisoned()?;
+        Ok(ptr)
     }
 
     fn out_of_memory(
@@ -656,6 +744,7 @@ impl<D: RawDevice> CachingAllocator<D> {
     /// still run: reuse is stream-ordered.
     pub unsafe fn free(&self, ptr: DevicePtr) -> Result<(), CachingAllocatorError> {
         let mut g = self.state.lock();
+        g.check_poisoned()?;
         let id = g
             .allocated
             .remove(&ptr.addr())
@@ -675,6 +764,7 @@ impl<D: RawDevice> CachingAllocator<D> {
         } else {
             g.free_block(id);
         }
+        g.check_poisoned()?;
         Ok(())
     }
 
@@ -688,6 +778,7 @@ impl<D: RawDevice> CachingAllocator<D> {
         stream: StreamId,
     ) -> Result<(), CachingAllocatorError> {
         let mut g = self.state.lock();
+        g.check_poisoned()?;
         let id = *g
             .allocated
             .get(&ptr.addr())
@@ -696,6 +787,7 @@ impl<D: RawDevice> CachingAllocator<D> {
         if b.stream != stream {
             b.stream_uses.insert(stream);
         }
+        g.check_poisoned()?;
         Ok(())
     }
 
@@ -704,6 +796,7 @@ impl<D: RawDevice> CachingAllocator<D> {
     /// `emptyCache`). Free pages of expandable segments are unmapped.
     pub fn empty_cache(&self) -> Result<(), CachingAllocatorError> {
         let mut g = self.state.lock();
+        g.check_poisoned()?;
         let before = g.total_allocated_memory;
         g.release_cached_blocks(&self.device)?;
         tracing::info!(
@@ -713,6 +806,7 @@ impl<D: RawDevice> CachingAllocator<D> {
             reserved = g.total_allocated_memory,
             "cache emptied"
         );
+        g.check_poisoned()?;
         Ok(())
     }
 
@@ -1218,16 +1312,34 @@ impl State {
 
     // ---- releasing --------------------------------------------------------
 
-    /// `cudaFree`s an unsplit cached block (PyTorch's `release_block`).
+    /// Starts a batch of segment releases (`empty_cache`, the out-of-memory
+    /// path, garbage collection): the device is synchronized once, before
+    /// the batch's first `free`, and not again for the rest of it (PyTorch
+    /// synchronizes once before releasing a batch, not per segment). A
+    /// batch that frees nothing does not synchronize.
+    fn begin_release_batch(&mut self) {
+        self.release_synced = false;
+    }
+
+    /// `cudaFree`s an unsplit cached block (PyTorch's `release_block`),
+    /// synchronizing the device first if this batch has not yet.
     fn release_block<D: RawDevice>(&mut self, dev: &D, id: BlockId) -> Result<(), DeviceError> {
         let (ptr, size, kind, stream) = {
             let b = &self.blocks[id];
             (b.ptr, b.size, b.pool, b.stream)
         };
+        if !self.release_synced {
+            // A cached block may have been last used by work queued on any
+            // stream (its events only cover `record_stream` uses), so no
+            // work may still be queued when it goes back to the driver.
+            dev.synchronize_device()?;
+            self.release_synced = true;
+        }
         self.stats.num_device_free += 1;
         // SAFETY: the block is a whole cached segment (unsplit, free, no
-        // pending events), so nothing of ours uses it, and it came from
-        // `malloc` on this device.
+        // pending events), so nothing of ours uses it, it came from
+        // `malloc` on this device, and the device was synchronized in this
+        // release batch, so no queued work uses it.
         unsafe { dev.free(DevicePtr(ptr))? };
         self.total_allocated_memory -= size;
         dec(&mut self.stats.segment, kind, 1);
@@ -1264,6 +1376,7 @@ impl State {
         if max_split == u64::MAX {
             return Ok(false);
         }
+        self.begin_release_batch();
         let key_size = p.size.max(max_split);
         let kind = p.pool;
         let single = self
@@ -1306,6 +1419,7 @@ impl State {
     /// block of both pools and unmaps free pages of expandable segments
     /// (PyTorch's `release_cached_blocks`).
     fn release_cached_blocks<D: RawDevice>(&mut self, dev: &D) -> Result<bool, DeviceError> {
+        self.begin_release_batch();
         self.synchronize_and_free_events(dev)?;
         self.release_blocks(dev, PoolKind::Large)?;
         self.release_blocks(dev, PoolKind::Small)?;
@@ -1351,6 +1465,7 @@ impl State {
             return Ok(());
         }
         let target = self.total_allocated_memory - threshold;
+        self.begin_release_batch();
         let mut reclaimed = 0u64;
         let mut total_age = 0u64;
         let mut count = 0u64;
@@ -1395,7 +1510,21 @@ impl State {
 
     // ---- expandable segments ----------------------------------------------
 
+    /// The error for a poisoned allocator (a stale block id was used; see
+    /// [`Arena`]).
+    fn check_poisoned(&self) -> Result<(), CachingAllocatorError> {
+        match self.blocks.stale() {
+            None => Ok(()),
+            Some(id) => Err(CachingAllocatorError::Internal(format!(
+                "a stale block id ({id}) was used; the allocator's state may be corrupt, so it refuses further work"
+            ))),
+        }
+    }
+
     fn validate(&self) -> Result<(), String> {
+        if let Some(id) = self.blocks.stale() {
+            return Err(format!("a stale block id ({id}) was used"));
+        }
         let blocks = &self.blocks;
         // 1. Links and adjacency.
         for (id, b) in blocks.iter() {
@@ -1659,5 +1788,64 @@ impl State {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FakeDevice;
+
+    fn block(size: u64) -> Block {
+        Block::new(StreamId::DEFAULT, size, PoolKind::Large, 0x1000)
+    }
+
+    #[test]
+    fn a_stale_id_never_names_the_slots_next_block() {
+        let mut a = Arena::default();
+        let x = a.insert(block(1));
+        assert_eq!(a.remove(x).map(|b| b.size), Some(1));
+        let y = a.insert(block(2));
+        assert_eq!(x.slot, y.slot, "the slot is reused");
+        assert_ne!(x, y, "with a new generation");
+        assert!(a.get(x).is_none());
+        assert!(a.remove(x).is_none());
+        assert_eq!(a.get(y).map(|b| b.size), Some(2));
+        assert_eq!(a.iter().map(|(id, _)| id).collect::<Vec<_>>(), [y]);
+        assert!(a.stale().is_none());
+        // Indexing with the stale id: no panic, the scratch block, poisoned.
+        assert_eq!(a[x].size, 0);
+        a[x].size = 99;
+        assert_eq!(a[y].size, 2, "the live block is untouched");
+        assert_eq!(a.stale(), Some(x));
+        assert_eq!(x.to_string(), "0v0");
+        assert_eq!(y.to_string(), "0v1");
+    }
+
+    #[test]
+    fn a_poisoned_allocator_returns_errors_not_panics() {
+        let alloc = CachingAllocator::new(
+            FakeDevice::new(1 << 30),
+            0,
+            CachingAllocatorConfig::default(),
+        );
+        let p = alloc.malloc(1000, StreamId::DEFAULT).expect("malloc");
+        {
+            let g = alloc.state.lock();
+            let id = *g.allocated.get(&p.addr()).expect("live");
+            let stale = BlockId {
+                slot: id.slot,
+                generation: id.generation + 1,
+            };
+            // An allocator bug: a stale id used for indexing.
+            let _ = g.blocks[stale].size;
+        }
+        let e = alloc.malloc(1000, StreamId::DEFAULT).expect_err("poisoned");
+        assert!(matches!(e, CachingAllocatorError::Internal(_)), "{e}");
+        assert!(e.to_string().contains("stale block id"), "{e}");
+        // SAFETY: `p` is unused.
+        assert!(unsafe { alloc.free(p) }.is_err());
+        assert!(alloc.empty_cache().is_err());
+        assert!(alloc.validate().is_err());
     }
 }

@@ -112,6 +112,11 @@ pub enum CachingAllocatorError {
     /// `set_memory_fraction` outside `[0, 1]`.
     #[error("invalid fraction:{0}. Please set within (0, 1).")]
     InvalidFraction(f64),
+    /// An allocator bug was caught (a stale internal block id); the
+    /// allocator refuses further work rather than continue on a state it
+    /// cannot trust.
+    #[error("alloc-cuda internal error: {0}")]
+    Internal(String),
 }
 
 impl CachingAllocatorError {

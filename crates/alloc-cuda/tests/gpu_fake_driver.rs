@@ -73,7 +73,12 @@ fn child(filter: &str, dirs: &[&Path], env: &[(&str, &str)]) -> String {
         .env_remove(alloc_cuda::cuda::FORCE_NO_DRIVER_ENV)
         .env_remove("PYTORCH_ALLOC_CONF")
         .env_remove("PYTORCH_CUDA_ALLOC_CONF")
-        .env_remove("PYTORCH_NO_CUDA_MEMORY_CACHING");
+        .env_remove("PYTORCH_NO_CUDA_MEMORY_CACHING")
+        // NVRTC comes from `dirs` (or the override the caller sets), not
+        // from a CUDA install or Python wheel of this machine.
+        .env_remove(alloc_cuda::cuda::NVRTC_ENV)
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -122,17 +127,27 @@ fn gpu_suite_on_the_fake_driver() {
         return;
     };
     let _cleanup = Scratch(vec![with_nvrtc.clone(), without.clone()]);
+    // The fake NVRTC through the `TORCHCORE_NVRTC` override.
+    let fake_nvrtc = with_nvrtc.join("libnvrtc.so");
+    let fake_nvrtc = fake_nvrtc.to_str().expect("utf-8 path");
     let out = child(
         "gpu_suite::",
         &[&with_nvrtc],
-        &[("ALLOC_CUDA_SUITE_KERNELS", "1")],
+        &[
+            ("ALLOC_CUDA_SUITE_KERNELS", "1"),
+            (alloc_cuda::cuda::NVRTC_ENV, fake_nvrtc),
+        ],
     );
     assert!(out.contains("test result: ok"), "{out}");
     assert!(!out.contains("SKIPPED: no CUDA device"), "{out}");
+    assert!(out.contains("NVRTC available: true"), "{out}");
     let out = child(
         "gpu_suite::",
         &[&without],
-        &[("ALLOC_CUDA_SUITE_KERNELS", "0")],
+        &[
+            ("ALLOC_CUDA_SUITE_KERNELS", "0"),
+            (alloc_cuda::cuda::NVRTC_ENV, "none"),
+        ],
     );
     assert!(out.contains("test result: ok"), "{out}");
     if let Ok(real) = std::env::var("ALLOC_CUDA_TEST_NVRTC_DIR") {
@@ -183,4 +198,190 @@ fn the_kernel_source_compiles_with_a_real_nvrtc() {
     let n = alloc_cuda::cuda::compile_kernels().expect("NVRTC compiles KERNEL_SOURCE");
     println!("{n} bytes of PTX");
     assert!(n > 1000);
+}
+
+/// A strided copy that wanted the kernels but had none is counted and
+/// warned about, never silent; with the kernels nothing is counted.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn host_staging_fallbacks_are_counted() {
+    if gpu_suite::fake() {
+        if let Ok(expect) = std::env::var("EXPECT_FALLBACK") {
+            use aten_shape::prelude::*;
+            use c10_core::ScalarType;
+            let rt = alloc_cuda::cuda::init().expect("init on the fake driver");
+            assert!(rt.ops().uses_kernels());
+            let x = Tensor::arange(0, 12, 1, ScalarType::Float)
+                .and_then(|t| t.view(&[3, 4]))
+                .expect("x");
+            let g = alloc_cuda::cuda::to_device(&x, c10_storage::Device::cuda(0)).expect("h2d");
+            let t = g.t().and_then(|t| t.contiguous()).expect("strided copy");
+            let back = alloc_cuda::cuda::to_device(&t, c10_storage::Device::CPU).expect("d2h");
+            assert_eq!(
+                back.to_vec::<f32>().expect("values"),
+                x.t()
+                    .and_then(|t| t.contiguous())
+                    .and_then(|t| t.to_vec::<f32>())
+                    .expect("cpu")
+            );
+            let n = alloc_cuda::cuda::host_staging_fallbacks();
+            println!("FALLBACKS {n}");
+            if expect == "1" {
+                assert!(n > 0, "the fallback was not counted");
+            } else {
+                assert_eq!(n, 0);
+            }
+        }
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("fallback") else {
+        return;
+    };
+    let _cleanup = Scratch(vec![with_nvrtc.clone(), without.clone()]);
+    let fake_nvrtc = with_nvrtc.join("libnvrtc.so");
+    let fake_nvrtc = fake_nvrtc.to_str().expect("utf-8 path");
+    let out = child(
+        "host_staging_fallbacks_are_counted",
+        &[&without],
+        &[
+            ("EXPECT_FALLBACK", "1"),
+            (alloc_cuda::cuda::NVRTC_ENV, "none"),
+        ],
+    );
+    assert!(out.contains("1 passed"), "{out}");
+    let out = child(
+        "host_staging_fallbacks_are_counted",
+        &[&with_nvrtc],
+        &[
+            ("EXPECT_FALLBACK", "0"),
+            (alloc_cuda::cuda::NVRTC_ENV, fake_nvrtc),
+        ],
+    );
+    assert!(out.contains("FALLBACKS 0"), "{out}");
+}
+
+/// The pinned allocator reuses a block whose event query failed with
+/// anything but `CUDA_ERROR_NOT_READY` never: the error surfaces
+/// (issue #18, item 5); `NOT_READY` keeps the block waiting and the
+/// allocation gets a new block.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn pinned_event_query_errors_surface() {
+    if gpu_suite::fake() {
+        let Ok(mode) = std::env::var("FAKE_CUDA_EVENT_QUERY") else {
+            return;
+        };
+        let p = alloc_cuda::cuda::PinnedHostAllocator::new().expect("pinned allocator");
+        let b = p.allocate_pinned(1000).expect("first block");
+        p.record_event(b.get(), 0, alloc_cuda::StreamId::DEFAULT)
+            .expect("record_event");
+        drop(b);
+        let hits = p.pinned_stats().cache_hits;
+        match mode.as_str() {
+            "600" => {
+                let b2 = p.allocate_pinned(1000).expect("a new block");
+                assert_eq!(
+                    p.pinned_stats().cache_hits,
+                    hits,
+                    "the waiting block was reused"
+                );
+                assert_eq!(p.pinned_stats().segments, 2);
+                drop(b2);
+                println!("NOT_READY: kept waiting");
+            }
+            "700" => {
+                let e = p
+                    .allocate_pinned(1000)
+                    .expect_err("the query error surfaces");
+                assert!(e.to_string().contains("cuEventQuery"), "{e}");
+                assert_eq!(p.pinned_stats().cache_hits, hits);
+                let e = p.empty_cache().expect_err("and from empty_cache");
+                assert!(e.to_string().contains("cuEventQuery"), "{e}");
+                println!("ERROR surfaced: {e}");
+            }
+            "0" => {
+                let b2 = p.allocate_pinned(1000).expect("reuse");
+                assert_eq!(p.pinned_stats().cache_hits, hits + 1);
+                drop(b2);
+                println!("SUCCESS: reused");
+            }
+            other => panic!("unknown mode {other}"),
+        }
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("pinned-events") else {
+        return;
+    };
+    let _cleanup = Scratch(vec![with_nvrtc, without.clone()]);
+    for (mode, says) in [
+        ("0", "SUCCESS: reused"),
+        ("600", "NOT_READY: kept waiting"),
+        ("700", "ERROR surfaced"),
+    ] {
+        let out = child(
+            "pinned_event_query_errors_surface",
+            &[&without],
+            &[("FAKE_CUDA_EVENT_QUERY", mode)],
+        );
+        assert!(out.contains(says), "{out}");
+    }
+}
+
+/// On the real-driver backend, `empty_cache` over several cached segments
+/// synchronizes the device once (`cuCtxSynchronize`), not before every
+/// `cuMemFree` (issue #18, item 5), counted from the fake driver's trace.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn empty_cache_synchronizes_the_device_once() {
+    if gpu_suite::fake() {
+        if std::env::var_os("FAKE_CUDA_TRACE").is_none() {
+            return;
+        }
+        use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, StreamId};
+        let dev = std::sync::Arc::new(alloc_cuda::cuda::CudaDevice::new(0).expect("fake device"));
+        let a = CachingAllocator::new(dev, 0, CachingAllocatorConfig::default());
+        let ps: Vec<_> = (0..3)
+            .map(|_| a.malloc(30 << 20, StreamId::DEFAULT).expect("malloc"))
+            .collect();
+        for p in ps {
+            // SAFETY: unused.
+            unsafe { a.free(p).expect("free") };
+        }
+        eprintln!("MARK begin");
+        a.empty_cache().expect("empty_cache");
+        eprintln!("MARK end");
+        return;
+    }
+    let Some((with_nvrtc, without)) = setup("release-sync") else {
+        return;
+    };
+    let _cleanup = Scratch(vec![with_nvrtc, without.clone()]);
+    let exe = std::env::current_exe().expect("current_exe");
+    let out = Command::new(exe)
+        .args([
+            "empty_cache_synchronizes_the_device_once",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env("LD_LIBRARY_PATH", &without)
+        .env("ALLOC_CUDA_FAKE_DRIVER", "1")
+        .env("FAKE_CUDA_TRACE", "1")
+        .env(alloc_cuda::cuda::NVRTC_ENV, "none")
+        .output()
+        .expect("run the child");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let between: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| *l != "MARK begin")
+        .take_while(|l| *l != "MARK end")
+        .collect();
+    assert!(!between.is_empty(), "{stderr}");
+    let frees = between.iter().filter(|l| **l == "fake cuMemFree").count();
+    let syncs = between
+        .iter()
+        .filter(|l| **l == "fake cuCtxSynchronize")
+        .count();
+    assert_eq!(frees, 3, "{stderr}");
+    assert_eq!(syncs, 1, "one synchronization for three frees: {stderr}");
 }

@@ -1,4 +1,4 @@
-//! The probe `cargo xtask test-cuda` (and the `run-all.sh` of
+//! The probe `cargo xtask test-cuda` (and the `run.sh` of
 //! `--build-only`) runs first: it prints what CUDA sees, and with
 //! `ALLOC_CUDA_PROBE_EXIT=1` exits with status 3 when there is no usable
 //! driver or GPU, so that the runner can say so and stop.
@@ -27,6 +27,20 @@ fn probe() {
                     Err(e) => println!("  cuda:{i}: {e}"),
                 }
             }
+            match cuda::driver_version() {
+                Ok(v) => println!(
+                    "CUDA driver: {}.{} ({})",
+                    v / 1000,
+                    v % 1000 / 10,
+                    cuda::driver_library()
+                        .map_or("library path unknown".into(), |p| p.display().to_string())
+                ),
+                Err(e) => println!("CUDA driver version: {e}"),
+            }
+            match cuda::nvrtc_info() {
+                Ok(info) => println!("{info}"),
+                Err(e) => println!("{e}"),
+            }
             println!(
                 "NVRTC: {}",
                 match cuda::compile_kernels() {
@@ -36,6 +50,10 @@ fn probe() {
             );
         }
         Err(e) => {
+            match cuda::nvrtc_info() {
+                Ok(info) => println!("{info}"),
+                Err(e) => println!("{e}"),
+            }
             println!("no CUDA driver/GPU found: {e}");
             if std::env::var("ALLOC_CUDA_PROBE_EXIT").is_ok_and(|v| v == "1") {
                 std::process::exit(3);

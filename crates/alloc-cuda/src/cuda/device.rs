@@ -247,12 +247,11 @@ unsafe impl RawDevice for CudaDevice {
     }
 
     unsafe fn free(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        // `cudaFree` synchronizes the device, and the caching allocator (like
-        // PyTorch's) relies on that when it releases a segment whose blocks
-        // were last used on other streams; do the same before `cuMemFree`.
-        self.synchronize_device()?;
+        // No synchronization here: the caller guarantees no queued work
+        // uses `ptr` (the caching allocator synchronizes the device once
+        // per release batch, the raw backend before each free).
         // SAFETY: the caller guarantees `ptr` is a live `malloc` allocation
-        // of this device; after the synchronization no queued work uses it.
+        // of this device that no queued or running work uses.
         call("cuMemFree", || unsafe { sys::cuMemFree_v2(ptr.0) })?;
         self.frees.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(target: "alloc_cuda", device = self.index, address = ptr.0, "segment freed (cuMemFree)");

@@ -2,15 +2,18 @@
 //! use (once per process, to PTX), loaded once per device, launched with
 //! the layout passed by value.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use cudarc::driver::sys;
-use cudarc::nvrtc;
+use parking_lot::Mutex;
 
-use super::driver::{call, context, guarded, Context};
+use super::driver::{call, context, Context};
 use super::error::CudaError;
 use super::layout::KernelLayout;
+use super::nvrtc::{choose_arch, nvrtc};
 use crate::device::DeviceError;
 
 /// The CUDA C source of the kernels (`tc_copy_N`, `tc_fill_N` for element
@@ -88,53 +91,111 @@ const BLOCK: u32 = 256;
 /// At most this many blocks; the grid-stride loop covers the rest.
 const MAX_GRID: u64 = 1 << 20;
 
-/// Whether an NVRTC library can be loaded (`libnvrtc.so`, ...). Never
-/// panics; does not need the driver.
+/// Whether an NVRTC library can be loaded (see [`nvrtc_info`] for which
+/// one and where it is looked for). Never panics; does not need the
+/// driver.
+///
+/// [`nvrtc_info`]: crate::cuda::nvrtc_info
 pub fn nvrtc_available() -> bool {
-    // SAFETY: only tries to `dlopen` the candidate names.
-    guarded("nvrtc::is_culib_present", || unsafe {
-        nvrtc::sys::is_culib_present()
-    })
-    .unwrap_or(false)
+    nvrtc().is_ok()
 }
 
-/// The kernels as PTX, compiled once per process.
-fn ptx() -> Result<&'static [u8], CudaError> {
-    static PTX: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        if !nvrtc_available() {
-            return Err("NVRTC is not available: no libnvrtc found".into());
-        }
-        let opts = nvrtc::CompileOptions {
-            name: Some("torchcore_copy_kernels.cu".into()),
-            ..Default::default()
-        };
-        let compiled = guarded("nvrtcCompileProgram", || {
-            nvrtc::compile_ptx_with_opts(KERNEL_SOURCE, opts)
-        })
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("compiling the copy kernels failed: {e}"))?;
-        let mut bytes = compiled
-            .as_bytes()
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| "NVRTC returned no PTX image".to_owned())?;
-        if bytes.last() != Some(&0) {
-            bytes.push(0);
-        }
-        tracing::info!(target: "alloc_cuda", bytes = bytes.len(), "copy kernels compiled with NVRTC");
-        Ok(bytes)
-    })
-    .as_ref()
-    .map(Vec::as_slice)
-    .map_err(|e| CudaError::Nvrtc(e.clone()))
+/// The names of every kernel in [`KERNEL_SOURCE`] (`tc_copy_N`, `tc_fill_N`).
+///
+/// ```
+/// let names = alloc_cuda::cuda::kernel_names();
+/// assert_eq!(names.len(), 10);
+/// assert!(names.contains(&"tc_copy_16".to_string()));
+/// ```
+pub fn kernel_names() -> Vec<String> {
+    SIZES
+        .iter()
+        .flat_map(|n| [format!("tc_copy_{n}"), format!("tc_fill_{n}")])
+        .collect()
+}
+
+/// How many copies and fills that would have used the kernels went through
+/// host staging instead because the kernels could not be compiled or
+/// loaded (no NVRTC, PTX the driver rejects), or the layout had too many
+/// dims. The first such fallback is also reported as a `tracing` warning.
+///
+/// ```
+/// let n = alloc_cuda::cuda::host_staging_fallbacks();
+/// # let _ = n;
+/// ```
+pub fn host_staging_fallbacks() -> u64 {
+    FALLBACKS.load(Ordering::Relaxed)
+}
+
+static FALLBACKS: AtomicU64 = AtomicU64::new(0);
+static FALLBACK_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Counts a host-staging fallback; warns the first time.
+pub(crate) fn note_fallback(why: &dyn std::fmt::Display) {
+    FALLBACKS.fetch_add(1, Ordering::Relaxed);
+    if !FALLBACK_WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(target: "alloc_cuda", "strided CUDA copies fall back to host staging (slow; counted by host_staging_fallbacks()): {why}");
+    }
+}
+
+/// The kernels as PTX for virtual architecture `arch` (`None`: NVRTC's
+/// default), compiled once per architecture per process.
+fn ptx(arch: Option<i32>) -> Result<&'static [u8], CudaError> {
+    type Cache = Mutex<HashMap<Option<i32>, Result<&'static [u8], String>>>;
+    static PTX: OnceLock<Cache> = OnceLock::new();
+    let cache = PTX.get_or_init(Cache::default);
+    let mut cache = cache.lock();
+    let r = cache.entry(arch).or_insert_with(|| {
+        let (nv, info) = nvrtc().map_err(|e| e.to_string())?;
+        let bytes = nv
+            .compile_ptx(KERNEL_SOURCE, "torchcore_copy_kernels.cu", arch)
+            .map_err(|e| format!("compiling the copy kernels with {info} failed: {e}"))?;
+        tracing::info!(target: "alloc_cuda", bytes = bytes.len(), arch = ?arch, "copy kernels compiled with {info}");
+        // At most one image per architecture, kept for the process.
+        Ok(&*Box::leak(bytes.into_boxed_slice()))
+    });
+    r.clone().map_err(CudaError::Nvrtc)
+}
+
+/// The architecture to compile for on device `index` (its compute
+/// capability, capped to what NVRTC supports).
+fn device_arch(ctx: &Context) -> Result<Option<i32>, CudaError> {
+    let major =
+        ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor =
+        ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let (nv, _) = nvrtc()?;
+    Ok(choose_arch(Some(major * 10 + minor), &nv.supported_archs()))
 }
 
 /// Compiles [`KERNEL_SOURCE`] with NVRTC (once per process; later calls
-/// return the cached outcome) and returns the size of the PTX in bytes.
-/// Needs only NVRTC, not a driver or a GPU, so it can check the kernels on
-/// any machine with `libnvrtc`.
+/// return the cached outcome) and returns the size of the PTX in bytes:
+/// for device 0's compute capability when a device is present
+/// (`--gpu-architecture=compute_XY`), else for NVRTC's default
+/// architecture. Needs only NVRTC, not a driver or a GPU, so it can check
+/// the kernels on any machine with `libnvrtc`.
 pub fn compile_kernels() -> Result<usize, CudaError> {
-    ptx().map(<[u8]>::len)
+    let arch = match super::probe::is_available() {
+        Ok(_) => {
+            let ctx = context(0)?;
+            device_arch(ctx)?
+        }
+        Err(_) => None,
+    };
+    ptx(arch).map(<[u8]>::len)
+}
+
+/// Compiles [`KERNEL_SOURCE`] for `--gpu-architecture=compute_<arch>`
+/// (`10·major + minor`; `None`: NVRTC's default) and returns the PTX
+/// (NUL-terminated). Needs only NVRTC.
+///
+/// ```no_run
+/// let ptx = alloc_cuda::cuda::compile_kernels_for(Some(90))?;
+/// assert!(String::from_utf8_lossy(ptx).contains(".target sm_90"));
+/// # Ok::<(), alloc_cuda::cuda::CudaError>(())
+/// ```
+pub fn compile_kernels_for(arch: Option<i32>) -> Result<&'static [u8], CudaError> {
+    ptx(arch)
 }
 
 /// One device's loaded kernels.
@@ -153,9 +214,9 @@ unsafe impl Send for Kernels {}
 unsafe impl Sync for Kernels {}
 
 fn load(index: i8) -> Result<Kernels, CudaError> {
-    let image = ptx()?;
     let ctx = context(index)?;
     ctx.bind()?;
+    let image = ptx(device_arch(ctx)?)?;
     let mut module: sys::CUmodule = std::ptr::null_mut();
     // SAFETY: `image` is a NUL-terminated PTX text; the context is bound.
     // The module is never unloaded (it lives as long as the process).

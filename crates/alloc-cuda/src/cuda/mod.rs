@@ -61,6 +61,7 @@ mod driver;
 mod error;
 mod kernels;
 mod layout;
+mod nvrtc;
 mod ops;
 mod pinned;
 mod probe;
@@ -72,14 +73,24 @@ pub use allocator::{AllocatorBackend, CudaAllocator, DeviceAllocator, NO_CACHING
 pub use async_pool::AsyncPoolAllocator;
 pub use device::CudaDevice;
 pub use error::{CudaError, CudaUnavailable};
-pub use kernels::{compile_kernels, load_kernels, nvrtc_available, KERNEL_SOURCE};
+pub use kernels::{
+    compile_kernels, compile_kernels_for, host_staging_fallbacks, kernel_names, load_kernels,
+    nvrtc_available, KERNEL_SOURCE,
+};
 pub use layout::{KernelLayout, MAX_KERNEL_DIMS};
+pub use nvrtc::{
+    choose_arch, nvrtc_candidates, nvrtc_candidates_with, nvrtc_info, Nvrtc, NvrtcCandidate,
+    NvrtcInfo, NvrtcSource, NVRTC_ENV, NVRTC_STACK,
+};
 pub use ops::{to_device, CudaDeviceOps};
 pub use pinned::{
     pinned_reuse_limit, pinned_round_size, PinnedHostAllocator, PinnedStats, PINNED_CHUNK,
     PINNED_MIN_BLOCK, PINNED_POW2_LIMIT,
 };
-pub use probe::{device_count, is_available, DeviceCount, FORCE_NO_DRIVER_ENV};
+pub use probe::{
+    device_count, driver_library, driver_version, is_available, DeviceCount, DRIVER_ENV,
+    FORCE_NO_DRIVER_ENV,
+};
 pub use raw::RawCudaAllocator;
 pub use runtime::{
     empty_cache, init, init_with, memory_allocated, memory_reserved, memory_stats,

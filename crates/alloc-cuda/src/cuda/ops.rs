@@ -3,8 +3,6 @@
 //!
 //! The stream discipline is documented on [`CudaDeviceOps`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use c10_core::access::element_offset_range;
 use c10_core::{DeviceOps, InferenceMode, Result, Tensor, TensorError, TensorOptions};
 use c10_storage::{DataPtr, Device, DeviceType, Storage, WriteReadGuard};
@@ -13,7 +11,7 @@ use cudarc::driver::sys;
 use super::allocator::DeviceAllocator;
 use super::driver::call;
 use super::error::CudaError;
-use super::kernels::{kernels, Kernels};
+use super::kernels::{kernels, note_fallback, Kernels};
 use super::layout::{
     coalesce, host_copy, host_fill, is_dense, memset_for, row_major, span, Memset, Plan,
 };
@@ -172,8 +170,6 @@ impl Staging {
     }
 }
 
-static KERNEL_WARNING: AtomicBool = AtomicBool::new(false);
-
 /// One operation's device, stream and helpers.
 struct Env {
     rt: &'static CudaRuntime,
@@ -182,6 +178,8 @@ struct Env {
     sid: StreamId,
     stream: sys::CUstream,
     kernels: Option<&'static Kernels>,
+    /// Why the kernels are missing although they were wanted.
+    kernel_error: Option<CudaError>,
 }
 
 type R<T> = std::result::Result<T, CudaError>;
@@ -192,18 +190,13 @@ impl Env {
         alloc.device().bind()?;
         let sid = current_stream(index);
         let stream = resolve(index, sid)?;
-        let kernels = if use_kernels {
+        let (kernels, kernel_error) = if use_kernels {
             match kernels(index) {
-                Ok(k) => Some(k),
-                Err(e) => {
-                    if !KERNEL_WARNING.swap(true, Ordering::Relaxed) {
-                        tracing::warn!(target: "alloc_cuda", "strided CUDA copies fall back to host staging: {e}");
-                    }
-                    None
-                }
+                Ok(k) => (Some(k), None),
+                Err(e) => (None, Some(e)),
             }
         } else {
-            None
+            (None, None)
         };
         Ok(Env {
             rt,
@@ -212,7 +205,19 @@ impl Env {
             sid,
             stream,
             kernels,
+            kernel_error,
         })
+    }
+
+    /// Whether the kernels are loaded; when they were wanted but are not,
+    /// counts the host-staging fallback the caller is about to take.
+    fn kernels_usable(&self) -> bool {
+        if self.kernels.is_none() {
+            if let Some(e) = &self.kernel_error {
+                note_fallback(e);
+            }
+        }
+        self.kernels.is_some()
     }
 
     fn sync(&self) -> R<()> {
@@ -306,6 +311,9 @@ impl Env {
         src: u64,
         ss: &[i64],
     ) -> Option<(&'static Kernels, Plan, usize)> {
+        if !self.kernels_usable() {
+            return None;
+        }
         let k = self.kernels?;
         let plan = coalesce(sizes, ds, ss);
         let align = e.min(8) as u64;
@@ -314,7 +322,10 @@ impl Env {
         } else {
             (plan.as_bytes(e), 1)
         };
-        plan.kernel_layout()?;
+        if plan.kernel_layout().is_none() {
+            note_fallback(&"the layout has more dims than the kernels take after coalescing");
+            return None;
+        }
         Some((k, plan, e))
     }
 
@@ -371,7 +382,7 @@ impl Env {
             return self.release_async(st);
         }
         let rm = row_major(sizes);
-        if self.kernels.is_some() {
+        if self.kernels_usable() {
             let (tmp, taddr) = self.temp(bytes)?;
             if let Some((k, p, pe)) = self.kernel_plan(sizes, e, dst, ds, taddr, &rm) {
                 let gather = coalesce(sizes, &rm, ss);
@@ -442,7 +453,7 @@ impl Env {
             }
             return Ok(());
         }
-        if self.kernels.is_some() {
+        if self.kernels_usable() {
             let (tmp, taddr) = self.temp(bytes)?;
             if is_dense(sizes, ds) {
                 // Gather on the device straight into the host's order.
@@ -524,7 +535,7 @@ impl Env {
             return Ok(());
         }
         if overlap {
-            if self.kernels.is_some() {
+            if self.kernels_usable() {
                 let rm = row_major(sizes);
                 let (tmp, taddr) = self.temp(bytes)?;
                 let a = self.kernel_plan(sizes, e, taddr, &rm, src, ss);
@@ -599,6 +610,7 @@ impl Env {
                 None => {}
             }
         }
+        self.kernels_usable();
         if let Some(k) = self.kernels {
             if dst.is_multiple_of(e.min(8) as u64) {
                 if let Some(l) = plan.kernel_layout() {

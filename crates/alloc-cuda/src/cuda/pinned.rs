@@ -122,25 +122,48 @@ fn bind_device(device: i8) -> Result<(), CudaError> {
     Ok(())
 }
 
+/// Whether `p`'s event has completed: `CUDA_SUCCESS` → `true`,
+/// `CUDA_ERROR_NOT_READY` → `false`, anything else is an error.
+fn event_done(p: &Pending) -> Result<bool, CudaError> {
+    bind_device(p.device)?;
+    // SAFETY: `p.event` is a live event created by `record_event`.
+    let r = guarded("cuEventQuery", || unsafe { sys::cuEventQuery(p.event) })?;
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        other => Err(CudaError::Device(error_of("cuEventQuery", other))),
+    }
+}
+
 impl Inner {
     /// Moves freed blocks whose events have all completed to the free
-    /// lists (PyTorch's `process_events`).
-    fn process_events(&self, st: &mut State) {
+    /// lists (PyTorch's `process_events`). `cuEventQuery` returning
+    /// `CUDA_SUCCESS` means done and `CUDA_ERROR_NOT_READY` not yet; any
+    /// other result (a sticky error from a failed kernel, a destroyed
+    /// context) is returned as an error, as PyTorch's `C10_CUDA_CHECK`
+    /// does, and the block stays waiting (it is never handed out on an
+    /// error).
+    fn process_events(&self, st: &mut State) -> Result<(), CudaError> {
         let mut still = Vec::new();
+        let mut first_err: Option<CudaError> = None;
         for addr in std::mem::take(&mut st.pending) {
             let Some(b) = st.blocks.get_mut(&addr) else {
                 continue;
             };
             let mut keep = Vec::new();
             for p in b.events.drain(..) {
-                let done = bind_device(p.device).is_ok()
-                    // SAFETY: `p.event` is a live event created below.
-                    && matches!(guarded("cuEventQuery", || unsafe { sys::cuEventQuery(p.event) }),
-                        Ok(r) if r != sys::CUresult::CUDA_ERROR_NOT_READY);
-                if done {
-                    st.events.push(p);
+                let done = if first_err.is_some() {
+                    Ok(false)
                 } else {
-                    keep.push(p);
+                    event_done(&p)
+                };
+                match done {
+                    Ok(true) => st.events.push(p),
+                    Ok(false) => keep.push(p),
+                    Err(e) => {
+                        first_err = Some(e);
+                        keep.push(p);
+                    }
                 }
             }
             b.events = keep;
@@ -153,6 +176,10 @@ impl Inner {
             }
         }
         st.pending = still;
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn free_block(&self, addr: usize) {
@@ -258,7 +285,7 @@ impl PinnedHostAllocator {
         let inner = &self.inner;
         let reused = {
             let mut st = inner.state.lock();
-            inner.process_events(&mut st);
+            inner.process_events(&mut st)?;
             let limit = pinned_reuse_limit(size);
             let found = st
                 .free
@@ -414,7 +441,7 @@ impl PinnedHostAllocator {
         let inner = &self.inner;
         inner.ctx.bind()?;
         let mut st = inner.state.lock();
-        inner.process_events(&mut st);
+        inner.process_events(&mut st)?;
         let st = &mut *st;
         let mut released = 0u64;
         let mut first_err: Option<DeviceError> = None;

@@ -18,10 +18,14 @@ struct RawInner {
 
 impl BlockOwner for RawInner {
     fn release(&self, addr: u64, size: u64) {
-        // SAFETY: `addr` is a live `cuMemAlloc` block of this device (made
-        // by `allocate`), released once by its `DataPtr`; `CudaDevice::free`
-        // synchronizes the device first, so no queued work still uses it.
-        let r = unsafe { self.device.free(DevicePtr(addr)) };
+        // The block may be in use by queued work on any stream: wait for
+        // the device first, as PyTorch's no-caching path does.
+        let r = self.device.synchronize_device().and_then(|()| {
+            // SAFETY: `addr` is a live `cuMemAlloc` block of this device
+            // (made by `allocate`), released once by its `DataPtr`; after
+            // the synchronization no queued work still uses it.
+            unsafe { self.device.free(DevicePtr(addr)) }
+        });
         match r {
             Ok(()) => self.counters.on_free(size),
             Err(e) => tracing::error!(

@@ -13,7 +13,7 @@
  * host from their by-value arguments. Capacity is FAKE_CUDA_MEM_BYTES
  * (default 256 MiB, shared by FAKE_CUDA_DEVICES devices, default 2), so
  * out-of-memory paths can be exercised; FAKE_CUDA_TRACE=1 logs each kernel
- * launch to stderr. It implements only what alloc-cuda
+ * launch, cuCtxSynchronize and cuMemFree to stderr. It implements only what alloc-cuda
  * calls; it is not a general CUDA emulator and says nothing about real GPU
  * timing or asynchrony.
  */
@@ -91,13 +91,25 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
 static __thread CUcontext current;
 CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return OK; }
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return OK; }
-CUresult cuCtxSynchronize(void) { return current ? OK : 201; /* CUDA_ERROR_INVALID_CONTEXT */ }
+CUresult cuCtxSynchronize(void) {
+    if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake cuCtxSynchronize\n");
+    return current ? OK : 201; /* CUDA_ERROR_INVALID_CONTEXT */
+}
 
 CUresult cuGetErrorString(CUresult e, const char **s) {
     *s = e == E_OUT_OF_MEMORY ? "out of memory (fake driver)" : "error (fake driver)"; return OK;
 }
 CUresult cuGetErrorName(CUresult e, const char **s) { (void)e; *s = "CUDA_ERROR_FAKE"; return OK; }
 
+/* NVRTC 12 opens libcuda.so.1 and asks for the driver's private export
+ * tables; the fake has none. */
+CUresult cuGetExportTable(const void **table, const void *id) {
+    (void)id; if (table) *table = NULL; return E_NOT_FOUND;
+}
+CUresult cuDriverGetVersion(int *v) {
+    const char *e = getenv("FAKE_CUDA_DRIVER_VERSION");
+    *v = e ? atoi(e) : 13020; return OK;
+}
 CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     (void)d;
     switch (attr) {
@@ -140,6 +152,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
     unsigned long long size;
+    if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake cuMemFree\n");
     pthread_mutex_lock(&lock);
     int ok = untrack(p, K_DEVICE, &size);
     if (ok) { used -= size; free((void *)(uintptr_t)p); }
@@ -154,7 +167,13 @@ CUresult cuStreamQuery(CUstream s) { (void)s; return OK; }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) { (void)s; (void)f; return e ? OK : E_INVALID_HANDLE; }
 CUresult cuEventCreate(CUevent *e, unsigned flags) { (void)flags; *e = malloc(8); return OK; }
 CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; return e ? OK : E_INVALID_HANDLE; }
-CUresult cuEventQuery(CUevent e) { return e ? OK : E_INVALID_HANDLE; }
+/* FAKE_CUDA_EVENT_QUERY=<code>: every query of a valid event returns that
+ * code (600: not ready; 700: an illegal address, a sticky error). */
+CUresult cuEventQuery(CUevent e) {
+    if (!e) return E_INVALID_HANDLE;
+    const char *q = getenv("FAKE_CUDA_EVENT_QUERY");
+    return q ? (CUresult)atoi(q) : OK;
+}
 CUresult cuEventSynchronize(CUevent e) { return e ? OK : E_INVALID_HANDLE; }
 CUresult cuEventDestroy_v2(CUevent e) { free(e); return OK; }
 

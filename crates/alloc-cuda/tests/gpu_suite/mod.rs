@@ -911,6 +911,10 @@ fn timings() {
         let raw = t0.elapsed().as_nanos() as f64 / n as f64;
         println!("TIMING alloc_free_cached_{size}B {cached:.0} ns");
         println!("TIMING alloc_free_raw_cuMemAlloc_cuMemFree_{size}B {raw:.0} ns");
+        println!(
+            "TIMING alloc_free_cached_speedup_{size}B {:.0} x (target: at least 50)",
+            raw / cached.max(1.0)
+        );
         if dev.supports_memory_pools() {
             let pool = AsyncPoolAllocator::new(dev.clone()).expect("pool");
             drop(
@@ -979,6 +983,29 @@ fn timings() {
         } else {
             "host staging"
         }
+    );
+    // `contiguous()` of a transposed square f32 matrix, the same operation
+    // torch_check.py times with `x.t().contiguous()` (output allocated
+    // from the cache each time, as in torch).
+    for side in [4096i64, 8192] {
+        let x = Tensor::empty(&[side, side], ScalarType::Float.into_options(cuda0())).expect("x");
+        let xt = x.t().expect("t");
+        for _ in 0..3 {
+            drop(xt.contiguous().expect("warm"));
+        }
+        cuda::synchronize(0).expect("sync");
+        let reps = 50;
+        let t0 = Instant::now();
+        for _ in 0..reps {
+            drop(xt.contiguous().expect("contiguous"));
+        }
+        cuda::synchronize(0).expect("sync");
+        let us = t0.elapsed().as_secs_f64() / f64::from(reps) * 1e6;
+        println!("TIMING contiguous_transpose_{side}x{side}_f32 {us:.1} us");
+    }
+    println!(
+        "TIMING host_staging_fallbacks {} count",
+        cuda::host_staging_fallbacks()
     );
     let sliced = d
         .view(&[8192, 8192])
