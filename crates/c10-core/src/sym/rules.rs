@@ -316,6 +316,24 @@ pub fn compute_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<boo
     for s in sizes {
         numel = numel.mul(s)?;
     }
+    compute_contiguous_numel(sizes, strides, &numel)
+}
+
+/// [`compute_contiguous`] with the element count already known (c10
+/// passes its cached `numel_`); `c10_core::geometry::is_contiguous` is
+/// this rule at `T = i64`.
+///
+/// ```
+/// use c10_core::sym::rules::compute_contiguous_numel;
+/// assert!(compute_contiguous_numel(&[2i64, 0], &[5, 7], &0)?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn compute_contiguous_numel<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    numel: &T,
+) -> Result<bool> {
     if numel.sym_eq(&c(0))?.guard_bool()? {
         return Ok(true);
     }
