@@ -183,6 +183,12 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn reshape(&self, shape: &[T]) -> Result<(Geometry<T>, bool)> {
+        // ATen's reshape asks `is_contiguous()` first (a guarding decision
+        // on symbols: the `Ne(size, 1)` guards PyTorch records); a
+        // contiguous input is viewed.
+        if self.is_contiguous()? {
+            return Ok((self.view(shape)?, false));
+        }
         let numel = self.numel()?;
         let mut sizes = shape.to_vec();
         infer_size_into(shape, &numel, &mut sizes)?;
@@ -315,12 +321,18 @@ impl<T: ShapeInt> Geometry<T> {
         } else if s.sym_gt(&size)?.guard_bool()? {
             s = size.clone();
         }
+        // Each end is clamped to [0, size] on its own, then the end is
+        // kept at or after the start (the guards PyTorch records for
+        // `x[1:3]`, `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
         if e.maybe_as_int() == Some(i64::MAX) {
             e = size.clone();
-        } else if e.sym_lt(&s)?.guard_bool()? {
-            e = s.clone();
+        } else if e.sym_lt(&zero)?.guard_bool()? {
+            e = zero.clone();
         } else if e.sym_gt(&size)?.guard_bool()? {
             e = size.clone();
+        }
+        if e.sym_lt(&s)?.guard_bool()? {
+            e = s.clone();
         }
         let mut g = self.clone();
         g.offset = self.offset.add(&s.mul(&self.strides[d])?)?;
@@ -672,8 +684,11 @@ impl<T: ShapeInt> Geometry<T> {
             s1.add(&off)?.min(s2)?.max(&c(0))?
         };
         let mut storage = self.offset.clone();
-        if diag.sym_eq(&c(0))?.guard_bool()? {
-            // No elements: keep the offset (NumPy allows offsets past the end).
+        // An empty diagonal keeps the input's offset (NumPy allows offsets
+        // past the end). Decided only when statically known, with no
+        // guard: PyTorch's fake path records none here (and always adds
+        // the offset; for a tensor without elements the offset is moot).
+        if diag.sym_eq(&c(0))?.statically_known_true()? {
         } else if offset >= 0 {
             storage = storage.add(&off.mul(&self.strides[d2])?)?;
         } else {

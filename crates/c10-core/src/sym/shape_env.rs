@@ -796,14 +796,15 @@ impl ShapeEnv {
         all.extend(Self::range_guards(&st));
         let mut failing = Vec::new();
         for g in all {
-            match g.eval(value) {
-                Some(true) => {}
-                Some(false) => failing.push(g.to_string()),
-                None => {
-                    return Err(TensorError::runtime(format!(
-                        "cannot evaluate guard {g}: a symbol has no value"
-                    )))
-                }
+            if let Some(s) = g.free_symbols().into_iter().find(|s| value(*s).is_none()) {
+                return Err(TensorError::runtime(format!(
+                    "cannot evaluate guard {g}: symbol s{s} has no value"
+                )));
+            }
+            // A guard without a value (a divisor that is 0 under this
+            // assignment) does not hold.
+            if g.eval(value) != Some(true) {
+                failing.push(g.to_string());
             }
         }
         Ok(failing)
@@ -839,6 +840,25 @@ impl ShapeEnv {
                 text
             })
             .collect()
+    }
+}
+
+/// The simplified integer expression of a built-in node (`None` for
+/// another engine's node or a non-int node).
+pub(crate) fn builtin_int_expr(node: &SymNode) -> Option<IntExpr> {
+    let n = node.as_any().downcast_ref::<ExprNode>()?;
+    match &n.value {
+        Value::Int(e) => Some(n.env.simplify(e)),
+        _ => None,
+    }
+}
+
+/// The simplified boolean expression of a built-in node.
+pub(crate) fn builtin_bool_expr(node: &SymNode) -> Option<BoolExpr> {
+    let n = node.as_any().downcast_ref::<ExprNode>()?;
+    match &n.value {
+        Value::Bool(e) => Some(n.env.simplify_bool(e)),
+        _ => None,
     }
 }
 

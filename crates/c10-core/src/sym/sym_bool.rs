@@ -87,6 +87,19 @@ impl SymBool {
         }
     }
 
+    /// The condition as a built-in expression (replacements applied;
+    /// `None` for a node of another engine).
+    ///
+    /// ```
+    /// assert_eq!(c10_core::sym::SymBool::from(true).expr().unwrap().as_const(), Some(true));
+    /// ```
+    pub fn expr(&self) -> Option<super::expr::BoolExpr> {
+        match self {
+            SymBool::Bool(b) => Some(super::expr::BoolExpr::Const(*b)),
+            SymBool::Sym(n) => super::shape_env::builtin_bool_expr(n),
+        }
+    }
+
     /// The value under the hints, without guarding.
     ///
     /// ```

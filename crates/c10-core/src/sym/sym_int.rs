@@ -129,6 +129,24 @@ impl SymInt {
         }
     }
 
+    /// The value as a built-in expression with the environment's
+    /// replacements applied (a constant for a concrete value; `None` for
+    /// a node of another engine).
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// let env = ShapeEnv::new();
+    /// let s = env.create_symbol(7, "n")?.mul(&2.into())?;
+    /// assert_eq!(s.expr().unwrap().eval(&|_| Some(5)), Some(10));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn expr(&self) -> Option<super::expr::IntExpr> {
+        match self {
+            SymInt::Int(v) => Some(super::expr::IntExpr::constant(*v)),
+            SymInt::Sym(n) => super::shape_env::builtin_int_expr(n),
+        }
+    }
+
     /// The value under the hints, without guarding (PyTorch's
     /// `size_hint`); `None` for unbacked symbols.
     ///
