@@ -34,7 +34,7 @@ use c10_core::sym::rules::{
     is_contiguous,
 };
 use c10_core::sym::{fmt_list, ShapeBool, ShapeEnv, ShapeInt, SymInt};
-use c10_core::{Result, TensorError};
+use c10_core::{Result, Tensor, TensorError};
 
 const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
 
@@ -67,6 +67,37 @@ impl<T: fmt::Display> fmt::Display for Geometry<T> {
 }
 
 impl Geometry<SymInt> {
+    /// The geometry of a tensor, concrete or symbolic.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let g = Geometry::of(&Tensor::empty(&[2, 3], TensorOptions::new())?);
+    /// assert_eq!(g.to_string(), "sizes [2, 3], strides [3, 1], offset 0");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn of(t: &Tensor) -> Geometry<SymInt> {
+        Geometry {
+            sizes: t.sym_sizes(),
+            strides: t.sym_strides(),
+            offset: t.sym_storage_offset(),
+        }
+    }
+
+    /// A view of `base` with this geometry ([`Tensor::symbolic_view`]).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+    /// let v = Geometry::of(&t).transpose(0, 1)?.view_of(&t)?;
+    /// assert_eq!(v.strides(), &[1, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn view_of(&self, base: &Tensor) -> Result<Tensor> {
+        base.symbolic_view(&self.sizes, &self.strides, &self.offset)
+    }
+
     /// A contiguous tensor with example sizes `sizes` whose every dim is a
     /// fresh symbol (PyTorch: `FakeTensorMode.from_tensor` with
     /// `DimDynamic.DYNAMIC`); sizes 0 and 1 stay constants.
@@ -799,4 +830,60 @@ impl GuardInt for SymInt {
     fn guard_int(&self) -> Result<i64> {
         SymInt::guard_int(self)
     }
+}
+
+/// Runs a view op's geometry rule on a tensor whose geometry may be
+/// symbolic and returns the view (the symbolic path of the view ops; the
+/// rule is the same function the concrete path uses at `i64`).
+///
+/// ```
+/// use aten_shape::generic::{sym_view_op, Geometry};
+/// use c10_core::sym::{ShapeEnv, SymInt};
+/// use c10_core::{Device, Tensor, TensorOptions};
+/// let env = ShapeEnv::new();
+/// let x = Tensor::empty_symint(
+///     &[env.create_symbol(4, "x.size(0)")?, env.create_symbol(6, "x.size(1)")?],
+///     TensorOptions::new().device(Device::META),
+/// )?;
+/// let y = sym_view_op(&x, |g| g.view(&[SymInt::from(-1)]))?;
+/// assert_eq!(y.sym_sizes()[0].to_string(), "s0*s1");
+/// assert!(y.is_alias_of(&x));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn sym_view_op(
+    t: &Tensor,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<Tensor> {
+    op(&Geometry::of(t))?.view_of(t)
+}
+
+/// `reshape` on a tensor whose geometry may be symbolic: a view when
+/// `computeStride` allows one, else a new contiguous (meta or fake)
+/// tensor, as ATen's `_unsafe_view(clone(Contiguous), shape)` gives.
+///
+/// ```
+/// use aten_shape::generic::{sym_reshape, sym_view_op};
+/// use c10_core::sym::{ShapeEnv, SymInt};
+/// use c10_core::{Device, Tensor, TensorOptions};
+/// let env = ShapeEnv::new();
+/// let x = Tensor::empty_symint(
+///     &[env.create_symbol(4, "a")?, env.create_symbol(6, "b")?],
+///     TensorOptions::new().device(Device::META),
+/// )?;
+/// let t = sym_view_op(&x, |g| g.transpose(0, 1))?;
+/// let r = sym_reshape(&t, &[SymInt::from(-1)])?;
+/// assert!(!r.is_alias_of(&x)); // a copy
+/// assert_eq!(r.sym_strides()[0], SymInt::from(1));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn sym_reshape(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
+    let (g, copied) = Geometry::of(t).reshape(shape)?;
+    if !copied {
+        return g.view_of(t);
+    }
+    let device = t.fake_device().unwrap_or(t.device());
+    let options = c10_core::TensorOptions::new()
+        .dtype(t.dtype())
+        .device(device);
+    Tensor::empty_strided_symint(&g.sizes, &g.strides, options)
 }

@@ -46,6 +46,7 @@ pub mod rules;
 mod shape_env;
 mod sym_bool;
 mod sym_int;
+mod tensor;
 
 use std::fmt;
 
@@ -375,6 +376,14 @@ impl ShapeBool for SymBool {
     fn sym_not(&self) -> Result<Self> {
         SymBool::sym_not(self)
     }
+}
+
+/// c10's `throw_cannot_call_with_symbolic(meth)`: the error of a concrete
+/// accessor on a tensor with symbolic sizes/strides.
+pub(crate) fn cannot_call_with_symbolic(meth: &str) -> TensorError {
+    TensorError::runtime(format!(
+        "Cannot call {meth}() on tensor with symbolic sizes/strides"
+    ))
 }
 
 /// Formats a list like c10's `IntArrayRef`/`SymIntArrayRef` printing:
