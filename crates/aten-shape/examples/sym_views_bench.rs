@@ -47,7 +47,7 @@ fn main() -> Result<()> {
         sym_view_op(&x, |g| g.transpose(0, 1)).map(drop)
     })?;
     time("view(-1)", || {
-        sym_view_op(&x, |g| g.view(&[m1.clone()])).map(drop)
+        sym_view_op(&x, |g| g.view(std::slice::from_ref(&m1))).map(drop)
     })?;
     time("view(-1, 8)", || {
         sym_view_op(&x, |g| g.view(&[m1.clone(), e8.clone()])).map(drop)
@@ -72,7 +72,7 @@ fn main() -> Result<()> {
         Ok(())
     })?;
     time("transpose(0, 1).reshape(-1) (copy)", || {
-        sym_reshape(&xt, &[m1.clone()]).map(drop)
+        sym_reshape(&xt, std::slice::from_ref(&m1)).map(drop)
     })?;
     time("is_contiguous() of x.transpose(0, 1)", || {
         xt.guard_is_contiguous().map(drop)

@@ -1,11 +1,11 @@
 //! View-op geometry over any [`ShapeInt`]: the rules of every view op as
 //! functions from a [`Geometry`] (sizes, strides, storage offset) to a new
-//! one, written once for `i64` and [`SymInt`](c10_core::sym::SymInt).
+//! one, written once for `i64` and [`SymInt`].
 //!
 //! On symbolic sizes each decision is taken where ATen's C++ takes it, with
 //! the same kind of decision (`guard_bool`, `guard_or_false`,
 //! `expect_true`, `guard_int`), so the guards recorded in the
-//! [`ShapeEnv`](c10_core::sym::ShapeEnv) are ATen's. The shared shape rules
+//! [`ShapeEnv`] are ATen's. The shared shape rules
 //! (`infer_size`, `computeStride`, `inferExpandGeometry`, contiguity) live
 //! in [`c10_core::sym::rules`] and are the same functions the concrete view
 //! ops in [`crate::views`] call.
