@@ -31,6 +31,9 @@ pub(crate) struct SymbolicShapeMeta {
     /// The example device of a fake tensor (c10's `fake_device_`); `None`
     /// for a plain meta tensor.
     pub(crate) fake_device: Option<Device>,
+    /// `is_contiguous()`, decided (and guarded) once, on first use, like
+    /// c10's lazily filled `is_contiguous_` cache.
+    pub(crate) is_contiguous: std::sync::OnceLock<bool>,
 }
 
 /// What a `TensorImpl` holds out of line. `None` in the `TensorImpl`
@@ -128,6 +131,7 @@ mod symbolic_tests {
             storage_offset: SymInt::from(0),
             numel: SymInt::from(2),
             fake_device: None,
+            is_contiguous: std::sync::OnceLock::new(),
         };
         let mut extra = with_parts(None, Some(Box::new(meta)));
         assert!(extra.as_ref().is_some_and(|e| !e.is_empty()));

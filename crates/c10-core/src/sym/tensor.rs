@@ -345,10 +345,17 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn guard_is_contiguous(&self) -> Result<bool> {
-        if !self.has_symbolic_sizes_strides() {
+        let Some(meta) = extra_meta::symbolic(&self.imp.extra) else {
             return Ok(self.is_contiguous());
+        };
+        // Decided once (the guards it needs are recorded then), like c10's
+        // cached `is_contiguous_`.
+        if let Some(&b) = meta.is_contiguous.get() {
+            return Ok(b);
         }
-        is_contiguous(&self.sym_sizes(), &self.sym_strides())
+        let b = is_contiguous(&meta.sizes, &meta.strides)?;
+        let _ = meta.is_contiguous.set(b);
+        Ok(b)
     }
 
     /// `empty_strided` with `SymInt` sizes and strides. All concrete: a
@@ -404,6 +411,7 @@ impl Tensor {
             storage_offset: SymInt::from(0),
             numel: numel_of(sizes)?,
             fake_device,
+            is_contiguous: std::sync::OnceLock::new(),
         };
         let imp = ImplArc::make_mut(&mut t.imp);
         let autograd = imp.extra.take().and_then(|e| e.autograd);
@@ -514,6 +522,7 @@ impl Tensor {
                 storage_offset: storage_offset.clone(),
                 numel: numel_of(sizes)?,
                 fake_device,
+                is_contiguous: std::sync::OnceLock::new(),
             })),
         };
         imp.extra = extra_meta::with_parts(autograd, symbolic);
