@@ -333,6 +333,7 @@ pub fn is_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> Result<bool>
 }
 
 /// [`is_contiguous`] for layouts known to have one stride per size.
+#[inline]
 pub(crate) fn is_contiguous_same_rank(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
     // The one implementation of the rule, shared with symbolic shapes; at
     // `i64` it cannot fail and compiles to the plain loop.

@@ -34,7 +34,7 @@
 use super::{fmt_list, ShapeBool, ShapeInt};
 use crate::error::{Result, TensorError};
 
-#[inline]
+#[inline(always)]
 fn c<T: ShapeInt>(v: i64) -> T {
     T::from_i64(v)
 }
@@ -54,7 +54,7 @@ fn c<T: ShapeInt>(v: i64) -> T {
 ///     "shape '[5, 5]' is invalid for input of size 24"
 /// );
 /// ```
-#[inline]
+#[inline(always)]
 pub fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]) -> Result<()> {
     let mut newsize: T = c(1);
     let mut infer_dim: Option<usize> = None;
@@ -131,7 +131,7 @@ pub fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]) -> Re
 /// assert_eq!(compute_stride_into(&[3, 2, 4], &[4, 12, 1], &[12, 2], &mut s)?, None);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn compute_stride_into<T: ShapeInt>(
     oldshape: &[T],
     oldstride: &[T],
@@ -232,7 +232,7 @@ pub fn compute_stride_into<T: ShapeInt>(
 /// assert_eq!((sz, st), ([2, 3, 4], [0, 1, 0]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn expand_geometry_into<T: ShapeInt>(
     tensor_sizes: &[T],
     tensor_strides: &[T],
@@ -310,7 +310,7 @@ pub fn expand_geometry_into<T: ShapeInt>(
 /// assert!(!compute_contiguous(&[2i64, 3], &[1, 2])?);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn compute_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<bool> {
     let mut numel: T = c(1);
     for s in sizes {
@@ -328,7 +328,7 @@ pub fn compute_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<boo
 /// assert!(compute_contiguous_numel(&[2i64, 0], &[5, 7], &0)?);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn compute_contiguous_numel<T: ShapeInt>(
     sizes: &[T],
     strides: &[T],
