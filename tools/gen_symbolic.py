@@ -19,7 +19,8 @@ Format (one JSON object a line):
    "out": [{"sizes": [E], "strides": [E], "offset": E}] | {"bool": B}
           | {"error": "RuntimeError: first line"},
    "guards": [B]}
-Expressions E are trees: an int, {"s": k} for the symbol of input dim k,
+Expressions E are trees: an int, {"s": k} for the symbol of input dim k
+(k = len(sizes): the input's storage offset, always 0),
 or [op, args...] with op in Add, Mul, Pow, FloorDiv, Mod, Min, Max; booleans
 B are true/false or [op, ...] with Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not.
 Arguments written {"size": k} (or {"size": k, "add": c}) are the current
@@ -272,23 +273,28 @@ def pick(rng, t):
     return {"op": op}
 
 
-def fresh(sizes):
-    env = ShapeEnv()
+def fresh(sizes, szo=True):
+    env = ShapeEnv(specialize_zero_one=szo)
     mode = FakeTensorMode(shape_env=env)
     ctx = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * len(sizes))
     x = mode.from_tensor(torch.empty(*sizes), symbolic_context=ctx)
     sym_dim = {}
     for sym, sources in env.var_to_sources.items():
         for src in sources:
-            if getattr(src, "idx", None) is not None and "SIZE" in str(getattr(src, "prop", "")):
+            prop = str(getattr(src, "prop", ""))
+            if getattr(src, "idx", None) is not None and "SIZE" in prop:
                 sym_dim[sym] = src.idx
+            elif "STORAGE_OFFSET" in prop:
+                # The input's storage offset (a symbol without 0/1
+                # specialisation): index len(sizes), value 0.
+                sym_dim[sym] = len(sizes)
     return env, mode, x, sym_dim
 
 
 TERMINAL = {"split", "chunk", "is_contiguous"}
 
 
-def case(rng, i):
+def case(rng, i, szo=True):
     nd = rng.choice([1, 2, 2, 3, 3, 3, 4])
     sizes = [rng.choice([0, 1, 2, 3, 4, 4, 5, 6, 6, 8, 8, 9, 12]) if rng.random() < 0.15
              else rng.choice([2, 3, 4, 5, 6, 7, 8, 9, 10, 12]) for _ in range(nd)]
@@ -311,7 +317,23 @@ def case(rng, i):
         if step["op"] in TERMINAL or not isinstance(nxt, torch.Tensor):
             break
         eager = nxt
-    env, mode, x, sym_dim = fresh(sizes)
+    if not szo:
+        # Without 0/1 specialisation sizes 0 and 1 are symbols too.
+        sizes = [rng.choice([0, 1, 1, 2, 3]) if rng.random() < 0.4 else v for v in sizes]
+        chain = []
+        eager = torch.empty(*sizes)
+        for _ in range(rng.choice([1, 1, 2])):
+            step = pick(rng, eager)
+            try:
+                nxt = apply(eager, step)
+            except Exception:
+                chain.append(step)
+                break
+            chain.append(step)
+            if step["op"] in TERMINAL or not isinstance(nxt, torch.Tensor):
+                break
+            eager = nxt
+    env, mode, x, sym_dim = fresh(sizes, szo)
     out = None
     with mode:
         t = x
@@ -333,19 +355,28 @@ def case(rng, i):
     if getattr(env, "deferred_runtime_asserts", None):
         if any(env.deferred_runtime_asserts.values()):
             raise Unsupported("deferred asserts")
-    return {"id": f"sym-{i}", "sizes": sizes, "chain": chain, "out": out, "guards": guards}
+    c = {"id": f"sym-{i}", "sizes": sizes, "chain": chain, "out": out, "guards": guards}
+    if not szo:
+        c["id"] = f"sym-noszo-{i}"
+        c["specialize_zero_one"] = False
+    return c
 
 
 def main():
     force_cpp_meta()
     rng = random.Random(20261201)
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    noszo = "--no-specialize-zero-one" in sys.argv
+    n = int(args[0]) if args else 1500
     made = skipped = 0
     i = 0
     while made < n:
         i += 1
         try:
-            c = case(rng, i)
+            # With --no-specialize-zero-one, the last sixth of the cases use
+            # ShapeEnv(specialize_zero_one=False) (not in the checked-in
+            # corpus yet: see docs/symbolic-shapes.md).
+            c = case(rng, i, szo=not (noszo and made >= n - n // 6))
         except Unsupported as e:
             skipped += 1
             print(f"skipped case {i}: {e}", file=sys.stderr)

@@ -14,7 +14,9 @@
 //!   expressions evaluate to the same integers (and both error, or not);
 //! * **soundness**: where the Rust guards accept, the Rust expressions
 //!   equal what the concrete view ops (the ones the conformance corpora
-//!   check against PyTorch) give on a meta tensor of those sizes;
+//!   check against PyTorch) give on a meta tensor of those sizes, laid out
+//!   as the symbolic input's strides say under that assignment (a trace
+//!   assumes its inputs are laid out like the example);
 //! * **guards**: the number of assignments one guard set accepts and the
 //!   other rejects. Zero is parity; a non-zero count is a *guard
 //!   difference*, allowed only for the ops listed in
@@ -27,7 +29,7 @@ use aten_shape::generic::Geometry;
 use aten_shape::views::ViewOps;
 use c10_core::sym::expr::SymbolId;
 use c10_core::sym::expr::{py_floordiv, py_mod};
-use c10_core::sym::{ShapeEnv, SymInt};
+use c10_core::sym::{ShapeEnv, ShapeEnvConfig, SymInt};
 use c10_core::{Device, DeviceType, ScalarType, Tensor, TensorOptions};
 use serde_json::Value;
 
@@ -301,12 +303,14 @@ fn run_symbolic(g: Geometry<SymInt>, chain: &[Value]) -> Result<Out<SymInt>, Str
     Ok(Out::Geoms(vec![(g.sizes, g.strides, g.offset)]))
 }
 
-/// Runs the chain with the concrete view ops on a meta tensor.
-fn run_concrete(sizes: &[i64], chain: &[Value]) -> Result<Out<i64>, String> {
+/// Runs the chain with the concrete view ops on a meta tensor with the
+/// given input layout (the symbolic input's strides evaluated under the
+/// assignment: a trace assumes its inputs are laid out like the example).
+fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i64>, String> {
     let opts = TensorOptions::default()
         .dtype(ScalarType::Float)
         .device(Device::new(DeviceType::Meta, -1));
-    let mut t = Tensor::empty(sizes, opts).map_err(|e| e.to_string())?;
+    let mut t = Tensor::empty_strided(sizes, strides, opts).map_err(|e| e.to_string())?;
     let geo = |t: &Tensor| (t.sizes().to_vec(), t.strides().to_vec(), t.storage_offset());
     for step in chain {
         let op = step.get("op").and_then(Value::as_str).ok_or("missing op")?;
@@ -426,7 +430,7 @@ impl Rng {
 /// Assignments of the symbolic dims: the hints first, then a mix of
 /// uniform values and boundary values (2, 3, the hint and its
 /// neighbours, another dim's value, small multiples).
-fn assignments(hints: &[i64], sym_dims: &[usize], n: usize, seed: u64) -> Vec<Vec<i64>> {
+fn assignments(hints: &[i64], sym_dims: &[usize], n: usize, seed: u64, lo: i64) -> Vec<Vec<i64>> {
     let mut rng = Rng(seed | 1);
     let cap: u64 = if sym_dims.len() >= 4 { 12 } else { 18 };
     let mut out = vec![hints.to_vec()];
@@ -438,10 +442,23 @@ fn assignments(hints: &[i64], sym_dims: &[usize], n: usize, seed: u64) -> Vec<Ve
                 let other = sym_dims
                     .get(rng.below(sym_dims.len() as u64) as usize)
                     .map_or(h, |&o| a[o]);
-                let picks = [2, 3, h, h + 1, (h - 1).max(2), other, 2 * h, 4, 6, 8, 12];
+                let picks = [
+                    lo,
+                    lo + 1,
+                    2,
+                    3,
+                    h,
+                    h + 1,
+                    (h - 1).max(lo),
+                    other,
+                    2 * h,
+                    4,
+                    8,
+                    12,
+                ];
                 picks[rng.below(picks.len() as u64) as usize]
             } else {
-                2 + rng.below(cap - 1) as i64
+                lo + rng.below(cap + 1 - lo as u64) as i64
             };
             let _ = j;
         }
@@ -469,19 +486,36 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         .and_then(Value::as_array)
         .ok_or("missing guards")?;
 
-    let env: Arc<ShapeEnv> = ShapeEnv::new();
+    let szo = case
+        .get("specialize_zero_one")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let env: Arc<ShapeEnv> = ShapeEnv::with_config(ShapeEnvConfig {
+        specialize_zero_one: szo,
+    });
     let g = Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?;
+    let input_strides = g.strides.clone();
     let rust = run_symbolic(g, chain)?;
-    let sym_dims: Vec<usize> = (0..hints.len()).filter(|&d| hints[d] >= 2).collect();
-    let ids: Vec<Option<SymbolId>> = (0..hints.len())
+    let nd = hints.len();
+    // Index nd is the input's storage offset (a symbol without 0/1
+    // specialisation), always 0.
+    let mut ids: Vec<Option<SymbolId>> = (0..nd)
         .map(|d| env.symbol_for_source(&format!("x.size({d})")))
         .collect();
+    ids.push(env.symbol_for_source("x.storage_offset()"));
+    let sym_dims: Vec<usize> = (0..nd).filter(|&d| ids[d].is_some()).collect();
+    let lo = if szo { 2 } else { 0 };
+    let mut hints_ext = hints.clone();
+    hints_ext.push(0);
 
     let seed = hints.iter().fold(0x9E37_79B9_7F4A_7C15u64, |h, &x| {
         (h ^ x as u64).wrapping_mul(0x100_0000_01B3)
     }) ^ (chain.len() as u64);
     let mut disagreements = 0;
-    for (k, a) in assignments(&hints, &sym_dims, 40, seed).iter().enumerate() {
+    for (k, a) in assignments(&hints_ext, &sym_dims, 40, seed, lo)
+        .iter()
+        .enumerate()
+    {
         report.samples += 1;
         let value = |s: SymbolId| ids.iter().position(|x| *x == Some(s)).map(|d| a[d]);
         let p = guards.iter().all(|g| eval_bool(g, a) == Some(true));
@@ -497,7 +531,12 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         }
         let rv = eval_sym(&rust, &value).ok_or("cannot evaluate a Rust expression")?;
         {
-            let truth = run_concrete(a, chain)?;
+            let strides: Vec<i64> = input_strides
+                .iter()
+                .map(|s| s.expr().and_then(|e| e.eval(&value)))
+                .collect::<Option<_>>()
+                .ok_or("cannot evaluate an input stride")?;
+            let truth = run_concrete(&a[..nd], &strides, chain)?;
             if !same(&rv, &truth) {
                 return Err(format!(
                     "unsound at {a:?}: Rust gives {rv:?}, the concrete ops {truth:?}"

@@ -7,8 +7,12 @@
 
 #[test]
 fn symbolic_corpus_matches_pytorch() {
-    let report =
-        shape_conformance::symbolic::run_file(&shape_conformance::symbolic::default_path());
+    // SYMBOLIC_CORPUS=path runs another file (e.g. one generated with
+    // `tools/gen_symbolic.py --no-specialize-zero-one`).
+    let path = std::env::var_os("SYMBOLIC_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(shape_conformance::symbolic::default_path);
+    let report = shape_conformance::symbolic::run_file(&path);
     for line in &report.failures {
         eprintln!("{line}");
     }

@@ -456,7 +456,11 @@ impl ShapeEnv {
             .collect::<Result<Vec<_>>>()?;
         let mut sym_strides: Vec<Option<SymInt>> = vec![None; strides.len()];
         let mut order: Vec<usize> = (0..strides.len()).collect();
-        order.sort_by_key(|&i| (strides[i], i));
+        // Equal strides: the inner dim first, and a later candidate for
+        // the same value wins, so a stride equal to `size[i+1]*stride[i+1]`
+        // is expressed through the adjacent dim (what PyTorch gives when a
+        // size-1 dim is a symbol: `(s1*s2*s3, s2*s3, s3, 1)`).
+        order.sort_by_key(|&i| (strides[i], std::cmp::Reverse(i)));
         let mut candidates: HashMap<i64, SymInt> = HashMap::new();
         for &i in &order {
             let st = strides[i];
@@ -472,9 +476,7 @@ impl ShapeEnv {
                 };
                 self.create_symbol_with(st, &format!("{source}.stride({i})"), d)?
             };
-            candidates
-                .entry(sizes[i].wrapping_mul(st))
-                .or_insert(sym_sizes[i].mul(&expr)?);
+            candidates.insert(sizes[i].wrapping_mul(st), sym_sizes[i].mul(&expr)?);
             sym_strides[i] = Some(expr);
         }
         let sym_strides = sym_strides
