@@ -86,6 +86,9 @@ pub fn is_non_overlapping_and_dense(t: &Tensor) -> bool {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn empty_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    // A symbolic tensor's inline sizes are hints: refuse, as c10's
+    // sizes() does, rather than make a tensor of the hint's shape.
+    t.checked_sizes()?;
     let options = TensorOptions::new().dtype(t.dtype()).device(t.device());
     match format {
         MemoryFormat::Preserve if t.is_non_overlapping_and_dense() => {
@@ -151,6 +154,9 @@ fn empty_like_for_overwrite(t: &Tensor, format: MemoryFormat) -> Result<Tensor> 
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    // A symbolic tensor's inline sizes are hints: refuse, as c10's
+    // sizes() does, rather than make a tensor of the hint's shape.
+    t.checked_sizes()?;
     let mut out = empty_like_for_overwrite(t, format)?;
     copy_into(&out, t)?;
     finish_copy(&mut out, t)?;
@@ -216,6 +222,9 @@ pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    // A symbolic tensor's inline sizes are hints: refuse, as c10's
+    // sizes() does, rather than make a tensor of the hint's shape.
+    t.checked_sizes()?;
     if t.is_contiguous_in(format) {
         return Ok(t.clone());
     }
@@ -266,6 +275,9 @@ pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    // Symbolic tensors have no concrete sizes to copy over.
+    dst.checked_sizes()?;
+    src.checked_sizes()?;
     dst.check_inplace()?;
     if dst.is_inference() && !InferenceMode::is_enabled() {
         // c10 refuses in-place updates of inference tensors up front; the

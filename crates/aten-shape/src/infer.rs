@@ -73,43 +73,8 @@ pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
 /// `shape.len()` entries), so that a view op can build it in place.
 #[inline]
 pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Result<()> {
-    let mut newsize: i64 = 1;
-    let mut infer_dim: Option<usize> = None;
-    for (i, &s) in shape.iter().enumerate() {
-        if s == -1 {
-            if infer_dim.is_some() {
-                return Err(TensorError::runtime("only one dimension can be inferred"));
-            }
-            infer_dim = Some(i);
-        } else if s >= 0 {
-            // int64 product, wrapping like PyTorch's (a wrapped product can
-            // only make a later numel check fail, never succeed wrongly).
-            newsize = newsize.wrapping_mul(s);
-        } else {
-            return Err(TensorError::runtime(format!(
-                "invalid shape dimension {s} at index {i} of shape {}",
-                fmt_list(shape)
-            )));
-        }
-    }
-    let ok = numel == newsize || (infer_dim.is_some() && newsize > 0 && numel % newsize == 0);
-    if !ok {
-        return Err(TensorError::runtime(format!(
-            "shape '{}' is invalid for input of size {numel}",
-            fmt_list(shape)
-        )));
-    }
-    out.copy_from_slice(shape);
-    if let Some(d) = infer_dim {
-        if newsize == 0 {
-            return Err(TensorError::runtime(format!(
-                "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
-                fmt_list(shape)
-            )));
-        }
-        out[d] = numel.checked_div(newsize).unwrap_or(0);
-    }
-    Ok(())
+    // One implementation of the rule for concrete and symbolic sizes.
+    c10_core::sym::rules::infer_size_into(shape, &numel, out)
 }
 
 /// ATen's `computeStride(oldshape, oldstride, newshape)`: the strides that
@@ -153,63 +118,11 @@ pub(crate) fn compute_stride_into(
     newshape: &[i64],
     newstride: &mut [i64],
 ) -> Option<bool> {
-    let mut w = Wrap::default();
-    if oldshape.is_empty() {
-        newstride.iter_mut().for_each(|x| *x = 1);
-        return Some(false);
-    }
-    if oldshape.len() != oldstride.len() {
-        return None;
-    }
-    let numel = oldshape.iter().fold(1i64, |acc, &s| acc.wrapping_mul(s));
-    if numel == 0 && oldshape == newshape {
-        newstride.copy_from_slice(oldstride);
-        return Some(false);
-    }
-    if numel == 0 {
-        // Strides as if computed by resize_.
-        let mut running: i64 = 1;
-        for d in (0..newshape.len()).rev() {
-            newstride[d] = running;
-            if d > 0 {
-                running = w.mul(newshape[d].max(1), running);
-            }
-        }
-        return Some(w.wrapped);
-    }
-    let mut view_d: isize = newshape.len() as isize - 1;
-    let mut chunk_base_stride = *oldstride.last()?;
-    let mut tensor_numel: i64 = 1;
-    let mut view_numel: i64 = 1;
-    for tensor_d in (0..oldshape.len()).rev() {
-        tensor_numel = w.mul(tensor_numel, oldshape[tensor_d]);
-        let chunk_end = tensor_d == 0
-            || (oldshape[tensor_d - 1] != 1
-                && oldstride[tensor_d - 1] != w.mul(tensor_numel, chunk_base_stride));
-        if chunk_end {
-            while view_d >= 0 {
-                let vd = view_d as usize;
-                if !(view_numel < tensor_numel || newshape[vd] == 1) {
-                    break;
-                }
-                newstride[vd] = w.mul(view_numel, chunk_base_stride);
-                view_numel = w.mul(view_numel, newshape[vd]);
-                view_d -= 1;
-            }
-            if view_numel != tensor_numel {
-                return None;
-            }
-            if tensor_d > 0 {
-                chunk_base_stride = oldstride[tensor_d - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
-        }
-    }
-    if view_d != -1 {
-        return None;
-    }
-    Some(w.wrapped)
+    // One implementation of the rule for concrete and symbolic sizes; at
+    // `i64` no decision can fail.
+    c10_core::sym::rules::compute_stride_into(oldshape, oldstride, newshape, newstride)
+        .ok()
+        .flatten()
 }
 
 /// ATen's `inferExpandGeometry(tensor_sizes, tensor_strides, sizes)`: the
@@ -261,58 +174,14 @@ pub(crate) fn infer_expand_geometry_into(
     out_sizes: &mut [i64],
     out_strides: &mut [i64],
 ) -> Result<bool> {
-    let ndim = sizes.len();
-    let tensor_dim = tensor_sizes.len();
-    if tensor_dim == 0 {
-        out_sizes.copy_from_slice(sizes);
-        out_strides.iter_mut().for_each(|x| *x = 0);
-        return Ok(false);
-    }
-    if ndim < tensor_dim || tensor_strides.len() != tensor_dim {
-        return Err(TensorError::runtime(format!(
-            "expand: the number of sizes provided ({ndim}) must be greater or equal to the number of dimensions in the tensor ({tensor_dim})"
-        )));
-    }
-    let mut w = Wrap::default();
-    let lead = ndim - tensor_dim;
-    for i in (0..ndim).rev() {
-        let existing = i >= lead;
-        let (mut size, mut stride) = if existing {
-            (tensor_sizes[i - lead], tensor_strides[i - lead])
-        } else {
-            // New dims are leading, so dim i + 1 is already computed
-            // (and exists: tensor_dim >= 1). The product only matters
-            // (and only counts as wrapped) if the stride is kept below.
-            let (p, o) = out_sizes[i + 1].overflowing_mul(out_strides[i + 1]);
-            if o && (sizes[i] == 1 || sizes[i] == -1) {
-                w.wrapped = true;
-            }
-            (1, p)
-        };
-        let mut target = sizes[i];
-        if target == -1 {
-            if !existing {
-                return Err(TensorError::runtime(format!(
-                    "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
-                )));
-            }
-            target = size;
-        }
-        if size != target {
-            if size != 1 {
-                return Err(TensorError::runtime(format!(
-                    "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
-                    fmt_list(sizes),
-                    fmt_list(tensor_sizes)
-                )));
-            }
-            size = target;
-            stride = 0;
-        }
-        out_sizes[i] = size;
-        out_strides[i] = stride;
-    }
-    Ok(w.wrapped)
+    // One implementation of the rule for concrete and symbolic sizes.
+    c10_core::sym::rules::expand_geometry_into(
+        tensor_sizes,
+        tensor_strides,
+        sizes,
+        out_sizes,
+        out_strides,
+    )
 }
 
 /// ATen's two-shape broadcast `infer_size(a, b)` (used by binary ops):

@@ -101,6 +101,10 @@ fn output_memory_format(tensors: &[&Tensor]) -> MemoryFormat {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
+    // Symbolic tensors have no concrete sizes to join (c10's sizes() throws).
+    for t in tensors {
+        t.borrow().checked_sizes()?;
+    }
     let tensors: Vec<&Tensor> = tensors.iter().map(Borrow::borrow).collect();
     if tensors.is_empty() {
         return Err(TensorError::Value(
@@ -212,6 +216,10 @@ pub fn cat<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn stack<T: Borrow<Tensor>>(tensors: &[T], dim: i64) -> Result<Tensor> {
+    // Symbolic tensors have no concrete sizes to join (c10's sizes() throws).
+    for t in tensors {
+        t.borrow().checked_sizes()?;
+    }
     let tensors: Vec<&Tensor> = tensors.iter().map(Borrow::borrow).collect();
     let Some(first) = tensors.first() else {
         return Err(TensorError::runtime("stack expects a non-empty TensorList"));

@@ -89,6 +89,7 @@
 
 pub mod convert;
 pub mod copy;
+pub mod generic;
 pub mod indexing;
 pub mod infer;
 pub mod join;

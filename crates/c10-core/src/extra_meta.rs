@@ -13,6 +13,28 @@
 //! (crate::TensorImpl::autograd_meta) is the public view of it.
 
 use crate::autograd::AutogradMetaInterface;
+use crate::sym::SymInt;
+use c10_storage::Device;
+
+/// c10's `SymbolicShapeMeta`: the real geometry of a tensor with symbolic
+/// sizes or strides (its inline fields then hold the hints; see
+/// `docs/symbolic-shapes.md`), and, for a fake tensor, the device it
+/// stands for.
+#[derive(Clone, Debug)]
+pub(crate) struct SymbolicShapeMeta {
+    pub(crate) sizes: Vec<SymInt>,
+    pub(crate) strides: Vec<SymInt>,
+    pub(crate) storage_offset: SymInt,
+    /// `multiply_integers(sizes)`, computed once (c10 computes it lazily;
+    /// the geometry never changes after construction here).
+    pub(crate) numel: SymInt,
+    /// The example device of a fake tensor (c10's `fake_device_`); `None`
+    /// for a plain meta tensor.
+    pub(crate) fake_device: Option<Device>,
+    /// `is_contiguous()`, decided (and guarded) once, on first use, like
+    /// c10's lazily filled `is_contiguous_` cache.
+    pub(crate) is_contiguous: std::sync::OnceLock<bool>,
+}
 
 /// What a `TensorImpl` holds out of line. `None` in the `TensorImpl`
 /// whenever every field here is empty, so a tensor that once required
@@ -22,6 +44,9 @@ pub(crate) struct ExtraMeta {
     /// c10's `autograd_meta_`: allocated only for a tensor that requires
     /// grad, or that is a view or output of one.
     pub(crate) autograd: Option<Box<dyn AutogradMetaInterface>>,
+    /// Symbolic sizes, strides, offset and numel (c10's
+    /// `symbolic_shape_meta_`), for a tensor made with `SymInt`s.
+    pub(crate) symbolic: Option<Box<SymbolicShapeMeta>>,
 }
 
 impl ExtraMeta {
@@ -31,12 +56,17 @@ impl ExtraMeta {
     pub(crate) fn with_autograd(
         autograd: Option<Box<dyn AutogradMetaInterface>>,
     ) -> Option<Box<ExtraMeta>> {
-        autograd.map(|a| Box::new(ExtraMeta { autograd: Some(a) }))
+        autograd.map(|a| {
+            Box::new(ExtraMeta {
+                autograd: Some(a),
+                symbolic: None,
+            })
+        })
     }
 
     /// Whether every field is empty (the block can be dropped).
     fn is_empty(&self) -> bool {
-        self.autograd.is_none()
+        self.autograd.is_none() && self.symbolic.is_none()
     }
 }
 
@@ -44,6 +74,7 @@ impl Clone for ExtraMeta {
     fn clone(&self) -> Self {
         ExtraMeta {
             autograd: self.autograd.as_ref().map(|m| m.clone_box()),
+            symbolic: self.symbolic.clone(),
         }
     }
 }
@@ -52,6 +83,23 @@ impl Clone for ExtraMeta {
 #[inline]
 pub(crate) fn autograd(extra: &Option<Box<ExtraMeta>>) -> Option<&dyn AutogradMetaInterface> {
     extra.as_deref().and_then(|e| e.autograd.as_deref())
+}
+
+/// The symbolic geometry in `extra`, if any.
+#[inline]
+pub(crate) fn symbolic(extra: &Option<Box<ExtraMeta>>) -> Option<&SymbolicShapeMeta> {
+    extra.as_deref().and_then(|e| e.symbolic.as_deref())
+}
+
+/// The block for `autograd` and `symbolic`, or none when both are empty.
+pub(crate) fn with_parts(
+    autograd: Option<Box<dyn AutogradMetaInterface>>,
+    symbolic: Option<Box<SymbolicShapeMeta>>,
+) -> Option<Box<ExtraMeta>> {
+    if autograd.is_none() && symbolic.is_none() {
+        return None;
+    }
+    Some(Box::new(ExtraMeta { autograd, symbolic }))
 }
 
 /// Replaces the autograd metadata in `extra`, allocating the block only
@@ -68,6 +116,31 @@ pub(crate) fn set_autograd(
             }
         }
         None => *extra = ExtraMeta::with_autograd(autograd),
+    }
+}
+
+#[cfg(test)]
+mod symbolic_tests {
+    use super::*;
+
+    #[test]
+    fn a_symbolic_block_is_not_empty_and_survives_autograd_changes() {
+        let meta = SymbolicShapeMeta {
+            sizes: vec![SymInt::from(2)],
+            strides: vec![SymInt::from(1)],
+            storage_offset: SymInt::from(0),
+            numel: SymInt::from(2),
+            fake_device: None,
+            is_contiguous: std::sync::OnceLock::new(),
+        };
+        let mut extra = with_parts(None, Some(Box::new(meta)));
+        assert!(extra.as_ref().is_some_and(|e| !e.is_empty()));
+        set_autograd(&mut extra, None);
+        assert!(
+            symbolic(&extra).is_some(),
+            "clearing autograd keeps the symbolic geometry"
+        );
+        assert!(symbolic(&extra.clone()).is_some());
     }
 }
 

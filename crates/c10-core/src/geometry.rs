@@ -333,21 +333,14 @@ pub fn is_contiguous(sizes: &[i64], strides: &[i64], numel: i64) -> Result<bool>
 }
 
 /// [`is_contiguous`] for layouts known to have one stride per size.
+#[inline]
 pub(crate) fn is_contiguous_same_rank(sizes: &[i64], strides: &[i64], numel: i64) -> bool {
-    if numel == 0 {
-        return true;
-    }
-    let mut expected: i64 = 1;
-    for d in (0..sizes.len()).rev() {
-        if sizes[d] == 1 {
-            continue;
-        }
-        if strides[d] != expected {
-            return false;
-        }
-        expected = expected.wrapping_mul(sizes[d]);
-    }
-    true
+    // The one implementation of the rule, shared with symbolic shapes; at
+    // `i64` it cannot fail and compiles to the plain loop.
+    matches!(
+        crate::sym::rules::compute_contiguous_numel(sizes, strides, &numel),
+        Ok(true)
+    )
 }
 
 fn channels_last_contiguous_in_order(sizes: &[i64], strides: &[i64], order: &[usize]) -> bool {

@@ -82,6 +82,7 @@ mod ranges;
 pub mod scalar;
 pub mod scalar_type;
 pub mod sizes_and_strides;
+pub mod sym;
 pub mod tensor;
 pub mod tensor_impl;
 pub mod version;

@@ -544,6 +544,13 @@ impl TensorImpl {
         rearranged: bool,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<bool>,
     ) -> Result<Option<Tensor>> {
+        // Concrete geometry from a symbolic tensor's inline fields (its
+        // hints) would silently specialise it: symbolic tensors take the
+        // symbolic view path (`aten_shape::generic`), as c10's int
+        // accessors throw on them.
+        if crate::extra_meta::symbolic(&base.extra).is_some() {
+            return Err(crate::sym::cannot_call_with_symbolic("sizes"));
+        }
         // A block from this thread's cache of freed `TensorImpl`s (or the
         // allocator; see `impl_arc`). `as_mut_ptr` keeps the block's write
         // provenance, and the block was taken just above, so no handle or
@@ -712,6 +719,11 @@ impl TensorImpl {
         strides: &[i64],
         storage_offset: Option<i64>,
     ) -> Result<()> {
+        if crate::extra_meta::symbolic(&self.extra).is_some() {
+            return Err(TensorError::runtime(
+                "set_sizes_and_strides() called on tensor with symbolic shape",
+            ));
+        }
         if sizes.len() != strides.len() {
             return Err(TensorError::runtime(format!(
                 "dimensionality of sizes ({}) must match dimensionality of strides ({})",
@@ -753,6 +765,11 @@ impl TensorImpl {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn set_sizes_contiguous(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
+        if crate::extra_meta::symbolic(&self.extra).is_some() {
+            return Err(TensorError::runtime(
+                "set_sizes_contiguous() called on tensor with symbolic shape",
+            ));
+        }
         if format == MemoryFormat::Contiguous {
             // Row-major strides written in place (no intermediate vector,
             // none of them negative, so `set_sizes_and_strides`'s stride

@@ -35,6 +35,7 @@
 pub mod fidelity;
 pub mod indexing;
 pub mod join;
+pub mod symbolic;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};

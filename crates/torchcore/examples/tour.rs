@@ -6,8 +6,9 @@
 //! 1-8), then where the memory comes from: the allocator registry and its
 //! statistics, memory formats, a DLPack round trip, the CUDA caching
 //! allocator's algorithm on a simulated device, and a custom allocator
-//! (steps 9-13). `cargo run --example tour -- --explain` adds each view's
-//! long `explain()` output.
+//! (steps 9-13), and finally the same view ops on symbolic sizes, with the
+//! guards they record (step 14). `cargo run --example tour -- --explain`
+//! adds each view's long `explain()` output.
 
 use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
 use c10_storage::{get_allocator, set_allocator_scoped, Allocator};
@@ -147,6 +148,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     allocator_half()?;
+    symbolic_shapes()?;
     Ok(())
 }
 
@@ -292,6 +294,59 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
         after.storage().allocator().map(|a| a.name()).unwrap_or("?")
     );
     Ok(())
+}
+
+/// Step 14: view ops over symbolic sizes (what `torch.compile` traces with).
+fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
+    use torchcore::core::sym::{ShapeEnv, SymInt};
+    use torchcore::core::TensorOptions;
+    use torchcore::shape::generic::{sym_reshape, sym_view_op};
+
+    heading("14. Views over symbolic sizes, and the guards they record");
+    let env = ShapeEnv::new();
+    let sizes = [
+        env.create_symbol(4, "x.size(0)")?,
+        env.create_symbol(6, "x.size(1)")?,
+        env.create_symbol(8, "x.size(2)")?,
+    ];
+    let x = Tensor::empty_symint(&sizes, TensorOptions::new().device(Device::META))?;
+    show_sym("x (example sizes 4, 6, 8)", &x);
+    let y = sym_view_op(&x, |g| g.view(&[SymInt::from(-1), SymInt::from(8)]))?;
+    show_sym("y = x.view(-1, 8)", &y);
+    let z = sym_view_op(&y, |g| g.narrow(0, 1, &SymInt::from(3)))?;
+    show_sym("z = y.narrow(0, 1, 3)", &z);
+    let w = sym_view_op(&z, |g| g.transpose(0, 1))?;
+    show_sym("w = z.t()", &w);
+    let r = sym_reshape(&w, &[SymInt::from(-1)])?;
+    show_sym("r = w.reshape(-1)  (a copy: not viewable)", &r);
+    println!("\nGuards (the trace is valid exactly where all hold):");
+    for g in env.produce_guards() {
+        println!("    {g}");
+    }
+    for vals in [[5, 7, 8], [4, 6, 16], [1, 6, 8], [3, 3, 3]] {
+        let ok = env.evaluate_guards(&|s| vals.get(s as usize).copied())?;
+        println!("valid for sizes {vals:?}? {ok}");
+    }
+    if let Err(e) = x.checked_sizes() {
+        println!("\nx.checked_sizes(): {e}");
+    }
+    Ok(())
+}
+
+fn show_sym(name: &str, t: &Tensor) {
+    let list = |v: &[torchcore::core::sym::SymInt]| {
+        v.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "{name}: sizes ({}), strides ({}), offset {}, numel {}",
+        list(&t.sym_sizes()),
+        list(&t.sym_strides()),
+        t.sym_storage_offset(),
+        t.sym_numel()
+    );
 }
 
 fn heading(title: &str) {

@@ -1,0 +1,889 @@
+//! View-op geometry over any [`ShapeInt`]: the rules of every view op as
+//! functions from a [`Geometry`] (sizes, strides, storage offset) to a new
+//! one, written once for `i64` and [`SymInt`].
+//!
+//! On symbolic sizes each decision is taken where ATen's C++ takes it, with
+//! the same kind of decision (`guard_bool`, `guard_or_false`,
+//! `expect_true`, `guard_int`), so the guards recorded in the
+//! [`ShapeEnv`] are ATen's. The shared shape rules
+//! (`infer_size`, `computeStride`, `inferExpandGeometry`, contiguity) live
+//! in [`c10_core::sym::rules`] and are the same functions the concrete view
+//! ops in [`crate::views`] call.
+//!
+//! ```
+//! use aten_shape::generic::Geometry;
+//! use c10_core::sym::{DimDynamic, ShapeEnv, SymInt};
+//! let env = ShapeEnv::new();
+//! let x = Geometry::symbolic(&env, &[4, 6, 8], "x")?;
+//! let y = x.transpose(0, 1)?.narrow(2, 2, &SymInt::from(4))?;
+//! assert_eq!(y.to_string(), "sizes [s1, s0, 4], strides [s2, s1*s2, 1], offset 2");
+//! let guards: Vec<String> = env.guards().iter().map(|g| g.to_string()).collect();
+//! assert_eq!(guards, ["2 <= s2 - 4"]);
+//! // The same code on plain integers:
+//! let c = Geometry::<i64>::contiguous(&[4, 6, 8])?.transpose(0, 1)?.narrow(2, 2, &4)?;
+//! assert_eq!((c.sizes, c.strides, c.offset), (vec![6, 4, 4], vec![8, 48, 1], 2));
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use c10_core::geometry::wrap_dim;
+use c10_core::sym::rules::{
+    compute_stride_into, contiguous_strides_into, expand_geometry_into, infer_size_into,
+    is_contiguous,
+};
+use c10_core::sym::{fmt_list, ShapeBool, ShapeEnv, ShapeInt, SymInt};
+use c10_core::{Result, Tensor, TensorError};
+
+const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
+
+#[inline]
+fn c<T: ShapeInt>(v: i64) -> T {
+    T::from_i64(v)
+}
+
+/// A tensor's layout: sizes, strides (in elements) and storage offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geometry<T> {
+    /// Sizes.
+    pub sizes: Vec<T>,
+    /// Strides.
+    pub strides: Vec<T>,
+    /// Storage offset.
+    pub offset: T,
+}
+
+impl<T: fmt::Display> fmt::Display for Geometry<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "sizes {}, strides {}, offset {}",
+            fmt_list(&self.sizes),
+            fmt_list(&self.strides),
+            self.offset
+        )
+    }
+}
+
+impl Geometry<SymInt> {
+    /// The geometry of a tensor, concrete or symbolic.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let g = Geometry::of(&Tensor::empty(&[2, 3], TensorOptions::new())?);
+    /// assert_eq!(g.to_string(), "sizes [2, 3], strides [3, 1], offset 0");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn of(t: &Tensor) -> Geometry<SymInt> {
+        Geometry {
+            sizes: t.sym_sizes(),
+            strides: t.sym_strides(),
+            offset: t.sym_storage_offset(),
+        }
+    }
+
+    /// A view of `base` with this geometry ([`Tensor::symbolic_view`]).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// use c10_core::{Tensor, TensorOptions};
+    /// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+    /// let v = Geometry::of(&t).transpose(0, 1)?.view_of(&t)?;
+    /// assert_eq!(v.strides(), &[1, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn view_of(&self, base: &Tensor) -> Result<Tensor> {
+        base.symbolic_view(&self.sizes, &self.strides, &self.offset)
+    }
+
+    /// A contiguous tensor with example sizes `sizes` whose every dim is a
+    /// fresh symbol (PyTorch: `FakeTensorMode.from_tensor` with
+    /// `DimDynamic.DYNAMIC`); sizes 0 and 1 stay constants.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// let x = Geometry::symbolic(&env, &[1, 6, 0], "x")?;
+    /// assert_eq!(x.to_string(), "sizes [1, s0, 0], strides [s0, 1, 1], offset 0");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn symbolic(env: &Arc<ShapeEnv>, sizes: &[i64], name: &str) -> Result<Geometry<SymInt>> {
+        let mut strides = vec![0i64; sizes.len()];
+        contiguous_strides_into(sizes, &mut strides)?;
+        let (sizes, strides, offset) = env.create_symbolic_sizes_strides_storage_offset(
+            sizes,
+            &strides,
+            0,
+            name,
+            c10_core::sym::DimDynamic::Dynamic,
+        )?;
+        Ok(Geometry {
+            sizes,
+            strides,
+            offset,
+        })
+    }
+}
+
+impl<T: ShapeInt> Geometry<T> {
+    /// A contiguous layout of `sizes` at offset 0.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert_eq!(Geometry::<i64>::contiguous(&[2, 3])?.strides, vec![3, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn contiguous(sizes: &[T]) -> Result<Geometry<T>> {
+        let mut strides = sizes.to_vec();
+        contiguous_strides_into(sizes, &mut strides)?;
+        Ok(Geometry {
+            sizes: sizes.to_vec(),
+            strides,
+            offset: c(0),
+        })
+    }
+
+    fn dim(&self) -> usize {
+        self.sizes.len()
+    }
+
+    fn wrap(&self, dim: i64) -> Result<usize> {
+        wrap_dim(dim, self.dim() as i64, true)
+    }
+
+    /// The number of elements (`sym_numel`).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert_eq!(Geometry::<i64>::contiguous(&[2, 3])?.numel()?, 6);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn numel(&self) -> Result<T> {
+        let mut n: T = c(1);
+        for s in &self.sizes {
+            n = n.mul(s)?;
+        }
+        Ok(n)
+    }
+
+    /// `is_contiguous()`, deciding (and guarding) like `TensorImpl`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert!(Geometry::<i64>::contiguous(&[2, 3])?.is_contiguous()?);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn is_contiguous(&self) -> Result<bool> {
+        is_contiguous(&self.sizes, &self.strides)
+    }
+
+    /// `view(shape)`: ATen's `view_impl` (`infer_size` then
+    /// `computeStride`).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let v = Geometry::<i64>::contiguous(&[2, 3])?.view(&[-1])?;
+    /// assert_eq!(v.sizes, vec![6]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn view(&self, shape: &[T]) -> Result<Geometry<T>> {
+        let numel = self.numel()?;
+        let mut sizes = shape.to_vec();
+        infer_size_into(shape, &numel, &mut sizes)?;
+        let mut strides = sizes.clone();
+        match compute_stride_into(&self.sizes, &self.strides, &sizes, &mut strides)? {
+            Some(_) => Ok(Geometry {
+                sizes,
+                strides,
+                offset: self.offset.clone(),
+            }),
+            None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+        }
+    }
+
+    /// `reshape(shape)`: a view when `computeStride` allows one, else a
+    /// contiguous copy (offset 0). The flag says whether it copied.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let t = Geometry::<i64>::contiguous(&[2, 3])?.transpose(0, 1)?;
+    /// let (r, copied) = t.reshape(&[-1])?;
+    /// assert!(copied && r.strides == vec![1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn reshape(&self, shape: &[T]) -> Result<(Geometry<T>, bool)> {
+        // ATen's reshape asks `is_contiguous()` first (a guarding decision
+        // on symbols: the `Ne(size, 1)` guards PyTorch records); a
+        // contiguous input is viewed.
+        if self.is_contiguous()? {
+            return Ok((self.view(shape)?, false));
+        }
+        let numel = self.numel()?;
+        let mut sizes = shape.to_vec();
+        infer_size_into(shape, &numel, &mut sizes)?;
+        let mut strides = sizes.clone();
+        if compute_stride_into(&self.sizes, &self.strides, &sizes, &mut strides)?.is_some() {
+            return Ok((
+                Geometry {
+                    sizes,
+                    strides,
+                    offset: self.offset.clone(),
+                },
+                false,
+            ));
+        }
+        // `_unsafe_view(clone(Contiguous), shape)`.
+        Ok((Geometry::contiguous(&sizes)?, true))
+    }
+
+    /// `contiguous()`: itself when `is_contiguous()` (a guarding
+    /// decision), else a contiguous copy.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let t = Geometry::<i64>::contiguous(&[2, 3])?.transpose(0, 1)?;
+    /// assert_eq!(t.contiguous_copy()?.strides, vec![2, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn contiguous_copy(&self) -> Result<Geometry<T>> {
+        if self.is_contiguous()? {
+            return Ok(self.clone());
+        }
+        Geometry::contiguous(&self.sizes)
+    }
+
+    /// `transpose(dim0, dim1)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert_eq!(Geometry::<i64>::contiguous(&[2, 3])?.transpose(0, 1)?.strides, vec![1, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Geometry<T>> {
+        let (a, b) = (self.wrap(dim0)?, self.wrap(dim1)?);
+        let mut g = self.clone();
+        g.sizes.swap(a, b);
+        g.strides.swap(a, b);
+        Ok(g)
+    }
+
+    /// `permute(dims)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let p = Geometry::<i64>::contiguous(&[2, 3, 4])?.permute(&[2, 0, 1])?;
+    /// assert_eq!((p.sizes, p.strides), (vec![4, 2, 3], vec![1, 12, 4]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn permute(&self, dims: &[i64]) -> Result<Geometry<T>> {
+        let n = self.dim();
+        if dims.len() != n {
+            return Err(TensorError::runtime(format!(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
+                dims.len()
+            )));
+        }
+        let mut seen = vec![false; n];
+        let mut g = self.clone();
+        for (i, &d) in dims.iter().enumerate() {
+            let w = self.wrap(d)?;
+            if seen[w] {
+                return Err(TensorError::runtime(
+                    "permute(): duplicate dims are not allowed.",
+                ));
+            }
+            seen[w] = true;
+            g.sizes[i] = self.sizes[w].clone();
+            g.strides[i] = self.strides[w].clone();
+        }
+        Ok(g)
+    }
+
+    /// `movedim(source, destination)` for single dims.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let m = Geometry::<i64>::contiguous(&[2, 3, 4])?.movedim(0, -1)?;
+    /// assert_eq!(m.sizes, vec![3, 4, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn movedim(&self, source: i64, destination: i64) -> Result<Geometry<T>> {
+        let (s, d) = (self.wrap(source)?, self.wrap(destination)?);
+        let mut order: Vec<usize> = (0..self.dim()).filter(|&i| i != s).collect();
+        order.insert(d, s);
+        let dims: Vec<i64> = order.iter().map(|&i| i as i64).collect();
+        self.permute(&dims)
+    }
+
+    /// `slice(dim, start, end, step)` with the clamping of ATen's
+    /// `slice` (each clamp a guard site on symbols).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let s = Geometry::<i64>::contiguous(&[10])?.slice(0, Some(&2), None, 3)?;
+    /// assert_eq!((s.sizes, s.strides, s.offset), (vec![3], vec![3], 2));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<&T>,
+        end: Option<&T>,
+        step: i64,
+    ) -> Result<Geometry<T>> {
+        let d = self.wrap(dim)?;
+        if step <= 0 {
+            return Err(TensorError::runtime("slice step must be positive"));
+        }
+        let size = self.sizes[d].clone();
+        let mut s: T = start.cloned().unwrap_or_else(|| c(0));
+        let mut e: T = end.cloned().unwrap_or_else(|| c(i64::MAX));
+        let zero: T = c(0);
+        if s.sym_lt(&zero)?.guard_bool()? {
+            s = s.add(&size)?;
+        }
+        if e.sym_lt(&zero)?.guard_bool()? {
+            e = e.add(&size)?;
+        }
+        if s.sym_lt(&zero)?.guard_bool()? {
+            s = zero.clone();
+        } else if s.sym_gt(&size)?.guard_bool()? {
+            s = size.clone();
+        }
+        // Each end is clamped to [0, size] on its own, then the end is
+        // kept at or after the start (the guards PyTorch records for
+        // `x[1:3]`, `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
+        if e.maybe_as_int() == Some(i64::MAX) {
+            e = size.clone();
+        } else if e.sym_lt(&zero)?.guard_bool()? {
+            e = zero.clone();
+        } else if e.sym_gt(&size)?.guard_bool()? {
+            e = size.clone();
+        }
+        if e.sym_lt(&s)?.guard_bool()? {
+            e = s.clone();
+        }
+        let mut g = self.clone();
+        g.offset = self.offset.add(&s.mul(&self.strides[d])?)?;
+        let len = e.sub(&s)?;
+        g.sizes[d] = len.add(&c(step - 1))?.div(&c(step))?;
+        g.strides[d] = self.strides[d].mul(&c(step))?;
+        Ok(g)
+    }
+
+    /// `narrow(dim, start, length)`: ATen's checks, then `slice`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let n = Geometry::<i64>::contiguous(&[4, 6])?.narrow(1, 1, &3)?;
+    /// assert_eq!((n.sizes, n.offset), (vec![4, 3], 1));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn narrow(&self, dim: i64, start: i64, length: &T) -> Result<Geometry<T>> {
+        if self.dim() == 0 {
+            return Err(TensorError::runtime(
+                "narrow() cannot be applied to a 0-dim tensor.",
+            ));
+        }
+        let d = self.wrap(dim)?;
+        if !length.sym_ge(&c(0))?.expect_true()? {
+            return Err(TensorError::runtime(
+                "narrow(): length must be non-negative.",
+            ));
+        }
+        let cur = self.sizes[d].clone();
+        let mut st: T = c(start);
+        let lo_ok = cur.mul(&c(-1))?.sym_le(&st)?.guard_bool()?;
+        if !(lo_ok && st.sym_le(&cur)?.guard_bool()?) {
+            return Err(TensorError::index(format!(
+                "start out of range (expected to be in range of [-{cur}, {cur}], but got {start})"
+            )));
+        }
+        if st.sym_lt(&c(0))?.guard_bool()? {
+            st = st.add(&cur)?;
+        }
+        if !st.sym_le(&cur.sub(length)?)?.expect_true()? {
+            return Err(TensorError::runtime(format!(
+                "start ({st}) + length ({length}) exceeds dimension size ({cur})."
+            )));
+        }
+        let end = st.add(length)?;
+        self.slice(d as i64, Some(&st), Some(&end), 1)
+    }
+
+    /// `select(dim, index)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let s = Geometry::<i64>::contiguous(&[4, 6])?.select(1, -1)?;
+    /// assert_eq!((s.sizes, s.offset), (vec![4], 5));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn select(&self, dim: i64, index: i64) -> Result<Geometry<T>> {
+        if self.dim() == 0 {
+            return Err(TensorError::index(
+                "select() cannot be applied to a 0-dim tensor.",
+            ));
+        }
+        let d = self.wrap(dim)?;
+        let size = self.sizes[d].clone();
+        let idx: T = c(index);
+        if size.sym_le(&c(-1 - index))?.guard_bool()? || size.sym_le(&idx)?.guard_bool()? {
+            return Err(TensorError::index(format!(
+                "select(): index {index} out of range for tensor of size {} at dimension {d}",
+                fmt_list(&self.sizes)
+            )));
+        }
+        let idx = if index < 0 { idx.add(&size)? } else { idx };
+        let mut g = self.clone();
+        g.offset = self.offset.add(&idx.mul(&self.strides[d])?)?;
+        g.sizes.remove(d);
+        g.strides.remove(d);
+        Ok(g)
+    }
+
+    /// `expand(sizes)` (`-1` keeps a size).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let e = Geometry::<i64>::contiguous(&[3, 1])?.expand(&[2, 3, 4])?;
+    /// assert_eq!(e.strides, vec![0, 1, 0]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn expand(&self, sizes: &[T]) -> Result<Geometry<T>> {
+        if sizes.len() < self.dim() {
+            return Err(TensorError::runtime(format!(
+                "expand(torch.FloatTensor{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                fmt_list(&self.sizes).trim_matches(|c| c == '[' || c == ']'),
+                fmt_list(sizes).trim_matches(|c| c == '[' || c == ']'),
+                sizes.len(),
+                self.dim()
+            )));
+        }
+        let mut out_sizes = sizes.to_vec();
+        let mut out_strides = sizes.to_vec();
+        expand_geometry_into(
+            &self.sizes,
+            &self.strides,
+            sizes,
+            &mut out_sizes,
+            &mut out_strides,
+        )?;
+        Ok(Geometry {
+            sizes: out_sizes,
+            strides: out_strides,
+            offset: self.offset.clone(),
+        })
+    }
+
+    /// `squeeze()`: drops every dim whose size is 1 (`guard_or_false`, so
+    /// an unbacked size is kept without a guard).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert_eq!(Geometry::<i64>::contiguous(&[1, 3, 1])?.squeeze()?.sizes, vec![3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn squeeze(&self) -> Result<Geometry<T>> {
+        let mut g = Geometry {
+            sizes: Vec::new(),
+            strides: Vec::new(),
+            offset: self.offset.clone(),
+        };
+        for (s, st) in self.sizes.iter().zip(&self.strides) {
+            if !s.sym_eq(&c(1))?.guard_or_false()? {
+                g.sizes.push(s.clone());
+                g.strides.push(st.clone());
+            }
+        }
+        Ok(g)
+    }
+
+    /// `squeeze(dim)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert_eq!(Geometry::<i64>::contiguous(&[1, 3])?.squeeze_dim(0)?.sizes, vec![3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn squeeze_dim(&self, dim: i64) -> Result<Geometry<T>> {
+        let d = self.wrap(dim)?;
+        let mut g = self.clone();
+        if self.dim() > 0 && self.sizes[d].sym_eq(&c(1))?.guard_or_false()? {
+            g.sizes.remove(d);
+            g.strides.remove(d);
+        }
+        Ok(g)
+    }
+
+    /// `unsqueeze(dim)`: size 1, stride `size[d]*stride[d]` (1 at the end).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let u = Geometry::<i64>::contiguous(&[2, 3])?.unsqueeze(1)?;
+    /// assert_eq!((u.sizes, u.strides), (vec![2, 1, 3], vec![3, 3, 1]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn unsqueeze(&self, dim: i64) -> Result<Geometry<T>> {
+        let d = wrap_dim(dim, self.dim() as i64 + 1, true)?;
+        let stride = if d >= self.dim() {
+            c(1)
+        } else {
+            self.sizes[d].mul(&self.strides[d])?
+        };
+        let mut g = self.clone();
+        g.sizes.insert(d, c(1));
+        g.strides.insert(d, stride);
+        Ok(g)
+    }
+
+    /// `flatten(start_dim, end_dim)`: a `reshape` (so possibly a copy).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let (f, copied) = Geometry::<i64>::contiguous(&[2, 3, 4])?.flatten(1, -1)?;
+    /// assert_eq!((f.sizes, copied), (vec![2, 12], false));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<(Geometry<T>, bool)> {
+        if self.dim() == 0 {
+            return self.reshape(&[c(1)]);
+        }
+        let (s, e) = (self.wrap(start_dim)?, self.wrap(end_dim)?);
+        if s > e {
+            return Err(TensorError::Value(
+                "flatten() has invalid args: start_dim cannot come after end_dim".into(),
+            ));
+        }
+        if s == e {
+            return Ok((self.clone(), false));
+        }
+        let mut prod: T = c(1);
+        for x in &self.sizes[s..=e] {
+            prod = prod.mul(x)?;
+        }
+        let mut shape: Vec<T> = self.sizes[..s].to_vec();
+        shape.push(prod);
+        shape.extend_from_slice(&self.sizes[e + 1..]);
+        self.reshape(&shape)
+    }
+
+    /// `unflatten(dim, sizes)`: `infer_size` on the dim, then `view`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let u = Geometry::<i64>::contiguous(&[2, 12])?.unflatten(1, &[3, -1])?;
+    /// assert_eq!(u.sizes, vec![2, 3, 4]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn unflatten(&self, dim: i64, sizes: &[T]) -> Result<Geometry<T>> {
+        let d = self.wrap(dim)?;
+        if sizes.is_empty() {
+            return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
+        }
+        let mut inferred = sizes.to_vec();
+        infer_size_into(sizes, &self.sizes[d], &mut inferred)?;
+        let mut shape: Vec<T> = self.sizes[..d].to_vec();
+        shape.extend(inferred);
+        shape.extend_from_slice(&self.sizes[d + 1..]);
+        self.view(&shape)
+    }
+
+    /// `split(split_size, dim)`: the number of pieces is a plain integer,
+    /// so on symbols it is `guard_int`'ed (it specialises that count).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let p = Geometry::<i64>::contiguous(&[5])?.split(&2, 0)?;
+    /// assert_eq!(p.iter().map(|g| g.sizes[0]).collect::<Vec<_>>(), vec![2, 2, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn split(&self, split_size: &T, dim: i64) -> Result<Vec<Geometry<T>>>
+    where
+        T: GuardInt,
+    {
+        if self.dim() == 0 {
+            return Err(TensorError::runtime(
+                "split expects at least a 1-dimensional tensor",
+            ));
+        }
+        let d = self.wrap(dim)?;
+        if !split_size.sym_ge(&c(0))?.guard_bool()? {
+            return Err(TensorError::runtime(format!(
+                "split expects split_size be non-negative, but got split_size={split_size}"
+            )));
+        }
+        let dim_size = self.sizes[d].clone();
+        if !(split_size.sym_gt(&c(0))?.guard_bool()? || dim_size.sym_eq(&c(0))?.guard_bool()?) {
+            return Err(TensorError::runtime(format!(
+                "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
+            )));
+        }
+        let mut num_splits: i64 = 1;
+        if split_size.sym_ne(&c(0))?.guard_bool()? {
+            let n = dim_size.add(split_size)?.sub(&c(1))?.div(split_size)?;
+            num_splits = n.guard_int()?.max(1);
+        }
+        let last = split_size.sub(&split_size.mul(&c(num_splits))?.sub(&dim_size)?)?;
+        let mut out = Vec::new();
+        for i in 0..num_splits {
+            let length = if i < num_splits - 1 {
+                split_size.clone()
+            } else {
+                last.clone()
+            };
+            let start = split_size.mul(&c(i))?;
+            out.push(self.narrow_sym(d, &start, &length)?);
+        }
+        Ok(out)
+    }
+
+    /// `narrow` with a symbolic start (what `split` needs).
+    fn narrow_sym(&self, d: usize, start: &T, length: &T) -> Result<Geometry<T>> {
+        if !length.sym_ge(&c(0))?.expect_true()? {
+            return Err(TensorError::runtime(
+                "narrow(): length must be non-negative.",
+            ));
+        }
+        let cur = self.sizes[d].clone();
+        if !start.sym_le(&cur.sub(length)?)?.expect_true()? {
+            return Err(TensorError::runtime(format!(
+                "start ({start}) + length ({length}) exceeds dimension size ({cur})."
+            )));
+        }
+        let end = start.add(length)?;
+        self.slice(d as i64, Some(start), Some(&end), 1)
+    }
+
+    /// `chunk(chunks, dim)`: `split` by `ceil(size / chunks)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// assert_eq!(Geometry::<i64>::contiguous(&[5])?.chunk(2, 0)?.len(), 2);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Geometry<T>>>
+    where
+        T: GuardInt,
+    {
+        if self.dim() == 0 {
+            return Err(TensorError::runtime(
+                "chunk expects at least a 1-dimensional tensor",
+            ));
+        }
+        if chunks <= 0 {
+            return Err(TensorError::runtime(format!(
+                "chunk expects `chunks` to be greater than 0, got: {chunks}"
+            )));
+        }
+        let d = self.wrap(dim)?;
+        let dim_size = self.sizes[d].clone();
+        let split_size = dim_size.add(&c(chunks - 1))?.div(&c(chunks))?;
+        if split_size.sym_eq(&c(0))?.guard_bool()? && dim_size.sym_eq(&c(0))?.guard_bool()? {
+            // Every piece is empty.
+            let mut out = Vec::new();
+            for _ in 0..chunks {
+                out.push(self.narrow_sym(d, &c(0), &c(0))?);
+            }
+            return Ok(out);
+        }
+        self.split(&split_size, d as i64)
+    }
+
+    /// `diagonal(offset, dim1, dim2)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let g = Geometry::<i64>::contiguous(&[3, 4])?.diagonal(1, 0, 1)?;
+    /// assert_eq!((g.sizes, g.strides, g.offset), (vec![3], vec![5], 1));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Geometry<T>> {
+        let (d1, d2) = (self.wrap(dim1)?, self.wrap(dim2)?);
+        if d1 == d2 {
+            return Err(TensorError::runtime(format!(
+                "diagonal dimensions cannot be identical {dim1}, {dim2}"
+            )));
+        }
+        let off: T = c(offset);
+        let (s1, s2) = (&self.sizes[d1], &self.sizes[d2]);
+        let diag = if offset >= 0 {
+            s1.min(&s2.sub(&off)?)?.max(&c(0))?
+        } else {
+            s1.add(&off)?.min(s2)?.max(&c(0))?
+        };
+        let mut storage = self.offset.clone();
+        // An empty diagonal keeps the input's offset (NumPy allows offsets
+        // past the end). Decided only when statically known, with no
+        // guard: PyTorch's fake path records none here (and always adds
+        // the offset; for a tensor without elements the offset is moot).
+        if diag.sym_eq(&c(0))?.statically_known_true()? {
+        } else if offset >= 0 {
+            storage = storage.add(&off.mul(&self.strides[d2])?)?;
+        } else {
+            storage = storage.sub(&off.mul(&self.strides[d1])?)?;
+        }
+        let stride = self.strides[d1].add(&self.strides[d2])?;
+        let mut g = Geometry {
+            sizes: Vec::new(),
+            strides: Vec::new(),
+            offset: storage,
+        };
+        for i in 0..self.dim() {
+            if i != d1 && i != d2 {
+                g.sizes.push(self.sizes[i].clone());
+                g.strides.push(self.strides[i].clone());
+            }
+        }
+        g.sizes.push(diag);
+        g.strides.push(stride);
+        Ok(g)
+    }
+
+    /// `unfold(dimension, size, step)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let u = Geometry::<i64>::contiguous(&[7])?.unfold(0, 3, 2)?;
+    /// assert_eq!((u.sizes, u.strides), (vec![3, 3], vec![2, 1]));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Geometry<T>> {
+        let d = self.wrap(dimension)?;
+        let max_size: T = if self.dim() == 0 {
+            c(1)
+        } else {
+            self.sizes[d].clone()
+        };
+        if !c::<T>(size).sym_le(&max_size)?.guard_bool()? {
+            return Err(TensorError::runtime(format!(
+                "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
+            )));
+        }
+        if step <= 0 {
+            return Err(TensorError::runtime(format!(
+                "step is {step} but must be > 0"
+            )));
+        }
+        let mut g = self.clone();
+        g.sizes.push(c(size));
+        g.strides.push(if self.dim() == 0 {
+            c(1)
+        } else {
+            self.strides[d].clone()
+        });
+        if d < self.dim() {
+            g.sizes[d] = self.sizes[d].sub(&c(size))?.div(&c(step))?.add(&c(1))?;
+            g.strides[d] = self.strides[d].mul(&c(step))?;
+        }
+        Ok(g)
+    }
+
+    /// `as_strided(sizes, strides, offset)`: the values as given (on meta
+    /// and fake tensors there is no storage to check against).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let a = Geometry::<i64>::contiguous(&[6])?.as_strided(&[2, 3], &[1, 2], Some(&1))?;
+    /// assert_eq!(a.offset, 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn as_strided(
+        &self,
+        sizes: &[T],
+        strides: &[T],
+        offset: Option<&T>,
+    ) -> Result<Geometry<T>> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        Ok(Geometry {
+            sizes: sizes.to_vec(),
+            strides: strides.to_vec(),
+            offset: offset.cloned().unwrap_or_else(|| self.offset.clone()),
+        })
+    }
+}
+
+/// Integers whose value can be forced to a plain `i64` (c10's
+/// `guard_int`): the count of pieces `split` returns must be one.
+pub trait GuardInt: ShapeInt {
+    /// The value; on symbols decided from the hints and guarded with
+    /// `Eq(self, value)`.
+    fn guard_int(&self) -> Result<i64>;
+}
+
+impl GuardInt for i64 {
+    #[inline]
+    fn guard_int(&self) -> Result<i64> {
+        Ok(*self)
+    }
+}
+
+impl GuardInt for SymInt {
+    fn guard_int(&self) -> Result<i64> {
+        SymInt::guard_int(self)
+    }
+}
+
+/// Runs a view op's geometry rule on a tensor whose geometry may be
+/// symbolic and returns the view (the symbolic path of the view ops; the
+/// rule is the same function the concrete path uses at `i64`).
+///
+/// ```
+/// use aten_shape::generic::{sym_view_op, Geometry};
+/// use c10_core::sym::{ShapeEnv, SymInt};
+/// use c10_core::{Device, Tensor, TensorOptions};
+/// let env = ShapeEnv::new();
+/// let x = Tensor::empty_symint(
+///     &[env.create_symbol(4, "x.size(0)")?, env.create_symbol(6, "x.size(1)")?],
+///     TensorOptions::new().device(Device::META),
+/// )?;
+/// let y = sym_view_op(&x, |g| g.view(&[SymInt::from(-1)]))?;
+/// assert_eq!(y.sym_sizes()[0].to_string(), "s0*s1");
+/// assert!(y.is_alias_of(&x));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn sym_view_op(
+    t: &Tensor,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<Tensor> {
+    op(&Geometry::of(t))?.view_of(t)
+}
+
+/// `reshape` on a tensor whose geometry may be symbolic: a view when
+/// `computeStride` allows one, else a new contiguous (meta or fake)
+/// tensor, as ATen's `_unsafe_view(clone(Contiguous), shape)` gives.
+///
+/// ```
+/// use aten_shape::generic::{sym_reshape, sym_view_op};
+/// use c10_core::sym::{ShapeEnv, SymInt};
+/// use c10_core::{Device, Tensor, TensorOptions};
+/// let env = ShapeEnv::new();
+/// let x = Tensor::empty_symint(
+///     &[env.create_symbol(4, "a")?, env.create_symbol(6, "b")?],
+///     TensorOptions::new().device(Device::META),
+/// )?;
+/// let t = sym_view_op(&x, |g| g.transpose(0, 1))?;
+/// let r = sym_reshape(&t, &[SymInt::from(-1)])?;
+/// assert!(!r.is_alias_of(&x)); // a copy
+/// assert_eq!(r.sym_strides()[0], SymInt::from(1));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn sym_reshape(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
+    let (g, copied) = Geometry::of(t).reshape(shape)?;
+    if !copied {
+        return g.view_of(t);
+    }
+    let device = t.fake_device().unwrap_or(t.device());
+    let options = c10_core::TensorOptions::new()
+        .dtype(t.dtype())
+        .device(device);
+    Tensor::empty_strided_symint(&g.sizes, &g.strides, options)
+}

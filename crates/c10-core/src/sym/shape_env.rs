@@ -1,0 +1,1123 @@
+//! The built-in shape environment (PyTorch's `ShapeEnv`) and its node
+//! type.
+//!
+//! A [`ShapeEnv`] owns the symbols (with their hints, ranges and
+//! sources), the replacements found from equality guards, and the guards
+//! themselves. Every node the built-in engine makes holds an
+//! `Arc<ShapeEnv>`, so a `SymInt` finds its environment without any
+//! global or thread-local state; the environment's tables sit behind one
+//! mutex, so nodes may be sent and shared between threads (decisions
+//! from several threads are serialised, and each is recorded exactly
+//! once).
+
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::expr::{BoolExpr, IntExpr, Interval, RelOp, SymbolId};
+use super::guards::Guard;
+use super::node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
+use super::sym_bool::SymBool;
+use super::sym_int::SymInt;
+use crate::error::{Result, TensorError};
+
+/// How a dimension becomes symbolic (PyTorch's `DimDynamic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DimDynamic {
+    /// A constant: the hint itself.
+    Static,
+    /// Reuse the symbol of an earlier dim with the same hint.
+    Duck,
+    /// Always a fresh symbol.
+    Dynamic,
+}
+
+/// Settings of a [`ShapeEnv`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeEnvConfig {
+    /// Hints 0 and 1 become constants, and other backed size symbols get
+    /// the range `[2, ∞)` (PyTorch's default, `specialize_zero_one`).
+    pub specialize_zero_one: bool,
+}
+
+impl Default for ShapeEnvConfig {
+    fn default() -> Self {
+        ShapeEnvConfig {
+            specialize_zero_one: true,
+        }
+    }
+}
+
+/// What the environment knows about one symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolInfo {
+    /// The symbol's index (printed `s<id>`).
+    pub id: SymbolId,
+    /// Where the value came from, e.g. `x.size(1)`.
+    pub source: String,
+    /// The example value (`None` for unbacked symbols).
+    pub hint: Option<i64>,
+    /// Smallest value the symbol may take.
+    pub lo: i64,
+    /// Largest value the symbol may take (`None`: unbounded).
+    pub hi: Option<i64>,
+}
+
+#[derive(Default)]
+struct EnvState {
+    symbols: Vec<SymbolInfo>,
+    replacements: BTreeMap<SymbolId, IntExpr>,
+    guards: Vec<Guard>,
+    deferred: Vec<BoolExpr>,
+    /// Facts implied by recorded guards (PyTorch's `axioms`).
+    axioms: BTreeSet<BoolExpr>,
+    /// Duck sizing: hint -> symbol.
+    val_to_var: HashMap<i64, SymbolId>,
+    suppress: u32,
+}
+
+impl EnvState {
+    fn range(&self, s: SymbolId) -> Interval {
+        match self.symbols.get(s as usize) {
+            Some(info) => Interval {
+                lo: Some(i128::from(info.lo)),
+                hi: info.hi.map(i128::from),
+            },
+            None => Interval::unbounded(),
+        }
+    }
+
+    fn hint(&self, s: SymbolId) -> Option<i64> {
+        self.symbols.get(s as usize).and_then(|i| i.hint)
+    }
+
+    fn simplify(&self, e: &IntExpr) -> IntExpr {
+        if self.replacements.is_empty() {
+            return e.clone();
+        }
+        e.subst(&|s| self.replacements.get(&s).cloned())
+    }
+
+    fn simplify_bool(&self, e: &BoolExpr) -> BoolExpr {
+        if self.replacements.is_empty() {
+            return e.clone();
+        }
+        e.subst(&|s| self.replacements.get(&s).cloned())
+    }
+
+    fn static_value(&self, e: &BoolExpr) -> Option<bool> {
+        if let Some(b) = e.decide_static(&|s| self.range(s)) {
+            return Some(b);
+        }
+        if self.axioms.contains(e) {
+            return Some(true);
+        }
+        if self.axioms.contains(&e.not()) {
+            return Some(false);
+        }
+        None
+    }
+
+    fn unhinted(&self, syms: &[SymbolId]) -> bool {
+        syms.iter().any(|s| self.hint(*s).is_none())
+    }
+
+    /// Records a guard (PyTorch's `_evaluate_expr` step 6): appends it,
+    /// derives replacements and range refinements, remembers it as an
+    /// axiom.
+    fn record(&mut self, g: BoolExpr) {
+        if self.suppress > 0 {
+            return;
+        }
+        self.guards.push(Guard::new(g.clone()));
+        self.axioms.insert(g.clone());
+        self.maybe_guard_rel(&g);
+    }
+
+    /// PyTorch's `_maybe_guard_rel`: `Eq(s, c)` specialises `s`,
+    /// `Eq(s_new, s_old)` replaces the newer symbol, and a bound on a
+    /// single symbol narrows its range. Other relations only stay as
+    /// guards.
+    fn maybe_guard_rel(&mut self, g: &BoolExpr) {
+        let BoolExpr::Rel(op, a, b) = g else {
+            if let BoolExpr::And(xs) = g {
+                for x in xs.clone() {
+                    self.maybe_guard_rel(&x);
+                }
+            }
+            return;
+        };
+        let d = a.sub(b);
+        let syms = d.free_symbols();
+        match op {
+            RelOp::Eq => {
+                // Solve d = k*s + rest = 0 for a symbol with k = ±1 that
+                // appears only linearly; prefer the newest symbol.
+                for &s in syms.iter().rev() {
+                    if self.replacements.contains_key(&s) {
+                        continue;
+                    }
+                    let Some((k, rest)) = linear_in(&d, s) else {
+                        continue;
+                    };
+                    let sol = if k == 1 { rest.neg() } else { rest };
+                    let ok = match (sol.as_const(), sol.as_symbol()) {
+                        (Some(c), _) => {
+                            let r = self.range(s);
+                            let c128 = i128::from(c);
+                            r.lo.is_none_or(|l| l <= c128) && r.hi.is_none_or(|h| c128 <= h)
+                        }
+                        (None, Some(other)) => other < s,
+                        _ => false,
+                    };
+                    if !ok {
+                        continue;
+                    }
+                    if let Some(c) = sol.as_const() {
+                        if let Some(info) = self.symbols.get_mut(s as usize) {
+                            info.lo = c;
+                            info.hi = Some(c);
+                        }
+                    } else if let Some(other) = sol.as_symbol() {
+                        // The kept symbol inherits the tighter range.
+                        let r = self.range(s);
+                        if let Some(info) = self.symbols.get_mut(other as usize) {
+                            if let Some(l) = r.lo.and_then(|l| i64::try_from(l).ok()) {
+                                info.lo = info.lo.max(l);
+                            }
+                            if let Some(h) = r.hi.and_then(|h| i64::try_from(h).ok()) {
+                                info.hi = Some(info.hi.map_or(h, |x| x.min(h)));
+                            }
+                        }
+                    }
+                    for v in self.replacements.values_mut() {
+                        *v = v.subst(&|x| (x == s).then(|| sol.clone()));
+                    }
+                    self.replacements.insert(s, sol);
+                    // Axioms mention the old symbol; re-simplify them.
+                    let axioms: Vec<BoolExpr> = self.axioms.iter().cloned().collect();
+                    self.axioms = axioms.iter().map(|x| self.simplify_bool(x)).collect();
+                    return;
+                }
+            }
+            RelOp::Ne => {}
+            _ => {
+                if let [s] = syms.as_slice() {
+                    let Some((k, rest)) = linear_in(&d, *s) else {
+                        return;
+                    };
+                    let Some(c) = rest.as_const() else { return };
+                    // k*s + c OP 0  =>  s OP' -c*k (k = ±1 flips OP).
+                    let (op, v) = if k == 1 {
+                        (*op, c.wrapping_neg())
+                    } else {
+                        (flip(*op), c)
+                    };
+                    if let Some(info) = self.symbols.get_mut(*s as usize) {
+                        match op {
+                            RelOp::Lt => info.hi = Some(info.hi.map_or(v - 1, |h| h.min(v - 1))),
+                            RelOp::Le => info.hi = Some(info.hi.map_or(v, |h| h.min(v))),
+                            RelOp::Gt => info.lo = info.lo.max(v.saturating_add(1)),
+                            RelOp::Ge => info.lo = info.lo.max(v),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reverses the sides of a relation (`a < b` ⇔ `b > a`).
+fn flip(op: RelOp) -> RelOp {
+    match op {
+        RelOp::Lt => RelOp::Gt,
+        RelOp::Le => RelOp::Ge,
+        RelOp::Gt => RelOp::Lt,
+        RelOp::Ge => RelOp::Le,
+        o => o,
+    }
+}
+
+/// `d = k*s + rest` with `k = ±1` and `s` not in `rest`, if so.
+fn linear_in(d: &IntExpr, s: SymbolId) -> Option<(i64, IntExpr)> {
+    let sym = IntExpr::symbol(s);
+    for k in [1i64, -1] {
+        let rest = d.sub(&sym.mul(&IntExpr::constant(k)));
+        if !rest.free_symbols().contains(&s) {
+            // `d` really was linear with coefficient k.
+            return Some((k, rest));
+        }
+    }
+    None
+}
+
+/// The shape environment: symbols, hints, ranges, replacements, guards.
+///
+/// ```
+/// use c10_core::sym::{ShapeEnv, SymInt};
+/// let env = ShapeEnv::new();
+/// let n = env.create_symbol(12, "x.size(0)")?;
+/// // Does 4 divide n? The hint says yes; the decision is a guard.
+/// let divides = n.modulo(&SymInt::from(4))?.sym_eq(&SymInt::from(0))?;
+/// assert!(divides.guard_bool()?);
+/// assert_eq!(env.guards()[0].to_string(), "Eq(Mod(s0, 4), 0)");
+/// // Would the trace still be valid for n = 20? for n = 10?
+/// let sym = env.symbol_for_source("x.size(0)").unwrap();
+/// assert!(env.evaluate_guards(&|s| (s == sym).then_some(20))?);
+/// assert!(!env.evaluate_guards(&|s| (s == sym).then_some(10))?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub struct ShapeEnv {
+    config: ShapeEnvConfig,
+    state: Mutex<EnvState>,
+}
+
+impl fmt::Debug for ShapeEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("ShapeEnv")
+            .field("config", &self.config)
+            .field("symbols", &st.symbols)
+            .field("guards", &st.guards)
+            .finish()
+    }
+}
+
+impl ShapeEnv {
+    /// A fresh environment with PyTorch's defaults.
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// assert!(env.guards().is_empty());
+    /// ```
+    pub fn new() -> Arc<ShapeEnv> {
+        ShapeEnv::with_config(ShapeEnvConfig::default())
+    }
+
+    /// A fresh environment with the given settings.
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, ShapeEnvConfig};
+    /// let env = ShapeEnv::with_config(ShapeEnvConfig { specialize_zero_one: false });
+    /// assert!(env.create_symbol(1, "n")?.is_symbolic());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn with_config(config: ShapeEnvConfig) -> Arc<ShapeEnv> {
+        Arc::new(ShapeEnv {
+            config,
+            state: Mutex::new(EnvState::default()),
+        })
+    }
+
+    /// The settings.
+    ///
+    /// ```
+    /// assert!(c10_core::sym::ShapeEnv::new().config().specialize_zero_one);
+    /// ```
+    pub fn config(&self) -> ShapeEnvConfig {
+        self.config
+    }
+
+    /// A fresh backed size symbol with hint `hint` (PyTorch's
+    /// `create_symbol` with `DimDynamic.DYNAMIC`): hints 0 and 1 give
+    /// plain ints under 0/1 specialisation.
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// assert!(env.create_symbol(5, "n")?.is_symbolic());
+    /// assert_eq!(env.create_symbol(1, "m")?.maybe_as_int(), Some(1));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn create_symbol(self: &Arc<Self>, hint: i64, source: &str) -> Result<SymInt> {
+        self.create_symbol_with(hint, source, DimDynamic::Dynamic)
+    }
+
+    /// [`create_symbol`](ShapeEnv::create_symbol) with a choice of
+    /// [`DimDynamic`].
+    ///
+    /// ```
+    /// use c10_core::sym::{DimDynamic, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// let a = env.create_symbol_with(4, "x.size(0)", DimDynamic::Duck)?;
+    /// let b = env.create_symbol_with(4, "x.size(1)", DimDynamic::Duck)?;
+    /// assert_eq!(a, b);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn create_symbol_with(
+        self: &Arc<Self>,
+        hint: i64,
+        source: &str,
+        dynamic: DimDynamic,
+    ) -> Result<SymInt> {
+        if hint < 0 {
+            return Err(TensorError::runtime(format!(
+                "cannot create a size symbol from the negative value {hint}"
+            )));
+        }
+        if dynamic == DimDynamic::Static
+            || (self.config.specialize_zero_one && (hint == 0 || hint == 1))
+        {
+            return Ok(SymInt::Int(hint));
+        }
+        let mut st = self.state.lock();
+        if dynamic == DimDynamic::Duck {
+            if let Some(&s) = st.val_to_var.get(&hint) {
+                drop(st);
+                return Ok(self.int_node(IntExpr::symbol(s)));
+            }
+        }
+        let id = SymbolId::try_from(st.symbols.len())
+            .map_err(|_| TensorError::runtime("too many symbols in one ShapeEnv"))?;
+        st.symbols.push(SymbolInfo {
+            id,
+            source: source.to_string(),
+            hint: Some(hint),
+            lo: if self.config.specialize_zero_one {
+                2
+            } else {
+                0
+            },
+            hi: None,
+        });
+        if dynamic == DimDynamic::Duck {
+            st.val_to_var.insert(hint, id);
+        }
+        drop(st);
+        Ok(self.int_node(IntExpr::symbol(id)))
+    }
+
+    /// A fresh unbacked, size-like symbol (no hint, range `[0, ∞)`), like
+    /// PyTorch's `create_unbacked_symint` + `_constrain_range_for_size`.
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// let u = env.create_unbacked_symint("u");
+    /// assert!(!u.has_hint());
+    /// assert!(u.sym_eq(&5.into())?.guard_bool().is_err());
+    /// assert!(!u.sym_eq(&5.into())?.guard_or_false()?);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn create_unbacked_symint(self: &Arc<Self>, source: &str) -> SymInt {
+        let mut st = self.state.lock();
+        let id = SymbolId::try_from(st.symbols.len()).unwrap_or(SymbolId::MAX);
+        st.symbols.push(SymbolInfo {
+            id,
+            source: source.to_string(),
+            hint: None,
+            lo: 0,
+            hi: None,
+        });
+        drop(st);
+        self.int_node(IntExpr::symbol(id))
+    }
+
+    /// Symbolic sizes, strides and storage offset for a tensor with the
+    /// given example layout (PyTorch's
+    /// `create_symbolic_sizes_strides_storage_offset`): a symbol per size;
+    /// strides, visited from the smallest, are expressed through sizes
+    /// where they equal `size*stride` of a smaller dim (so a contiguous
+    /// layout gets `(s1*s2, s2, 1)`), stay 0 or 1, or get a fresh
+    /// symbol; the offset is a symbol unless it is 0 or 1.
+    ///
+    /// ```
+    /// use c10_core::sym::{DimDynamic, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// let (sizes, strides, offset) =
+    ///     env.create_symbolic_sizes_strides_storage_offset(&[4, 6, 8], &[48, 8, 1], 0, "x", DimDynamic::Dynamic)?;
+    /// let show = |v: &[c10_core::sym::SymInt]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
+    /// assert_eq!(show(&sizes), "s0, s1, s2");
+    /// assert_eq!(show(&strides), "s1*s2, s2, 1");
+    /// assert_eq!(offset.maybe_as_int(), Some(0));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn create_symbolic_sizes_strides_storage_offset(
+        self: &Arc<Self>,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+        source: &str,
+        dynamic: DimDynamic,
+    ) -> Result<(Vec<SymInt>, Vec<SymInt>, SymInt)> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        let sym_sizes = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| self.create_symbol_with(v, &format!("{source}.size({i})"), dynamic))
+            .collect::<Result<Vec<_>>>()?;
+        let mut sym_strides: Vec<Option<SymInt>> = vec![None; strides.len()];
+        let mut order: Vec<usize> = (0..strides.len()).collect();
+        // Equal strides: the inner dim first, and a later candidate for
+        // the same value wins, so a stride equal to `size[i+1]*stride[i+1]`
+        // is expressed through the adjacent dim (what PyTorch gives when a
+        // size-1 dim is a symbol: `(s1*s2*s3, s2*s3, s3, 1)`).
+        order.sort_by_key(|&i| (strides[i], std::cmp::Reverse(i)));
+        let mut candidates: HashMap<i64, SymInt> = HashMap::new();
+        for &i in &order {
+            let st = strides[i];
+            let expr = if let Some(c) = candidates.get(&st) {
+                c.clone()
+            } else if st == 0 || st == 1 {
+                SymInt::Int(st)
+            } else {
+                let d = if dynamic == DimDynamic::Static {
+                    DimDynamic::Static
+                } else {
+                    DimDynamic::Duck
+                };
+                self.create_symbol_with(st, &format!("{source}.stride({i})"), d)?
+            };
+            candidates.insert(sizes[i].wrapping_mul(st), sym_sizes[i].mul(&expr)?);
+            sym_strides[i] = Some(expr);
+        }
+        let sym_strides = sym_strides
+            .into_iter()
+            .map(|s| s.unwrap_or_default())
+            .collect();
+        let off =
+            self.create_symbol_with(offset, &format!("{source}.storage_offset()"), dynamic)?;
+        Ok((sym_sizes, sym_strides, off))
+    }
+
+    /// Wraps an expression over this environment's symbols as a `SymInt`
+    /// (a constant expression gives a plain int).
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::IntExpr, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// assert_eq!(env.int_node(IntExpr::constant(3)).maybe_as_int(), Some(3));
+    /// ```
+    pub fn int_node(self: &Arc<Self>, e: IntExpr) -> SymInt {
+        match e.as_const() {
+            Some(v) => SymInt::Int(v),
+            None => SymInt::Sym(SymNode::new(Arc::new(ExprNode {
+                env: Arc::clone(self),
+                value: Value::Int(e),
+            }))),
+        }
+    }
+
+    /// Wraps a boolean expression as a `SymBool`.
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::BoolExpr, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// assert_eq!(env.bool_node(BoolExpr::Const(true)).maybe_as_bool(), Some(true));
+    /// ```
+    pub fn bool_node(self: &Arc<Self>, e: BoolExpr) -> SymBool {
+        match e.as_const() {
+            Some(b) => SymBool::Bool(b),
+            None => SymBool::Sym(SymNode::new(Arc::new(ExprNode {
+                env: Arc::clone(self),
+                value: Value::Bool(e),
+            }))),
+        }
+    }
+
+    /// Every symbol, in creation order.
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// env.create_symbol(5, "x.size(0)")?;
+    /// assert_eq!(env.symbols()[0].source, "x.size(0)");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn symbols(&self) -> Vec<SymbolInfo> {
+        self.state.lock().symbols.clone()
+    }
+
+    /// The symbol created for `source`, if any.
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// env.create_symbol(5, "x.size(0)")?;
+    /// assert_eq!(env.symbol_for_source("x.size(0)"), Some(0));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn symbol_for_source(&self, source: &str) -> Option<SymbolId> {
+        self.state
+            .lock()
+            .symbols
+            .iter()
+            .find(|s| s.source == source)
+            .map(|s| s.id)
+    }
+
+    /// The guards recorded so far, in order (duplicates are not
+    /// recorded: a decision already implied by an earlier guard is
+    /// static).
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// let s = env.create_symbol(5, "n")?;
+    /// s.sym_gt(&3.into())?.guard_bool()?;
+    /// assert_eq!(env.guards().len(), 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn guards(&self) -> Vec<Guard> {
+        self.state.lock().guards.clone()
+    }
+
+    /// Conditions asserted on unbacked values, to be checked at run time
+    /// (PyTorch's `deferred_runtime_asserts`).
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// let u = env.create_unbacked_symint("u");
+    /// assert!(u.sym_ge(&3.into())?.expect_true()?);
+    /// assert_eq!(env.deferred_runtime_asserts()[0].to_string(), "s0 >= 3");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn deferred_runtime_asserts(&self) -> Vec<BoolExpr> {
+        self.state.lock().deferred.clone()
+    }
+
+    /// The replacements found from equality guards (`symbol → expr`).
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// let s = env.create_symbol(8, "n")?;
+    /// s.guard_int()?;
+    /// assert_eq!(env.replacements()[0].1.as_const(), Some(8));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn replacements(&self) -> Vec<(SymbolId, IntExpr)> {
+        self.state
+            .lock()
+            .replacements
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect()
+    }
+
+    /// `e` with the replacements applied.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// let env = ShapeEnv::new();
+    /// let s = env.create_symbol(8, "n")?;
+    /// let t = env.create_symbol(3, "m")?;
+    /// let p = s.mul(&t)?;
+    /// s.guard_int()?;
+    /// assert_eq!(p.to_string(), "8*s1"); // printing simplifies
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn simplify(&self, e: &IntExpr) -> IntExpr {
+        self.state.lock().simplify(e)
+    }
+
+    /// `e` with the replacements applied.
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::*, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// assert_eq!(env.simplify_bool(&BoolExpr::Const(true)), BoolExpr::Const(true));
+    /// ```
+    pub fn simplify_bool(&self, e: &BoolExpr) -> BoolExpr {
+        self.state.lock().simplify_bool(e)
+    }
+
+    /// The value of `e` under the hints, without guarding (`None` when an
+    /// unbacked symbol is involved).
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::IntExpr, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// env.create_symbol(8, "n")?;
+    /// assert_eq!(env.size_hint(&IntExpr::symbol(0).mul(&IntExpr::constant(2))), Some(16));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn size_hint(&self, e: &IntExpr) -> Option<i64> {
+        let st = self.state.lock();
+        st.simplify(e).eval(&|s| st.hint(s))
+    }
+
+    /// The value of `e` under the hints, without guarding.
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::BoolExpr, ShapeEnv};
+    /// assert_eq!(ShapeEnv::new().bool_hint(&BoolExpr::Const(true)), Some(true));
+    /// ```
+    pub fn bool_hint(&self, e: &BoolExpr) -> Option<bool> {
+        let st = self.state.lock();
+        st.simplify_bool(e).eval(&|s| st.hint(s))
+    }
+
+    /// Decides a boolean expression (PyTorch's `_evaluate_expr`): static
+    /// evaluation from ranges, replacements and earlier guards first (no
+    /// guard); otherwise the hints decide and the outcome is recorded as
+    /// a guard, or, for unbacked symbols, as [`Decision`] says.
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::*, Decision, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// env.create_symbol(6, "n")?;
+    /// let e = BoolExpr::rel(RelOp::Eq, &IntExpr::symbol(0), &IntExpr::constant(4));
+    /// assert!(!env.evaluate_expr(&e, Decision::Guard)?);
+    /// assert_eq!(env.guards()[0].to_string(), "Ne(s0, 4)");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn evaluate_expr(&self, e: &BoolExpr, how: Decision) -> Result<bool> {
+        let mut st = self.state.lock();
+        let e = st.simplify_bool(e);
+        if let Some(b) = e.as_const() {
+            return Ok(b);
+        }
+        if let Some(b) = st.static_value(&e) {
+            return Ok(b);
+        }
+        if how == Decision::StaticallyKnownTrue {
+            return Ok(false);
+        }
+        if st.unhinted(&e.free_symbols()) {
+            return match how {
+                Decision::GuardOrFalse => Ok(false),
+                Decision::GuardOrTrue => Ok(true),
+                Decision::ExpectTrue => {
+                    st.deferred.push(e);
+                    Ok(true)
+                }
+                _ => Err(TensorError::runtime(format!(
+                    "Could not guard on data-dependent expression {e} (unhinted: {e})"
+                ))),
+            };
+        }
+        let value = e.eval(&|s| st.hint(s)).ok_or_else(|| {
+            TensorError::runtime(format!(
+                "cannot evaluate {e} from the hints (division by zero)"
+            ))
+        })?;
+        st.record(if value { e } else { e.not() });
+        Ok(value)
+    }
+
+    /// The integer value of `e` under the hints, recording `Eq(e, value)`
+    /// (PyTorch's `guard_int`, which specialises).
+    ///
+    /// ```
+    /// use c10_core::sym::{expr::IntExpr, ShapeEnv};
+    /// let env = ShapeEnv::new();
+    /// env.create_symbol(6, "n")?;
+    /// assert_eq!(env.evaluate_int(&IntExpr::symbol(0))?, 6);
+    /// assert_eq!(env.symbols()[0].lo, 6);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn evaluate_int(&self, e: &IntExpr) -> Result<i64> {
+        let mut st = self.state.lock();
+        let e = st.simplify(e);
+        if let Some(v) = e.as_const() {
+            return Ok(v);
+        }
+        if st.unhinted(&e.free_symbols()) {
+            return Err(TensorError::runtime(format!(
+                "Could not guard on data-dependent expression {e} (unhinted: {e})"
+            )));
+        }
+        let v = e
+            .eval(&|s| st.hint(s))
+            .ok_or_else(|| TensorError::runtime(format!("cannot evaluate {e} from the hints")))?;
+        st.record(BoolExpr::rel(RelOp::Eq, &e, &IntExpr::constant(v)));
+        Ok(v)
+    }
+
+    /// Runs `f` without recording guards (PyTorch's `suppress_guards`):
+    /// decisions still come from the hints.
+    ///
+    /// ```
+    /// let env = c10_core::sym::ShapeEnv::new();
+    /// let s = env.create_symbol(6, "n")?;
+    /// let b = env.suppress_guards(|| s.sym_eq(&6.into())?.guard_bool())?;
+    /// assert!(b && env.guards().is_empty());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn suppress_guards<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.state.lock().suppress += 1;
+        let r = f();
+        self.state.lock().suppress -= 1;
+        r
+    }
+
+    /// The range conditions every backed symbol carries (`lo <= s`, and
+    /// `s <= hi` when bounded): PyTorch's `produce_guards` includes them
+    /// (`2 <= L['x'].size()[0]`).
+    fn range_guards(st: &EnvState) -> Vec<BoolExpr> {
+        let mut out = Vec::new();
+        for info in &st.symbols {
+            if st.replacements.contains_key(&info.id) || info.hint.is_none() {
+                continue;
+            }
+            let s = IntExpr::symbol(info.id);
+            out.push(BoolExpr::rel(RelOp::Le, &IntExpr::constant(info.lo), &s));
+            if let Some(h) = info.hi {
+                out.push(BoolExpr::rel(RelOp::Le, &s, &IntExpr::constant(h)));
+            }
+        }
+        out
+    }
+
+    /// Whether the trace is valid for a new assignment of the symbols:
+    /// every recorded guard, every deferred assert and every symbol's
+    /// range holds. Symbols `value` leaves unassigned make it an error.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// let env = ShapeEnv::new();
+    /// let s = env.create_symbol(6, "n")?;
+    /// s.sym_gt(&4.into())?.guard_bool()?;
+    /// assert!(env.evaluate_guards(&|_| Some(5))?);
+    /// assert!(!env.evaluate_guards(&|_| Some(4))?);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn evaluate_guards(&self, value: &dyn Fn(SymbolId) -> Option<i64>) -> Result<bool> {
+        Ok(self.failing_guards(value)?.is_empty())
+    }
+
+    /// The guards (printed) that fail under an assignment.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// let env = ShapeEnv::new();
+    /// let s = env.create_symbol(6, "n")?;
+    /// s.sym_gt(&4.into())?.guard_bool()?;
+    /// assert_eq!(env.failing_guards(&|_| Some(3))?, vec!["s0 > 4", "5 <= s0"]); // the guard and the range it refined
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn failing_guards(&self, value: &dyn Fn(SymbolId) -> Option<i64>) -> Result<Vec<String>> {
+        let st = self.state.lock();
+        let mut all: Vec<BoolExpr> = st.guards.iter().map(|g| g.expr().clone()).collect();
+        all.extend(st.deferred.iter().cloned());
+        all.extend(Self::range_guards(&st));
+        let mut failing = Vec::new();
+        for g in all {
+            if let Some(s) = g.free_symbols().into_iter().find(|s| value(*s).is_none()) {
+                return Err(TensorError::runtime(format!(
+                    "cannot evaluate guard {g}: symbol s{s} has no value"
+                )));
+            }
+            // A guard without a value (a divisor that is 0 under this
+            // assignment) does not hold.
+            if g.eval(value) != Some(true) {
+                failing.push(g.to_string());
+            }
+        }
+        Ok(failing)
+    }
+
+    /// The guards over sources, as PyTorch's `produce_guards` lists them:
+    /// range guards first, then the recorded guards, with each symbol
+    /// printed as its source.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// let env = ShapeEnv::new();
+    /// let s = env.create_symbol(6, "x.size(0)")?;
+    /// s.sym_gt(&4.into())?.guard_bool()?;
+    /// assert_eq!(env.produce_guards(), vec!["5 <= x.size(0)", "x.size(0) > 4"]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn produce_guards(&self) -> Vec<String> {
+        let st = self.state.lock();
+        let mut all = Self::range_guards(&st);
+        all.extend(st.guards.iter().map(|g| g.expr().clone()));
+        all.iter()
+            .map(|g| {
+                let mut text = g.to_string();
+                // Longest ids first so that s1 does not eat s12.
+                let mut syms = g.free_symbols();
+                syms.sort_by_key(|s| std::cmp::Reverse(*s));
+                for s in syms {
+                    if let Some(info) = st.symbols.get(s as usize) {
+                        text = text.replace(&format!("s{s}"), &info.source);
+                    }
+                }
+                text
+            })
+            .collect()
+    }
+}
+
+/// The simplified integer expression of a built-in node (`None` for
+/// another engine's node or a non-int node).
+pub(crate) fn builtin_int_expr(node: &SymNode) -> Option<IntExpr> {
+    let n = node.as_any().downcast_ref::<ExprNode>()?;
+    match &n.value {
+        Value::Int(e) => Some(n.env.simplify(e)),
+        _ => None,
+    }
+}
+
+/// The simplified boolean expression of a built-in node.
+pub(crate) fn builtin_bool_expr(node: &SymNode) -> Option<BoolExpr> {
+    let n = node.as_any().downcast_ref::<ExprNode>()?;
+    match &n.value {
+        Value::Bool(e) => Some(n.env.simplify_bool(e)),
+        _ => None,
+    }
+}
+
+/// What a built-in node holds.
+#[derive(Clone, Debug)]
+enum Value {
+    Int(IntExpr),
+    Bool(BoolExpr),
+    /// `num / den` as a float.
+    Float(IntExpr, IntExpr),
+}
+
+/// The built-in engine's node: an expression and its environment.
+struct ExprNode {
+    env: Arc<ShapeEnv>,
+    value: Value,
+}
+
+impl fmt::Debug for ExprNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ExprNode({self})")
+    }
+}
+
+impl fmt::Display for ExprNode {
+    /// Prints with the environment's replacements applied (PyTorch's
+    /// `SymNode.expr` does the same).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.value {
+            Value::Int(e) => write!(f, "{}", self.env.simplify(e)),
+            Value::Bool(e) => write!(f, "{}", self.env.simplify_bool(e)),
+            Value::Float(n, d) => {
+                let (n, d) = (self.env.simplify(n), self.env.simplify(d));
+                if d.as_const() == Some(1) {
+                    write!(f, "{n}")
+                } else {
+                    write!(f, "{n}/{d}")
+                }
+            }
+        }
+    }
+}
+
+impl ExprNode {
+    fn other<'a>(&self, other: &'a SymNode) -> Result<&'a ExprNode> {
+        let o = other
+            .as_any()
+            .downcast_ref::<ExprNode>()
+            .ok_or_else(|| TensorError::runtime("cannot combine SymNodes of different engines"))?;
+        if !Arc::ptr_eq(&self.env, &o.env) {
+            return Err(TensorError::runtime(
+                "cannot combine SymNodes of different ShapeEnvs",
+            ));
+        }
+        Ok(o)
+    }
+
+    fn node(&self, value: Value) -> SymNode {
+        SymNode::new(Arc::new(ExprNode {
+            env: Arc::clone(&self.env),
+            value,
+        }))
+    }
+
+    fn as_int(&self) -> Result<&IntExpr> {
+        match &self.value {
+            Value::Int(e) => Ok(e),
+            _ => Err(TensorError::runtime(format!(
+                "expected an int node, got {self}"
+            ))),
+        }
+    }
+
+    fn as_bool(&self) -> Result<&BoolExpr> {
+        match &self.value {
+            Value::Bool(e) => Ok(e),
+            _ => Err(TensorError::runtime(format!(
+                "expected a bool node, got {self}"
+            ))),
+        }
+    }
+
+    fn as_ratio(&self) -> Result<(IntExpr, IntExpr)> {
+        match &self.value {
+            Value::Int(e) => Ok((e.clone(), IntExpr::constant(1))),
+            Value::Float(n, d) => Ok((n.clone(), d.clone())),
+            Value::Bool(_) => Err(TensorError::runtime(format!(
+                "expected a number, got {self}"
+            ))),
+        }
+    }
+}
+
+fn div_by_zero() -> TensorError {
+    TensorError::runtime("ZeroDivisionError: integer division or modulo by zero")
+}
+
+impl SymNodeImpl for ExprNode {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn kind(&self) -> NodeKind {
+        match self.value {
+            Value::Int(_) => NodeKind::Int,
+            Value::Bool(_) => NodeKind::Bool,
+            Value::Float(..) => NodeKind::Float,
+        }
+    }
+
+    fn maybe_as_int(&self) -> Option<i64> {
+        match &self.value {
+            Value::Int(e) => e.as_const().or_else(|| self.env.simplify(e).as_const()),
+            _ => None,
+        }
+    }
+
+    fn maybe_as_bool(&self) -> Option<bool> {
+        match &self.value {
+            Value::Bool(e) => e
+                .as_const()
+                .or_else(|| self.env.simplify_bool(e).as_const()),
+            _ => None,
+        }
+    }
+
+    fn has_hint(&self) -> bool {
+        let st = self.env.state.lock();
+        let syms = match &self.value {
+            Value::Int(e) => st.simplify(e).free_symbols(),
+            Value::Bool(e) => st.simplify_bool(e).free_symbols(),
+            Value::Float(n, d) => {
+                let mut v = st.simplify(n).free_symbols();
+                v.extend(st.simplify(d).free_symbols());
+                v
+            }
+        };
+        !st.unhinted(&syms)
+    }
+
+    fn hint_int(&self) -> Option<i64> {
+        match &self.value {
+            Value::Int(e) => self.env.size_hint(e),
+            _ => None,
+        }
+    }
+
+    fn hint_bool(&self) -> Option<bool> {
+        match &self.value {
+            Value::Bool(e) => self.env.bool_hint(e),
+            _ => None,
+        }
+    }
+
+    fn hint_float(&self) -> Option<f64> {
+        let (n, d) = self.as_ratio().ok()?;
+        Some(self.env.size_hint(&n)? as f64 / self.env.size_hint(&d)? as f64)
+    }
+
+    fn wrap_int(&self, v: i64) -> SymNode {
+        self.node(Value::Int(IntExpr::constant(v)))
+    }
+
+    fn wrap_bool(&self, b: bool) -> SymNode {
+        self.node(Value::Bool(BoolExpr::Const(b)))
+    }
+
+    fn wrap_float(&self, v: f64) -> Result<SymNode> {
+        // Floats are kept as ratios of integer expressions; only
+        // integral constants have an exact form.
+        if v.fract() == 0.0 && v.abs() < 9.0e15 {
+            Ok(self.node(Value::Float(
+                IntExpr::constant(v as i64),
+                IntExpr::constant(1),
+            )))
+        } else {
+            Err(TensorError::NotImplemented(format!(
+                "the built-in ShapeEnv has no symbolic form for the float {v}"
+            )))
+        }
+    }
+
+    fn binary(&self, op: BinOp, other: &SymNode) -> Result<SymNode> {
+        let o = self.other(other)?;
+        let rel = |r: RelOp| -> Result<SymNode> {
+            Ok(self.node(Value::Bool(BoolExpr::rel(r, self.as_int()?, o.as_int()?))))
+        };
+        match op {
+            BinOp::Add => Ok(self.node(Value::Int(self.as_int()?.add(o.as_int()?)))),
+            BinOp::Sub => Ok(self.node(Value::Int(self.as_int()?.sub(o.as_int()?)))),
+            BinOp::Mul => Ok(self.node(Value::Int(self.as_int()?.mul(o.as_int()?)))),
+            BinOp::FloorDiv => Ok(self.node(Value::Int(
+                self.as_int()?
+                    .floordiv(o.as_int()?)
+                    .ok_or_else(div_by_zero)?,
+            ))),
+            BinOp::Mod => Ok(self.node(Value::Int(
+                self.as_int()?.modulo(o.as_int()?).ok_or_else(div_by_zero)?,
+            ))),
+            BinOp::Min | BinOp::Max => {
+                let (a, b) = (self.as_int()?, o.as_int()?);
+                // Decide statically from ranges where possible (sympy's
+                // `Max(1, s0)` is `s0` for a size symbol `s0 >= 2`).
+                let a_ge_b = {
+                    let st = self.env.state.lock();
+                    st.static_value(&st.simplify_bool(&BoolExpr::rel(RelOp::Ge, a, b)))
+                };
+                let e = match (op, a_ge_b) {
+                    (BinOp::Min, Some(true)) | (BinOp::Max, Some(false)) => b.clone(),
+                    (BinOp::Min, Some(false)) | (BinOp::Max, Some(true)) => a.clone(),
+                    (BinOp::Min, None) => IntExpr::sym_min(a, b),
+                    _ => IntExpr::sym_max(a, b),
+                };
+                Ok(self.node(Value::Int(e)))
+            }
+            BinOp::TrueDiv => {
+                let (n1, d1) = self.as_ratio()?;
+                let (n2, d2) = o.as_ratio()?;
+                Ok(self.node(Value::Float(n1.mul(&d2), d1.mul(&n2))))
+            }
+            BinOp::Eq => rel(RelOp::Eq),
+            BinOp::Ne => rel(RelOp::Ne),
+            BinOp::Lt => rel(RelOp::Lt),
+            BinOp::Le => rel(RelOp::Le),
+            BinOp::Gt => rel(RelOp::Gt),
+            BinOp::Ge => rel(RelOp::Ge),
+            BinOp::And => Ok(self.node(Value::Bool(self.as_bool()?.and(o.as_bool()?)))),
+            BinOp::Or => Ok(self.node(Value::Bool(self.as_bool()?.or(o.as_bool()?)))),
+        }
+    }
+
+    fn unary(&self, op: UnOp) -> Result<SymNode> {
+        match op {
+            UnOp::Neg => match &self.value {
+                Value::Float(n, d) => Ok(self.node(Value::Float(n.neg(), d.clone()))),
+                _ => Ok(self.node(Value::Int(self.as_int()?.neg()))),
+            },
+            UnOp::Not => Ok(self.node(Value::Bool(self.as_bool()?.not()))),
+            UnOp::ToFloat => {
+                let (n, d) = self.as_ratio()?;
+                Ok(self.node(Value::Float(n, d)))
+            }
+        }
+    }
+
+    fn decide(&self, how: Decision) -> Result<bool> {
+        self.env.evaluate_expr(self.as_bool()?, how)
+    }
+
+    fn guard_int(&self) -> Result<i64> {
+        self.env.evaluate_int(self.as_int()?)
+    }
+
+    fn guard_float(&self) -> Result<f64> {
+        // Guarding a float specialises its integer parts.
+        let (n, d) = self.as_ratio()?;
+        let (n, d) = (self.env.evaluate_int(&n)?, self.env.evaluate_int(&d)?);
+        Ok(n as f64 / d as f64)
+    }
+}

@@ -1,0 +1,588 @@
+//! The symbolic `TensorImpl` path: tensors whose sizes, strides or
+//! storage offset are [`SymInt`]s.
+//!
+//! Such a tensor lives on the meta device (no data), or is a *fake*
+//! tensor: meta underneath, remembering the device it stands for
+//! ([`Tensor::fake_device`]). Its real geometry is kept out of line, in
+//! `ExtraMeta` (c10's `SymbolicShapeMeta`), so plain tensors keep their
+//! layout, size and speed. The inline sizes, strides, offset and numel of
+//! a symbolic tensor hold the *hints* (like 2.15's materialised sizes for
+//! C++-only fake tensors): they size the meta storage and keep every
+//! inline invariant true, but they are not the tensor's geometry.
+//!
+//! What PyTorch does with `sizes()` on such a tensor (throw "Cannot call
+//! sizes() on tensor with symbolic sizes/strides") is what the checked
+//! accessors ([`Tensor::checked_sizes`], ...) do. The infallible
+//! `sizes()`/`strides()`/`numel()`/`storage_offset()` keep their
+//! signatures (they are used everywhere) and return the hints; every
+//! operation that would build new geometry from them refuses a symbolic
+//! tensor instead (the concrete view constructors, `set_sizes_and_strides`,
+//! `set_sizes_contiguous`), so no result silently specialises. Symbolic
+//! tensors are viewed with `aten_shape::generic`, through
+//! [`Tensor::symbolic_view`].
+
+use c10_storage::{Device, DeviceType};
+
+use super::rules::{compute_contiguous_sym, contiguous_strides_into, is_contiguous};
+use super::{cannot_call_with_symbolic, SymBool, SymInt};
+use crate::error::{Result, TensorError};
+use crate::extra_meta::{self, SymbolicShapeMeta};
+use crate::impl_arc::ImplArc;
+use crate::options::TensorOptions;
+use crate::tensor::Tensor;
+use crate::tensor_impl::TensorImpl;
+
+fn numel_of(sizes: &[SymInt]) -> Result<SymInt> {
+    let mut n = SymInt::from(1);
+    for s in sizes {
+        n = n.mul(s)?;
+    }
+    Ok(n)
+}
+
+fn hints(v: &[SymInt]) -> Vec<i64> {
+    // Unbacked values have no hint; 0 keeps the meta storage empty.
+    v.iter().map(|s| s.hint().unwrap_or(0)).collect()
+}
+
+fn all_concrete(v: &[SymInt]) -> Option<Vec<i64>> {
+    v.iter().map(SymInt::maybe_as_int).collect()
+}
+
+impl TensorImpl {
+    /// Whether the geometry is symbolic (c10's
+    /// `has_symbolic_sizes_strides_`).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(!Tensor::empty(&[2], TensorOptions::new())?.impl_ref().has_symbolic_sizes_strides());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    #[inline]
+    pub fn has_symbolic_sizes_strides(&self) -> bool {
+        extra_meta::symbolic(&self.extra).is_some()
+    }
+
+    /// Sizes as `SymInt`s (concrete tensors: their sizes).
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().sym_sizes(), vec![SymInt::from(2), SymInt::from(3)]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_sizes(&self) -> Vec<SymInt> {
+        match extra_meta::symbolic(&self.extra) {
+            Some(m) => m.sizes.clone(),
+            None => self.sizes().iter().map(|&v| SymInt::Int(v)).collect(),
+        }
+    }
+
+    /// Strides as `SymInt`s.
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().sym_strides(), vec![SymInt::from(3), SymInt::from(1)]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_strides(&self) -> Vec<SymInt> {
+        match extra_meta::symbolic(&self.extra) {
+            Some(m) => m.strides.clone(),
+            None => self.strides().iter().map(|&v| SymInt::Int(v)).collect(),
+        }
+    }
+
+    /// The element count as a `SymInt` (c10's `sym_numel`).
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().sym_numel(), SymInt::from(6));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_numel(&self) -> SymInt {
+        match extra_meta::symbolic(&self.extra) {
+            Some(m) => m.numel.clone(),
+            None => SymInt::Int(self.numel()),
+        }
+    }
+
+    /// The storage offset as a `SymInt`.
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// let t = Tensor::empty(&[2, 3], TensorOptions::new())?;
+    /// assert_eq!(t.impl_ref().sym_storage_offset(), SymInt::from(0));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_storage_offset(&self) -> SymInt {
+        match extra_meta::symbolic(&self.extra) {
+            Some(m) => m.storage_offset.clone(),
+            None => SymInt::Int(self.storage_offset()),
+        }
+    }
+
+    /// The device a fake tensor stands for (`None` for other tensors).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(Tensor::empty(&[2], TensorOptions::new())?.impl_ref().fake_device().is_none());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn fake_device(&self) -> Option<Device> {
+        extra_meta::symbolic(&self.extra).and_then(|m| m.fake_device)
+    }
+
+    /// The sizes; an error on a symbolic tensor, with c10's message.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.impl_ref().checked_sizes()?, &[2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_sizes(&self) -> Result<&[i64]> {
+        match self.has_symbolic_sizes_strides() {
+            true => Err(cannot_call_with_symbolic("sizes")),
+            false => Ok(self.sizes()),
+        }
+    }
+
+    /// The strides; an error on a symbolic tensor.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.impl_ref().checked_strides()?, &[1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_strides(&self) -> Result<&[i64]> {
+        match self.has_symbolic_sizes_strides() {
+            true => Err(cannot_call_with_symbolic("strides")),
+            false => Ok(self.strides()),
+        }
+    }
+
+    /// The element count; an error on a symbolic tensor.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.impl_ref().checked_numel()?, 2);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_numel(&self) -> Result<i64> {
+        match self.has_symbolic_sizes_strides() {
+            true => Err(cannot_call_with_symbolic("numel")),
+            false => Ok(self.numel()),
+        }
+    }
+
+    /// The storage offset; an error on a symbolic tensor.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.impl_ref().checked_storage_offset()?, 0);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_storage_offset(&self) -> Result<i64> {
+        match self.has_symbolic_sizes_strides() {
+            true => Err(cannot_call_with_symbolic("storage_offset")),
+            false => Ok(self.storage_offset()),
+        }
+    }
+}
+
+impl Tensor {
+    /// Whether the geometry is symbolic.
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(!Tensor::empty(&[2], TensorOptions::new())?.has_symbolic_sizes_strides());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    #[inline]
+    pub fn has_symbolic_sizes_strides(&self) -> bool {
+        self.imp.has_symbolic_sizes_strides()
+    }
+
+    /// See [`TensorImpl::sym_sizes`].
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.sym_sizes().len(), 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_sizes(&self) -> Vec<SymInt> {
+        self.imp.sym_sizes()
+    }
+
+    /// See [`TensorImpl::sym_strides`].
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.sym_strides().len(), 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_strides(&self) -> Vec<SymInt> {
+        self.imp.sym_strides()
+    }
+
+    /// See [`TensorImpl::sym_numel`].
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.sym_numel(), SymInt::from(2));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_numel(&self) -> SymInt {
+        self.imp.sym_numel()
+    }
+
+    /// See [`TensorImpl::sym_storage_offset`].
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.sym_storage_offset(), SymInt::from(0));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_storage_offset(&self) -> SymInt {
+        self.imp.sym_storage_offset()
+    }
+
+    /// Size of dim `dim` as a `SymInt` (c10's `sym_size`).
+    ///
+    /// ```
+    /// use c10_core::{sym::SymInt, Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2, 5], TensorOptions::new())?.sym_size(-1)?, SymInt::from(5));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_size(&self, dim: i64) -> Result<SymInt> {
+        let d = crate::geometry::wrap_dim(dim, self.dim() as i64, false)?;
+        Ok(self.sym_sizes().swap_remove(d))
+    }
+
+    /// See [`TensorImpl::fake_device`].
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(Tensor::empty(&[2], TensorOptions::new())?.fake_device().is_none());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn fake_device(&self) -> Option<Device> {
+        self.imp.fake_device()
+    }
+
+    /// See [`TensorImpl::checked_sizes`].
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// use c10_core::{Tensor, TensorOptions, Device};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(4, "n")?;
+    /// let t = Tensor::empty_symint(&[n, SymInt::from(3)], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(t.checked_sizes().unwrap_err().to_string(),
+    ///            "Cannot call sizes() on tensor with symbolic sizes/strides");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_sizes(&self) -> Result<&[i64]> {
+        self.imp.checked_sizes()
+    }
+
+    /// See [`TensorImpl::checked_strides`].
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(Tensor::empty(&[2], TensorOptions::new())?.checked_strides().is_ok());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_strides(&self) -> Result<&[i64]> {
+        self.imp.checked_strides()
+    }
+
+    /// See [`TensorImpl::checked_numel`].
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(Tensor::empty(&[2], TensorOptions::new())?.checked_numel().is_ok());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_numel(&self) -> Result<i64> {
+        self.imp.checked_numel()
+    }
+
+    /// See [`TensorImpl::checked_storage_offset`].
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(Tensor::empty(&[2], TensorOptions::new())?.checked_storage_offset().is_ok());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn checked_storage_offset(&self) -> Result<i64> {
+        self.imp.checked_storage_offset()
+    }
+
+    /// Contiguity as a `SymBool` that never guards more than c10's fast
+    /// try does (c10's `sym_is_contiguous`).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert_eq!(Tensor::empty(&[2], TensorOptions::new())?.sym_is_contiguous()?.maybe_as_bool(), Some(true));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_is_contiguous(&self) -> Result<SymBool> {
+        if !self.has_symbolic_sizes_strides() {
+            return Ok(SymBool::Bool(self.is_contiguous()));
+        }
+        compute_contiguous_sym(&self.sym_sizes(), &self.sym_strides())
+    }
+
+    /// `is_contiguous()` as c10's `TensorImpl` answers it on a symbolic
+    /// tensor: decided, guarding where needed (concrete tensors: the
+    /// cached flag).
+    ///
+    /// ```
+    /// use c10_core::{Tensor, TensorOptions};
+    /// assert!(Tensor::empty(&[2], TensorOptions::new())?.guard_is_contiguous()?);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn guard_is_contiguous(&self) -> Result<bool> {
+        let Some(meta) = extra_meta::symbolic(&self.imp.extra) else {
+            return Ok(self.is_contiguous());
+        };
+        // Decided once (the guards it needs are recorded then), like c10's
+        // cached `is_contiguous_`.
+        if let Some(&b) = meta.is_contiguous.get() {
+            return Ok(b);
+        }
+        let b = is_contiguous(&meta.sizes, &meta.strides)?;
+        let _ = meta.is_contiguous.set(b);
+        Ok(b)
+    }
+
+    /// `empty_strided` with `SymInt` sizes and strides. All concrete: a
+    /// plain [`Tensor::empty_strided`]. Otherwise a meta tensor with
+    /// symbolic geometry; asked for another device, a *fake* tensor (meta,
+    /// remembering the device: [`Tensor::fake_device`]).
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(4, "n")?;
+    /// let t = Tensor::empty_strided_symint(&[n.clone(), 3.into()], &[1.into(), n.clone()], TensorOptions::new())?;
+    /// assert!(t.has_symbolic_sizes_strides());
+    /// assert_eq!(t.fake_device(), Some(Device::CPU));
+    /// assert_eq!(t.sym_strides()[1].to_string(), "s0");
+    /// assert_eq!(t.sym_numel().to_string(), "3*s0");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn empty_strided_symint(
+        sizes: &[SymInt],
+        strides: &[SymInt],
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let options = options.into();
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        if let (Some(s), Some(st)) = (all_concrete(sizes), all_concrete(strides)) {
+            return Tensor::empty_strided(&s, &st, options);
+        }
+        for s in sizes {
+            if !s.sym_ge(&SymInt::from(0))?.expect_true()? {
+                return Err(TensorError::runtime(format!(
+                    "Trying to create tensor with negative dimension {s}: {}",
+                    super::fmt_list(sizes)
+                )));
+            }
+        }
+        let fake_device = match options.device.device_type() {
+            DeviceType::Meta => None,
+            _ => Some(options.device),
+        };
+        let mut t =
+            Tensor::empty_strided(&hints(sizes), &hints(strides), options.device(Device::META))?;
+        let meta = SymbolicShapeMeta {
+            sizes: sizes.to_vec(),
+            strides: strides.to_vec(),
+            storage_offset: SymInt::from(0),
+            numel: numel_of(sizes)?,
+            fake_device,
+            is_contiguous: std::sync::OnceLock::new(),
+        };
+        let imp = ImplArc::make_mut(&mut t.imp);
+        let autograd = imp.extra.take().and_then(|e| e.autograd);
+        imp.extra = extra_meta::with_parts(autograd, Some(Box::new(meta)));
+        Ok(t)
+    }
+
+    /// `empty` with `SymInt` sizes: contiguous strides (see
+    /// [`Tensor::empty_strided_symint`]).
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let (a, b) = (env.create_symbol(4, "a")?, env.create_symbol(6, "b")?);
+    /// let t = Tensor::empty_symint(&[a, b], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(t.sym_strides()[0].to_string(), "s1");
+    /// assert_eq!(t.sizes(), &[4, 6]); // the inline fields hold the hints
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn empty_symint(sizes: &[SymInt], options: impl Into<TensorOptions>) -> Result<Tensor> {
+        let mut strides = sizes.to_vec();
+        contiguous_strides_into(sizes, &mut strides)?;
+        Tensor::empty_strided_symint(sizes, &strides, options)
+    }
+
+    /// `empty_like` for any tensor: same sizes, on the same (or fake)
+    /// device; contiguous strides when the input is contiguous or symbolic
+    /// (a symbolic input's permutation is not recovered; see
+    /// `docs/pytorch-map.md`), the input's own strides' dense order
+    /// otherwise (as [`Tensor::empty_strided`] with concrete sizes does).
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let a = env.create_symbol(4, "a")?;
+    /// let t = Tensor::empty_symint(&[a, 3.into()], TensorOptions::new().device(Device::META))?;
+    /// let u = t.empty_like_symint()?;
+    /// assert_eq!(u.sym_sizes(), t.sym_sizes());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn empty_like_symint(&self) -> Result<Tensor> {
+        let device = self.fake_device().unwrap_or(self.device());
+        let options = TensorOptions::new().dtype(self.dtype()).device(device);
+        if !self.has_symbolic_sizes_strides() {
+            let strides = crate::geometry::infer_dense_strides(self.sizes(), self.strides())?;
+            return Tensor::empty_strided(self.sizes(), &strides, options);
+        }
+        Tensor::empty_symint(&self.sym_sizes(), options)
+    }
+
+    /// A view of `self` with the given (symbolic) geometry: same storage,
+    /// dtype, device, version counter and fake device; the symbolic path
+    /// of every view op (`aten_shape::generic`) ends here. All-concrete
+    /// geometry on a concrete tensor gives a plain, storage-checked
+    /// [`Tensor::as_strided`] view.
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let (a, b) = (env.create_symbol(4, "a")?, env.create_symbol(6, "b")?);
+    /// let t = Tensor::empty_symint(&[a.clone(), b.clone()], TensorOptions::new().device(Device::META))?;
+    /// let v = t.symbolic_view(&[b.clone(), a.clone()], &[1.into(), b.clone()], &0.into())?; // t.T
+    /// assert_eq!(v.sym_strides()[1].to_string(), "s1");
+    /// assert!(v.shares_version_counter_with(&t));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn symbolic_view(
+        &self,
+        sizes: &[SymInt],
+        strides: &[SymInt],
+        storage_offset: &SymInt,
+    ) -> Result<Tensor> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        let concrete = (
+            all_concrete(sizes),
+            all_concrete(strides),
+            storage_offset.maybe_as_int(),
+        );
+        if let (Some(s), Some(st), Some(o)) = &concrete {
+            if !self.has_symbolic_sizes_strides() {
+                return self.as_strided(s, st, Some(*o));
+            }
+        }
+        let base = self.impl_ref();
+        let mut imp = TensorImpl::new(base.storage.clone(), base.dtype);
+        imp.set_sizes_and_strides(&hints(sizes), &hints(strides), None)?;
+        imp.storage_offset = storage_offset.hint().unwrap_or(0);
+        imp.version = base.version.clone();
+        imp.key_set = base.key_set;
+        let autograd = crate::autograd::view_meta(base.autograd_meta());
+        let fake_device = base.fake_device();
+        let symbolic = match concrete {
+            // A view of a symbolic tensor whose geometry became all
+            // constants is a plain meta tensor again.
+            (Some(_), Some(_), Some(_)) if fake_device.is_none() => None,
+            _ => Some(Box::new(SymbolicShapeMeta {
+                sizes: sizes.to_vec(),
+                strides: strides.to_vec(),
+                storage_offset: storage_offset.clone(),
+                numel: numel_of(sizes)?,
+                fake_device,
+                is_contiguous: std::sync::OnceLock::new(),
+            })),
+        };
+        imp.extra = extra_meta::with_parts(autograd, symbolic);
+        Ok(Tensor::from_impl(imp))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ShapeEnv;
+    use super::*;
+
+    #[test]
+    fn symbolic_tensors_refuse_concrete_geometry_ops() {
+        let env = ShapeEnv::new();
+        let a = env.create_symbol(4, "a").unwrap();
+        let mut t = Tensor::empty_symint(
+            &[a.clone(), SymInt::from(3)],
+            TensorOptions::new().device(Device::META),
+        )
+        .unwrap();
+        assert!(t.has_symbolic_sizes_strides());
+        assert_eq!(
+            t.checked_strides().unwrap_err().to_string(),
+            "Cannot call strides() on tensor with symbolic sizes/strides"
+        );
+        assert!(t.checked_numel().is_err() && t.checked_storage_offset().is_err());
+        // Concrete view constructors refuse it rather than use the hints.
+        let e = t.as_strided(&[2], &[1], None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Cannot call sizes() on tensor with symbolic sizes/strides"
+        );
+        assert!(t.t_().is_err());
+        assert_eq!(t.sym_numel().to_string(), "3*s0");
+        assert_eq!(t.sym_size(0).unwrap(), a);
+        assert!(t.guard_is_contiguous().unwrap());
+        assert!(env.guards().is_empty());
+        // A clone of the handle shares the symbolic geometry.
+        let u = t.clone();
+        assert!(u.has_symbolic_sizes_strides());
+        let like = u.empty_like_symint().unwrap();
+        assert_eq!(like.sym_sizes(), u.sym_sizes());
+    }
+
+    #[test]
+    fn concrete_symints_make_plain_tensors() {
+        let t = Tensor::empty_strided_symint(
+            &[SymInt::from(2), SymInt::from(3)],
+            &[SymInt::from(1), SymInt::from(2)],
+            TensorOptions::new(),
+        )
+        .unwrap();
+        assert!(!t.has_symbolic_sizes_strides());
+        assert_eq!(t.strides(), &[1, 2]);
+    }
+
+    #[test]
+    fn plain_tensors_stay_small() {
+        // The symbolic path lives behind the one ExtraMeta pointer.
+        assert!(std::mem::size_of::<TensorImpl>() <= 176);
+    }
+}

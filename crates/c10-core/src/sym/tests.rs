@@ -1,0 +1,270 @@
+//! Unit tests of the symbolic-shape machinery against PyTorch's
+//! observed behaviour (docs: symbolic-shapes reference, §4 and §8).
+
+use super::expr::{BoolExpr, IntExpr, RelOp};
+use super::rules::{compute_stride_into, infer_size_into, is_contiguous};
+use super::*;
+
+fn sym3(env: &std::sync::Arc<ShapeEnv>) -> (SymInt, SymInt, SymInt) {
+    (
+        env.create_symbol(4, "x.size(0)").unwrap(),
+        env.create_symbol(6, "x.size(1)").unwrap(),
+        env.create_symbol(8, "x.size(2)").unwrap(),
+    )
+}
+
+fn guards(env: &ShapeEnv) -> Vec<String> {
+    env.guards().iter().map(|g| g.to_string()).collect()
+}
+
+#[test]
+fn sizes_of_values() {
+    assert_eq!(std::mem::size_of::<SymInt>(), 16);
+    assert_eq!(std::mem::size_of::<SymNode>(), 16);
+}
+
+#[test]
+fn zero_one_specialisation_and_ranges() {
+    let env = ShapeEnv::new();
+    assert_eq!(env.create_symbol(0, "a").unwrap().maybe_as_int(), Some(0));
+    assert_eq!(env.create_symbol(1, "b").unwrap().maybe_as_int(), Some(1));
+    let s = env.create_symbol(5, "c").unwrap();
+    assert_eq!(env.symbols()[0].lo, 2);
+    // Eq(s, 1) is statically false; no guard.
+    assert!(!s.sym_eq(&1.into()).unwrap().guard_bool().unwrap());
+    assert!(env.guards().is_empty());
+    let env = ShapeEnv::with_config(ShapeEnvConfig {
+        specialize_zero_one: false,
+    });
+    let s = env.create_symbol(1, "a").unwrap();
+    assert!(s.is_symbolic());
+    assert!(s.sym_eq(&1.into()).unwrap().guard_bool().unwrap());
+    assert_eq!(guards(&env), ["Eq(s0, 1)"]);
+    // The replacement makes s a constant.
+    assert_eq!(s.maybe_as_int(), Some(1));
+}
+
+#[test]
+fn view_minus_one_8_records_the_cpp_guards() {
+    let env = ShapeEnv::new();
+    let (a, b, c) = sym3(&env);
+    let numel = a.mul(&b).unwrap().mul(&c).unwrap();
+    let shape = [SymInt::from(-1), SymInt::from(8)];
+    let mut out = shape.clone();
+    infer_size_into(&shape, &numel, &mut out).unwrap();
+    assert_eq!(out[0].to_string(), "((s0*s1*s2)//8)");
+    let sizes = [a.clone(), b.clone(), c.clone()];
+    let strides = [b.mul(&c).unwrap(), c.clone(), SymInt::from(1)];
+    let mut st = out.clone();
+    let r = compute_stride_into(&sizes, &strides, &out, &mut st).unwrap();
+    assert_eq!(r, Some(false));
+    assert_eq!(st[0].to_string(), "8");
+    assert_eq!(st[1].to_string(), "1");
+    let g = guards(&env);
+    assert_eq!(g[0], "Eq(Mod(s0*s1*s2, 8), 0) | Eq(s0*s1*s2, 8)");
+    // Semantically the C++ set: divisibility, 8 < numel, 8*(numel//8) == numel.
+    for (vals, ok) in [
+        ([4, 6, 8], true),
+        ([5, 7, 8], true),
+        ([3, 3, 3], false),
+        ([2, 2, 2], false),
+        ([2, 2, 4], true),
+    ] {
+        assert_eq!(
+            env.evaluate_guards(&|s| Some(vals[s as usize])).unwrap(),
+            ok,
+            "{vals:?}: {g:?}"
+        );
+    }
+}
+
+#[test]
+fn view_minus_one_5_fails_with_negated_guard() {
+    let env = ShapeEnv::new();
+    let (a, b, c) = sym3(&env);
+    let numel = a.mul(&b).unwrap().mul(&c).unwrap();
+    let shape = [SymInt::from(-1), SymInt::from(5)];
+    let mut out = shape.clone();
+    let e = infer_size_into(&shape, &numel, &mut out).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "shape '[-1, 5]' is invalid for input of size s0*s1*s2"
+    );
+    assert_eq!(
+        guards(&env),
+        ["~(Eq(Mod(s0*s1*s2, 5), 0) | Eq(s0*s1*s2, 5))"]
+    );
+}
+
+#[test]
+fn transposed_view_is_decided_statically() {
+    let env = ShapeEnv::new();
+    let (a, b, c) = sym3(&env);
+    let sizes = [b.clone(), a.clone(), c.clone()];
+    let strides = [c.clone(), b.mul(&c).unwrap(), SymInt::from(1)];
+    let numel = a.mul(&b).unwrap().mul(&c).unwrap();
+    let mut st = [SymInt::from(0)];
+    let r = compute_stride_into(&sizes, &strides, &[numel], &mut st).unwrap();
+    assert_eq!(r, None);
+    eprintln!("{:?}", guards(&env));
+    assert!(env.guards().is_empty(), "{:?}", guards(&env));
+    assert!(!is_contiguous(&sizes, &strides).unwrap());
+    assert!(env.guards().is_empty(), "{:?}", guards(&env));
+}
+
+#[test]
+fn strided_slice_contiguity_guards_ne() {
+    let env = ShapeEnv::new();
+    let (a, b, c) = sym3(&env);
+    let sizes = [a.clone(), b.clone(), SymInt::from(4)];
+    let strides = [b.mul(&c).unwrap(), c.clone(), SymInt::from(1)];
+    assert!(!is_contiguous(&sizes, &strides).unwrap());
+    assert_eq!(guards(&env), ["Ne(s2, 4)"]);
+}
+
+#[test]
+fn guard_int_specialises_and_simplifies() {
+    let env = ShapeEnv::new();
+    let (a, b, c) = sym3(&env);
+    let q = a
+        .mul(&b)
+        .unwrap()
+        .mul(&c)
+        .unwrap()
+        .floordiv(&8.into())
+        .unwrap();
+    assert_eq!(c.guard_int().unwrap(), 8);
+    assert_eq!(q.to_string(), "s0*s1");
+    assert_eq!(c.maybe_as_int(), Some(8));
+    assert_eq!(env.symbols()[2].lo, 8);
+    assert_eq!(env.symbols()[2].hi, Some(8));
+}
+
+#[test]
+fn equal_symbols_are_unified() {
+    let env = ShapeEnv::new();
+    let a = env.create_symbol(8, "x.size(2)").unwrap();
+    let b = env.create_symbol(8, "y.size(0)").unwrap();
+    assert!(a.sym_eq(&b).unwrap().guard_bool().unwrap());
+    assert_eq!(guards(&env), ["Eq(s0, s1)"]);
+    assert_eq!(b.to_string(), "s0");
+    // A later identical question is static.
+    assert!(b.sym_eq(&a).unwrap().guard_bool().unwrap());
+    assert_eq!(env.guards().len(), 1);
+}
+
+#[test]
+fn inequalities_refine_ranges() {
+    let env = ShapeEnv::new();
+    let s = env.create_symbol(6, "n").unwrap();
+    assert!(s.sym_ge(&4.into()).unwrap().guard_bool().unwrap());
+    assert_eq!(env.symbols()[0].lo, 4);
+    // Now s > 3 is static.
+    assert!(s.sym_gt(&3.into()).unwrap().guard_bool().unwrap());
+    assert_eq!(env.guards().len(), 1);
+    assert!(s.sym_lt(&10.into()).unwrap().guard_bool().unwrap());
+    assert_eq!(env.symbols()[0].hi, Some(9));
+}
+
+#[test]
+fn unbacked_decisions() {
+    let env = ShapeEnv::new();
+    let u = env.create_unbacked_symint("u0");
+    let e = u.sym_eq(&5.into()).unwrap();
+    assert!(e.guard_bool().is_err());
+    assert!(!e.guard_or_false().unwrap());
+    assert!(e.guard_or_true().unwrap());
+    assert!(e.expect_true().unwrap());
+    assert_eq!(env.deferred_runtime_asserts().len(), 1);
+    assert!(env.guards().is_empty());
+    // Statically known: u >= 0.
+    assert!(u
+        .sym_ge(&0.into())
+        .unwrap()
+        .statically_known_true()
+        .unwrap());
+}
+
+#[test]
+fn engines_and_envs_do_not_mix() {
+    let e1 = ShapeEnv::new();
+    let e2 = ShapeEnv::new();
+    let a = e1.create_symbol(4, "a").unwrap();
+    let b = e2.create_symbol(4, "b").unwrap();
+    assert!(a.add(&b).is_err());
+}
+
+#[test]
+fn threads_share_one_env() {
+    let env = ShapeEnv::new();
+    let s = env.create_symbol(6, "n").unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let s = s.clone();
+            std::thread::spawn(move || s.sym_gt(&SymInt::from(i)).unwrap().guard_bool().unwrap())
+        })
+        .collect();
+    for h in handles {
+        assert!(h.join().unwrap());
+    }
+    // i = 0, 1 are static (s >= 2), 2 and 3 guard (maybe implied by the other).
+    assert!(env.guards().len() <= 2);
+}
+
+#[test]
+fn produce_and_evaluate_guards() {
+    let env = ShapeEnv::new();
+    let (a, _b, c) = sym3(&env);
+    let numel = a.mul(&c).unwrap();
+    let d = numel.modulo(&16.into()).unwrap().sym_eq(&0.into()).unwrap();
+    assert!(d.guard_bool().unwrap());
+    let g = env.produce_guards();
+    assert_eq!(g.last().unwrap(), "Eq(Mod(x.size(0)*x.size(2), 16), 0)");
+    assert!(g.contains(&"2 <= x.size(1)".to_string()));
+    assert!(!env
+        .evaluate_guards(&|s| Some([3, 7, 5][s as usize]))
+        .unwrap());
+    assert!(env
+        .evaluate_guards(&|s| Some([2, 7, 8][s as usize]))
+        .unwrap());
+    assert!(env.evaluate_guards(&|_| None).is_err());
+}
+
+#[test]
+fn expression_static_facts() {
+    let r = |_| expr::Interval::at_least(2);
+    let s = IntExpr::symbol(0);
+    let h = s
+        .add(&IntExpr::constant(1))
+        .floordiv(&IntExpr::constant(2))
+        .unwrap();
+    // (s+1)//2 < s for s >= 2
+    assert_eq!(BoolExpr::rel(RelOp::Lt, &h, &s).decide_static(&r), None);
+    assert_eq!(
+        BoolExpr::rel(RelOp::Ge, &h, &IntExpr::constant(1)).decide_static(&r),
+        Some(true)
+    );
+}
+
+#[test]
+fn concrete_rules_are_plain_integer_code() {
+    let mut out = [0i64; 3];
+    infer_size_into(&[2, -1, 3], &24, &mut out).unwrap();
+    assert_eq!(out, [2, 4, 3]);
+    assert_eq!(
+        infer_size_into(&[-1, -1], &24, &mut [0; 2])
+            .unwrap_err()
+            .to_string(),
+        "only one dimension can be inferred"
+    );
+    assert_eq!(
+        infer_size_into(&[-2, 3], &24, &mut [0; 2])
+            .unwrap_err()
+            .to_string(),
+        "invalid shape dimension -2 at index 0 of shape [-2, 3]"
+    );
+    assert_eq!(
+        infer_size_into(&[-1, 0], &0, &mut [0; 2]).unwrap_err().to_string(),
+        "cannot reshape tensor of 0 elements into shape [-1, 0] because the unspecified dimension size -1 can be any value and is ambiguous"
+    );
+}
