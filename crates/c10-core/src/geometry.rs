@@ -16,9 +16,9 @@ pub type DimVec = smallvec::SmallVec<[i64; 8]>;
 /// ```
 /// use c10_core::geometry::fmt_list;
 /// assert_eq!(fmt_list(&[2, 3]), "[2, 3]");
-/// assert_eq!(fmt_list(&[]), "[]");
+/// assert_eq!(fmt_list::<i64>(&[]), "[]");
 /// ```
-pub fn fmt_list(v: &[i64]) -> String {
+pub fn fmt_list<T: std::fmt::Display>(v: &[T]) -> String {
     let mut s = String::from("[");
     for (i, x) in v.iter().enumerate() {
         if i > 0 {

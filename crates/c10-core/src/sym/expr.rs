@@ -852,21 +852,7 @@ impl BoolExpr {
     /// assert_eq!(BoolExpr::Const(true).and(&BoolExpr::Const(false)), BoolExpr::Const(false));
     /// ```
     pub fn and(&self, o: &BoolExpr) -> BoolExpr {
-        match (self.as_const(), o.as_const()) {
-            (Some(false), _) | (_, Some(false)) => BoolExpr::Const(false),
-            (Some(true), _) => o.clone(),
-            (_, Some(true)) => self.clone(),
-            _ => {
-                let mut v = Vec::new();
-                for x in [self, o] {
-                    match x {
-                        BoolExpr::And(xs) => v.extend(xs.iter().cloned()),
-                        x => v.push(x.clone()),
-                    }
-                }
-                BoolExpr::And(v)
-            }
-        }
+        self.junction(o, false)
     }
 
     /// Disjunction, folding constants.
@@ -876,19 +862,32 @@ impl BoolExpr {
     /// assert_eq!(BoolExpr::Const(false).or(&BoolExpr::Const(true)), BoolExpr::Const(true));
     /// ```
     pub fn or(&self, o: &BoolExpr) -> BoolExpr {
+        self.junction(o, true)
+    }
+
+    /// `and` (`absorbing` false) or `or` (`absorbing` true): the absorbing
+    /// constant wins, the other one drops out, and nested junctions of the
+    /// same kind are flattened.
+    fn junction(&self, o: &BoolExpr, absorbing: bool) -> BoolExpr {
         match (self.as_const(), o.as_const()) {
-            (Some(true), _) | (_, Some(true)) => BoolExpr::Const(true),
-            (Some(false), _) => o.clone(),
-            (_, Some(false)) => self.clone(),
+            (Some(c), _) | (_, Some(c)) if c == absorbing => BoolExpr::Const(absorbing),
+            (Some(_), _) => o.clone(),
+            (_, Some(_)) => self.clone(),
             _ => {
                 let mut v = Vec::new();
                 for x in [self, o] {
-                    match x {
-                        BoolExpr::Or(xs) => v.extend(xs.iter().cloned()),
-                        x => v.push(x.clone()),
+                    match (x, absorbing) {
+                        (BoolExpr::And(xs), false) | (BoolExpr::Or(xs), true) => {
+                            v.extend(xs.iter().cloned())
+                        }
+                        (x, _) => v.push(x.clone()),
                     }
                 }
-                BoolExpr::Or(v)
+                if absorbing {
+                    BoolExpr::Or(v)
+                } else {
+                    BoolExpr::And(v)
+                }
             }
         }
     }

@@ -393,15 +393,7 @@ pub(crate) fn cannot_call_with_symbolic(meth: &str) -> TensorError {
 /// assert_eq!(c10_core::sym::fmt_list(&[1i64, -1]), "[1, -1]");
 /// ```
 pub fn fmt_list<T: fmt::Display>(v: &[T]) -> String {
-    let mut s = String::from("[");
-    for (i, x) in v.iter().enumerate() {
-        if i > 0 {
-            s.push_str(", ");
-        }
-        s.push_str(&x.to_string());
-    }
-    s.push(']');
-    s
+    crate::geometry::fmt_list(v)
 }
 
 #[cfg(test)]
