@@ -416,7 +416,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     if !is_seq {
         let s = scalar(obj).map_err(|_| {
             PyTypeError::new_err(format!(
-                "Could not infer dtype of {}",
+                "new(): invalid data type '{}'",
                 obj.get_type()
                     .name()
                     .map(|n| n.to_string())

@@ -149,6 +149,11 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         if rc < 0 {
             return Err(PyErr::fetch(py));
         }
+        if step <= 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "step must be greater than zero",
+            ));
+        }
         let raw_start = s.getattr("start")?;
         let raw_stop = s.getattr("stop")?;
         let start = (!raw_start.is_none()).then_some(start as i64);
