@@ -154,10 +154,11 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
                 "step must be greater than zero",
             ));
         }
-        let raw_start = s.getattr("start")?;
-        let raw_stop = s.getattr("stop")?;
-        let start = (!raw_start.is_none()).then_some(start as i64);
-        let stop = (!raw_stop.is_none()).then_some(stop as i64);
+        // With a positive step, `PySlice_Unpack` turns a `None` start into
+        // 0 and a `None` stop into `PY_SSIZE_T_MAX`: the same as "from the
+        // start" and "to the end" once clamped, and no attribute lookups.
+        let start = Some(start as i64);
+        let stop = (stop != isize::MAX).then_some(stop as i64);
         return Ok(TensorIndex::slice(start, stop, step as i64));
     }
     if k.is_none() {
