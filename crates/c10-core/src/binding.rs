@@ -138,7 +138,7 @@ impl Tensor {
     ///
     /// ```
     /// use c10_core::{ScalarType, Tensor};
-    /// let t = Tensor::empty(&[2], ScalarType::Float.into())?;
+    /// let t = Tensor::empty(&[2], ScalarType::Float)?;
     /// assert!(t.binding_object().is_none());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
