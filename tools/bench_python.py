@@ -2,7 +2,9 @@
 
     python tools/bench_python.py            # whichever of torch/numpy import
 
-Each row is the best of 7 `timeit` repeats of N calls, divided by N.
+Each cell is the best of R `timeit` repeats of N calls, divided by N; the
+libraries are interleaved repeat by repeat, so that on a shared, loaded
+machine each one gets the same chances at a quiet moment.
 """
 
 import sys
@@ -41,9 +43,8 @@ def setup(mod):
     }
 
 
-def per_call(stmt, env, n=200_000):
-    t = timeit.Timer(stmt, globals=env)
-    return min(t.repeat(7, n)) / n * 1e9
+REPEATS = 25
+NUMBER = 20_000
 
 
 def main():
@@ -54,10 +55,15 @@ def main():
     if np is not None:
         envs["numpy"] = setup(np)
     for label, stmt, np_stmt in CASES:
-        row = {"op": label}
-        for name, env in envs.items():
-            row[name] = per_call(np_stmt if name == "numpy" else stmt, env)
-        rows.append(row)
+        timers = {
+            name: timeit.Timer(np_stmt if name == "numpy" else stmt, globals=env)
+            for name, env in envs.items()
+        }
+        best = {name: float("inf") for name in envs}
+        for _ in range(REPEATS):
+            for name, t in timers.items():
+                best[name] = min(best[name], t.timeit(NUMBER) / NUMBER * 1e9)
+        rows.append({"op": label, **best})
     cols = list(envs)
     print(f"Python {sys.version.split()[0]}; torch {getattr(torch, '__version__', '-')}; numpy {getattr(np, '__version__', '-')}")
     head = "| op | " + " | ".join(f"{c} (ns)" for c in cols)

@@ -222,7 +222,7 @@ pub(crate) fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
         let t = &t.borrow().inner;
         if t.numel() == 1 {
-            return item(t);
+            return item(obj.py(), t);
         }
     }
     if let Ok(i) = obj.extract::<i64>() {
@@ -292,7 +292,7 @@ pub(crate) fn seq_ints(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
 }
 
 /// The single element of a tensor as a `Scalar`.
-pub(crate) fn item(t: &Tensor) -> PyResult<Scalar> {
+pub(crate) fn item(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
     if t.numel() != 1 {
         return Err(PyRuntimeError::new_err(format!(
             "a Tensor with {} elements cannot be converted to Scalar",
@@ -300,14 +300,19 @@ pub(crate) fn item(t: &Tensor) -> PyResult<Scalar> {
         )));
     }
     let flat = t.as_strided(&[], &[], None).py()?;
-    Ok(flat_values(&flat)?
+    Ok(flat_values(py, &flat)?
         .into_iter()
         .next()
         .unwrap_or(Scalar::Int(0)))
 }
 
-/// Every element of `t`, row-major, as `Scalar`s.
-pub(crate) fn flat_values(t: &Tensor) -> PyResult<Vec<Scalar>> {
+/// Every element of `t`, row-major, as `Scalar`s; reads the storage with
+/// the GIL released (it may wait on the storage's lock).
+pub(crate) fn flat_values(py: Python<'_>, t: &Tensor) -> PyResult<Vec<Scalar>> {
+    py.detach(|| flat_values_nogil(t))
+}
+
+fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
     use half::{bf16, f16};
     Ok(match t.dtype() {
         ScalarType::Bool => t
@@ -358,7 +363,7 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 
 /// `tolist()`: nested lists of Python numbers (a number for 0-d).
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
-    let vals = flat_values(t)?;
+    let vals = flat_values(py, t)?;
     if t.dim() == 0 {
         return match vals.first() {
             Some(s) => scalar_to_py(py, *s),
@@ -409,7 +414,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
                 "tensor(): nested tensors with dims inside a list are not supported",
             ));
         }
-        let s = item(t)?;
+        let s = item(obj.py(), t)?;
         return leaf(s, depth, acc);
     }
     let is_seq = obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok();

@@ -27,6 +27,13 @@ fn interop_err(e: InteropError) -> PyErr {
     }
 }
 
+/// A raw pointer carried out of a GIL-free section.
+struct SendPtr<T>(*mut T);
+
+// SAFETY: the managed tensor it points to is owned by whoever holds the
+// pointer (it is handed over, never shared); `Tensor`s inside are `Send`.
+unsafe impl<T> Send for SendPtr<T> {}
+
 /// The capsule destructor of a classic export: frees the managed tensor
 /// unless a consumer took it (and renamed the capsule).
 unsafe extern "C" fn drop_classic(capsule: *mut ffi::PyObject) {
@@ -71,13 +78,20 @@ pub(crate) fn export(
 ) -> PyResult<Py<PyAny>> {
     let versioned = max_version.is_some_and(|(major, _)| major >= 1);
     let cap = if versioned {
-        let m = dl::to_dlpack_versioned(t).map_err(interop_err)?;
+        // The export reads the storage under its guard: without the GIL.
+        let m = py
+            .detach(|| dl::to_dlpack_versioned(t).map(SendPtr))
+            .map_err(interop_err)?
+            .0;
         // SAFETY: the pointer comes from `to_dlpack_versioned`, is live and
         // owned by the capsule from here on; the name is a static C string;
         // the destructor frees it only if no consumer took it.
         unsafe { ffi::PyCapsule_New(m.cast::<c_void>(), NAME_V.as_ptr(), Some(drop_versioned)) }
     } else {
-        let m = dl::to_dlpack(t).map_err(interop_err)?;
+        let m = py
+            .detach(|| dl::to_dlpack(t).map(SendPtr))
+            .map_err(interop_err)?
+            .0;
         // SAFETY: as above, for `to_dlpack`'s classic managed tensor.
         unsafe { ffi::PyCapsule_New(m.cast::<c_void>(), NAME.as_ptr(), Some(drop_classic)) }
     };

@@ -98,11 +98,28 @@ fn inplace<'py>(
     slf: &Bound<'py, PyTensor>,
     f: impl FnOnce(&mut Tensor) -> c10_core::Result<()>,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    inplace_with(slf, |t, _| f(t))
+}
+
+/// [`inplace`] for ops that may take a storage's lock (`resize_`, `set_`):
+/// the op runs with the GIL released.
+fn inplace_nogil<'py>(
+    slf: &Bound<'py, PyTensor>,
+    f: impl FnOnce(&mut Tensor) -> c10_core::Result<()> + Send,
+) -> PyResult<Bound<'py, PyTensor>> {
+    inplace_with(slf, |t, py| py.detach(|| f(t)))
+}
+
+fn inplace_with<'py>(
+    slf: &Bound<'py, PyTensor>,
+    f: impl FnOnce(&mut Tensor, Python<'py>) -> c10_core::Result<()>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let py = slf.py();
     let mut guard = slf.try_borrow_mut()?;
     let me = &mut *guard;
     me.retired.retain(|r| r.use_count() > 1);
     let old = (me.inner.use_count() > 1).then(|| me.inner.clone());
-    let result = f(&mut me.inner);
+    let result = f(&mut me.inner, py);
     if let Some(old) = old {
         if !old.is_same(&me.inner) {
             me.retired.push(old);
@@ -404,7 +421,7 @@ impl PyTensor {
     }
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let s = convert::item(&self.inner)?;
+        let s = convert::item(py, &self.inner)?;
         convert::scalar_to_py(py, s)
     }
 
@@ -435,7 +452,7 @@ impl PyTensor {
             .map(Bound::into_any)
     }
 
-    fn __bool__(&self) -> PyResult<bool> {
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
         if self.inner.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
@@ -446,24 +463,24 @@ impl PyTensor {
                 }
             )));
         }
-        Ok(convert::item(&self.inner)?.to_f64() != 0.0)
+        Ok(convert::item(py, &self.inner)?.to_f64() != 0.0)
     }
 
-    fn __int__(&self) -> PyResult<i64> {
-        Ok(convert::item(&self.inner)?.to_i64())
+    fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
+        Ok(convert::item(py, &self.inner)?.to_i64())
     }
 
-    fn __float__(&self) -> PyResult<f64> {
-        Ok(convert::item(&self.inner)?.to_f64())
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(convert::item(py, &self.inner)?.to_f64())
     }
 
-    fn __index__(&self) -> PyResult<i64> {
+    fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
         if !self.inner.dtype().is_integral(true) || self.inner.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        Ok(convert::item(&self.inner)?.to_i64())
+        Ok(convert::item(py, &self.inner)?.to_i64())
     }
 
     // ---- views ------------------------------------------------------
@@ -796,11 +813,9 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let f = format_arg(memory_format, MemoryFormat::Preserve)?;
         let t = &self.inner;
-        let r = if t.numel() <= 4096 {
-            copy_api::clone(t, f).py()?
-        } else {
-            py.detach(|| copy_api::clone(t, f)).py()?
-        };
+        // Without the GIL: the copy may wait on the storages' locks, and a
+        // thread holding one may be waiting for the GIL (a binding edge).
+        let r = py.detach(|| copy_api::clone(t, f)).py()?;
         wrap(py, r)
     }
 
@@ -992,7 +1007,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let sizes = int_list(sizes, "resize_(): argument 'size'")?;
         let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
-        inplace(slf, |t| t.resize_(&sizes, f))
+        inplace_nogil(slf, |t| t.resize_(&sizes, f))
     }
 
     fn resize_as_<'py>(
@@ -1001,7 +1016,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let sizes = other.inner.sizes().to_vec();
         drop(other);
-        inplace(slf, |t| t.resize_(&sizes, MemoryFormat::Contiguous))
+        inplace_nogil(slf, |t| t.resize_(&sizes, MemoryFormat::Contiguous))
     }
 
     #[pyo3(signature = (size, stride, storage_offset = None))]
@@ -1039,7 +1054,7 @@ impl PyTensor {
                 return Ok(slf.clone());
             }
             let src_t = src.borrow().inner.clone();
-            return inplace(slf, |t| t.set_to(&src_t));
+            return inplace_nogil(slf, |t| t.set_to(&src_t));
         }
         if let Ok(st) = source.cast::<PyUntypedStorage>() {
             let storage = st.get().storage.clone();
@@ -1051,7 +1066,7 @@ impl PyTensor {
                 Some(s) => Some(convert::seq_ints(s, "stride")?),
                 None => None,
             };
-            return inplace(slf, |t| match sizes {
+            return inplace_nogil(slf, |t| match sizes {
                 None => t.set_storage(&storage),
                 Some(sz) => {
                     let strides = match strides {
@@ -1079,11 +1094,14 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         let _ = (stream, dl_device);
+        let t = &self.inner;
         if copy == Some(true) {
-            let c = copy_api::clone(&self.inner, MemoryFormat::Contiguous).py()?;
+            let c = py
+                .detach(|| copy_api::clone(t, MemoryFormat::Contiguous))
+                .py()?;
             return crate::dlpack::export(py, &c, max_version);
         }
-        crate::dlpack::export(py, &self.inner, max_version)
+        crate::dlpack::export(py, t, max_version)
     }
 
     fn __dlpack_device__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -1310,13 +1328,15 @@ fn tensor<'py>(
     let st = dtype_arg(dtype)?;
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.borrow().inner.clone();
-        copy_api::clone(&s, MemoryFormat::Contiguous).py()?
+        py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
+            .py()?
     } else {
         convert::tensor_from_data(data, st)?
     };
     if let Some(st) = st {
         if t.dtype() != st {
-            t = copy_api::to_dtype(&t, st).py()?;
+            let src = t;
+            t = py.detach(|| copy_api::to_dtype(&src, st)).py()?;
         }
     }
     if requires_grad {
