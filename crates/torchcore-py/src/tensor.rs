@@ -1,6 +1,7 @@
 //! `torchcore.Tensor` and the factories.
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
@@ -538,6 +539,26 @@ impl PyTensor {
 
     #[getter(T)]
     fn big_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        // PyTorch's deprecation warnings (`TORCH_WARN_ONCE`: once per process).
+        static WARNED_0D: AtomicBool = AtomicBool::new(false);
+        static WARNED_ND: AtomicBool = AtomicBool::new(false);
+        let (flag, msg) = match self.inner.dim() {
+            2 => (None, c""),
+            0 => (
+                Some(&WARNED_0D),
+                c"Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+            ),
+            _ => (
+                Some(&WARNED_ND),
+                c"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+            ),
+        };
+        if let Some(flag) = flag {
+            if !flag.swap(true, Ordering::Relaxed) {
+                let cat = py.get_type::<pyo3::exceptions::PyUserWarning>();
+                PyErr::warn(py, &cat, msg, 1)?;
+            }
+        }
         wrap(py, views::numpy_t(&self.inner).py()?)
     }
 
