@@ -244,12 +244,25 @@ pub(crate) fn int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     obj.extract::<i64>()
 }
 
+/// `obj` as an int if it is one (a Python `int`, or not a sequence and
+/// convertible through `__index__`); `None` for sequences. Testing the type
+/// first avoids building (and discarding) a `TypeError` for sequences.
+#[inline]
+pub(crate) fn maybe_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i64>().map(Some);
+    }
+    if obj.cast::<PyTuple>().is_ok() || obj.cast::<PyList>().is_ok() {
+        return Ok(None);
+    }
+    Ok(obj.extract::<i64>().ok())
+}
+
 /// A size or dims argument given as `f(2, 3)` or `f((2, 3))`/`f([2, 3])`.
 pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
     if args.len() == 1 {
-        // SAFETY-free fast path: one argument, a tuple/list of ints or one int.
         let a = args.get_item(0)?;
-        if let Ok(i) = a.extract::<i64>() {
+        if let Some(i) = maybe_int(&a)? {
             return Ok(vec![i]);
         }
         return seq_ints(&a, what);

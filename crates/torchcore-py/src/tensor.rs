@@ -228,13 +228,10 @@ fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
     match dim {
         None => Ok(None),
         Some(d) if d.is_none() => Ok(None),
-        Some(d) => {
-            if let Ok(i) = d.extract::<i64>() {
-                Ok(Some(vec![i]))
-            } else {
-                convert::seq_ints(d, "dim").map(Some)
-            }
-        }
+        Some(d) => match convert::maybe_int(d)? {
+            Some(i) => Ok(Some(vec![i])),
+            None => convert::seq_ints(d, "dim").map(Some),
+        },
     }
 }
 
@@ -654,7 +651,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let r = match dims_arg(dim)? {
             None => views::squeeze(&self.inner),
-            Some(d) if dim.is_some_and(|x| x.extract::<i64>().is_ok()) => {
+            Some(d) if dim.is_some_and(|x| x.is_instance_of::<PyInt>()) => {
                 views::squeeze_dim(&self.inner, d.first().copied().unwrap_or(0))
             }
             Some(d) => views::squeeze_dims(&self.inner, &d),
@@ -701,7 +698,7 @@ impl PyTensor {
         split_size_or_sections: &Bound<'py, PyAny>,
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let parts = if let Ok(n) = split_size_or_sections.extract::<i64>() {
+        let parts = if let Some(n) = convert::maybe_int(split_size_or_sections)? {
             views::split(&self.inner, n, dim)
         } else {
             let s = convert::seq_ints(split_size_or_sections, "split_size_or_sections")?;
@@ -733,7 +730,7 @@ impl PyTensor {
         indices_or_sections: &Bound<'py, PyAny>,
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let parts = if let Ok(n) = indices_or_sections.extract::<i64>() {
+        let parts = if let Some(n) = convert::maybe_int(indices_or_sections)? {
             views::tensor_split(&self.inner, n, dim)
         } else {
             let s = convert::seq_ints(indices_or_sections, "indices")?;
@@ -1009,7 +1006,7 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         dim: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        let single = dim.is_some_and(|x| x.extract::<i64>().is_ok());
+        let single = dim.is_some_and(|x| x.is_instance_of::<PyInt>());
         match dims_arg(dim)? {
             None => inplace(slf, |t| t.squeeze_(None)),
             Some(d) if single => {
