@@ -5,9 +5,12 @@
 //! Commands:
 //!
 //! * `ci`: what `.ci/run` runs: rustfmt check, clippy with `-D warnings`,
-//!   the test suite, alloc-cuda's clippy and tests with all its features
-//!   (the CUDA backend), and the docs with warnings denied. `--miri` adds
-//!   Miri.
+//!   the README's test command (`test` below), alloc-cuda's clippy and
+//!   tests with all its features (the CUDA backend), and the docs with
+//!   warnings denied. `--miri` adds Miri.
+//! * `test [--python-only] [--python PY] [-- PYTEST_ARGS]`: the README's
+//!   test command: `cargo test`, then the Python package's suite (see
+//!   `pytest.rs`).
 //! * `miri`: `cargo miri test` (nightly) over every crate that contains
 //!   `unsafe` (unit and integration tests), with strict provenance except
 //!   where `parking_lot`'s contended path needs permissive provenance.
@@ -31,12 +34,14 @@ mod asan;
 mod bench;
 mod cargo_json;
 mod interop;
+mod pytest;
 mod test_cuda;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(&args[1..]),
+        Some("test") => pytest::test(&args[1..]),
         Some("miri") => miri(&args[1..]),
         Some("conformance") => conformance(&args[1..]),
         Some("interop") => interop::interop(&args[1..]),
@@ -64,6 +69,10 @@ fn print_help() {
 
 commands:
   ci [--miri]     fmt check, clippy -D warnings, tests, docs (-D warnings); --miri adds Miri
+  test [--python-only] [--python PY] [-- PYTEST_ARGS..]
+                  cargo test, then build crates/torchcore-py into target/py-venv
+                  (maturin develop) and run its pytest suite (with PY: under that
+                  interpreter, e.g. one with torch for the side-by-side tests)
   miri [CRATE..]  cargo +nightly miri test over the crates that contain `unsafe`
                   (or the named ones), lib and integration tests, strict provenance
                   where the code allows it
@@ -125,7 +134,8 @@ fn ci(args: &[String]) -> Result<(), String> {
             "warnings",
         ]),
     )?;
-    run("test", cargo().arg("test"))?;
+    // The README's test command: `cargo test`, then the Python suite.
+    pytest::test(&[])?;
     // The CUDA backend is behind a feature the plain workspace commands
     // leave off: lint and test it too (no GPU needed: the fake driver, the
     // no-driver paths, and the PTX compile where an NVRTC is installed).
@@ -195,6 +205,13 @@ fn crates_with_unsafe() -> Result<Vec<String>, String> {
         };
         for entry in entries.flatten() {
             let src = entry.path().join("src");
+            // torchcore-py is a PyO3 extension module: it needs libpython
+            // and cannot run under Miri (its unsafe is FFI into CPython);
+            // its soundness rests on c10-core's binding slot, which Miri
+            // covers, and on the Python suite.
+            if entry.file_name() == "torchcore-py" {
+                continue;
+            }
             if src.is_dir() && tree_contains(&src, "unsafe ")? {
                 found.push(entry.file_name().to_string_lossy().into_owned());
             }

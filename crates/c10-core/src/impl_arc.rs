@@ -42,6 +42,7 @@ use std::ops::Deref;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{self, AtomicUsize, Ordering};
 
+use crate::binding::{binding, BindingSlot, BindingVTable};
 use crate::tensor_impl::TensorImpl;
 
 /// A block: the strong count, then the value. `repr(C)` keeps the count
@@ -53,11 +54,11 @@ struct Inner<T> {
 }
 
 /// The layout of every block, cached or live: the one for a `TensorImpl`
-/// (the `TensorImpl` plus one count word: 160 bytes, align 8, on 64-bit
+/// (the `TensorImpl` plus one count word: 168 bytes, align 8, on 64-bit
 /// targets today; `alloc_counting` prints the size).
 const BLOCK: Layout = Layout::new::<Inner<TensorImpl>>();
 
-/// The most blocks one thread's cache holds: 32 blocks of 160 bytes, under
+/// The most blocks one thread's cache holds: 32 blocks of 168 bytes, under
 /// 6 KiB per thread. A view chain keeps only a few temporaries alive at
 /// once (four in the `chain4` benchmark), so a handful of blocks already
 /// serves the common case; 32 also covers short bursts (a small batch of
@@ -71,8 +72,30 @@ const _: () = assert!(CACHE_CAP > 0);
 
 /// Refcounts above this abort the process, as `std::sync::Arc` does: by
 /// then something leaks handles in a loop (`mem::forget`), and the count
-/// must never wrap to zero while handles exist.
-const MAX_REFCOUNT: usize = isize::MAX as usize;
+/// must never wrap to zero while handles exist. Two bits below the top, so
+/// that [`HAS_BINDING`] sits above every legal count and an overflowing
+/// count never reaches it.
+const MAX_REFCOUNT: usize = usize::MAX >> 2;
+
+/// The count word's "has a binding object" bit (c10's `kHasPyObject`): set
+/// once by [`ImplArc::set_binding_bit`], never cleared. While it is set, the
+/// count's 1 → 2 and 2 → 1 edges call the binding's `incref`/`decref` (see
+/// `binding.rs`). A word with it set is above [`MAX_REFCOUNT`], so the hot
+/// paths pay nothing for it: their overflow test already branches away.
+const HAS_BINDING: usize = 1 << (usize::BITS - 1);
+
+/// Gives [`ImplArc`] the binding slot of its value, if it has one.
+pub(crate) trait SlotOwner {
+    /// The value's binding slot (`None` for values that cannot have one).
+    fn binding_slot(&self) -> Option<&BindingSlot>;
+}
+
+impl SlotOwner for TensorImpl {
+    #[inline]
+    fn binding_slot(&self) -> Option<&BindingSlot> {
+        Some(&self.binding)
+    }
+}
 
 /// One thread's stack of free blocks: `blocks[..len]` hold blocks of
 /// layout [`BLOCK`] that nothing else refers to (their contents are
@@ -185,7 +208,7 @@ fn cached_blocks() -> usize {
 /// [`TensorImpl`]) whose blocks are recycled through a bounded per-thread
 /// cache (see the module documentation). Like `Arc<T>` without weak
 /// references.
-pub(crate) struct ImplArc<T> {
+pub(crate) struct ImplArc<T: SlotOwner> {
     ptr: NonNull<Inner<T>>,
     /// Owns an `Inner<T>` (for drop check and variance, as `Arc` does).
     _owns: PhantomData<Inner<T>>,
@@ -195,12 +218,12 @@ pub(crate) struct ImplArc<T> {
 // to the `T` (so `T: Sync`) and the last handle, on any thread, drops it
 // (so `T: Send`). The count is atomic, and the block itself may be freed
 // on any thread (the global allocator allows it; see the module docs).
-unsafe impl<T: Send + Sync> Send for ImplArc<T> {}
+unsafe impl<T: Send + Sync + SlotOwner> Send for ImplArc<T> {}
 // SAFETY: `&ImplArc<T>` allows cloning a handle on another thread, so the
 // same bounds as `Send`.
-unsafe impl<T: Send + Sync> Sync for ImplArc<T> {}
+unsafe impl<T: Send + Sync + SlotOwner> Sync for ImplArc<T> {}
 
-impl<T> ImplArc<T> {
+impl<T: SlotOwner> ImplArc<T> {
     /// Refuses (at compile time) a payload that does not fit a block.
     const FITS: () = assert!(
         std::mem::size_of::<Inner<T>>() <= BLOCK.size()
@@ -252,11 +275,78 @@ impl<T> ImplArc<T> {
     /// The number of handles to this value.
     #[inline]
     pub(crate) fn strong_count(this: &ImplArc<T>) -> usize {
-        this.inner().strong.load(Ordering::Acquire)
+        this.inner().strong.load(Ordering::Acquire) & !HAS_BINDING
+    }
+
+    /// Sets the has-binding bit, keeping rule 2 of `binding.rs`: if the
+    /// count is 2 or more when the bit appears, the value holds one
+    /// reference to the object (taken before the bit is published, given
+    /// back if the count fell to 1 meanwhile).
+    ///
+    /// # Safety
+    ///
+    /// `obj` is the object just published in this value's binding slot,
+    /// valid for `vt` (see `Tensor::bind_object`).
+    pub(crate) unsafe fn set_binding_bit(this: &ImplArc<T>, vt: &BindingVTable, obj: NonNull<()>) {
+        let strong = &this.inner().strong;
+        let mut took = false;
+        let mut cur = strong.load(Ordering::Relaxed);
+        loop {
+            if cur & HAS_BINDING != 0 {
+                // Already set (cannot happen: the slot was empty); keep it.
+                break;
+            }
+            if cur > 1 && !took {
+                // SAFETY: `obj` is valid for `vt` (our contract).
+                unsafe { (vt.incref)(obj) };
+                took = true;
+            }
+            match strong.compare_exchange_weak(
+                cur,
+                cur | HAS_BINDING,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        if took && cur & !HAS_BINDING == 1 {
+            // The count fell to 1 before the bit was set: no reference is
+            // owed after all.
+            // SAFETY: as above; we took this reference just now.
+            unsafe { (vt.decref)(obj) };
+        }
+    }
+
+    /// The count edge 1 -> 2 with the bit set (or an overflow): the value
+    /// takes a reference to its binding object.
+    #[cold]
+    #[inline(never)]
+    fn clone_cold(&self, old: usize) {
+        if old & HAS_BINDING == 0 || old & !HAS_BINDING > MAX_REFCOUNT {
+            std::process::abort();
+        }
+        if old & !HAS_BINDING != 1 {
+            return;
+        }
+        // Pairs with the release publication of the slot and the bit.
+        atomic::fence(Ordering::Acquire);
+        if let (Some(vt), Some(obj)) = (
+            binding(),
+            self.inner().value.binding_slot().and_then(BindingSlot::get),
+        ) {
+            // SAFETY: the bit is only set by `set_binding_bit`, after the
+            // slot holds an object valid for the registered binding
+            // (`Tensor::bind_object`'s contract); that object owns the
+            // other handle, so it is alive (it cannot die before dropping
+            // it, and we hold a handle too).
+            unsafe { (vt.incref)(obj) };
+        }
     }
 }
 
-impl<T: Clone> ImplArc<T> {
+impl<T: Clone + SlotOwner> ImplArc<T> {
     /// A mutable reference to the value, cloned into a new block first if
     /// other handles share it (as `Arc::make_mut`, without weak handles).
     #[inline]
@@ -265,7 +355,7 @@ impl<T: Clone> ImplArc<T> {
         // earlier, so their reads of the value happen before our writes.
         // A count of 1 cannot grow meanwhile: the only handle is `this`,
         // borrowed mutably here.
-        if this.inner().strong.load(Ordering::Acquire) != 1 {
+        if this.inner().strong.load(Ordering::Acquire) & !HAS_BINDING != 1 {
             *this = ImplArc::new(T::clone(this));
         }
         // SAFETY: the count is 1 and `this` is borrowed mutably, so no
@@ -275,7 +365,7 @@ impl<T: Clone> ImplArc<T> {
     }
 }
 
-impl<T> Deref for ImplArc<T> {
+impl<T: SlotOwner> Deref for ImplArc<T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
@@ -283,14 +373,15 @@ impl<T> Deref for ImplArc<T> {
     }
 }
 
-impl<T> Clone for ImplArc<T> {
+impl<T: SlotOwner> Clone for ImplArc<T> {
     #[inline]
     fn clone(&self) -> ImplArc<T> {
         // Relaxed, as `Arc::clone`: a new handle is made from an existing
         // one, which already keeps the value alive; no data is published.
         let old = self.inner().strong.fetch_add(1, Ordering::Relaxed);
         if old > MAX_REFCOUNT {
-            std::process::abort();
+            // An overflow (abort), or the has-binding bit (maybe an edge).
+            self.clone_cold(old);
         }
         ImplArc {
             ptr: self.ptr,
@@ -299,10 +390,14 @@ impl<T> Clone for ImplArc<T> {
     }
 }
 
-impl<T> Drop for ImplArc<T> {
+impl<T: SlotOwner> Drop for ImplArc<T> {
     #[inline]
     fn drop(&mut self) {
-        if self.inner().strong.fetch_sub(1, Ordering::Release) != 1 {
+        let old = self.inner().strong.fetch_sub(1, Ordering::Release);
+        if old != 1 && (old <= MAX_REFCOUNT || old & !HAS_BINDING != 1) {
+            if old > MAX_REFCOUNT && old & !HAS_BINDING == 2 {
+                self.drop_edge();
+            }
             return;
         }
         // Pairs with the release decrements of every other handle: all
@@ -320,16 +415,39 @@ impl<T> Drop for ImplArc<T> {
     }
 }
 
+impl<T: SlotOwner> ImplArc<T> {
+    /// The count edge 2 -> 1 with the bit set: the value gives back the
+    /// reference it held on its binding object, whose own handle is now the
+    /// only one.
+    #[cold]
+    #[inline(never)]
+    fn drop_edge(&self) {
+        atomic::fence(Ordering::Acquire);
+        // The value is still alive: the binding object owns the remaining
+        // handle and cannot be freed before the `decref` below gives back
+        // the reference this value held (rule 2 of `binding.rs`).
+        if let (Some(vt), Some(obj)) = (
+            binding(),
+            self.inner().value.binding_slot().and_then(BindingSlot::get),
+        ) {
+            // SAFETY: the slot's object is valid for the registered binding
+            // (`Tensor::bind_object`'s contract), and this is the reference
+            // the 1 -> 2 edge (or `set_binding_bit`) took.
+            unsafe { (vt.decref)(obj) };
+        }
+    }
+}
+
 /// A fresh block whose value is not yet initialised (from
 /// [`ImplArc::new_uninit`]): write the value through
 /// [`as_mut_ptr`](Self::as_mut_ptr), then [`assume_init`](Self::assume_init).
 /// Dropped before that, it gives its block back without dropping a value.
-pub(crate) struct UninitImplArc<T> {
+pub(crate) struct UninitImplArc<T: SlotOwner> {
     ptr: NonNull<Inner<T>>,
     _owns: PhantomData<Inner<T>>,
 }
 
-impl<T> UninitImplArc<T> {
+impl<T: SlotOwner> UninitImplArc<T> {
     /// The value's place. Writes through it are exclusive: no handle to
     /// this block exists yet. The pointer has the block's full provenance
     /// (it is not derived from a shared reference).
@@ -358,7 +476,7 @@ impl<T> UninitImplArc<T> {
     }
 }
 
-impl<T> Drop for UninitImplArc<T> {
+impl<T: SlotOwner> Drop for UninitImplArc<T> {
     fn drop(&mut self) {
         // SAFETY: the block came from `take_block` and is owned by `self`;
         // its value was never initialised as far as we know (a partly
@@ -387,6 +505,12 @@ mod tests {
                 drops: Arc::clone(&self.drops),
                 value: self.value,
             }
+        }
+    }
+
+    impl SlotOwner for Counted {
+        fn binding_slot(&self) -> Option<&BindingSlot> {
+            None
         }
     }
 

@@ -67,6 +67,7 @@
 
 pub mod access;
 pub mod autograd;
+pub mod binding;
 pub mod convert;
 pub mod device_ops;
 pub mod dispatch_key;

@@ -3,6 +3,7 @@
 use c10_storage::{Device, DeviceType, Storage};
 
 use crate::autograd::AutogradMetaInterface;
+use crate::binding::BindingSlot;
 use crate::dispatch_key::{backend_component_for_device_type, DispatchKeySet};
 use crate::error::{Result, TensorError};
 use crate::extra_meta::ExtraMeta;
@@ -308,6 +309,11 @@ pub struct TensorImpl {
     /// and trusted by `unsafe` code (the copy engine); never taken from a
     /// caller (see `docs/ARCHITECTURE.md`, "Soundness").
     pub(crate) flags: LayoutFlags,
+    /// The binding object (c10's `pyobj_slot_`): an opaque pointer a
+    /// language binding stores with `Tensor::bind_object`, or null. Never
+    /// copied: every constructor, and `Clone` (copy-on-write), starts empty
+    /// (see `binding.rs`).
+    pub(crate) binding: BindingSlot,
 }
 
 // The in-place constructors (`build_view`, `new_contiguous_tensor`) write
@@ -324,6 +330,7 @@ fn every_field_is_written_by_the_in_place_constructors(t: TensorImpl) {
         numel: _,
         version: _,
         extra: _,
+        binding: _,
         key_set: _,
         dtype: _,
         device: _,
@@ -348,6 +355,9 @@ impl Clone for TensorImpl {
             dtype: self.dtype,
             device: self.device,
             flags: self.flags,
+            // A copy is another TensorImpl: the binding object owns a
+            // handle to the original only (see `binding.rs`).
+            binding: BindingSlot::new(),
         }
     }
 }
@@ -417,6 +427,7 @@ impl TensorImpl {
             dtype,
             device,
             flags: LayoutFlags::compute_with(&[0], &[1], 0, None),
+            binding: BindingSlot::new(),
         }
     }
 
@@ -628,6 +639,7 @@ impl TensorImpl {
             std::ptr::addr_of_mut!((*slot).dtype).write(base.dtype);
             std::ptr::addr_of_mut!((*slot).device).write(base.device);
             std::ptr::addr_of_mut!((*slot).flags).write(flags);
+            std::ptr::addr_of_mut!((*slot).binding).write(BindingSlot::new());
             Ok(Some(Tensor {
                 imp: imp.assume_init(),
             }))
@@ -691,6 +703,7 @@ impl TensorImpl {
             std::ptr::addr_of_mut!((*slot).dtype).write(dtype);
             std::ptr::addr_of_mut!((*slot).device).write(device);
             std::ptr::addr_of_mut!((*slot).flags).write(flags);
+            std::ptr::addr_of_mut!((*slot).binding).write(BindingSlot::new());
             Ok(Tensor {
                 imp: imp.assume_init(),
             })

@@ -1,0 +1,519 @@
+//! Conversions between Python values and the core's: errors, dtypes,
+//! devices, scalars, shapes, nested lists.
+
+use c10_core::{Device, MemoryFormat, Scalar, ScalarType, Tensor, TensorError, TensorOptions};
+use pyo3::exceptions::{
+    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
+
+/// A core error as the exception PyTorch raises, with PyTorch's message
+/// (`ErrorKind::python_exception` names the class).
+pub(crate) fn to_py_err(e: TensorError) -> PyErr {
+    let msg = e.to_string();
+    match e.kind().python_exception() {
+        "IndexError" => PyIndexError::new_err(msg),
+        "ValueError" => PyValueError::new_err(msg),
+        "TypeError" => PyTypeError::new_err(msg),
+        "NotImplementedError" => PyNotImplementedError::new_err(msg),
+        _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// `Result<T, TensorError>` → `PyResult<T>`.
+pub(crate) trait OrPy<T> {
+    /// Maps the error with [`to_py_err`].
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> OrPy<T> for c10_core::Result<T> {
+    #[inline]
+    fn py(self) -> PyResult<T> {
+        self.map_err(to_py_err)
+    }
+}
+
+/// `torchcore.dtype`: an element type (`torchcore.float32`, ...). Its
+/// `repr` is PyTorch's (`torch.float32`), so tensors print as in torch.
+#[pyclass(name = "dtype", module = "torchcore", frozen, eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDtype {
+    pub(crate) st: ScalarType,
+}
+
+#[pymethods]
+impl PyDtype {
+    fn __repr__(&self) -> String {
+        format!(
+            "torch.{}",
+            self.st.torch_name().trim_start_matches("torch.")
+        )
+    }
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.st.is_floating_point()
+    }
+    #[getter]
+    fn is_complex(&self) -> bool {
+        self.st.is_complex()
+    }
+    #[getter]
+    fn is_signed(&self) -> bool {
+        self.st.is_signed().unwrap_or(false)
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.st.itemsize()
+    }
+}
+
+/// `torchcore.device`: a device (`device('cpu')`, `device(type='cuda',
+/// index=0)`).
+#[pyclass(name = "device", module = "torchcore", frozen, eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDevice {
+    pub(crate) d: Device,
+}
+
+#[pymethods]
+impl PyDevice {
+    #[new]
+    #[pyo3(signature = (r#type, index = None))]
+    fn new(r#type: &Bound<'_, PyAny>, index: Option<i64>) -> PyResult<PyDevice> {
+        if let Ok(d) = r#type.cast::<PyDevice>() {
+            return Ok(*d.get());
+        }
+        let s: String = r#type.extract()?;
+        let full = match index {
+            Some(i) => format!("{s}:{i}"),
+            None => s,
+        };
+        let d: Device = full
+            .parse()
+            .map_err(|e: c10_storage::DeviceParseError| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(PyDevice { d })
+    }
+    #[getter]
+    fn r#type(&self) -> String {
+        self.d.device_type().to_string()
+    }
+    #[getter]
+    fn index(&self) -> Option<i64> {
+        let s = self.d.to_string();
+        s.split_once(':').and_then(|(_, i)| i.parse().ok())
+    }
+    fn __repr__(&self) -> String {
+        match self.index() {
+            Some(i) => format!("device(type='{}', index={i})", self.r#type()),
+            None => format!("device(type='{}')", self.r#type()),
+        }
+    }
+    fn __str__(&self) -> String {
+        self.d.to_string()
+    }
+}
+
+/// `torchcore.memory_format`.
+#[pyclass(name = "memory_format", module = "torchcore", frozen, eq)]
+#[derive(Clone, Copy, PartialEq)]
+pub struct PyMemoryFormat {
+    pub(crate) f: MemoryFormat,
+}
+
+#[pymethods]
+impl PyMemoryFormat {
+    fn __repr__(&self) -> &'static str {
+        match self.f {
+            MemoryFormat::Contiguous => "torch.contiguous_format",
+            MemoryFormat::Preserve => "torch.preserve_format",
+            MemoryFormat::ChannelsLast => "torch.channels_last",
+            MemoryFormat::ChannelsLast3d => "torch.channels_last_3d",
+        }
+    }
+}
+
+/// A device argument: a `device`, a string, or an int (a CUDA index).
+pub(crate) fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
+    let Some(obj) = obj else { return Ok(None) };
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if let Ok(d) = obj.cast::<PyDevice>() {
+        return Ok(Some(d.get().d));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        let s: String = s.extract()?;
+        let d: Device = s
+            .parse()
+            .map_err(|e: c10_storage::DeviceParseError| PyRuntimeError::new_err(e.to_string()))?;
+        return Ok(Some(d));
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        let d: Device = format!("cuda:{i}")
+            .parse()
+            .map_err(|e: c10_storage::DeviceParseError| PyRuntimeError::new_err(e.to_string()))?;
+        return Ok(Some(d));
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a device, got {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// A `dtype=` argument.
+pub(crate) fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<ScalarType>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => match o.cast::<PyDtype>() {
+            Ok(d) => Ok(Some(d.get().st)),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "dtype must be torchcore.dtype, not {}",
+                o.get_type().name()?
+            ))),
+        },
+    }
+}
+
+/// A `memory_format=` argument.
+pub(crate) fn format_arg(
+    obj: Option<&Bound<'_, PyAny>>,
+    default: MemoryFormat,
+) -> PyResult<MemoryFormat> {
+    match obj {
+        None => Ok(default),
+        Some(o) if o.is_none() => Ok(default),
+        Some(o) => Ok(o.cast::<PyMemoryFormat>()?.get().f),
+    }
+}
+
+/// Factory options (`dtype`, `device`, `requires_grad`).
+pub(crate) fn options(
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<TensorOptions> {
+    let mut o = TensorOptions::new();
+    if let Some(st) = dtype_arg(dtype)? {
+        o = o.dtype(st);
+    }
+    if let Some(d) = device_arg(device)? {
+        o = o.device(d);
+    }
+    if requires_grad {
+        o = o.requires_grad(true);
+    }
+    Ok(o)
+}
+
+/// A Python number as a `Scalar` (`bool` before `int`, as it subclasses it;
+/// objects with `__index__` are integers, others with `__float__` floats).
+pub(crate) fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Scalar::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(Scalar::Int(obj.extract::<i64>()?));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Scalar::Float(f.value()));
+    }
+    if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
+        let t = &t.borrow().inner;
+        if t.numel() == 1 {
+            return item(obj.py(), t);
+        }
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(Scalar::Int(i));
+    }
+    if let Ok(f) = obj.extract::<f64>() {
+        return Ok(Scalar::Float(f));
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a number, got {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// An `int` argument, read through `__index__` (so `True`, NumPy integers
+/// and 0-d integer tensors work, floats do not).
+#[inline]
+pub(crate) fn int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    obj.extract::<i64>()
+}
+
+/// `obj` as an int if it is one (a Python `int`, or not a sequence and
+/// convertible through `__index__`); `None` for sequences. Testing the type
+/// first avoids building (and discarding) a `TypeError` for sequences.
+#[inline]
+pub(crate) fn maybe_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i64>().map(Some);
+    }
+    if obj.cast::<PyTuple>().is_ok() || obj.cast::<PyList>().is_ok() {
+        return Ok(None);
+    }
+    Ok(obj.extract::<i64>().ok())
+}
+
+/// A size or dims argument given as `f(2, 3)` or `f((2, 3))`/`f([2, 3])`.
+pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
+    if args.len() == 1 {
+        let a = args.get_item(0)?;
+        if let Some(i) = maybe_int(&a)? {
+            return Ok(vec![i]);
+        }
+        return seq_ints(&a, what);
+    }
+    let mut out = Vec::with_capacity(args.len());
+    for a in args.iter() {
+        out.push(a.extract::<i64>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{what} must be tuple of ints, but found element of type {} at pos {}",
+                a.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                out.len()
+            ))
+        })?);
+    }
+    Ok(out)
+}
+
+/// A sequence of ints.
+pub(crate) fn seq_ints(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
+    if let Ok(t) = a.cast::<PyTuple>() {
+        return t.iter().map(|x| x.extract::<i64>()).collect();
+    }
+    if let Ok(l) = a.cast::<PyList>() {
+        return l.iter().map(|x| x.extract::<i64>()).collect();
+    }
+    if let Ok(s) = a.cast::<PySequence>() {
+        let mut out = Vec::new();
+        for i in 0..s.len()? {
+            out.push(s.get_item(i)?.extract::<i64>()?);
+        }
+        return Ok(out);
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be tuple of ints, not {}",
+        a.get_type().name()?
+    )))
+}
+
+/// The single element of a tensor as a `Scalar`.
+pub(crate) fn item(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
+    if t.numel() != 1 {
+        return Err(PyRuntimeError::new_err(format!(
+            "a Tensor with {} elements cannot be converted to Scalar",
+            t.numel()
+        )));
+    }
+    let flat = t.as_strided(&[], &[], None).py()?;
+    Ok(flat_values(py, &flat)?
+        .into_iter()
+        .next()
+        .unwrap_or(Scalar::Int(0)))
+}
+
+/// Every element of `t`, row-major, as `Scalar`s; reads the storage with
+/// the GIL released (it may wait on the storage's lock).
+pub(crate) fn flat_values(py: Python<'_>, t: &Tensor) -> PyResult<Vec<Scalar>> {
+    py.detach(|| flat_values_nogil(t))
+}
+
+fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
+    use half::{bf16, f16};
+    Ok(match t.dtype() {
+        ScalarType::Bool => t
+            .to_vec::<bool>()
+            .py()?
+            .into_iter()
+            .map(Scalar::Bool)
+            .collect(),
+        ScalarType::Byte => ints(t.to_vec::<u8>().py()?),
+        ScalarType::Char => ints(t.to_vec::<i8>().py()?),
+        ScalarType::Short => ints(t.to_vec::<i16>().py()?),
+        ScalarType::Int => ints(t.to_vec::<i32>().py()?),
+        ScalarType::Long => t
+            .to_vec::<i64>()
+            .py()?
+            .into_iter()
+            .map(Scalar::Int)
+            .collect(),
+        ScalarType::Half => floats(t.to_vec::<f16>().py()?.into_iter().map(f64::from)),
+        ScalarType::BFloat16 => floats(t.to_vec::<bf16>().py()?.into_iter().map(f64::from)),
+        ScalarType::Float => floats(t.to_vec::<f32>().py()?.into_iter().map(f64::from)),
+        ScalarType::Double => floats(t.to_vec::<f64>().py()?),
+        other => {
+            return Err(PyNotImplementedError::new_err(format!(
+                "tolist/item is not implemented for {}",
+                other.torch_name()
+            )))
+        }
+    })
+}
+
+fn ints<T: Into<i64>>(v: Vec<T>) -> Vec<Scalar> {
+    v.into_iter().map(|x| Scalar::Int(x.into())).collect()
+}
+
+fn floats(v: impl IntoIterator<Item = f64>) -> Vec<Scalar> {
+    v.into_iter().map(Scalar::Float).collect()
+}
+
+/// A `Scalar` as a Python number.
+pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// `tolist()`: nested lists of Python numbers (a number for 0-d).
+pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    let vals = flat_values(py, t)?;
+    if t.dim() == 0 {
+        return match vals.first() {
+            Some(s) => scalar_to_py(py, *s),
+            None => Err(PyRuntimeError::new_err("empty 0-d tensor")),
+        };
+    }
+    let mut it = vals.into_iter();
+    nest(py, t.sizes(), &mut it)
+}
+
+fn nest(
+    py: Python<'_>,
+    sizes: &[i64],
+    it: &mut impl Iterator<Item = Scalar>,
+) -> PyResult<Py<PyAny>> {
+    let list = PyList::empty(py);
+    match sizes {
+        [] => {}
+        [n] => {
+            for _ in 0..*n {
+                let s = it.next().unwrap_or(Scalar::Int(0));
+                list.append(scalar_to_py(py, s)?)?;
+            }
+        }
+        [n, rest @ ..] => {
+            for _ in 0..*n {
+                list.append(nest(py, rest, it)?)?;
+            }
+        }
+    }
+    Ok(list.into_any().unbind())
+}
+
+/// What `torch.tensor(data)` infers: the kinds of the leaves seen.
+#[derive(Default)]
+struct Leaves {
+    sizes: Vec<i64>,
+    vals: Vec<Scalar>,
+    any_float: bool,
+    any_int: bool,
+}
+
+fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
+        let t = &t.borrow().inner;
+        if t.dim() != 0 {
+            return Err(PyNotImplementedError::new_err(
+                "tensor(): nested tensors with dims inside a list are not supported",
+            ));
+        }
+        let s = item(obj.py(), t)?;
+        return leaf(s, depth, acc);
+    }
+    let is_seq = obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok();
+    if !is_seq {
+        let s = scalar(obj).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "new(): invalid data type '{}'",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        return leaf(s, depth, acc);
+    }
+    let seq = obj.cast::<PySequence>()?;
+    let n = seq.len()? as i64;
+    if acc.sizes.len() == depth {
+        acc.sizes.push(n);
+    } else if acc.sizes.get(depth) != Some(&n) {
+        return Err(PyValueError::new_err(format!(
+            "expected sequence of length {} at dim {depth} (got {n})",
+            acc.sizes.get(depth).copied().unwrap_or(0)
+        )));
+    }
+    for i in 0..n {
+        walk(&seq.get_item(i as usize)?, depth + 1, acc)?;
+    }
+    Ok(())
+}
+
+fn leaf(s: Scalar, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    if acc.sizes.len() > depth {
+        return Err(PyTypeError::new_err(format!(
+            "new(): invalid data type '{}'",
+            match s {
+                Scalar::Bool(_) => "bool",
+                Scalar::Int(_) => "int",
+                Scalar::Float(_) => "float",
+            }
+        )));
+    }
+    match s {
+        Scalar::Float(_) => acc.any_float = true,
+        Scalar::Int(_) => acc.any_int = true,
+        Scalar::Bool(_) => {}
+    }
+    acc.vals.push(s);
+    Ok(())
+}
+
+/// `torch.tensor(data, dtype=...)`: PyTorch's inference (any float →
+/// the default float dtype, float32; else any int → int64; else bool; an
+/// empty list → float32).
+pub(crate) fn tensor_from_data(
+    data: &Bound<'_, PyAny>,
+    dtype: Option<ScalarType>,
+) -> PyResult<Tensor> {
+    let mut acc = Leaves::default();
+    walk(data, 0, &mut acc)?;
+    let sizes = acc.sizes.clone();
+    let inferred = if acc.vals.is_empty() || acc.any_float {
+        ScalarType::Float
+    } else if acc.any_int {
+        ScalarType::Long
+    } else {
+        ScalarType::Bool
+    };
+    let target = dtype.unwrap_or(inferred);
+    let t = if acc.any_float || acc.vals.is_empty() {
+        let v: Vec<f64> = acc.vals.iter().map(|s| s.to_f64()).collect();
+        Tensor::from_vec(v, &sizes).py()?
+    } else if acc.any_int {
+        let v: Vec<i64> = acc.vals.iter().map(|s| s.to_i64()).collect();
+        Tensor::from_vec(v, &sizes).py()?
+    } else {
+        let v: Vec<bool> = acc
+            .vals
+            .iter()
+            .map(|s| matches!(s, Scalar::Bool(true)))
+            .collect();
+        Tensor::from_vec(v, &sizes).py()?
+    };
+    if t.dtype() == target {
+        Ok(t)
+    } else {
+        aten_shape::copy::to_dtype(&t, target).py()
+    }
+}

@@ -1,0 +1,1563 @@
+//! `torchcore.Tensor` and the factories.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aten_shape::copy as copy_api;
+use aten_shape::indexing::{self, TensorIndex};
+use aten_shape::views;
+use c10_core::{MemoryFormat, Scalar, ScalarType, Storage, Tensor};
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError};
+use pyo3::ffi;
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyInt, PyList, PySlice, PyTuple};
+use pyo3::PyTraverseError;
+
+use crate::convert::{
+    self, device_arg, dtype_arg, format_arg, int, int_list, options, scalar, OrPy, PyDevice,
+    PyDtype, PyMemoryFormat,
+};
+
+/// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
+/// crate documentation for the preservation rules).
+#[pyclass(name = "Tensor", module = "torchcore", dict, weakref)]
+pub struct PyTensor {
+    /// The object's own handle: the `TensorImpl` it is bound to and shows.
+    pub(crate) inner: Tensor,
+    /// `TensorImpl`s this object was bound to before an in-place metadata
+    /// op copied its (shared) `TensorImpl`: Rust still holds them, and
+    /// handing one back to Python must give this object. Pruned when only
+    /// this object holds them.
+    retired: Vec<Tensor>,
+}
+
+/// The Python object for `t`: the one already bound to its `TensorImpl`
+/// if there is one (PyTorch's `THPVariable_Wrap`), else a new one, bound.
+pub(crate) fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
+    if let Some(p) = t.binding_object() {
+        // SAFETY: only `PyTensor` objects are ever bound (`bind`), and this
+        // one is alive: it owns a handle to the `TensorImpl`, and `t` is
+        // another handle, so the `TensorImpl` holds a reference to it (rule
+        // 2 of `c10_core::binding`). The GIL is held; we take a new
+        // reference before `t` (and maybe that rule-2 reference) goes.
+        let obj = unsafe { Bound::from_borrowed_ptr(py, p.as_ptr().cast::<ffi::PyObject>()) };
+        drop(t);
+        // SAFETY: the object is a `PyTensor` (see above).
+        return Ok(unsafe { obj.cast_into_unchecked::<PyTensor>() });
+    }
+    let obj = Bound::new(
+        py,
+        PyTensor {
+            inner: t,
+            retired: Vec::new(),
+        },
+    )?;
+    {
+        let me = obj.borrow();
+        bind(&obj, &me.inner)?;
+    }
+    Ok(obj)
+}
+
+/// Publishes `obj` in the slot of `t`, which `obj` owns.
+fn bind(obj: &Bound<'_, PyTensor>, t: &Tensor) -> PyResult<()> {
+    let Some(p) = NonNull::new(obj.as_ptr().cast::<()>()) else {
+        return Err(PyRuntimeError::new_err("null object"));
+    };
+    // SAFETY: `p` is a `PyTensor` whose field (`inner`) owns `t`'s handle
+    // and keeps it until the object is deallocated, which can only happen
+    // once its Python count is 0, so when no reference taken by the
+    // binding's `incref` is outstanding; `binding_incref`/`decref` are
+    // sound for it (registered at import).
+    match unsafe { t.bind_object(p) } {
+        Ok(()) => Ok(()),
+        Err(Some(_)) => Err(PyRuntimeError::new_err(
+            "this TensorImpl is already bound to another Python object",
+        )),
+        Err(None) => Err(PyRuntimeError::new_err(
+            "torchcore binding is not registered",
+        )),
+    }
+}
+
+fn wrap_all(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
+    let objs = ts
+        .into_iter()
+        .map(|t| wrap(py, t))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, objs)
+}
+
+/// Runs an in-place metadata op on `slf`'s `TensorImpl` so that every
+/// Python reference sees it: unique → edited in place (the slot stays);
+/// shared with Rust → copy-on-write gives a new `TensorImpl`, which is
+/// bound to this same object, and the old one stays bound ("retired") so
+/// that Rust handing it back still yields this object.
+fn inplace<'py>(
+    slf: &Bound<'py, PyTensor>,
+    f: impl FnOnce(&mut Tensor) -> c10_core::Result<()>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    inplace_with(slf, |t, _| f(t))
+}
+
+/// [`inplace`] for ops that may take a storage's lock (`resize_`, `set_`):
+/// the op runs with the GIL released.
+fn inplace_nogil<'py>(
+    slf: &Bound<'py, PyTensor>,
+    f: impl FnOnce(&mut Tensor) -> c10_core::Result<()> + Send,
+) -> PyResult<Bound<'py, PyTensor>> {
+    inplace_with(slf, |t, py| py.detach(|| f(t)))
+}
+
+fn inplace_with<'py>(
+    slf: &Bound<'py, PyTensor>,
+    f: impl FnOnce(&mut Tensor, Python<'py>) -> c10_core::Result<()>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let py = slf.py();
+    let mut guard = slf.try_borrow_mut()?;
+    let me = &mut *guard;
+    me.retired.retain(|r| r.use_count() > 1);
+    let old = (me.inner.use_count() > 1).then(|| me.inner.clone());
+    let result = f(&mut me.inner, py);
+    if let Some(old) = old {
+        if !old.is_same(&me.inner) {
+            me.retired.push(old);
+        }
+    }
+    if me.inner.binding_object().is_none() {
+        bind(slf, &me.inner)?;
+    }
+    drop(guard);
+    result.py()?;
+    Ok(slf.clone())
+}
+
+static SIZE_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// A `torchcore.Size` (a tuple subclass printed as `torch.Size([...])`).
+fn size_obj<'py>(py: Python<'py>, sizes: &[i64]) -> PyResult<Bound<'py, PyAny>> {
+    let cls = SIZE_CLASS.get_or_try_init(py, || {
+        py.import("torchcore")
+            .and_then(|m| m.getattr("Size"))
+            .map(Bound::unbind)
+    })?;
+    let tup = PyTuple::new(py, sizes)?;
+    cls.bind(py).call1((tup,))
+}
+
+fn memory_format_const(f: MemoryFormat) -> PyMemoryFormat {
+    PyMemoryFormat { f }
+}
+
+/// One Python index (`int`, `slice`, `None`, `...`, `bool`, tensor).
+fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
+    if k.is_instance_of::<PyInt>() {
+        if let Ok(b) = k.cast::<PyBool>() {
+            return Ok(TensorIndex::Bool(b.is_true()));
+        }
+        return Ok(TensorIndex::Int(k.extract::<i64>()?));
+    }
+    if let Ok(s) = k.cast::<PySlice>() {
+        let (mut start, mut stop, mut step) = (0isize, 0isize, 0isize);
+        // SAFETY: `s` is a live slice object (the GIL is held); the out
+        // pointers are valid locals.
+        let rc = unsafe { ffi::PySlice_Unpack(s.as_ptr(), &mut start, &mut stop, &mut step) };
+        if rc < 0 {
+            return Err(PyErr::fetch(py));
+        }
+        if step <= 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "step must be greater than zero",
+            ));
+        }
+        // With a positive step, `PySlice_Unpack` turns a `None` start into
+        // 0 and a `None` stop into `PY_SSIZE_T_MAX`: the same as "from the
+        // start" and "to the end" once clamped, and no attribute lookups.
+        let start = Some(start as i64);
+        let stop = (stop != isize::MAX).then_some(stop as i64);
+        return Ok(TensorIndex::slice(start, stop, step as i64));
+    }
+    if k.is_none() {
+        return Ok(TensorIndex::None);
+    }
+    if k.is(py.Ellipsis()) {
+        return Ok(TensorIndex::Ellipsis);
+    }
+    if let Ok(t) = k.cast::<PyTensor>() {
+        return Ok(TensorIndex::Tensor(t.borrow().inner.clone()));
+    }
+    if k.cast::<PyList>().is_ok() {
+        return Err(PyNotImplementedError::new_err(
+            "advanced indexing (tensor, list or boolean-mask indices) is not implemented in torchcore",
+        ));
+    }
+    if let Ok(i) = k.extract::<i64>() {
+        return Ok(TensorIndex::Int(i));
+    }
+    Err(PyIndexError::new_err(format!(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})",
+        k.get_type().name()?
+    )))
+}
+
+fn indices(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
+    if let Ok(t) = key.cast::<PyTuple>() {
+        t.iter().map(|k| one_index(py, &k)).collect()
+    } else {
+        Ok(vec![one_index(py, key)?])
+    }
+}
+
+/// A fast path for the commonest keys: one int or one slice.
+fn index_fast(py: Python<'_>, t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
+    if let Ok(s) = key.cast::<PySlice>() {
+        if t.dim() == 0 {
+            return Ok(None);
+        }
+        let idx = one_index(py, s.as_any())?;
+        if let TensorIndex::Slice { start, stop, step } = idx {
+            return views::slice(t, 0, start, stop, step).py().map(Some);
+        }
+    }
+    Ok(None)
+}
+
+fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
+    match dim {
+        None => Ok(None),
+        Some(d) if d.is_none() => Ok(None),
+        Some(d) => match convert::maybe_int(d)? {
+            Some(i) => Ok(Some(vec![i])),
+            None => convert::seq_ints(d, "dim").map(Some),
+        },
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __traverse__(&self, _visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // The TensorImpl → object edge is never reported (PyTorch's rule:
+        // a tensor Rust holds is always reachable); nothing else to visit.
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {}
+
+    // ---- attributes -------------------------------------------------
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size_obj(py, self.inner.sizes())
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => size_obj(py, self.inner.sizes()),
+            Some(d) => Ok(self.inner.size(d).py()?.into_pyobject(py)?.into_any()),
+        }
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.inner.strides())?.into_any()),
+            Some(d) => Ok(self.inner.stride(d).py()?.into_pyobject(py)?.into_any()),
+        }
+    }
+
+    fn storage_offset(&self) -> i64 {
+        self.inner.storage_offset()
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn ndimension(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn numel(&self) -> i64 {
+        self.inner.numel()
+    }
+
+    fn nelement(&self) -> i64 {
+        self.inner.numel()
+    }
+
+    fn element_size(&self) -> usize {
+        self.inner.element_size()
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.inner.element_size()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDtype {
+        PyDtype {
+            st: self.inner.dtype(),
+        }
+    }
+
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice {
+            d: self.inner.device(),
+        }
+    }
+
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        self.inner.device().device_type() == c10_core::DeviceType::Cuda
+    }
+
+    #[getter]
+    fn is_cpu(&self) -> bool {
+        self.inner.device().device_type() == c10_core::DeviceType::Cpu
+    }
+
+    fn is_floating_point(&self) -> bool {
+        self.inner.dtype().is_floating_point()
+    }
+
+    fn is_complex(&self) -> bool {
+        self.inner.dtype().is_complex()
+    }
+
+    #[pyo3(signature = (memory_format = None))]
+    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
+        Ok(self.inner.is_contiguous_in(f))
+    }
+
+    fn is_non_overlapping_and_dense(&self) -> bool {
+        self.inner.is_non_overlapping_and_dense()
+    }
+
+    fn data_ptr(&self) -> PyResult<usize> {
+        let base = self
+            .inner
+            .storage()
+            .data_addr()
+            .map_err(|e| convert::to_py_err(e.into()))?;
+        Ok(base + self.inner.storage_offset() as usize * self.inner.element_size())
+    }
+
+    fn untyped_storage(&self) -> PyUntypedStorage {
+        PyUntypedStorage {
+            storage: self.inner.storage().clone(),
+        }
+    }
+
+    fn is_set_to(&self, other: PyRef<'_, PyTensor>) -> bool {
+        self.inner.is_set_to(&other.inner)
+    }
+
+    #[getter]
+    fn _version(&self) -> PyResult<u32> {
+        self.inner.version().py()
+    }
+
+    #[getter]
+    fn get_requires_grad(&self) -> bool {
+        self.inner.requires_grad()
+    }
+
+    #[setter]
+    fn set_requires_grad(slf: &Bound<'_, Self>, value: bool) -> PyResult<()> {
+        inplace(slf, |t| t.set_requires_grad(value)).map(|_| ())
+    }
+
+    #[pyo3(signature = (requires_grad = true))]
+    fn requires_grad_<'py>(
+        slf: &Bound<'py, Self>,
+        requires_grad: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, |t| t.requires_grad_(requires_grad))
+    }
+
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.inner.is_leaf()
+    }
+
+    #[getter]
+    fn grad(&self, py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    fn _use_count(&self) -> usize {
+        self.inner.use_count()
+    }
+
+    fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, self.inner.detach())
+    }
+
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, self.inner.data())
+    }
+
+    fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        convert::tolist(py, &self.inner)
+    }
+
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let s = convert::item(py, &self.inner)?;
+        convert::scalar_to_py(py, s)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let t = &self.inner;
+        py.detach(|| t.to_string())
+    }
+
+    fn __str__(&self, py: Python<'_>) -> String {
+        self.__repr__(py)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        match self.inner.sizes().first() {
+            Some(n) => Ok(*n as usize),
+            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+        }
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.inner.dim() == 0 {
+            return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
+        }
+        let parts = views::unbind(&self.inner, 0).py()?;
+        wrap_all(py, parts)?
+            .as_any()
+            .try_iter()
+            .map(Bound::into_any)
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        if self.inner.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.inner.numel() == 0 {
+                    "no"
+                } else {
+                    "more than one"
+                }
+            )));
+        }
+        Ok(convert::item(py, &self.inner)?.to_f64() != 0.0)
+    }
+
+    fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
+        Ok(convert::item(py, &self.inner)?.to_i64())
+    }
+
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(convert::item(py, &self.inner)?.to_f64())
+    }
+
+    fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
+        if !self.inner.dtype().is_integral(true) || self.inner.numel() != 1 {
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
+        }
+        Ok(convert::item(py, &self.inner)?.to_i64())
+    }
+
+    // ---- views ------------------------------------------------------
+
+    #[pyo3(signature = (*shape))]
+    fn view<'py>(
+        &self,
+        py: Python<'py>,
+        shape: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        if shape.len() == 1 {
+            if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
+                let st = d.get().st;
+                return wrap(py, self.inner.view_dtype(st).py()?);
+            }
+        }
+        let dims = int_list(shape, "view(): argument 'size'")?;
+        wrap(py, views::view(&self.inner, &dims).py()?)
+    }
+
+    fn view_as<'py>(
+        &self,
+        py: Python<'py>,
+        other: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::view(&self.inner, other.inner.sizes()).py()?)
+    }
+
+    #[pyo3(signature = (*shape))]
+    fn reshape<'py>(
+        &self,
+        py: Python<'py>,
+        shape: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let dims = int_list(shape, "reshape(): argument 'shape'")?;
+        let t = &self.inner;
+        let r = py.detach(|| views::reshape(t, &dims)).py()?;
+        wrap(py, r)
+    }
+
+    fn reshape_as<'py>(
+        &self,
+        py: Python<'py>,
+        other: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let t = &self.inner;
+        let sizes = other.inner.sizes().to_vec();
+        let r = py.detach(|| views::reshape(t, &sizes)).py()?;
+        wrap(py, r)
+    }
+
+    fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::t(&self.inner).py()?)
+    }
+
+    #[getter(T)]
+    fn big_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        // PyTorch's deprecation warnings (`TORCH_WARN_ONCE`: once per process).
+        static WARNED_0D: AtomicBool = AtomicBool::new(false);
+        static WARNED_ND: AtomicBool = AtomicBool::new(false);
+        let (flag, msg) = match self.inner.dim() {
+            2 => (None, c""),
+            0 => (
+                Some(&WARNED_0D),
+                c"Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+            ),
+            _ => (
+                Some(&WARNED_ND),
+                c"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+            ),
+        };
+        if let Some(flag) = flag {
+            if !flag.swap(true, Ordering::Relaxed) {
+                let cat = py.get_type::<pyo3::exceptions::PyUserWarning>();
+                PyErr::warn(py, &cat, msg, 1)?;
+            }
+        }
+        wrap(py, views::numpy_t(&self.inner).py()?)
+    }
+
+    #[getter(mT)]
+    fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::mt(&self.inner).py()?)
+    }
+
+    #[getter(mH)]
+    fn m_h<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        if self.inner.dtype().is_complex() {
+            return Err(PyNotImplementedError::new_err(
+                "mH of complex tensors (conjugation) is not implemented in torchcore",
+            ));
+        }
+        wrap(py, views::mt(&self.inner).py()?)
+    }
+
+    fn transpose<'py>(
+        &self,
+        py: Python<'py>,
+        dim0: i64,
+        dim1: i64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::transpose(&self.inner, dim0, dim1).py()?)
+    }
+
+    fn swapaxes<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::transpose(&self.inner, a, b).py()?)
+    }
+
+    fn swapdims<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::transpose(&self.inner, a, b).py()?)
+    }
+
+    #[pyo3(signature = (*dims))]
+    fn permute<'py>(
+        &self,
+        py: Python<'py>,
+        dims: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let dims = int_list(dims, "permute(): argument 'dims'")?;
+        wrap(py, views::permute(&self.inner, &dims).py()?)
+    }
+
+    fn narrow<'py>(
+        &self,
+        py: Python<'py>,
+        dim: i64,
+        start: &Bound<'py, PyAny>,
+        length: i64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let start = int(start)?;
+        wrap(py, views::narrow(&self.inner, dim, start, length).py()?)
+    }
+
+    fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::select(&self.inner, dim, index).py()?)
+    }
+
+    #[pyo3(signature = (*sizes))]
+    fn expand<'py>(
+        &self,
+        py: Python<'py>,
+        sizes: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let sizes = int_list(sizes, "expand(): argument 'size'")?;
+        wrap(py, views::expand(&self.inner, &sizes).py()?)
+    }
+
+    fn expand_as<'py>(
+        &self,
+        py: Python<'py>,
+        other: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::expand(&self.inner, other.inner.sizes()).py()?)
+    }
+
+    fn broadcast_to<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let sizes = convert::seq_ints(size, "broadcast_to(): argument 'size'")?;
+        wrap(py, views::broadcast_to(&self.inner, &sizes).py()?)
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn squeeze<'py>(
+        &self,
+        py: Python<'py>,
+        dim: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let r = match dims_arg(dim)? {
+            None => views::squeeze(&self.inner),
+            Some(d) if dim.is_some_and(|x| x.is_instance_of::<PyInt>()) => {
+                views::squeeze_dim(&self.inner, d.first().copied().unwrap_or(0))
+            }
+            Some(d) => views::squeeze_dims(&self.inner, &d),
+        };
+        wrap(py, r.py()?)
+    }
+
+    fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::unsqueeze(&self.inner, dim).py()?)
+    }
+
+    #[pyo3(signature = (start_dim = 0, end_dim = -1))]
+    fn flatten<'py>(
+        &self,
+        py: Python<'py>,
+        start_dim: i64,
+        end_dim: i64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let t = &self.inner;
+        let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
+        wrap(py, r)
+    }
+
+    fn ravel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        let t = &self.inner;
+        let r = py.detach(|| views::ravel(t)).py()?;
+        wrap(py, r)
+    }
+
+    fn unflatten<'py>(
+        &self,
+        py: Python<'py>,
+        dim: i64,
+        sizes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let sizes = convert::seq_ints(sizes, "unflatten(): argument 'sizes'")?;
+        wrap(py, views::unflatten(&self.inner, dim, &sizes).py()?)
+    }
+
+    #[pyo3(signature = (split_size_or_sections, dim = 0))]
+    fn split<'py>(
+        &self,
+        py: Python<'py>,
+        split_size_or_sections: &Bound<'py, PyAny>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let parts = if let Some(n) = convert::maybe_int(split_size_or_sections)? {
+            views::split(&self.inner, n, dim)
+        } else {
+            let s = convert::seq_ints(split_size_or_sections, "split_size_or_sections")?;
+            views::split_with_sizes(&self.inner, &s, dim)
+        };
+        wrap_all(py, parts.py()?)
+    }
+
+    #[pyo3(signature = (split_sizes, dim = 0))]
+    fn split_with_sizes<'py>(
+        &self,
+        py: Python<'py>,
+        split_sizes: &Bound<'py, PyAny>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let s = convert::seq_ints(split_sizes, "split_sizes")?;
+        wrap_all(py, views::split_with_sizes(&self.inner, &s, dim).py()?)
+    }
+
+    #[pyo3(signature = (chunks, dim = 0))]
+    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        wrap_all(py, views::chunk(&self.inner, chunks, dim).py()?)
+    }
+
+    #[pyo3(signature = (indices_or_sections, dim = 0))]
+    fn tensor_split<'py>(
+        &self,
+        py: Python<'py>,
+        indices_or_sections: &Bound<'py, PyAny>,
+        dim: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let parts = if let Some(n) = convert::maybe_int(indices_or_sections)? {
+            views::tensor_split(&self.inner, n, dim)
+        } else {
+            let s = convert::seq_ints(indices_or_sections, "indices")?;
+            views::tensor_split_indices(&self.inner, &s, dim)
+        };
+        wrap_all(py, parts.py()?)
+    }
+
+    #[pyo3(signature = (dim = 0))]
+    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        wrap_all(py, views::unbind(&self.inner, dim).py()?)
+    }
+
+    #[pyo3(signature = (offset = 0, dim1 = 0, dim2 = 1))]
+    fn diagonal<'py>(
+        &self,
+        py: Python<'py>,
+        offset: i64,
+        dim1: i64,
+        dim2: i64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::diagonal(&self.inner, offset, dim1, dim2).py()?)
+    }
+
+    fn unfold<'py>(
+        &self,
+        py: Python<'py>,
+        dimension: i64,
+        size: i64,
+        step: i64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::unfold(&self.inner, dimension, size, step).py()?)
+    }
+
+    fn movedim<'py>(
+        &self,
+        py: Python<'py>,
+        source: &Bound<'py, PyAny>,
+        destination: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let s = dims_arg(Some(source))?.unwrap_or_default();
+        let d = dims_arg(Some(destination))?.unwrap_or_default();
+        wrap(py, views::movedim(&self.inner, &s, &d).py()?)
+    }
+
+    fn moveaxis<'py>(
+        &self,
+        py: Python<'py>,
+        source: &Bound<'py, PyAny>,
+        destination: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        self.movedim(py, source, destination)
+    }
+
+    #[pyo3(signature = (size, stride, storage_offset = None))]
+    fn as_strided<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyAny>,
+        stride: &Bound<'py, PyAny>,
+        storage_offset: Option<i64>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let size = convert::seq_ints(size, "as_strided(): argument 'size'")?;
+        let stride = convert::seq_ints(stride, "as_strided(): argument 'stride'")?;
+        wrap(
+            py,
+            self.inner.as_strided(&size, &stride, storage_offset).py()?,
+        )
+    }
+
+    fn alias<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, views::alias(&self.inner).py()?)
+    }
+
+    // ---- copies -----------------------------------------------------
+
+    #[pyo3(signature = (memory_format = None))]
+    fn contiguous<'py>(
+        &self,
+        py: Python<'py>,
+        memory_format: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
+        let t = &self.inner;
+        let r = if t.is_contiguous_in(f) {
+            t.clone()
+        } else {
+            py.detach(|| copy_api::contiguous(t, f)).py()?
+        };
+        wrap(py, r)
+    }
+
+    #[pyo3(signature = (memory_format = None))]
+    fn clone<'py>(
+        &self,
+        py: Python<'py>,
+        memory_format: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let f = format_arg(memory_format, MemoryFormat::Preserve)?;
+        let t = &self.inner;
+        // Without the GIL: the copy may wait on the storages' locks, and a
+        // thread holding one may be waiting for the GIL (a binding edge).
+        let r = py.detach(|| copy_api::clone(t, f)).py()?;
+        wrap(py, r)
+    }
+
+    #[pyo3(signature = (src, non_blocking = false))]
+    fn copy_<'py>(
+        slf: &Bound<'py, Self>,
+        src: &Bound<'py, PyAny>,
+        non_blocking: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let _ = non_blocking;
+        let py = slf.py();
+        let src_t = as_tensor(src)?;
+        let me = slf.borrow();
+        let dst = &me.inner;
+        py.detach(|| copy_api::copy_(dst, &src_t)).py()?;
+        drop(me);
+        Ok(slf.clone())
+    }
+
+    fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let py = slf.py();
+        let v = scalar(value)?;
+        let me = slf.borrow();
+        let t = &me.inner;
+        py.detach(|| t.fill_(v)).py()?;
+        drop(me);
+        Ok(slf.clone())
+    }
+
+    fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        let py = slf.py();
+        let me = slf.borrow();
+        let t = &me.inner;
+        py.detach(|| t.zero_()).py()?;
+        drop(me);
+        Ok(slf.clone())
+    }
+
+    /// `to(dtype)`, `to(device)`, `to(other)`, `to(device, dtype)`; returns
+    /// `self` when nothing changes, as PyTorch does.
+    #[pyo3(signature = (*args, dtype = None, device = None, non_blocking = false, copy = false))]
+    fn to<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        non_blocking: bool,
+        copy: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = non_blocking;
+        let py = slf.py();
+        let mut want_dtype = dtype_arg(dtype)?;
+        let mut want_device = device_arg(device)?;
+        for a in args.iter() {
+            if let Ok(d) = a.cast::<PyDtype>() {
+                want_dtype = Some(d.get().st);
+            } else if let Ok(o) = a.cast::<PyTensor>() {
+                let o = o.borrow();
+                want_dtype = Some(o.inner.dtype());
+                want_device = Some(o.inner.device());
+            } else {
+                want_device = device_arg(Some(&a))?;
+            }
+        }
+        let me = slf.borrow();
+        let t = &me.inner;
+        if let Some(d) = want_device {
+            if d != t.device() {
+                return Err(PyNotImplementedError::new_err(format!(
+                    "to(): copying between devices ({} -> {d}) is not implemented in torchcore's Python layer",
+                    t.device()
+                )));
+            }
+        }
+        let st = want_dtype.unwrap_or(t.dtype());
+        if st == t.dtype() && !copy {
+            drop(me);
+            return Ok(slf.clone().into_any());
+        }
+        let r = py
+            .detach(|| {
+                if st == t.dtype() {
+                    copy_api::clone(t, MemoryFormat::Preserve)
+                } else {
+                    copy_api::to_dtype(t, st)
+                }
+            })
+            .py()?;
+        drop(me);
+        Ok(wrap(py, r)?.into_any())
+    }
+
+    #[pyo3(signature = (dtype = None))]
+    fn r#type<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match dtype_arg(dtype)? {
+            None => {
+                let st = slf.borrow().inner.dtype();
+                let name = match st {
+                    ScalarType::Float => "torch.FloatTensor",
+                    ScalarType::Double => "torch.DoubleTensor",
+                    ScalarType::Half => "torch.HalfTensor",
+                    ScalarType::BFloat16 => "torch.BFloat16Tensor",
+                    ScalarType::Long => "torch.LongTensor",
+                    ScalarType::Int => "torch.IntTensor",
+                    ScalarType::Short => "torch.ShortTensor",
+                    ScalarType::Char => "torch.CharTensor",
+                    ScalarType::Byte => "torch.ByteTensor",
+                    ScalarType::Bool => "torch.BoolTensor",
+                    other => other.torch_name(),
+                };
+                Ok(pyo3::types::PyString::new(slf.py(), name).into_any())
+            }
+            Some(st) => convert_dtype(slf, st),
+        }
+    }
+
+    fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Float)
+    }
+    fn double<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Double)
+    }
+    fn half<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Half)
+    }
+    fn bfloat16<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::BFloat16)
+    }
+    fn long<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Long)
+    }
+    fn int<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Int)
+    }
+    fn short<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Short)
+    }
+    fn char<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Char)
+    }
+    fn byte<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Byte)
+    }
+    fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert_dtype(slf, ScalarType::Bool)
+    }
+    fn cpu<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        Ok(slf.clone())
+    }
+
+    // ---- in-place metadata ops (every Python reference sees them) ----
+
+    fn t_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, Tensor::t_)
+    }
+
+    fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, |t| t.transpose_(dim0, dim1))
+    }
+
+    fn unsqueeze_<'py>(slf: &Bound<'py, Self>, dim: i64) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, |t| t.unsqueeze_(dim))
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn squeeze_<'py>(
+        slf: &Bound<'py, Self>,
+        dim: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let single = dim.is_some_and(|x| x.is_instance_of::<PyInt>());
+        match dims_arg(dim)? {
+            None => inplace(slf, |t| t.squeeze_(None)),
+            Some(d) if single => {
+                let d0 = d.first().copied().unwrap_or(0);
+                inplace(slf, |t| t.squeeze_(Some(d0)))
+            }
+            Some(d) => inplace(slf, |t| t.squeeze_dims_(&d)),
+        }
+    }
+
+    #[pyo3(signature = (*sizes, memory_format = None))]
+    fn resize_<'py>(
+        slf: &Bound<'py, Self>,
+        sizes: &Bound<'py, PyTuple>,
+        memory_format: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let sizes = int_list(sizes, "resize_(): argument 'size'")?;
+        let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
+        inplace_nogil(slf, |t| t.resize_(&sizes, f))
+    }
+
+    fn resize_as_<'py>(
+        slf: &Bound<'py, Self>,
+        other: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let sizes = other.inner.sizes().to_vec();
+        drop(other);
+        inplace_nogil(slf, |t| t.resize_(&sizes, MemoryFormat::Contiguous))
+    }
+
+    #[pyo3(signature = (size, stride, storage_offset = None))]
+    fn as_strided_<'py>(
+        slf: &Bound<'py, Self>,
+        size: &Bound<'py, PyAny>,
+        stride: &Bound<'py, PyAny>,
+        storage_offset: Option<i64>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let size = convert::seq_ints(size, "as_strided_(): argument 'size'")?;
+        let stride = convert::seq_ints(stride, "as_strided_(): argument 'stride'")?;
+        inplace(slf, |t| t.as_strided_(&size, &stride, storage_offset))
+    }
+
+    /// `set_()`, `set_(tensor)`, `set_(storage, offset, size, stride)`.
+    #[pyo3(signature = (source = None, storage_offset = 0, size = None, stride = None))]
+    fn set_<'py>(
+        slf: &Bound<'py, Self>,
+        source: Option<&Bound<'py, PyAny>>,
+        storage_offset: i64,
+        size: Option<&Bound<'py, PyAny>>,
+        stride: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let Some(source) = source else {
+            return inplace(slf, |t| {
+                let o = c10_core::TensorOptions::new()
+                    .dtype(t.dtype())
+                    .device(t.device());
+                let empty = Tensor::empty(&[0], o)?;
+                t.set_storage(empty.storage())
+            });
+        };
+        if let Ok(src) = source.cast::<PyTensor>() {
+            if src.is(slf) {
+                return Ok(slf.clone());
+            }
+            let src_t = src.borrow().inner.clone();
+            return inplace_nogil(slf, |t| t.set_to(&src_t));
+        }
+        if let Ok(st) = source.cast::<PyUntypedStorage>() {
+            let storage = st.get().storage.clone();
+            let sizes = match size {
+                Some(s) => Some(convert::seq_ints(s, "size")?),
+                None => None,
+            };
+            let strides = match stride {
+                Some(s) => Some(convert::seq_ints(s, "stride")?),
+                None => None,
+            };
+            return inplace_nogil(slf, |t| match sizes {
+                None => t.set_storage(&storage),
+                Some(sz) => {
+                    let strides = match strides {
+                        Some(s) => s,
+                        None => c10_core::geometry::contiguous_strides(&sz)?.to_vec(),
+                    };
+                    t.set_(&storage, storage_offset, &sz, &strides)
+                }
+            });
+        }
+        Err(PyTypeError::new_err(
+            "set_(): expected a Tensor or an UntypedStorage",
+        ))
+    }
+
+    // ---- interchange -------------------------------------------------
+
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<&Bound<'_, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (stream, dl_device);
+        let t = &self.inner;
+        if copy == Some(true) {
+            let c = py
+                .detach(|| copy_api::clone(t, MemoryFormat::Contiguous))
+                .py()?;
+            return crate::dlpack::export(py, &c, max_version);
+        }
+        crate::dlpack::export(py, t, max_version)
+    }
+
+    fn __dlpack_device__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        crate::dlpack::device(py, &self.inner)
+    }
+
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let arr = crate::dlpack::to_numpy(slf.py(), slf, dtype)?;
+        if copy == Some(true) {
+            return arr.call_method0("copy");
+        }
+        Ok(arr)
+    }
+
+    fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::dlpack::to_numpy(slf.py(), slf, None)
+    }
+
+    // ---- indexing ----------------------------------------------------
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        if let Some(t) = index_fast(py, &self.inner, key)? {
+            return wrap(py, t);
+        }
+        let idx = indices(py, key)?;
+        wrap(py, indexing::index(&self.inner, &idx).py()?)
+    }
+
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let idx = indices(py, key)?;
+        let t = &self.inner;
+        if let Ok(src) = value.cast::<PyTensor>() {
+            let src = src.borrow().inner.clone();
+            return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
+        }
+        if let Ok(s) = scalar(value) {
+            return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
+        }
+        let src = convert::tensor_from_data(value, Some(t.dtype()))?;
+        py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py()
+    }
+}
+
+/// `self` converted to `st` (`self` itself when it already has that dtype).
+fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let me = slf.borrow();
+    if me.inner.dtype() == st {
+        drop(me);
+        return Ok(slf.clone().into_any());
+    }
+    let t = &me.inner;
+    let r = py.detach(|| copy_api::to_dtype(t, st)).py()?;
+    drop(me);
+    Ok(wrap(py, r)?.into_any())
+}
+
+/// A tensor argument: a `Tensor`, or data `tensor()` accepts.
+fn as_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(t.borrow().inner.clone());
+    }
+    convert::tensor_from_data(obj, None)
+}
+
+/// `torchcore.UntypedStorage`: the bytes of a tensor (not preserved: each
+/// `untyped_storage()` call makes a new object over the same storage).
+#[pyclass(name = "UntypedStorage", module = "torchcore", frozen)]
+pub struct PyUntypedStorage {
+    pub(crate) storage: Storage,
+}
+
+#[pymethods]
+impl PyUntypedStorage {
+    fn data_ptr(&self) -> PyResult<usize> {
+        self.storage
+            .data_addr()
+            .map_err(|e| convert::to_py_err(e.into()))
+    }
+    fn nbytes(&self) -> usize {
+        self.storage.nbytes()
+    }
+    fn size(&self) -> usize {
+        self.storage.nbytes()
+    }
+    fn __len__(&self) -> usize {
+        self.storage.nbytes()
+    }
+    fn resizable(&self) -> bool {
+        self.storage.resizable()
+    }
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice {
+            d: self.storage.device(),
+        }
+    }
+    fn _cdata(&self) -> usize {
+        self.storage.id()
+    }
+}
+
+/// `torchcore._testing.Holder`: a Rust-side container of tensor handles
+/// (what a C++ structure holding `at::Tensor`s is in PyTorch), for tests.
+#[pyclass(name = "Holder", module = "torchcore._testing")]
+#[derive(Default)]
+pub struct PyHolder {
+    items: Vec<Tensor>,
+}
+
+#[pymethods]
+impl PyHolder {
+    #[new]
+    #[pyo3(signature = (*tensors))]
+    fn new(tensors: &Bound<'_, PyTuple>) -> PyResult<PyHolder> {
+        let mut h = PyHolder::default();
+        for t in tensors.iter() {
+            h.items.push(t.cast::<PyTensor>()?.borrow().inner.clone());
+        }
+        Ok(h)
+    }
+    /// Keeps a handle to `t`'s `TensorImpl` (replacing any held ones).
+    fn set(&mut self, t: PyRef<'_, PyTensor>) {
+        self.items.clear();
+        self.items.push(t.inner.clone());
+    }
+    /// Adds a handle.
+    fn append(&mut self, t: PyRef<'_, PyTensor>) {
+        self.items.push(t.inner.clone());
+    }
+    /// Hands the `i`-th held `TensorImpl` back to Python.
+    #[pyo3(signature = (i = 0))]
+    fn get<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyTensor>> {
+        match self.items.get(i) {
+            Some(t) => wrap(py, t.clone()),
+            None => Err(PyIndexError::new_err("Holder index out of range")),
+        }
+    }
+    /// The sizes the Rust handle itself sees.
+    #[pyo3(signature = (i = 0))]
+    fn rust_sizes(&self, i: usize) -> PyResult<Vec<i64>> {
+        match self.items.get(i) {
+            Some(t) => Ok(t.sizes().to_vec()),
+            None => Err(PyIndexError::new_err("Holder index out of range")),
+        }
+    }
+    /// The handle count of the `i`-th held `TensorImpl`.
+    #[pyo3(signature = (i = 0))]
+    fn use_count(&self, i: usize) -> PyResult<usize> {
+        match self.items.get(i) {
+            Some(t) => Ok(t.use_count()),
+            None => Err(PyIndexError::new_err("Holder index out of range")),
+        }
+    }
+    /// Drops every handle (on this thread, with the GIL held).
+    fn clear(&mut self) {
+        self.items.clear();
+    }
+    /// Drops every handle on another thread, without the GIL (the 2 → 1
+    /// edge then takes the GIL from that thread).
+    fn clear_on_thread(&mut self, py: Python<'_>) -> PyResult<()> {
+        let items = std::mem::take(&mut self.items);
+        py.detach(move || {
+            std::thread::spawn(move || drop(items))
+                .join()
+                .map_err(|_| PyRuntimeError::new_err("thread panicked"))
+        })
+    }
+    /// Clones and drops the held handles from `n` threads, `k` times each,
+    /// without the GIL.
+    fn hammer(&self, py: Python<'_>, n: usize, k: usize) -> PyResult<()> {
+        let items = self.items.clone();
+        py.detach(move || {
+            let hs: Vec<_> = (0..n)
+                .map(|_| {
+                    let mine = items.clone();
+                    std::thread::spawn(move || {
+                        for _ in 0..k {
+                            let c = mine.clone();
+                            drop(c);
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join()
+                    .map_err(|_| PyRuntimeError::new_err("thread panicked"))?;
+            }
+            Ok(())
+        })
+    }
+    fn __len__(&self) -> usize {
+        self.items.len()
+    }
+}
+
+// ---- factories -----------------------------------------------------------
+
+/// `torchcore.tensor(data, dtype=None, device=None, requires_grad=False)`.
+#[pyfunction]
+#[pyo3(signature = (data, *, dtype = None, device = None, requires_grad = false))]
+fn tensor<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let _ = device_arg(device)?;
+    let st = dtype_arg(dtype)?;
+    let mut t = if let Ok(src) = data.cast::<PyTensor>() {
+        let s = src.borrow().inner.clone();
+        py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
+            .py()?
+    } else {
+        convert::tensor_from_data(data, st)?
+    };
+    if let Some(st) = st {
+        if t.dtype() != st {
+            let src = t;
+            t = py.detach(|| copy_api::to_dtype(&src, st)).py()?;
+        }
+    }
+    if requires_grad {
+        t.set_requires_grad(true).py()?;
+    }
+    wrap(py, t)
+}
+
+macro_rules! sized_factory {
+    ($name:ident, $doc:literal, |$sizes:ident, $o:ident| $body:expr) => {
+        #[doc = $doc]
+        #[pyfunction]
+        #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, memory_format = None, pin_memory = false))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name<'py>(
+            py: Python<'py>,
+            size: &Bound<'py, PyTuple>,
+            dtype: Option<&Bound<'py, PyAny>>,
+            device: Option<&Bound<'py, PyAny>>,
+            requires_grad: bool,
+            memory_format: Option<&Bound<'py, PyAny>>,
+            pin_memory: bool,
+        ) -> PyResult<Bound<'py, PyTensor>> {
+            let _ = pin_memory;
+            let $sizes = int_list(size, concat!(stringify!($name), "(): argument 'size'"))?;
+            let mut $o = options(dtype, device, requires_grad)?;
+            if memory_format.is_some() {
+                $o = $o.memory_format(format_arg(memory_format, MemoryFormat::Contiguous)?);
+            }
+            wrap(py, $body.py()?)
+        }
+    };
+}
+
+sized_factory!(
+    empty,
+    "`torchcore.empty(*size, dtype=None, ...)`.",
+    |s, o| { Tensor::empty(&s, o) }
+);
+sized_factory!(
+    zeros,
+    "`torchcore.zeros(*size, dtype=None, ...)`.",
+    |s, o| { Tensor::zeros(&s, o) }
+);
+sized_factory!(ones, "`torchcore.ones(*size, dtype=None, ...)`.", |s, o| {
+    Tensor::ones(&s, o)
+});
+
+/// `torchcore.full(size, fill_value, dtype=None, ...)`.
+#[pyfunction]
+#[pyo3(signature = (size, fill_value, *, dtype = None, device = None, requires_grad = false))]
+fn full<'py>(
+    py: Python<'py>,
+    size: &Bound<'py, PyAny>,
+    fill_value: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let sizes = convert::seq_ints(size, "full(): argument 'size'")?;
+    let v = scalar(fill_value)?;
+    let o = options(dtype, device, requires_grad)?;
+    wrap(py, Tensor::full(&sizes, v, o).py()?)
+}
+
+/// `torchcore.empty_strided(size, stride, dtype=None, ...)`.
+#[pyfunction]
+#[pyo3(signature = (size, stride, *, dtype = None, device = None, requires_grad = false))]
+fn empty_strided<'py>(
+    py: Python<'py>,
+    size: &Bound<'py, PyAny>,
+    stride: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let sizes = convert::seq_ints(size, "empty_strided(): argument 'size'")?;
+    let strides = convert::seq_ints(stride, "empty_strided(): argument 'stride'")?;
+    let o = options(dtype, device, requires_grad)?;
+    wrap(py, Tensor::empty_strided(&sizes, &strides, o).py()?)
+}
+
+/// `torchcore.arange(end)`, `arange(start, end, step=1)`.
+#[pyfunction]
+#[pyo3(signature = (start, end = None, step = None, *, dtype = None, device = None, requires_grad = false))]
+fn arange<'py>(
+    py: Python<'py>,
+    start: &Bound<'py, PyAny>,
+    end: Option<&Bound<'py, PyAny>>,
+    step: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let (s, e) = match end {
+        Some(e) => (scalar(start)?, scalar(e)?),
+        None => (Scalar::Int(0), scalar(start)?),
+    };
+    let st = match step {
+        Some(k) => scalar(k)?,
+        None => Scalar::Int(1),
+    };
+    let o = options(dtype, device, requires_grad)?;
+    wrap(py, Tensor::arange(s, e, st, o).py()?)
+}
+
+/// `torchcore.linspace(start, end, steps, dtype=None, ...)`.
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, *, dtype = None, device = None, requires_grad = false))]
+fn linspace<'py>(
+    py: Python<'py>,
+    start: &Bound<'py, PyAny>,
+    end: &Bound<'py, PyAny>,
+    steps: i64,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let o = options(dtype, device, requires_grad)?;
+    wrap(
+        py,
+        Tensor::linspace(scalar(start)?, scalar(end)?, steps, o).py()?,
+    )
+}
+
+/// `torchcore.eye(n, m=None, dtype=None, ...)`.
+#[pyfunction]
+#[pyo3(signature = (n, m = None, *, dtype = None, device = None, requires_grad = false))]
+fn eye<'py>(
+    py: Python<'py>,
+    n: i64,
+    m: Option<i64>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let o = options(dtype, device, requires_grad)?;
+    wrap(py, Tensor::eye(n, m, o).py()?)
+}
+
+/// Wraps a handle: exposed for `_testing` (returns the preserved object).
+#[pyfunction]
+fn _same_impl(a: PyRef<'_, PyTensor>, b: PyRef<'_, PyTensor>) -> bool {
+    a.inner.is_same(&b.inner)
+}
+
+/// Registers the classes, dtypes and factories in `m`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PyTensor>()?;
+    m.add_class::<PyDtype>()?;
+    m.add_class::<PyDevice>()?;
+    m.add_class::<PyMemoryFormat>()?;
+    m.add_class::<PyUntypedStorage>()?;
+    m.add_class::<PyHolder>()?;
+    for f in [
+        wrap_pyfunction!(tensor, m)?,
+        wrap_pyfunction!(empty, m)?,
+        wrap_pyfunction!(zeros, m)?,
+        wrap_pyfunction!(ones, m)?,
+        wrap_pyfunction!(full, m)?,
+        wrap_pyfunction!(empty_strided, m)?,
+        wrap_pyfunction!(arange, m)?,
+        wrap_pyfunction!(linspace, m)?,
+        wrap_pyfunction!(eye, m)?,
+        wrap_pyfunction!(_same_impl, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    // dtypes under PyTorch's names and aliases.
+    let dtypes: &[(&str, ScalarType)] = &[
+        ("float32", ScalarType::Float),
+        ("float", ScalarType::Float),
+        ("float64", ScalarType::Double),
+        ("double", ScalarType::Double),
+        ("float16", ScalarType::Half),
+        ("half", ScalarType::Half),
+        ("bfloat16", ScalarType::BFloat16),
+        ("int64", ScalarType::Long),
+        ("long", ScalarType::Long),
+        ("int32", ScalarType::Int),
+        ("int", ScalarType::Int),
+        ("int16", ScalarType::Short),
+        ("short", ScalarType::Short),
+        ("int8", ScalarType::Char),
+        ("uint8", ScalarType::Byte),
+        ("bool", ScalarType::Bool),
+        ("complex64", ScalarType::ComplexFloat),
+        ("cfloat", ScalarType::ComplexFloat),
+        ("complex128", ScalarType::ComplexDouble),
+        ("cdouble", ScalarType::ComplexDouble),
+    ];
+    for (name, st) in dtypes {
+        m.add(*name, PyDtype { st: *st })?;
+    }
+    for (name, f) in [
+        ("contiguous_format", MemoryFormat::Contiguous),
+        ("preserve_format", MemoryFormat::Preserve),
+        ("channels_last", MemoryFormat::ChannelsLast),
+        ("channels_last_3d", MemoryFormat::ChannelsLast3d),
+    ] {
+        m.add(name, memory_format_const(f))?;
+    }
+    let _ = py;
+    Ok(())
+}
