@@ -33,6 +33,7 @@ use c10_core::sym::rules::{
     compute_stride_into, contiguous_strides_into, expand_geometry_into, infer_size_into,
     is_contiguous,
 };
+use c10_core::sym::view_rules;
 use c10_core::sym::{fmt_list, ShapeBool, ShapeEnv, ShapeInt, SymInt};
 use c10_core::{Result, Tensor, TensorError};
 
@@ -262,10 +263,9 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Geometry<T>> {
-        let (a, b) = (self.wrap(dim0)?, self.wrap(dim1)?);
+        let (a, b) = view_rules::transpose_dims(self.dim(), dim0, dim1)?;
         let mut g = self.clone();
-        g.sizes.swap(a, b);
-        g.strides.swap(a, b);
+        view_rules::transpose_in_place(&mut g.sizes, &mut g.strides, a, b);
         Ok(g)
     }
 
@@ -278,26 +278,15 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn permute(&self, dims: &[i64]) -> Result<Geometry<T>> {
-        let n = self.dim();
-        if dims.len() != n {
-            return Err(TensorError::runtime(format!(
-                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
-                dims.len()
-            )));
-        }
-        let mut seen = vec![false; n];
+        view_rules::check_permute(dims, self.dim())?;
         let mut g = self.clone();
-        for (i, &d) in dims.iter().enumerate() {
-            let w = self.wrap(d)?;
-            if seen[w] {
-                return Err(TensorError::runtime(
-                    "permute(): duplicate dims are not allowed.",
-                ));
-            }
-            seen[w] = true;
-            g.sizes[i] = self.sizes[w].clone();
-            g.strides[i] = self.strides[w].clone();
-        }
+        view_rules::permute_into(
+            &self.sizes,
+            &self.strides,
+            dims,
+            &mut g.sizes,
+            &mut g.strides,
+        );
         Ok(g)
     }
 
@@ -310,11 +299,28 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn movedim(&self, source: i64, destination: i64) -> Result<Geometry<T>> {
-        let (s, d) = (self.wrap(source)?, self.wrap(destination)?);
-        let mut order: Vec<usize> = (0..self.dim()).filter(|&i| i != s).collect();
-        order.insert(d, s);
-        let dims: Vec<i64> = order.iter().map(|&i| i as i64).collect();
-        self.permute(&dims)
+        self.movedim_dims(&[source], &[destination])
+    }
+
+    /// `movedim(source, destination)` for lists of dims.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let m = Geometry::<i64>::contiguous(&[2, 3, 4])?.movedim_dims(&[0, 1], &[2, 0])?;
+    /// assert_eq!(m.sizes, vec![3, 4, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn movedim_dims(&self, source: &[i64], destination: &[i64]) -> Result<Geometry<T>> {
+        let mut g = self.clone();
+        view_rules::movedim_into(
+            &self.sizes,
+            &self.strides,
+            source,
+            destination,
+            &mut g.sizes,
+            &mut g.strides,
+        )?;
+        Ok(g)
     }
 
     /// `slice(dim, start, end, step)` with the clamping of ATen's
@@ -487,17 +493,10 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn squeeze(&self) -> Result<Geometry<T>> {
-        let mut g = Geometry {
-            sizes: Vec::new(),
-            strides: Vec::new(),
-            offset: self.offset.clone(),
-        };
-        for (s, st) in self.sizes.iter().zip(&self.strides) {
-            if !s.sym_eq(&c(1))?.guard_or_false()? {
-                g.sizes.push(s.clone());
-                g.strides.push(st.clone());
-            }
-        }
+        let mut g = self.clone();
+        let k = view_rules::squeeze_into(&self.sizes, &self.strides, &mut g.sizes, &mut g.strides)?;
+        g.sizes.truncate(k);
+        g.strides.truncate(k);
         Ok(g)
     }
 
@@ -509,12 +508,33 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn squeeze_dim(&self, dim: i64) -> Result<Geometry<T>> {
-        let d = self.wrap(dim)?;
         let mut g = self.clone();
-        if self.dim() > 0 && self.sizes[d].sym_eq(&c(1))?.guard_or_false()? {
+        if let Some(d) = view_rules::squeeze_dim_index(&self.sizes, dim)? {
             g.sizes.remove(d);
             g.strides.remove(d);
         }
+        Ok(g)
+    }
+
+    /// `squeeze(dims)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let g = Geometry::<i64>::contiguous(&[1, 3, 1])?.squeeze_dims(&[0, -1])?;
+    /// assert_eq!(g.sizes, vec![3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Geometry<T>> {
+        let mut g = self.clone();
+        let k = view_rules::squeeze_dims_into(
+            &self.sizes,
+            &self.strides,
+            dims,
+            &mut g.sizes,
+            &mut g.strides,
+        )?;
+        g.sizes.truncate(k);
+        g.strides.truncate(k);
         Ok(g)
     }
 
@@ -527,12 +547,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unsqueeze(&self, dim: i64) -> Result<Geometry<T>> {
-        let d = wrap_dim(dim, self.dim() as i64 + 1, true)?;
-        let stride = if d >= self.dim() {
-            c(1)
-        } else {
-            self.sizes[d].mul(&self.strides[d])?
-        };
+        let (d, stride, _) = view_rules::unsqueeze_rule(&self.sizes, &self.strides, dim)?;
         let mut g = self.clone();
         g.sizes.insert(d, c(1));
         g.strides.insert(d, stride);

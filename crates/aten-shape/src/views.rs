@@ -36,7 +36,8 @@
 //! and anything outside the storage with PyTorch's messages, as PyTorch's
 //! own `as_strided` call inside these ops does. No op panics.
 
-use c10_core::geometry::{fmt_list, wrap_dim};
+use c10_core::geometry::fmt_list;
+use c10_core::sym::view_rules::{self, wrap};
 use c10_core::{
     DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorError, TensorImpl,
 };
@@ -48,20 +49,6 @@ use crate::infer::{
 };
 
 const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
-
-/// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
-/// fast path.
-#[inline]
-fn wrap(dim: i64, ndim: usize) -> Result<usize> {
-    let n = ndim as i64;
-    if (0..n).contains(&dim) {
-        Ok(dim as usize)
-    } else if dim < 0 && dim >= -n {
-        Ok((dim + n) as usize)
-    } else {
-        wrap_dim(dim, n, true)
-    }
-}
 
 /// Installs derived geometry: unchecked when no arithmetic wrapped (it then
 /// provably stays within the input's elements), through the checked
@@ -794,9 +781,7 @@ pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let a = wrap(dim0, n)?;
-    let b = wrap(dim1, n)?;
+    let (a, b) = view_rules::transpose_dims(t.dim(), dim0, dim1)?;
     if a == b {
         return alias(t);
     }
@@ -804,8 +789,7 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     unsafe {
         install_rearranged(t, t.storage_offset(), |geometry| {
             let (sizes, strides) = geometry.sizes_and_strides_mut();
-            sizes.swap(a, b);
-            strides.swap(a, b);
+            view_rules::transpose_in_place(sizes, strides, a, b);
             Ok(())
         })
     }
@@ -897,42 +881,6 @@ pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
-/// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
-struct DimSet {
-    bits: u64,
-    big: Vec<bool>,
-}
-
-impl DimSet {
-    #[inline]
-    fn new(n: usize) -> DimSet {
-        DimSet {
-            bits: 0,
-            big: if n > 64 { vec![false; n] } else { Vec::new() },
-        }
-    }
-    /// Adds `d`; false if it was already there.
-    #[inline]
-    fn insert(&mut self, d: usize) -> bool {
-        if self.big.is_empty() {
-            let bit = 1u64 << d;
-            let fresh = self.bits & bit == 0;
-            self.bits |= bit;
-            fresh
-        } else {
-            !std::mem::replace(&mut self.big[d], true)
-        }
-    }
-    #[inline]
-    fn contains(&self, d: usize) -> bool {
-        if self.big.is_empty() {
-            self.bits & (1u64 << d) != 0
-        } else {
-            self.big[d]
-        }
-    }
-}
-
 /// Free-function form of [`ViewOps::permute`].
 ///
 /// ```
@@ -944,47 +892,18 @@ impl DimSet {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let n = t.dim();
-    if dims.len() != n {
-        return Err(TensorError::runtime(format!(
-            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
-            dims.len()
-        )));
-    }
-    let mut seen = DimSet::new(n);
-    for &dim in dims {
-        if !seen.insert(wrap(dim, n)?) {
-            return Err(TensorError::runtime(
-                "permute(): duplicate dims are not allowed.",
-            ));
-        }
-    }
+    view_rules::check_permute(dims, t.dim())?;
     let (sizes, strides) = (t.sizes(), t.strides());
-    // SAFETY: `dims` names each of the `n` dims exactly once (checked just
-    // above: every dim wraps, none repeats, and there are `n` of them), so
-    // the edit is a permutation.
+    // SAFETY: `dims` names each of the dims exactly once (checked just
+    // above: every dim wraps, none repeats, and there are as many as the
+    // tensor has), so the edit is a permutation.
     unsafe {
         install_rearranged(t, t.storage_offset(), |geometry| {
             let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
-            for (i, &dim) in dims.iter().enumerate() {
-                // Every dim was wrapped successfully above.
-                let d = if dim < 0 { dim + n as i64 } else { dim } as usize;
-                new_sizes[i] = sizes[d];
-                new_strides[i] = strides[d];
-            }
+            view_rules::permute_into(sizes, strides, dims, new_sizes, new_strides);
             Ok(())
         })
     }
-}
-
-/// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
-/// dims); returns whether one repeats.
-fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
-    let mut repeated = false;
-    for &d in dims {
-        repeated |= !set.insert(wrap(d, n)?);
-    }
-    Ok(repeated)
 }
 
 /// Free-function form of [`ViewOps::movedim`].
@@ -997,56 +916,19 @@ fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
-    if source.len() != destination.len() {
-        return Err(TensorError::runtime(format!(
-            "movedim: Invalid source or destination dims: source ({} dims) should contain the same number of dims as destination ({} dims)",
-            fmt_list(source),
-            fmt_list(destination)
-        )));
-    }
-    let n = t.dim();
-    // PyTorch wraps every source, then every destination, then checks for
-    // repeats.
-    let mut src_set = DimSet::new(n.max(1));
-    let mut dst_set = DimSet::new(n.max(1));
-    let src_repeated = wrap_into(source, n, &mut src_set)?;
-    let dst_repeated = wrap_into(destination, n, &mut dst_set)?;
-    if src_repeated {
-        return Err(TensorError::runtime(format!(
-            "movedim: repeated dim in `source` ({})",
-            fmt_list(source)
-        )));
-    }
-    if dst_repeated {
-        return Err(TensorError::runtime(format!(
-            "movedim: repeated dim in `destination` ({})",
-            fmt_list(destination)
-        )));
-    }
-    if n == 0 {
-        return alias(t);
-    }
-    // Result dim dst[i] is input dim src[i]; the other input dims
-    // (ascending) fill the other result dims (ascending).
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
-    for (&s, &d) in source.iter().zip(destination) {
-        let (s, d) = (wrap(s, n)?, wrap(d, n)?);
-        new_sizes[d] = sizes[s];
-        new_strides[d] = strides[s];
-    }
-    let mut next = 0;
-    for slot in 0..n {
-        if dst_set.contains(slot) {
-            continue;
-        }
-        while src_set.contains(next) {
-            next += 1;
-        }
-        new_sizes[slot] = sizes[next];
-        new_strides[slot] = strides[next];
-        next += 1;
+    view_rules::movedim_into(
+        sizes,
+        strides,
+        source,
+        destination,
+        &mut new_sizes,
+        &mut new_strides,
+    )?;
+    if sizes.is_empty() {
+        return alias(t);
     }
     t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
 }
@@ -1141,8 +1023,13 @@ pub use crate::infer::broadcast_shapes;
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
-    let (sizes, strides) = c10_core::geometry::squeeze_geometry(t.sizes(), t.strides(), None)?;
-    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    let k = view_rules::squeeze_into(sizes, strides, &mut new_sizes, &mut new_strides)?;
+    new_sizes.truncate(k);
+    new_strides.truncate(k);
+    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::squeeze_dim`].
@@ -1156,11 +1043,14 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
-    let (sizes, strides) = c10_core::geometry::squeeze_geometry(t.sizes(), t.strides(), Some(dim))?;
-    if sizes.len() == t.dim() {
+    let Some(d) = view_rules::squeeze_dim_index(t.sizes(), dim)? else {
         // Nothing removed: PyTorch returns an alias.
         return alias(t);
-    }
+    };
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    sizes.remove(d);
+    strides.remove(d);
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
@@ -1193,8 +1083,13 @@ pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let (sizes, strides) = c10_core::geometry::squeeze_dims_geometry(t.sizes(), t.strides(), dims)?;
-    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    let k = view_rules::squeeze_dims_into(sizes, strides, dims, &mut new_sizes, &mut new_strides)?;
+    new_sizes.truncate(k);
+    new_strides.truncate(k);
+    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::unsqueeze`].
@@ -1208,8 +1103,7 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
-    let d = wrap(dim, t.dim() + 1)?;
-    let (new_stride, wrapped) = c10_core::geometry::unsqueeze_stride(t.sizes(), t.strides(), d);
+    let (d, new_stride, wrapped) = view_rules::unsqueeze_rule(t.sizes(), t.strides(), dim)?;
     if !wrapped {
         // SAFETY: the edit inserts one dim of size 1.
         return unsafe {

@@ -47,6 +47,7 @@ mod shape_env;
 mod sym_bool;
 mod sym_int;
 mod tensor;
+pub mod view_rules;
 
 use std::fmt;
 

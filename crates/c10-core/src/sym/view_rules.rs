@@ -1,0 +1,389 @@
+//! The geometry rules of the view ops that rearrange, select or drop dims,
+//! written once over [`ShapeInt`]: `aten_shape::views` (concrete tensors,
+//! `T = i64`, writing in place into the new `TensorImpl`'s sizes and
+//! strides) and `aten_shape::generic::Geometry` (symbolic sizes, `T =
+//! SymInt`) both call these, so each rule has one implementation.
+//!
+//! Each rule works on slices (no allocation on the concrete path) and is
+//! `#[inline(always)]`, so at `i64` it compiles to the code the concrete
+//! op had before.
+//!
+//! ```
+//! use c10_core::sym::view_rules::{transpose_dims, transpose_in_place};
+//! let (mut sizes, mut strides) = ([2i64, 3], [3i64, 1]);
+//! let (a, b) = transpose_dims(2, 0, -1)?;
+//! transpose_in_place(&mut sizes, &mut strides, a, b);
+//! assert_eq!((sizes, strides), ([3, 2], [1, 3]));
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+
+use super::{ShapeBool, ShapeInt};
+use crate::error::{Result, TensorError};
+use crate::geometry::{fmt_list, wrap_dim};
+
+/// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
+/// fast path for dims already in range.
+///
+/// ```
+/// use c10_core::sym::view_rules::wrap;
+/// assert_eq!(wrap(-1, 3)?, 2);
+/// assert_eq!(wrap(0, 0)?, 0);
+/// assert!(wrap(3, 3).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn wrap(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    if (0..n).contains(&dim) {
+        Ok(dim as usize)
+    } else if dim < 0 && dim >= -n {
+        Ok((dim + n) as usize)
+    } else {
+        wrap_dim(dim, n, true)
+    }
+}
+
+/// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
+///
+/// ```
+/// use c10_core::sym::view_rules::DimSet;
+/// let mut s = DimSet::new(3);
+/// assert!(s.insert(1) && !s.insert(1));
+/// assert!(s.contains(1) && !s.contains(0));
+/// ```
+#[derive(Debug, Clone)]
+pub struct DimSet {
+    bits: u64,
+    big: Vec<bool>,
+}
+
+impl DimSet {
+    /// An empty set for dims `0..n`.
+    #[inline]
+    pub fn new(n: usize) -> DimSet {
+        DimSet {
+            bits: 0,
+            big: if n > 64 { vec![false; n] } else { Vec::new() },
+        }
+    }
+    /// Adds `d` (below the `n` of [`DimSet::new`]); false if it was
+    /// already there.
+    #[inline]
+    pub fn insert(&mut self, d: usize) -> bool {
+        if self.big.is_empty() {
+            let bit = 1u64 << d;
+            let fresh = self.bits & bit == 0;
+            self.bits |= bit;
+            fresh
+        } else {
+            !std::mem::replace(&mut self.big[d], true)
+        }
+    }
+    /// Whether `d` is in the set.
+    #[inline]
+    pub fn contains(&self, d: usize) -> bool {
+        if self.big.is_empty() {
+            self.bits & (1u64 << d) != 0
+        } else {
+            self.big[d]
+        }
+    }
+}
+
+/// `transpose(dim0, dim1)`, part 1: the two dims, wrapped against `ndim`
+/// (c10's errors). Equal dims make the result an alias.
+///
+/// ```
+/// use c10_core::sym::view_rules::transpose_dims;
+/// assert_eq!(transpose_dims(3, 0, -1)?, (0, 2));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn transpose_dims(ndim: usize, dim0: i64, dim1: i64) -> Result<(usize, usize)> {
+    Ok((wrap(dim0, ndim)?, wrap(dim1, ndim)?))
+}
+
+/// `transpose`, part 2: swaps dims `a` and `b` (from [`transpose_dims`])
+/// of a geometry in place.
+///
+/// ```
+/// use c10_core::sym::view_rules::transpose_in_place;
+/// let (mut sizes, mut strides) = ([2i64, 3, 4], [12i64, 4, 1]);
+/// transpose_in_place(&mut sizes, &mut strides, 0, 2);
+/// assert_eq!((sizes, strides), ([4, 3, 2], [1, 4, 12]));
+/// ```
+#[inline(always)]
+pub fn transpose_in_place<T>(sizes: &mut [T], strides: &mut [T], a: usize, b: usize) {
+    sizes.swap(a, b);
+    strides.swap(a, b);
+}
+
+/// `permute(dims)`, part 1: ATen's checks (as many dims as the tensor
+/// has, each in range, none repeated), with ATen's errors. After it
+/// succeeds, [`permute_into`] is a permutation.
+///
+/// ```
+/// use c10_core::sym::view_rules::check_permute;
+/// assert!(check_permute(&[2, 0, 1], 3).is_ok());
+/// assert_eq!(
+///     check_permute(&[0, 0], 2).unwrap_err().to_string(),
+///     "permute(): duplicate dims are not allowed."
+/// );
+/// ```
+#[inline(always)]
+pub fn check_permute(dims: &[i64], ndim: usize) -> Result<()> {
+    if dims.len() != ndim {
+        return Err(TensorError::runtime(format!(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = {}",
+            dims.len()
+        )));
+    }
+    let mut seen = DimSet::new(ndim);
+    for &dim in dims {
+        if !seen.insert(wrap(dim, ndim)?) {
+            return Err(TensorError::runtime(
+                "permute(): duplicate dims are not allowed.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `permute(dims)`, part 2: result dim `i` is input dim `dims[i]`. `dims`
+/// must have passed [`check_permute`] against `sizes.len()`; the outputs
+/// have `dims.len()` entries.
+///
+/// ```
+/// use c10_core::sym::view_rules::permute_into;
+/// let (mut sz, mut st) = ([0i64; 3], [0i64; 3]);
+/// permute_into(&[2, 3, 4], &[12, 4, 1], &[2, 0, -2], &mut sz, &mut st);
+/// assert_eq!((sz, st), ([4, 2, 3], [1, 12, 4]));
+/// ```
+#[inline(always)]
+pub fn permute_into<T: Clone>(
+    sizes: &[T],
+    strides: &[T],
+    dims: &[i64],
+    out_sizes: &mut [T],
+    out_strides: &mut [T],
+) {
+    let n = sizes.len() as i64;
+    for (i, &dim) in dims.iter().enumerate() {
+        // Every dim was wrapped successfully by `check_permute`.
+        let d = if dim < 0 { dim + n } else { dim } as usize;
+        out_sizes[i] = sizes[d].clone();
+        out_strides[i] = strides[d].clone();
+    }
+}
+
+/// `movedim(source, destination)`: result dim `destination[i]` is input
+/// dim `source[i]`; the other input dims, in order, fill the other result
+/// dims, in order. ATen's checks and errors (lengths, then every source
+/// and every destination wrapped, then repeats). The outputs have
+/// `sizes.len()` entries; with no dims nothing is written (the result is
+/// an alias).
+///
+/// ```
+/// use c10_core::sym::view_rules::movedim_into;
+/// let (mut sz, mut st) = ([0i64; 3], [0i64; 3]);
+/// movedim_into(&[2, 3, 4], &[12, 4, 1], &[0], &[-1], &mut sz, &mut st)?;
+/// assert_eq!((sz, st), ([3, 4, 2], [4, 1, 12]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn movedim_into<T: Clone>(
+    sizes: &[T],
+    strides: &[T],
+    source: &[i64],
+    destination: &[i64],
+    out_sizes: &mut [T],
+    out_strides: &mut [T],
+) -> Result<()> {
+    if source.len() != destination.len() {
+        return Err(TensorError::runtime(format!(
+            "movedim: Invalid source or destination dims: source ({} dims) should contain the same number of dims as destination ({} dims)",
+            fmt_list(source),
+            fmt_list(destination)
+        )));
+    }
+    let n = sizes.len();
+    // PyTorch wraps every source, then every destination, then checks for
+    // repeats.
+    let mut src_set = DimSet::new(n.max(1));
+    let mut dst_set = DimSet::new(n.max(1));
+    let src_repeated = wrap_into(source, n, &mut src_set)?;
+    let dst_repeated = wrap_into(destination, n, &mut dst_set)?;
+    if src_repeated {
+        return Err(TensorError::runtime(format!(
+            "movedim: repeated dim in `source` ({})",
+            fmt_list(source)
+        )));
+    }
+    if dst_repeated {
+        return Err(TensorError::runtime(format!(
+            "movedim: repeated dim in `destination` ({})",
+            fmt_list(destination)
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    for (&s, &d) in source.iter().zip(destination) {
+        let (s, d) = (wrap(s, n)?, wrap(d, n)?);
+        out_sizes[d] = sizes[s].clone();
+        out_strides[d] = strides[s].clone();
+    }
+    let mut next = 0;
+    for slot in 0..n {
+        if dst_set.contains(slot) {
+            continue;
+        }
+        while src_set.contains(next) {
+            next += 1;
+        }
+        out_sizes[slot] = sizes[next].clone();
+        out_strides[slot] = strides[next].clone();
+        next += 1;
+    }
+    Ok(())
+}
+
+/// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
+/// dims); returns whether one repeats.
+#[inline(always)]
+fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
+    let mut repeated = false;
+    for &d in dims {
+        repeated |= !set.insert(wrap(d, n)?);
+    }
+    Ok(repeated)
+}
+
+#[inline(always)]
+fn is_one<T: ShapeInt>(s: &T) -> Result<bool> {
+    // ATen: `guard_or_false(size == 1)` (a size-1 symbol not known to be 1
+    // is kept).
+    s.sym_eq(&T::from_i64(1))?.guard_or_false()
+}
+
+/// `squeeze()`: writes the dims whose size is 1 (`guard_or_false` on
+/// symbols) left out into the front of `out_sizes`/`out_strides` (of at
+/// least `sizes.len()` entries) and returns how many it wrote.
+///
+/// ```
+/// use c10_core::sym::view_rules::squeeze_into;
+/// let (mut sz, mut st) = ([0i64; 3], [0i64; 3]);
+/// let k = squeeze_into(&[1, 3, 1], &[3, 1, 1], &mut sz, &mut st)?;
+/// assert_eq!((k, sz[0], st[0]), (1, 3, 1));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn squeeze_into<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    out_sizes: &mut [T],
+    out_strides: &mut [T],
+) -> Result<usize> {
+    let mut k = 0;
+    for (s, st) in sizes.iter().zip(strides) {
+        if !is_one(s)? {
+            out_sizes[k] = s.clone();
+            out_strides[k] = st.clone();
+            k += 1;
+        }
+    }
+    Ok(k)
+}
+
+/// `squeeze(dim)`: the dim to remove (wrapped; `None` when its size is
+/// not 1, or for a 0-dim tensor: the result is then an alias).
+///
+/// ```
+/// use c10_core::sym::view_rules::squeeze_dim_index;
+/// assert_eq!(squeeze_dim_index(&[1i64, 3], -2)?, Some(0));
+/// assert_eq!(squeeze_dim_index(&[1i64, 3], 1)?, None);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn squeeze_dim_index<T: ShapeInt>(sizes: &[T], dim: i64) -> Result<Option<usize>> {
+    let d = wrap(dim, sizes.len())?;
+    if sizes.is_empty() || !is_one(&sizes[d])? {
+        return Ok(None);
+    }
+    Ok(Some(d))
+}
+
+/// `squeeze(dims)`: the listed dims (wrapped, each at most once: `dim 0
+/// appears multiple times in the list of dims`) that have size 1 are
+/// left out; writes the kept dims into the front of
+/// `out_sizes`/`out_strides` (of at least `sizes.len()` entries) and
+/// returns how many it wrote.
+///
+/// ```
+/// use c10_core::sym::view_rules::squeeze_dims_into;
+/// let (mut sz, mut st) = ([0i64; 4], [0i64; 4]);
+/// let k = squeeze_dims_into(&[2, 1, 3, 1], &[3, 3, 1, 1], &[1, -1, 0], &mut sz, &mut st)?;
+/// assert_eq!((&sz[..k], &st[..k]), (&[2i64, 3][..], &[3i64, 1][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn squeeze_dims_into<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    dims: &[i64],
+    out_sizes: &mut [T],
+    out_strides: &mut [T],
+) -> Result<usize> {
+    let n = sizes.len();
+    if n > 64 {
+        return Err(TensorError::runtime(
+            "only tensors with up to 64 dims are supported",
+        ));
+    }
+    let mut mask: u64 = 0;
+    for &dim in dims {
+        let d = wrap(dim, n)?;
+        if mask & (1u64 << d) != 0 {
+            return Err(TensorError::runtime(format!(
+                "dim {d} appears multiple times in the list of dims"
+            )));
+        }
+        mask |= 1u64 << d;
+    }
+    let mut k = 0;
+    for (d, (s, st)) in sizes.iter().zip(strides).enumerate() {
+        if !(mask & (1u64 << d) != 0 && is_one(s)?) {
+            out_sizes[k] = s.clone();
+            out_strides[k] = st.clone();
+            k += 1;
+        }
+    }
+    Ok(k)
+}
+
+/// `unsqueeze(dim)`: where the new size-1 dim goes (`dim` wrapped
+/// against `ndim + 1`) and its stride, c10's `sizes[d] * strides[d]` (1
+/// for a new last dim), with whether that `i64` product wrapped (c10
+/// computes it unchecked).
+///
+/// ```
+/// use c10_core::sym::view_rules::unsqueeze_rule;
+/// assert_eq!(unsqueeze_rule(&[2i64, 3], &[3, 1], 0)?, (0, 6, false));
+/// assert_eq!(unsqueeze_rule(&[2i64, 3], &[3, 1], -1)?, (2, 1, false));
+/// assert!(unsqueeze_rule(&[1i64 << 40], &[1 << 40], 0)?.2);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn unsqueeze_rule<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    dim: i64,
+) -> Result<(usize, T, bool)> {
+    let d = wrap(dim, sizes.len() + 1)?;
+    let mut wrapped = false;
+    let stride = match (sizes.get(d), strides.get(d)) {
+        (Some(s), Some(st)) => s.mul_flagged(st, &mut wrapped)?,
+        _ => T::from_i64(1),
+    };
+    Ok((d, stride, wrapped))
+}
