@@ -339,43 +339,30 @@ impl<T: ShapeInt> Geometry<T> {
         end: Option<&T>,
         step: i64,
     ) -> Result<Geometry<T>> {
-        let d = self.wrap(dim)?;
-        if step <= 0 {
-            return Err(TensorError::runtime("slice step must be positive"));
-        }
-        let size = self.sizes[d].clone();
-        let mut s: T = start.cloned().unwrap_or_else(|| c(0));
-        let mut e: T = end.cloned().unwrap_or_else(|| c(i64::MAX));
-        let zero: T = c(0);
-        if s.sym_lt(&zero)?.guard_bool()? {
-            s = s.add(&size)?;
-        }
-        if e.sym_lt(&zero)?.guard_bool()? {
-            e = e.add(&size)?;
-        }
-        if s.sym_lt(&zero)?.guard_bool()? {
-            s = zero.clone();
-        } else if s.sym_gt(&size)?.guard_bool()? {
-            s = size.clone();
-        }
-        // Each end is clamped to [0, size] on its own, then the end is
-        // kept at or after the start (the guards PyTorch records for
-        // `x[1:3]`, `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
-        if e.maybe_as_int() == Some(i64::MAX) {
-            e = size.clone();
-        } else if e.sym_lt(&zero)?.guard_bool()? {
-            e = zero.clone();
-        } else if e.sym_gt(&size)?.guard_bool()? {
-            e = size.clone();
-        }
-        if e.sym_lt(&s)?.guard_bool()? {
-            e = s.clone();
-        }
+        let d = view_rules::slice_dim(self.dim(), dim)?;
+        self.slice_at(d, start, end, step)
+    }
+
+    /// `slice` on the wrapped dim `d`.
+    fn slice_at(
+        &self,
+        d: usize,
+        start: Option<&T>,
+        end: Option<&T>,
+        step: i64,
+    ) -> Result<Geometry<T>> {
+        let r = view_rules::slice_rule(
+            &self.sizes[d],
+            &self.strides[d],
+            &self.offset,
+            start,
+            end,
+            step,
+        )?;
         let mut g = self.clone();
-        g.offset = self.offset.add(&s.mul(&self.strides[d])?)?;
-        let len = e.sub(&s)?;
-        g.sizes[d] = len.add(&c(step - 1))?.div(&c(step))?;
-        g.strides[d] = self.strides[d].mul(&c(step))?;
+        g.offset = r.offset;
+        g.sizes[d] = r.size;
+        g.strides[d] = r.stride;
         Ok(g)
     }
 
@@ -388,35 +375,9 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn narrow(&self, dim: i64, start: i64, length: &T) -> Result<Geometry<T>> {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "narrow() cannot be applied to a 0-dim tensor.",
-            ));
-        }
-        let d = self.wrap(dim)?;
-        if !length.sym_ge(&c(0))?.expect_true()? {
-            return Err(TensorError::runtime(
-                "narrow(): length must be non-negative.",
-            ));
-        }
-        let cur = self.sizes[d].clone();
-        let mut st: T = c(start);
-        let lo_ok = cur.mul(&c(-1))?.sym_le(&st)?.guard_bool()?;
-        if !(lo_ok && st.sym_le(&cur)?.guard_bool()?) {
-            return Err(TensorError::index(format!(
-                "start out of range (expected to be in range of [-{cur}, {cur}], but got {start})"
-            )));
-        }
-        if st.sym_lt(&c(0))?.guard_bool()? {
-            st = st.add(&cur)?;
-        }
-        if !st.sym_le(&cur.sub(length)?)?.expect_true()? {
-            return Err(TensorError::runtime(format!(
-                "start ({st}) + length ({length}) exceeds dimension size ({cur})."
-            )));
-        }
-        let end = st.add(length)?;
-        self.slice(d as i64, Some(&st), Some(&end), 1)
+        let d = view_rules::narrow_dim(self.dim(), dim, length)?;
+        let (st, end) = view_rules::narrow_bounds(&self.sizes[d], start, length)?;
+        self.slice_at(d, Some(&st), Some(&end), 1)
     }
 
     /// `select(dim, index)`.
@@ -428,23 +389,11 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn select(&self, dim: i64, index: i64) -> Result<Geometry<T>> {
-        if self.dim() == 0 {
-            return Err(TensorError::index(
-                "select() cannot be applied to a 0-dim tensor.",
-            ));
-        }
-        let d = self.wrap(dim)?;
-        let size = self.sizes[d].clone();
-        let idx: T = c(index);
-        if size.sym_le(&c(-1 - index))?.guard_bool()? || size.sym_le(&idx)?.guard_bool()? {
-            return Err(TensorError::index(format!(
-                "select(): index {index} out of range for tensor of size {} at dimension {d}",
-                fmt_list(&self.sizes)
-            )));
-        }
-        let idx = if index < 0 { idx.add(&size)? } else { idx };
+        let d = view_rules::select_dim(self.dim(), dim)?;
+        let (offset, _) =
+            view_rules::select_offset(&self.sizes, &self.strides, &self.offset, d, index)?;
         let mut g = self.clone();
-        g.offset = self.offset.add(&idx.mul(&self.strides[d])?)?;
+        g.offset = offset;
         g.sizes.remove(d);
         g.strides.remove(d);
         Ok(g)
@@ -669,7 +618,7 @@ impl<T: ShapeInt> Geometry<T> {
             )));
         }
         let end = start.add(length)?;
-        self.slice(d as i64, Some(start), Some(&end), 1)
+        self.slice_at(d, Some(start), Some(&end), 1)
     }
 
     /// `chunk(chunks, dim)`: `split` by `ceil(size / chunks)`.

@@ -369,57 +369,32 @@ fn slice_at(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    if step <= 0 {
-        return Err(TensorError::runtime("slice step must be positive"));
-    }
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let size = sizes[d];
-    let mut w = Wrap::default();
-    let mut s = start.unwrap_or(0);
-    let mut e = end.unwrap_or(i64::MAX);
-    if s < 0 {
-        s = w.add(s, size);
-    }
-    if e < 0 {
-        e = w.add(e, size);
-    }
-    if s < 0 {
-        s = 0;
-    } else if s >= size {
-        s = size;
-    }
-    if e < s {
-        e = s;
-    } else if e >= size {
-        e = size;
-    }
-    let step_offset = w.mul(s, strides[d]);
-    let offset = w.add(t.storage_offset(), step_offset);
-    let len = w.sub(e, s);
-    // Ceil division; `step >= 1`, so neither `step - 1` nor `/` can fail.
-    // A huge step wraps `len + step - 1` as PyTorch's int64 arithmetic
-    // does (kept for parity, see tests/views.rs); when the wrapped
-    // quotient is negative PyTorch would build a tensor with a negative
-    // size, which is refused here (found by torchcore's hostile_sizes).
-    let new_size = w.add(len, step - 1) / step;
-    if new_size < 0 {
-        return Err(TensorError::runtime(format!(
-            "slice: the size computed for step {step} overflowed (got {new_size})"
-        )));
-    }
-    let new_stride = w.mul(strides[d], step);
+    let r = view_rules::slice_rule(
+        &t.sizes()[d],
+        &t.strides()[d],
+        &t.storage_offset(),
+        start.as_ref(),
+        end.as_ref(),
+        step,
+    )?;
+    install_slice(t, d, r)
+}
+
+/// Installs the view of `t` whose dim `d` is sliced as `r` says.
+#[inline(always)]
+fn install_slice(t: &Tensor, d: usize, r: view_rules::DimSlice<i64>) -> Result<Tensor> {
     let edit = |geometry: &mut SizesAndStrides| {
         let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
-        new_sizes[d] = new_size;
-        new_strides[d] = new_stride;
+        new_sizes[d] = r.size;
+        new_strides[d] = r.stride;
         Ok(())
     };
-    if !w.wrapped {
-        return install_edit(t, offset, edit);
+    if !r.wrapped {
+        return install_edit(t, r.offset, edit);
     }
     let mut geometry = geometry_of(t);
     edit(&mut geometry)?;
-    make_view_in_place(t, geometry, offset, true)
+    make_view_in_place(t, geometry, r.offset, true)
 }
 
 /// Free-function form of [`ViewOps::slice`].
@@ -439,12 +414,7 @@ pub fn slice(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    if t.dim() == 0 {
-        return Err(TensorError::index(
-            "slice() cannot be applied to a 0-dim tensor.",
-        ));
-    }
-    let d = wrap(dim, t.dim())?;
+    let d = view_rules::slice_dim(t.dim(), dim)?;
     slice_at(t, d, start, end, step)
 }
 
@@ -459,41 +429,24 @@ pub fn slice(
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "narrow() cannot be applied to a 0-dim tensor.",
-        ));
-    }
-    if length < 0 {
-        return Err(TensorError::runtime(
-            "narrow(): length must be non-negative.",
-        ));
-    }
-    let d = wrap(dim, t.dim())?;
+    let d = view_rules::narrow_dim(t.dim(), dim, &length)?;
     narrow_at(t, d, start, length)
 }
 
 /// `narrow` on an already wrapped dim (of a tensor with at least one dim),
 /// `length >= 0`.
 fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
-    let cur = t.sizes()[d];
-    let neg_cur = cur.wrapping_neg();
-    if !(neg_cur <= start && start <= cur) {
-        return Err(TensorError::index(format!(
-            "start out of range (expected to be in range of [{neg_cur}, {cur}], but got {start})"
-        )));
-    }
-    let start = if start < 0 {
-        start.wrapping_add(cur)
-    } else {
-        start
-    };
-    if start > cur.wrapping_sub(length) {
-        return Err(TensorError::runtime(format!(
-            "start ({start}) + length ({length}) exceeds dimension size ({cur})."
-        )));
-    }
-    slice_at(t, d, Some(start), Some(start.wrapping_add(length)), 1)
+    let (start, end) = view_rules::narrow_bounds(&t.sizes()[d], start, &length)?;
+    // The slice rule inlined here with step 1, its step arithmetic folded.
+    let r = view_rules::slice_rule(
+        &t.sizes()[d],
+        &t.strides()[d],
+        &t.storage_offset(),
+        Some(&start),
+        Some(&end),
+        1,
+    )?;
+    install_slice(t, d, r)
 }
 
 /// Free-function form of [`ViewOps::select`].
@@ -507,31 +460,15 @@ fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
-    if t.dim() == 0 {
-        return Err(TensorError::index(
-            "select() cannot be applied to a 0-dim tensor.",
-        ));
-    }
-    let d = wrap(dim, t.dim())?;
+    let d = view_rules::select_dim(t.dim(), dim)?;
     select_at(t, d, index)
 }
 
 /// `select` on an already wrapped dim.
 fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let size = sizes[d];
-    // `!index` is `-1 - index` without overflow.
-    if size <= !index || size <= index {
-        return Err(TensorError::index(format!(
-            "select(): index {index} out of range for tensor of size {} at dimension {d}",
-            fmt_list(sizes)
-        )));
-    }
-    let mut w = Wrap::default();
-    let index = if index < 0 { w.add(index, size) } else { index };
-    let step_offset = w.mul(index, strides[d]);
-    let offset = w.add(t.storage_offset(), step_offset);
-    if !w.wrapped {
+    let (offset, wrapped) =
+        view_rules::select_offset(t.sizes(), t.strides(), &t.storage_offset(), d, index)?;
+    if !wrapped {
         return install_edit(t, offset, |geometry| Ok(geometry.remove_dim(d)?));
     }
     let mut geometry = geometry_of(t);

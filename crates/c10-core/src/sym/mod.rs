@@ -101,6 +101,13 @@ pub trait ShapeInt: Clone + fmt::Debug + fmt::Display + Sized {
         let _ = wrapped;
         self.mul(o)
     }
+    /// `self + o`, setting `*wrapped` when an `i64` sum overflows
+    /// (symbolic sums never wrap).
+    #[inline]
+    fn add_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let _ = wrapped;
+        self.add(o)
+    }
     /// C++'s `/` on `SymInt` (see the trait docs); an error for 0.
     fn div(&self, o: &Self) -> Result<Self>;
     /// C++'s `%` on `SymInt`; an error for 0.
@@ -183,6 +190,12 @@ impl ShapeInt for i64 {
     #[inline(always)]
     fn mul_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
         let (r, w) = self.overflowing_mul(*o);
+        *wrapped |= w;
+        Ok(r)
+    }
+    #[inline(always)]
+    fn add_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let (r, w) = self.overflowing_add(*o);
         *wrapped |= w;
         Ok(r)
     }

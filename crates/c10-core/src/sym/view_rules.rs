@@ -387,3 +387,238 @@ pub fn unsqueeze_rule<T: ShapeInt>(
     };
     Ok((d, stride, wrapped))
 }
+
+/// The geometry of one dim after `slice`/`narrow`/`select`: the new
+/// storage offset, the dim's new size and stride, and whether some `i64`
+/// arithmetic wrapped (then the concrete ops install the view through the
+/// checked `as_strided`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimSlice<T> {
+    /// The new storage offset.
+    pub offset: T,
+    /// The dim's new size (unused by `select`, which drops the dim).
+    pub size: T,
+    /// The dim's new stride (unused by `select`).
+    pub stride: T,
+    /// Whether an `i64` product or sum wrapped.
+    pub wrapped: bool,
+}
+
+/// `slice(dim, ...)`'s dim: ATen's 0-dim check (an index error), then
+/// `dim` wrapped.
+///
+/// ```
+/// use c10_core::sym::view_rules::slice_dim;
+/// assert_eq!(slice_dim(2, -1)?, 1);
+/// assert!(slice_dim(0, 0).unwrap_err().is_index_error());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
+    if ndim == 0 {
+        return Err(TensorError::index(
+            "slice() cannot be applied to a 0-dim tensor.",
+        ));
+    }
+    wrap(dim, ndim)
+}
+
+/// ATen's `slice` on one dim of size `size` and stride `stride` of a
+/// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
+/// non-negative and clamped to `[0, size]`, the end kept at or after the
+/// start (each clamp a `guard_bool` site on symbols), then size
+/// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
+/// start * stride`.
+///
+/// ```
+/// use c10_core::sym::view_rules::slice_rule;
+/// let r = slice_rule(&10i64, &1, &0, Some(&2), None, 3)?;
+/// assert_eq!((r.offset, r.size, r.stride), (2, 3, 3));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn slice_rule<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    if step <= 0 {
+        return Err(TensorError::runtime("slice step must be positive"));
+    }
+    let zero: T = T::from_i64(0);
+    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
+    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = s.add(size)?;
+    }
+    if e.sym_lt(&zero)?.guard_bool()? {
+        e = e.add(size)?;
+    }
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = zero.clone();
+    } else if s.sym_gt(size)?.guard_bool()? {
+        s = size.clone();
+    }
+    // Each end is clamped to [0, size] on its own, then the end is kept
+    // at or after the start (the guards PyTorch records for `x[1:3]`,
+    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
+    if e.maybe_as_int() == Some(i64::MAX) {
+        e = size.clone();
+    } else if e.sym_lt(&zero)?.guard_bool()? {
+        e = zero;
+    } else if e.sym_gt(size)?.guard_bool()? {
+        e = size.clone();
+    }
+    if e.sym_lt(&s)?.guard_bool()? {
+        e = s.clone();
+    }
+    let mut wrapped = false;
+    let step_offset = s.mul_flagged(stride, &mut wrapped)?;
+    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
+    let len = e.sub(&s)?;
+    // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
+    // PyTorch's int64 arithmetic does; when the wrapped quotient is
+    // negative PyTorch would build a tensor with a negative size, which
+    // is refused here.
+    let new_size = len
+        .add_flagged(&T::from_i64(step - 1), &mut wrapped)?
+        .div(&T::from_i64(step))?;
+    if let Some(v) = new_size.maybe_as_int() {
+        if v < 0 {
+            return Err(TensorError::runtime(format!(
+                "slice: the size computed for step {step} overflowed (got {v})"
+            )));
+        }
+    }
+    let new_stride = stride.mul_flagged(&T::from_i64(step), &mut wrapped)?;
+    Ok(DimSlice {
+        offset,
+        size: new_size,
+        stride: new_stride,
+        wrapped,
+    })
+}
+
+/// `narrow(dim, start, length)`, part 1: ATen's checks before the size
+/// is read (0-dim tensor, `length >= 0` as `expect_true` on symbols),
+/// then `dim` wrapped.
+///
+/// ```
+/// use c10_core::sym::view_rules::narrow_dim;
+/// assert_eq!(narrow_dim(2, -1, &3i64)?, 1);
+/// assert!(narrow_dim(2, 0, &-1i64).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn narrow_dim<T: ShapeInt>(ndim: usize, dim: i64, length: &T) -> Result<usize> {
+    if ndim == 0 {
+        return Err(TensorError::runtime(
+            "narrow() cannot be applied to a 0-dim tensor.",
+        ));
+    }
+    if !length.sym_ge(&T::from_i64(0))?.expect_true()? {
+        return Err(TensorError::runtime(
+            "narrow(): length must be non-negative.",
+        ));
+    }
+    wrap(dim, ndim)
+}
+
+/// `narrow`, part 2: `start` checked against the dim's size `cur`
+/// (`-cur <= start <= cur`, then `start + length <= cur`, ATen's errors)
+/// and made non-negative; returns `(start, start + length)` for
+/// [`slice_rule`] with step 1.
+///
+/// ```
+/// use c10_core::sym::view_rules::narrow_bounds;
+/// assert_eq!(narrow_bounds(&6i64, -2, &2)?, (4, 6));
+/// assert!(narrow_bounds(&6i64, 5, &2).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn narrow_bounds<T: ShapeInt>(cur: &T, start: i64, length: &T) -> Result<(T, T)> {
+    let mut st: T = T::from_i64(start);
+    let lo_ok = cur.mul(&T::from_i64(-1))?.sym_le(&st)?.guard_bool()?;
+    if !(lo_ok && st.sym_le(cur)?.guard_bool()?) {
+        let lo = match cur.maybe_as_int() {
+            Some(v) => v.wrapping_neg().to_string(),
+            None => format!("-{cur}"),
+        };
+        return Err(TensorError::index(format!(
+            "start out of range (expected to be in range of [{lo}, {cur}], but got {start})"
+        )));
+    }
+    if st.sym_lt(&T::from_i64(0))?.guard_bool()? {
+        st = st.add(cur)?;
+    }
+    if !st.sym_le(&cur.sub(length)?)?.expect_true()? {
+        return Err(TensorError::runtime(format!(
+            "start ({st}) + length ({length}) exceeds dimension size ({cur})."
+        )));
+    }
+    let end = st.add(length)?;
+    Ok((st, end))
+}
+
+/// `select(dim, ...)`'s dim: ATen's 0-dim check (an index error), then
+/// `dim` wrapped.
+///
+/// ```
+/// use c10_core::sym::view_rules::select_dim;
+/// assert_eq!(select_dim(2, -2)?, 0);
+/// assert!(select_dim(0, 0).unwrap_err().is_index_error());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn select_dim(ndim: usize, dim: i64) -> Result<usize> {
+    if ndim == 0 {
+        return Err(TensorError::index(
+            "select() cannot be applied to a 0-dim tensor.",
+        ));
+    }
+    wrap(dim, ndim)
+}
+
+/// `select(dim, index)` on the wrapped dim `d`: ATen's range check
+/// (`size <= -1 - index || size <= index` is an index error, each a
+/// `guard_bool` site on symbols), then the new storage offset `offset +
+/// index * strides[d]` (a negative index counts from the end). The dim
+/// itself is dropped by the caller. Returns the offset and whether the
+/// `i64` arithmetic wrapped.
+///
+/// ```
+/// use c10_core::sym::view_rules::select_offset;
+/// assert_eq!(select_offset(&[4i64, 6], &[6, 1], &0, 1, -1)?, (5, false));
+/// assert!(select_offset(&[4i64, 6], &[6, 1], &0, 1, 6).unwrap_err().is_index_error());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn select_offset<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    offset: &T,
+    d: usize,
+    index: i64,
+) -> Result<(T, bool)> {
+    let size = &sizes[d];
+    let idx: T = T::from_i64(index);
+    // `!index` is `-1 - index` without overflow.
+    if size.sym_le(&T::from_i64(!index))?.guard_bool()? || size.sym_le(&idx)?.guard_bool()? {
+        return Err(TensorError::index(format!(
+            "select(): index {index} out of range for tensor of size {} at dimension {d}",
+            super::fmt_list(sizes)
+        )));
+    }
+    let mut wrapped = false;
+    let idx = if index < 0 {
+        idx.add_flagged(size, &mut wrapped)?
+    } else {
+        idx
+    };
+    let step_offset = idx.mul_flagged(&strides[d], &mut wrapped)?;
+    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
+    Ok((offset, wrapped))
+}
