@@ -568,29 +568,11 @@ impl<T: ShapeInt> Geometry<T> {
     where
         T: GuardInt,
     {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "split expects at least a 1-dimensional tensor",
-            ));
-        }
-        let d = self.wrap(dim)?;
-        if !split_size.sym_ge(&c(0))?.guard_bool()? {
-            return Err(TensorError::runtime(format!(
-                "split expects split_size be non-negative, but got split_size={split_size}"
-            )));
-        }
-        let dim_size = self.sizes[d].clone();
-        if !(split_size.sym_gt(&c(0))?.guard_bool()? || dim_size.sym_eq(&c(0))?.guard_bool()?) {
-            return Err(TensorError::runtime(format!(
-                "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
-            )));
-        }
-        let mut num_splits: i64 = 1;
-        if split_size.sym_ne(&c(0))?.guard_bool()? {
-            let n = dim_size.add(split_size)?.sub(&c(1))?.div(split_size)?;
-            num_splits = n.guard_int()?.max(1);
-        }
-        let last = split_size.sub(&split_size.mul(&c(num_splits))?.sub(&dim_size)?)?;
+        let view_rules::SplitPlan {
+            dim: d,
+            num_splits,
+            last,
+        } = view_rules::split_plan(&self.sizes, split_size, dim)?;
         let mut out = Vec::new();
         for i in 0..num_splits {
             let length = if i < num_splits - 1 {
@@ -632,20 +614,8 @@ impl<T: ShapeInt> Geometry<T> {
     where
         T: GuardInt,
     {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "chunk expects at least a 1-dimensional tensor",
-            ));
-        }
-        if chunks <= 0 {
-            return Err(TensorError::runtime(format!(
-                "chunk expects `chunks` to be greater than 0, got: {chunks}"
-            )));
-        }
-        let d = self.wrap(dim)?;
-        let dim_size = self.sizes[d].clone();
-        let split_size = dim_size.add(&c(chunks - 1))?.div(&c(chunks))?;
-        if split_size.sym_eq(&c(0))?.guard_bool()? && dim_size.sym_eq(&c(0))?.guard_bool()? {
+        let (d, split_size, all_empty) = view_rules::chunk_split_size(&self.sizes, chunks, dim)?;
+        if all_empty {
             // Every piece is empty.
             let mut out = Vec::new();
             for _ in 0..chunks {
@@ -775,26 +745,7 @@ impl<T: ShapeInt> Geometry<T> {
     }
 }
 
-/// Integers whose value can be forced to a plain `i64` (c10's
-/// `guard_int`): the count of pieces `split` returns must be one.
-pub trait GuardInt: ShapeInt {
-    /// The value; on symbols decided from the hints and guarded with
-    /// `Eq(self, value)`.
-    fn guard_int(&self) -> Result<i64>;
-}
-
-impl GuardInt for i64 {
-    #[inline]
-    fn guard_int(&self) -> Result<i64> {
-        Ok(*self)
-    }
-}
-
-impl GuardInt for SymInt {
-    fn guard_int(&self) -> Result<i64> {
-        SymInt::guard_int(self)
-    }
-}
+pub use c10_core::sym::view_rules::GuardInt;
 
 /// Runs a view op's geometry rule on a tensor whose geometry may be
 /// symbolic and returns the view (the symbolic path of the view ops; the

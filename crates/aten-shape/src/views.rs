@@ -512,29 +512,11 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "split expects at least a 1-dimensional tensor",
-        ));
-    }
-    if split_size < 0 {
-        return Err(TensorError::runtime(format!(
-            "split expects split_size be non-negative, but got split_size={split_size}"
-        )));
-    }
-    let d = wrap(dim, t.dim())?;
-    let dim_size = t.sizes()[d];
-    if split_size == 0 && dim_size != 0 {
-        return Err(TensorError::runtime(format!(
-            "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
-        )));
-    }
-    let num_splits = if split_size == 0 {
-        1
-    } else {
-        (dim_size.wrapping_add(split_size).wrapping_sub(1) / split_size).max(1)
-    };
-    let last = split_size.wrapping_sub(split_size.wrapping_mul(num_splits).wrapping_sub(dim_size));
+    let view_rules::SplitPlan {
+        dim: d,
+        num_splits,
+        last,
+    } = view_rules::split_plan(t.sizes(), &split_size, dim)?;
     let mut out = pieces_vec(num_splits)?;
     for i in 0..num_splits {
         let length = if i < num_splits - 1 { split_size } else { last };
@@ -605,20 +587,8 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "chunk expects at least a 1-dimensional tensor",
-        ));
-    }
-    if chunks <= 0 {
-        return Err(TensorError::runtime(format!(
-            "chunk expects `chunks` to be greater than 0, got: {chunks}"
-        )));
-    }
-    let d = wrap(dim, t.dim())?;
-    let dim_size = t.sizes()[d];
-    let split_size = dim_size.wrapping_add(chunks).wrapping_sub(1) / chunks;
-    if split_size == 0 && dim_size == 0 {
+    let (d, split_size, all_empty) = view_rules::chunk_split_size(t.sizes(), chunks, dim)?;
+    if all_empty {
         // `chunks` empty pieces (split_with_sizes of all zeros).
         let mut out = pieces_vec(chunks)?;
         for _ in 0..chunks {

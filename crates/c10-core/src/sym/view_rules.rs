@@ -622,3 +622,131 @@ pub fn select_offset<T: ShapeInt>(
     let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
     Ok((offset, wrapped))
 }
+
+/// Integers whose value can be forced to a plain `i64` (c10's
+/// `guard_int`): the count of pieces `split` returns must be one.
+///
+/// ```
+/// use c10_core::sym::view_rules::GuardInt;
+/// assert_eq!(5i64.guard_int()?, 5);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub trait GuardInt: ShapeInt {
+    /// The value; on symbols decided from the hints and guarded with
+    /// `Eq(self, value)`.
+    fn guard_int(&self) -> Result<i64>;
+}
+
+impl GuardInt for i64 {
+    #[inline]
+    fn guard_int(&self) -> Result<i64> {
+        Ok(*self)
+    }
+}
+
+impl GuardInt for super::SymInt {
+    fn guard_int(&self) -> Result<i64> {
+        super::SymInt::guard_int(self)
+    }
+}
+
+/// How `split(split_size, dim)` cuts: the wrapped dim, the number of
+/// pieces and the last piece's length (every other piece has
+/// `split_size`; the last may be shorter). See [`split_plan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitPlan<T> {
+    /// The wrapped dim.
+    pub dim: usize,
+    /// The number of pieces (at least 1).
+    pub num_splits: i64,
+    /// The last piece's length.
+    pub last: T,
+}
+
+/// `split(split_size, dim)`: ATen's checks and errors (a 0-dim tensor;
+/// `split_size >= 0`; `split_size` 0 only for a dim of size 0, each a
+/// `guard_bool` site on symbols), then `max(ceil(size / split_size), 1)`
+/// pieces (`guard_int`'d) and the last piece's length `split_size -
+/// (split_size * num_splits - size)`. Piece `i` is then `narrow(dim,
+/// i * split_size, length)`.
+///
+/// ```
+/// use c10_core::sym::view_rules::split_plan;
+/// let p = split_plan(&[5i64, 2], &2, 0)?;
+/// assert_eq!((p.dim, p.num_splits, p.last), (0, 3, 1));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn split_plan<T: GuardInt>(sizes: &[T], split_size: &T, dim: i64) -> Result<SplitPlan<T>> {
+    if sizes.is_empty() {
+        return Err(TensorError::runtime(
+            "split expects at least a 1-dimensional tensor",
+        ));
+    }
+    let zero = T::from_i64(0);
+    if !split_size.sym_ge(&zero)?.guard_bool()? {
+        return Err(TensorError::runtime(format!(
+            "split expects split_size be non-negative, but got split_size={split_size}"
+        )));
+    }
+    let d = wrap(dim, sizes.len())?;
+    let dim_size = &sizes[d];
+    if !(split_size.sym_gt(&zero)?.guard_bool()? || dim_size.sym_eq(&zero)?.guard_bool()?) {
+        return Err(TensorError::runtime(format!(
+            "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
+        )));
+    }
+    let mut num_splits: i64 = 1;
+    if split_size.sym_ne(&zero)?.guard_bool()? {
+        let n = dim_size
+            .add(split_size)?
+            .sub(&T::from_i64(1))?
+            .div(split_size)?;
+        num_splits = n.guard_int()?.max(1);
+    }
+    let last = split_size.sub(&split_size.mul(&T::from_i64(num_splits))?.sub(dim_size)?)?;
+    Ok(SplitPlan {
+        dim: d,
+        num_splits,
+        last,
+    })
+}
+
+/// `chunk(chunks, dim)`: ATen's checks and errors (a 0-dim tensor;
+/// `chunks > 0`), then the wrapped dim and the `split` size
+/// `ceil(size / chunks)`; the flag says every piece is empty (split size
+/// and dim size both 0: `chunks` empty pieces, `split_with_sizes` of
+/// zeros), else the result is `split(split_size, dim)`.
+///
+/// ```
+/// use c10_core::sym::view_rules::chunk_split_size;
+/// assert_eq!(chunk_split_size(&[5i64], 2, 0)?, (0, 3, false));
+/// assert_eq!(chunk_split_size(&[0i64], 3, -1)?, (0, 0, true));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn chunk_split_size<T: ShapeInt>(
+    sizes: &[T],
+    chunks: i64,
+    dim: i64,
+) -> Result<(usize, T, bool)> {
+    if sizes.is_empty() {
+        return Err(TensorError::runtime(
+            "chunk expects at least a 1-dimensional tensor",
+        ));
+    }
+    if chunks <= 0 {
+        return Err(TensorError::runtime(format!(
+            "chunk expects `chunks` to be greater than 0, got: {chunks}"
+        )));
+    }
+    let d = wrap(dim, sizes.len())?;
+    let dim_size = &sizes[d];
+    let split_size = dim_size
+        .add(&T::from_i64(chunks.wrapping_sub(1)))?
+        .div(&T::from_i64(chunks))?;
+    let zero = T::from_i64(0);
+    let all_empty =
+        split_size.sym_eq(&zero)?.guard_bool()? && dim_size.sym_eq(&zero)?.guard_bool()?;
+    Ok((d, split_size, all_empty))
+}
