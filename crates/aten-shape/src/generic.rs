@@ -635,45 +635,23 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Geometry<T>> {
-        let (d1, d2) = (self.wrap(dim1)?, self.wrap(dim2)?);
-        if d1 == d2 {
-            return Err(TensorError::runtime(format!(
-                "diagonal dimensions cannot be identical {dim1}, {dim2}"
-            )));
-        }
-        let off: T = c(offset);
-        let (s1, s2) = (&self.sizes[d1], &self.sizes[d2]);
-        let diag = if offset >= 0 {
-            s1.min(&s2.sub(&off)?)?.max(&c(0))?
-        } else {
-            s1.add(&off)?.min(s2)?.max(&c(0))?
-        };
-        let mut storage = self.offset.clone();
-        // An empty diagonal keeps the input's offset (NumPy allows offsets
-        // past the end). Decided only when statically known, with no
-        // guard: PyTorch's fake path records none here (and always adds
-        // the offset; for a tensor without elements the offset is moot).
-        if diag.sym_eq(&c(0))?.statically_known_true()? {
-        } else if offset >= 0 {
-            storage = storage.add(&off.mul(&self.strides[d2])?)?;
-        } else {
-            storage = storage.sub(&off.mul(&self.strides[d1])?)?;
-        }
-        let stride = self.strides[d1].add(&self.strides[d2])?;
-        let mut g = Geometry {
-            sizes: Vec::new(),
-            strides: Vec::new(),
-            offset: storage,
-        };
-        for i in 0..self.dim() {
-            if i != d1 && i != d2 {
-                g.sizes.push(self.sizes[i].clone());
-                g.strides.push(self.strides[i].clone());
-            }
-        }
-        g.sizes.push(diag);
-        g.strides.push(stride);
-        Ok(g)
+        let plan = view_rules::diagonal_plan(
+            &self.sizes,
+            &self.strides,
+            &self.offset,
+            offset,
+            dim1,
+            dim2,
+        )?;
+        let m = self.dim() - 1;
+        let mut sizes = self.sizes[..m].to_vec();
+        let mut strides = self.strides[..m].to_vec();
+        view_rules::diagonal_fill(&self.sizes, &self.strides, &plan, &mut sizes, &mut strides);
+        Ok(Geometry {
+            sizes,
+            strides,
+            offset: plan.offset,
+        })
     }
 
     /// `unfold(dimension, size, step)`.

@@ -38,12 +38,6 @@ impl Wrap {
         self.wrapped |= o;
         r
     }
-    #[inline]
-    pub(crate) fn sub(&mut self, a: i64, b: i64) -> i64 {
-        let (r, o) = a.overflowing_sub(b);
-        self.wrapped |= o;
-        r
-    }
 }
 
 /// ATen's `infer_size_dv(shape, numel)`: resolves a single `-1` in `shape`

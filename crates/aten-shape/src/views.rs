@@ -1131,43 +1131,28 @@ pub fn ravel(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let d1 = wrap(dim1, n)?;
-    let d2 = wrap(dim2, n)?;
-    if d1 == d2 {
-        return Err(TensorError::runtime(format!(
-            "diagonal dimensions cannot be identical {dim1}, {dim2}"
-        )));
-    }
     let (sizes, strides) = (t.sizes(), t.strides());
-    let mut w = Wrap::default();
-    let diag_size = if offset >= 0 {
-        sizes[d1].min(w.sub(sizes[d2], offset)).max(0)
-    } else {
-        w.add(sizes[d1], offset).min(sizes[d2]).max(0)
-    };
-    let mut storage_offset = t.storage_offset();
-    if diag_size != 0 {
-        if offset >= 0 {
-            let step = w.mul(offset, strides[d2]);
-            storage_offset = w.add(storage_offset, step);
-        } else {
-            let step = w.mul(offset, strides[d1]);
-            storage_offset = w.sub(storage_offset, step);
+    let plan = view_rules::diagonal_plan(sizes, strides, &t.storage_offset(), offset, dim1, dim2)?;
+    // At least two dims (`dim1` and `dim2` differ).
+    let m = sizes.len() - 1;
+    if !plan.wrapped {
+        let built = TensorImpl::view_tensor_fill_or_abandon(
+            t.impl_ref(),
+            plan.offset,
+            m,
+            |new_sizes, new_strides| {
+                view_rules::diagonal_fill(sizes, strides, &plan, new_sizes, new_strides);
+                Ok(true)
+            },
+        )?;
+        if let Some(view) = built {
+            return Ok(view);
         }
     }
-    let (lo, hi) = (d1.min(d2), d1.max(d2));
-    let mut new_sizes = DimVec::with_capacity(n - 1);
-    let mut new_strides = DimVec::with_capacity(n - 1);
-    for d in 0..n {
-        if d != lo && d != hi {
-            new_sizes.push(sizes[d]);
-            new_strides.push(strides[d]);
-        }
-    }
-    new_sizes.push(diag_size);
-    new_strides.push(w.add(strides[d1], strides[d2]));
-    make_view(t, &new_sizes, &new_strides, storage_offset, w.wrapped)
+    let mut new_sizes = DimVec::from_elem(0, m);
+    let mut new_strides = DimVec::from_elem(0, m);
+    view_rules::diagonal_fill(sizes, strides, &plan, &mut new_sizes, &mut new_strides);
+    make_view(t, &new_sizes, &new_strides, plan.offset, plan.wrapped)
 }
 
 /// Free-function form of [`ViewOps::unfold`].

@@ -108,6 +108,13 @@ pub trait ShapeInt: Clone + fmt::Debug + fmt::Display + Sized {
         let _ = wrapped;
         self.add(o)
     }
+    /// `self - o`, setting `*wrapped` when an `i64` difference overflows
+    /// (symbolic differences never wrap).
+    #[inline]
+    fn sub_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let _ = wrapped;
+        self.sub(o)
+    }
     /// C++'s `/` on `SymInt` (see the trait docs); an error for 0.
     fn div(&self, o: &Self) -> Result<Self>;
     /// C++'s `%` on `SymInt`; an error for 0.
@@ -190,6 +197,12 @@ impl ShapeInt for i64 {
     #[inline(always)]
     fn mul_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
         let (r, w) = self.overflowing_mul(*o);
+        *wrapped |= w;
+        Ok(r)
+    }
+    #[inline(always)]
+    fn sub_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let (r, w) = self.overflowing_sub(*o);
         *wrapped |= w;
         Ok(r)
     }

@@ -750,3 +750,113 @@ pub fn chunk_split_size<T: ShapeInt>(
         split_size.sym_eq(&zero)?.guard_bool()? && dim_size.sym_eq(&zero)?.guard_bool()?;
     Ok((d, split_size, all_empty))
 }
+
+/// The plan of `diagonal` (see [`diagonal_plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiagonalPlan<T> {
+    /// The wrapped `dim1`.
+    pub d1: usize,
+    /// The wrapped `dim2`.
+    pub d2: usize,
+    /// The diagonal's length.
+    pub size: T,
+    /// The diagonal's stride.
+    pub stride: T,
+    /// The new storage offset.
+    pub offset: T,
+    /// Whether some `i64` arithmetic wrapped.
+    pub wrapped: bool,
+}
+
+/// `diagonal(offset, dim1, dim2)`: ATen's checks (`dim1`, `dim2` wrapped,
+/// not identical), the diagonal's length `max(min(size1, size2 -
+/// offset), 0)` (or `max(min(size1 + offset, size2), 0)` for a negative
+/// offset) and stride `stride1 + stride2`. An empty diagonal keeps the
+/// input's storage offset (decided only when statically known, with no
+/// guard: PyTorch's fake path records none here); otherwise the offset
+/// moves by `offset * stride2` (or `-offset * stride1`). The result's
+/// dims are then written by [`diagonal_fill`].
+///
+/// ```
+/// use c10_core::sym::view_rules::diagonal_plan;
+/// let p = diagonal_plan(&[3i64, 4], &[4, 1], &0, 1, 0, 1)?;
+/// assert_eq!((p.size, p.stride, p.offset), (3, 5, 1));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn diagonal_plan<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    storage_offset: &T,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<DiagonalPlan<T>> {
+    let n = sizes.len();
+    let d1 = wrap(dim1, n)?;
+    let d2 = wrap(dim2, n)?;
+    if d1 == d2 {
+        return Err(TensorError::runtime(format!(
+            "diagonal dimensions cannot be identical {dim1}, {dim2}"
+        )));
+    }
+    let mut wrapped = false;
+    let zero = T::from_i64(0);
+    let off: T = T::from_i64(offset);
+    let (s1, s2) = (&sizes[d1], &sizes[d2]);
+    let diag = if offset >= 0 {
+        s1.min(&s2.sub_flagged(&off, &mut wrapped)?)?.max(&zero)?
+    } else {
+        s1.add_flagged(&off, &mut wrapped)?.min(s2)?.max(&zero)?
+    };
+    let mut storage = storage_offset.clone();
+    if diag.sym_eq(&zero)?.statically_known_true()? {
+    } else if offset >= 0 {
+        let step = off.mul_flagged(&strides[d2], &mut wrapped)?;
+        storage = storage.add_flagged(&step, &mut wrapped)?;
+    } else {
+        let step = off.mul_flagged(&strides[d1], &mut wrapped)?;
+        storage = storage.sub_flagged(&step, &mut wrapped)?;
+    }
+    let stride = strides[d1].add_flagged(&strides[d2], &mut wrapped)?;
+    Ok(DiagonalPlan {
+        d1,
+        d2,
+        size: diag,
+        stride,
+        offset: storage,
+        wrapped,
+    })
+}
+
+/// `diagonal`, part 2: the dims other than `plan.d1`, `plan.d2`, in
+/// order, then the diagonal, written into `out_sizes`/`out_strides` (of
+/// `sizes.len() - 1` entries).
+///
+/// ```
+/// use c10_core::sym::view_rules::{diagonal_fill, diagonal_plan};
+/// let p = diagonal_plan(&[2i64, 3, 4], &[12, 4, 1], &0, 0, 0, 2)?;
+/// let (mut sz, mut st) = ([0i64; 2], [0i64; 2]);
+/// diagonal_fill(&[2, 3, 4], &[12, 4, 1], &p, &mut sz, &mut st);
+/// assert_eq!((sz, st), ([3, 2], [4, 13]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn diagonal_fill<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    plan: &DiagonalPlan<T>,
+    out_sizes: &mut [T],
+    out_strides: &mut [T],
+) {
+    let mut k = 0;
+    for (i, (s, st)) in sizes.iter().zip(strides).enumerate() {
+        if i != plan.d1 && i != plan.d2 {
+            out_sizes[k] = s.clone();
+            out_strides[k] = st.clone();
+            k += 1;
+        }
+    }
+    out_sizes[k] = plan.size.clone();
+    out_strides[k] = plan.stride.clone();
+}
