@@ -663,33 +663,17 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Geometry<T>> {
-        let d = self.wrap(dimension)?;
-        let max_size: T = if self.dim() == 0 {
-            c(1)
-        } else {
-            self.sizes[d].clone()
-        };
-        if !c::<T>(size).sym_le(&max_size)?.guard_bool()? {
-            return Err(TensorError::runtime(format!(
-                "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
-            )));
-        }
-        if step <= 0 {
-            return Err(TensorError::runtime(format!(
-                "step is {step} but must be > 0"
-            )));
-        }
+        let plan = view_rules::unfold_plan(&self.sizes, &self.strides, dimension, size, step)?;
         let mut g = self.clone();
-        g.sizes.push(c(size));
-        g.strides.push(if self.dim() == 0 {
-            c(1)
-        } else {
-            self.strides[d].clone()
-        });
-        if d < self.dim() {
-            g.sizes[d] = self.sizes[d].sub(&c(size))?.div(&c(step))?.add(&c(1))?;
-            g.strides[d] = self.strides[d].mul(&c(step))?;
-        }
+        g.sizes.push(c(0));
+        g.strides.push(c(0));
+        view_rules::unfold_fill(
+            &self.sizes,
+            &self.strides,
+            &plan,
+            &mut g.sizes,
+            &mut g.strides,
+        );
         Ok(g)
     }
 

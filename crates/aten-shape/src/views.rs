@@ -45,7 +45,7 @@ use c10_core::{
 use crate::copy as copy_api;
 use crate::infer::{
     compute_stride_flagged, compute_stride_into, infer_expand_geometry_into, infer_size,
-    infer_size_into, DimVec, Wrap,
+    infer_size_into, DimVec,
 };
 
 const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
@@ -1166,37 +1166,33 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let d = wrap(dimension, n)?;
-    let max_size = if n == 0 { 1 } else { t.sizes()[d] };
-    if size < 0 {
-        return Err(TensorError::runtime(format!(
-            "size is {size} but must be >= 0"
-        )));
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let plan = view_rules::unfold_plan(sizes, strides, dimension, size, step)?;
+    let m = sizes.len() + 1;
+    if !plan.wrapped {
+        let built = TensorImpl::view_tensor_fill_or_abandon(
+            t.impl_ref(),
+            t.storage_offset(),
+            m,
+            |new_sizes, new_strides| {
+                view_rules::unfold_fill(sizes, strides, &plan, new_sizes, new_strides);
+                Ok(true)
+            },
+        )?;
+        if let Some(view) = built {
+            return Ok(view);
+        }
     }
-    if size > max_size {
-        return Err(TensorError::runtime(format!(
-            "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
-        )));
-    }
-    if step <= 0 {
-        return Err(TensorError::runtime(format!(
-            "step is {step} but must be > 0"
-        )));
-    }
-    let mut w = Wrap::default();
-    let mut sizes = DimVec::with_capacity(n + 1);
-    let mut strides = DimVec::with_capacity(n + 1);
-    sizes.extend_from_slice(t.sizes());
-    strides.extend_from_slice(t.strides());
-    sizes.push(size);
-    strides.push(if n == 0 { 1 } else { t.strides()[d] });
-    if d < n {
-        // `size <= sizes[d]` and `step >= 1`: no overflow, no division trap.
-        sizes[d] = w.add((sizes[d] - size) / step, 1);
-        strides[d] = w.mul(strides[d], step);
-    }
-    make_view(t, &sizes, &strides, t.storage_offset(), w.wrapped)
+    let mut new_sizes = DimVec::from_elem(0, m);
+    let mut new_strides = DimVec::from_elem(0, m);
+    view_rules::unfold_fill(sizes, strides, &plan, &mut new_sizes, &mut new_strides);
+    make_view(
+        t,
+        &new_sizes,
+        &new_strides,
+        t.storage_offset(),
+        plan.wrapped,
+    )
 }
 
 /// Free-function form of [`ViewOps::alias`].

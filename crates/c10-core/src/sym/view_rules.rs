@@ -860,3 +860,109 @@ pub fn diagonal_fill<T: ShapeInt>(
     out_sizes[k] = plan.size.clone();
     out_strides[k] = plan.stride.clone();
 }
+
+/// The plan of `unfold` (see [`unfold_plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfoldPlan<T> {
+    /// The wrapped dim (0 for a 0-dim tensor).
+    pub dim: usize,
+    /// The unfolded dim's new size and stride (`None` for a 0-dim
+    /// tensor).
+    pub folded: Option<(T, T)>,
+    /// The new last dim: `size`, with the dim's old stride (1 for a 0-dim
+    /// tensor).
+    pub window: (T, T),
+    /// Whether some `i64` arithmetic wrapped.
+    pub wrapped: bool,
+}
+
+/// `unfold(dimension, size, step)`: ATen's checks and errors (`size >=
+/// 0`; `size <= max_size`, a `guard_bool` site on symbols; `step > 0`),
+/// then the dim's new size `(size_d - size) / step + 1` and stride
+/// `stride_d * step`, and a new last dim of `size` with stride
+/// `stride_d`. The result's dims are written by [`unfold_fill`].
+///
+/// ```
+/// use c10_core::sym::view_rules::unfold_plan;
+/// let p = unfold_plan(&[8i64], &[1], 0, 3, 2)?;
+/// assert_eq!((p.folded, p.window), (Some((3, 2)), (3, 1)));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn unfold_plan<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    dimension: i64,
+    size: i64,
+    step: i64,
+) -> Result<UnfoldPlan<T>> {
+    let n = sizes.len();
+    let d = wrap(dimension, n)?;
+    if size < 0 {
+        return Err(TensorError::runtime(format!(
+            "size is {size} but must be >= 0"
+        )));
+    }
+    let one = T::from_i64(1);
+    let max_size: &T = if n == 0 { &one } else { &sizes[d] };
+    if !T::from_i64(size).sym_le(max_size)?.guard_bool()? {
+        return Err(TensorError::runtime(format!(
+            "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
+        )));
+    }
+    if step <= 0 {
+        return Err(TensorError::runtime(format!(
+            "step is {step} but must be > 0"
+        )));
+    }
+    let mut wrapped = false;
+    let (folded, window_stride) = if n == 0 {
+        (None, T::from_i64(1))
+    } else {
+        // `size <= sizes[d]` and `step >= 1`: no overflow, no division
+        // trap.
+        let new_size = sizes[d]
+            .sub(&T::from_i64(size))?
+            .div(&T::from_i64(step))?
+            .add_flagged(&one, &mut wrapped)?;
+        let new_stride = strides[d].mul_flagged(&T::from_i64(step), &mut wrapped)?;
+        (Some((new_size, new_stride)), strides[d].clone())
+    };
+    Ok(UnfoldPlan {
+        dim: d,
+        folded,
+        window: (T::from_i64(size), window_stride),
+        wrapped,
+    })
+}
+
+/// `unfold`, part 2: the input's dims with the unfolded one changed, then
+/// the window dim, written into `out_sizes`/`out_strides` (of
+/// `sizes.len() + 1` entries).
+///
+/// ```
+/// use c10_core::sym::view_rules::{unfold_fill, unfold_plan};
+/// let p = unfold_plan(&[8i64], &[1], 0, 3, 2)?;
+/// let (mut sz, mut st) = ([0i64; 2], [0i64; 2]);
+/// unfold_fill(&[8], &[1], &p, &mut sz, &mut st);
+/// assert_eq!((sz, st), ([3, 3], [2, 1]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline(always)]
+pub fn unfold_fill<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    plan: &UnfoldPlan<T>,
+    out_sizes: &mut [T],
+    out_strides: &mut [T],
+) {
+    let n = sizes.len();
+    out_sizes[..n].clone_from_slice(sizes);
+    out_strides[..n].clone_from_slice(strides);
+    if let Some((s, st)) = &plan.folded {
+        out_sizes[plan.dim] = s.clone();
+        out_strides[plan.dim] = st.clone();
+    }
+    out_sizes[n] = plan.window.0.clone();
+    out_strides[n] = plan.window.1.clone();
+}
