@@ -33,6 +33,7 @@ use c10_core::sym::rules::{
     compute_stride_into, contiguous_strides_into, expand_geometry_into, infer_size_into,
     is_contiguous,
 };
+use c10_core::sym::view_rules;
 use c10_core::sym::{fmt_list, ShapeBool, ShapeEnv, ShapeInt, SymInt};
 use c10_core::{Result, Tensor, TensorError};
 
@@ -262,10 +263,9 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Geometry<T>> {
-        let (a, b) = (self.wrap(dim0)?, self.wrap(dim1)?);
+        let (a, b) = view_rules::transpose_dims(self.dim(), dim0, dim1)?;
         let mut g = self.clone();
-        g.sizes.swap(a, b);
-        g.strides.swap(a, b);
+        view_rules::transpose_in_place(&mut g.sizes, &mut g.strides, a, b);
         Ok(g)
     }
 
@@ -278,26 +278,15 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn permute(&self, dims: &[i64]) -> Result<Geometry<T>> {
-        let n = self.dim();
-        if dims.len() != n {
-            return Err(TensorError::runtime(format!(
-                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
-                dims.len()
-            )));
-        }
-        let mut seen = vec![false; n];
+        view_rules::check_permute(dims, self.dim())?;
         let mut g = self.clone();
-        for (i, &d) in dims.iter().enumerate() {
-            let w = self.wrap(d)?;
-            if seen[w] {
-                return Err(TensorError::runtime(
-                    "permute(): duplicate dims are not allowed.",
-                ));
-            }
-            seen[w] = true;
-            g.sizes[i] = self.sizes[w].clone();
-            g.strides[i] = self.strides[w].clone();
-        }
+        view_rules::permute_into(
+            &self.sizes,
+            &self.strides,
+            dims,
+            &mut g.sizes,
+            &mut g.strides,
+        );
         Ok(g)
     }
 
@@ -310,11 +299,28 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn movedim(&self, source: i64, destination: i64) -> Result<Geometry<T>> {
-        let (s, d) = (self.wrap(source)?, self.wrap(destination)?);
-        let mut order: Vec<usize> = (0..self.dim()).filter(|&i| i != s).collect();
-        order.insert(d, s);
-        let dims: Vec<i64> = order.iter().map(|&i| i as i64).collect();
-        self.permute(&dims)
+        self.movedim_dims(&[source], &[destination])
+    }
+
+    /// `movedim(source, destination)` for lists of dims.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let m = Geometry::<i64>::contiguous(&[2, 3, 4])?.movedim_dims(&[0, 1], &[2, 0])?;
+    /// assert_eq!(m.sizes, vec![3, 4, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn movedim_dims(&self, source: &[i64], destination: &[i64]) -> Result<Geometry<T>> {
+        let mut g = self.clone();
+        view_rules::movedim_into(
+            &self.sizes,
+            &self.strides,
+            source,
+            destination,
+            &mut g.sizes,
+            &mut g.strides,
+        )?;
+        Ok(g)
     }
 
     /// `slice(dim, start, end, step)` with the clamping of ATen's
@@ -333,43 +339,30 @@ impl<T: ShapeInt> Geometry<T> {
         end: Option<&T>,
         step: i64,
     ) -> Result<Geometry<T>> {
-        let d = self.wrap(dim)?;
-        if step <= 0 {
-            return Err(TensorError::runtime("slice step must be positive"));
-        }
-        let size = self.sizes[d].clone();
-        let mut s: T = start.cloned().unwrap_or_else(|| c(0));
-        let mut e: T = end.cloned().unwrap_or_else(|| c(i64::MAX));
-        let zero: T = c(0);
-        if s.sym_lt(&zero)?.guard_bool()? {
-            s = s.add(&size)?;
-        }
-        if e.sym_lt(&zero)?.guard_bool()? {
-            e = e.add(&size)?;
-        }
-        if s.sym_lt(&zero)?.guard_bool()? {
-            s = zero.clone();
-        } else if s.sym_gt(&size)?.guard_bool()? {
-            s = size.clone();
-        }
-        // Each end is clamped to [0, size] on its own, then the end is
-        // kept at or after the start (the guards PyTorch records for
-        // `x[1:3]`, `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
-        if e.maybe_as_int() == Some(i64::MAX) {
-            e = size.clone();
-        } else if e.sym_lt(&zero)?.guard_bool()? {
-            e = zero.clone();
-        } else if e.sym_gt(&size)?.guard_bool()? {
-            e = size.clone();
-        }
-        if e.sym_lt(&s)?.guard_bool()? {
-            e = s.clone();
-        }
+        let d = view_rules::slice_dim(self.dim(), dim)?;
+        self.slice_at(d, start, end, step)
+    }
+
+    /// `slice` on the wrapped dim `d`.
+    fn slice_at(
+        &self,
+        d: usize,
+        start: Option<&T>,
+        end: Option<&T>,
+        step: i64,
+    ) -> Result<Geometry<T>> {
+        let r = view_rules::slice_rule(
+            &self.sizes[d],
+            &self.strides[d],
+            &self.offset,
+            start,
+            end,
+            step,
+        )?;
         let mut g = self.clone();
-        g.offset = self.offset.add(&s.mul(&self.strides[d])?)?;
-        let len = e.sub(&s)?;
-        g.sizes[d] = len.add(&c(step - 1))?.div(&c(step))?;
-        g.strides[d] = self.strides[d].mul(&c(step))?;
+        g.offset = r.offset;
+        g.sizes[d] = r.size;
+        g.strides[d] = r.stride;
         Ok(g)
     }
 
@@ -382,35 +375,9 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn narrow(&self, dim: i64, start: i64, length: &T) -> Result<Geometry<T>> {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "narrow() cannot be applied to a 0-dim tensor.",
-            ));
-        }
-        let d = self.wrap(dim)?;
-        if !length.sym_ge(&c(0))?.expect_true()? {
-            return Err(TensorError::runtime(
-                "narrow(): length must be non-negative.",
-            ));
-        }
-        let cur = self.sizes[d].clone();
-        let mut st: T = c(start);
-        let lo_ok = cur.mul(&c(-1))?.sym_le(&st)?.guard_bool()?;
-        if !(lo_ok && st.sym_le(&cur)?.guard_bool()?) {
-            return Err(TensorError::index(format!(
-                "start out of range (expected to be in range of [-{cur}, {cur}], but got {start})"
-            )));
-        }
-        if st.sym_lt(&c(0))?.guard_bool()? {
-            st = st.add(&cur)?;
-        }
-        if !st.sym_le(&cur.sub(length)?)?.expect_true()? {
-            return Err(TensorError::runtime(format!(
-                "start ({st}) + length ({length}) exceeds dimension size ({cur})."
-            )));
-        }
-        let end = st.add(length)?;
-        self.slice(d as i64, Some(&st), Some(&end), 1)
+        let d = view_rules::narrow_dim(self.dim(), dim, length)?;
+        let (st, end) = view_rules::narrow_bounds(&self.sizes[d], start, length)?;
+        self.slice_at(d, Some(&st), Some(&end), 1)
     }
 
     /// `select(dim, index)`.
@@ -422,23 +389,11 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn select(&self, dim: i64, index: i64) -> Result<Geometry<T>> {
-        if self.dim() == 0 {
-            return Err(TensorError::index(
-                "select() cannot be applied to a 0-dim tensor.",
-            ));
-        }
-        let d = self.wrap(dim)?;
-        let size = self.sizes[d].clone();
-        let idx: T = c(index);
-        if size.sym_le(&c(-1 - index))?.guard_bool()? || size.sym_le(&idx)?.guard_bool()? {
-            return Err(TensorError::index(format!(
-                "select(): index {index} out of range for tensor of size {} at dimension {d}",
-                fmt_list(&self.sizes)
-            )));
-        }
-        let idx = if index < 0 { idx.add(&size)? } else { idx };
+        let d = view_rules::select_dim(self.dim(), dim)?;
+        let (offset, _) =
+            view_rules::select_offset(&self.sizes, &self.strides, &self.offset, d, index)?;
         let mut g = self.clone();
-        g.offset = self.offset.add(&idx.mul(&self.strides[d])?)?;
+        g.offset = offset;
         g.sizes.remove(d);
         g.strides.remove(d);
         Ok(g)
@@ -487,17 +442,10 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn squeeze(&self) -> Result<Geometry<T>> {
-        let mut g = Geometry {
-            sizes: Vec::new(),
-            strides: Vec::new(),
-            offset: self.offset.clone(),
-        };
-        for (s, st) in self.sizes.iter().zip(&self.strides) {
-            if !s.sym_eq(&c(1))?.guard_or_false()? {
-                g.sizes.push(s.clone());
-                g.strides.push(st.clone());
-            }
-        }
+        let mut g = self.clone();
+        let k = view_rules::squeeze_into(&self.sizes, &self.strides, &mut g.sizes, &mut g.strides)?;
+        g.sizes.truncate(k);
+        g.strides.truncate(k);
         Ok(g)
     }
 
@@ -509,12 +457,33 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn squeeze_dim(&self, dim: i64) -> Result<Geometry<T>> {
-        let d = self.wrap(dim)?;
         let mut g = self.clone();
-        if self.dim() > 0 && self.sizes[d].sym_eq(&c(1))?.guard_or_false()? {
+        if let Some(d) = view_rules::squeeze_dim_index(&self.sizes, dim)? {
             g.sizes.remove(d);
             g.strides.remove(d);
         }
+        Ok(g)
+    }
+
+    /// `squeeze(dims)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let g = Geometry::<i64>::contiguous(&[1, 3, 1])?.squeeze_dims(&[0, -1])?;
+    /// assert_eq!(g.sizes, vec![3]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Geometry<T>> {
+        let mut g = self.clone();
+        let k = view_rules::squeeze_dims_into(
+            &self.sizes,
+            &self.strides,
+            dims,
+            &mut g.sizes,
+            &mut g.strides,
+        )?;
+        g.sizes.truncate(k);
+        g.strides.truncate(k);
         Ok(g)
     }
 
@@ -527,12 +496,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unsqueeze(&self, dim: i64) -> Result<Geometry<T>> {
-        let d = wrap_dim(dim, self.dim() as i64 + 1, true)?;
-        let stride = if d >= self.dim() {
-            c(1)
-        } else {
-            self.sizes[d].mul(&self.strides[d])?
-        };
+        let (d, stride, _) = view_rules::unsqueeze_rule(&self.sizes, &self.strides, dim)?;
         let mut g = self.clone();
         g.sizes.insert(d, c(1));
         g.strides.insert(d, stride);
@@ -604,29 +568,11 @@ impl<T: ShapeInt> Geometry<T> {
     where
         T: GuardInt,
     {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "split expects at least a 1-dimensional tensor",
-            ));
-        }
-        let d = self.wrap(dim)?;
-        if !split_size.sym_ge(&c(0))?.guard_bool()? {
-            return Err(TensorError::runtime(format!(
-                "split expects split_size be non-negative, but got split_size={split_size}"
-            )));
-        }
-        let dim_size = self.sizes[d].clone();
-        if !(split_size.sym_gt(&c(0))?.guard_bool()? || dim_size.sym_eq(&c(0))?.guard_bool()?) {
-            return Err(TensorError::runtime(format!(
-                "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
-            )));
-        }
-        let mut num_splits: i64 = 1;
-        if split_size.sym_ne(&c(0))?.guard_bool()? {
-            let n = dim_size.add(split_size)?.sub(&c(1))?.div(split_size)?;
-            num_splits = n.guard_int()?.max(1);
-        }
-        let last = split_size.sub(&split_size.mul(&c(num_splits))?.sub(&dim_size)?)?;
+        let view_rules::SplitPlan {
+            dim: d,
+            num_splits,
+            last,
+        } = view_rules::split_plan(&self.sizes, split_size, dim)?;
         let mut out = Vec::new();
         for i in 0..num_splits {
             let length = if i < num_splits - 1 {
@@ -654,7 +600,7 @@ impl<T: ShapeInt> Geometry<T> {
             )));
         }
         let end = start.add(length)?;
-        self.slice(d as i64, Some(start), Some(&end), 1)
+        self.slice_at(d, Some(start), Some(&end), 1)
     }
 
     /// `chunk(chunks, dim)`: `split` by `ceil(size / chunks)`.
@@ -668,20 +614,8 @@ impl<T: ShapeInt> Geometry<T> {
     where
         T: GuardInt,
     {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "chunk expects at least a 1-dimensional tensor",
-            ));
-        }
-        if chunks <= 0 {
-            return Err(TensorError::runtime(format!(
-                "chunk expects `chunks` to be greater than 0, got: {chunks}"
-            )));
-        }
-        let d = self.wrap(dim)?;
-        let dim_size = self.sizes[d].clone();
-        let split_size = dim_size.add(&c(chunks - 1))?.div(&c(chunks))?;
-        if split_size.sym_eq(&c(0))?.guard_bool()? && dim_size.sym_eq(&c(0))?.guard_bool()? {
+        let (d, split_size, all_empty) = view_rules::chunk_split_size(&self.sizes, chunks, dim)?;
+        if all_empty {
             // Every piece is empty.
             let mut out = Vec::new();
             for _ in 0..chunks {
@@ -701,45 +635,23 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Geometry<T>> {
-        let (d1, d2) = (self.wrap(dim1)?, self.wrap(dim2)?);
-        if d1 == d2 {
-            return Err(TensorError::runtime(format!(
-                "diagonal dimensions cannot be identical {dim1}, {dim2}"
-            )));
-        }
-        let off: T = c(offset);
-        let (s1, s2) = (&self.sizes[d1], &self.sizes[d2]);
-        let diag = if offset >= 0 {
-            s1.min(&s2.sub(&off)?)?.max(&c(0))?
-        } else {
-            s1.add(&off)?.min(s2)?.max(&c(0))?
-        };
-        let mut storage = self.offset.clone();
-        // An empty diagonal keeps the input's offset (NumPy allows offsets
-        // past the end). Decided only when statically known, with no
-        // guard: PyTorch's fake path records none here (and always adds
-        // the offset; for a tensor without elements the offset is moot).
-        if diag.sym_eq(&c(0))?.statically_known_true()? {
-        } else if offset >= 0 {
-            storage = storage.add(&off.mul(&self.strides[d2])?)?;
-        } else {
-            storage = storage.sub(&off.mul(&self.strides[d1])?)?;
-        }
-        let stride = self.strides[d1].add(&self.strides[d2])?;
-        let mut g = Geometry {
-            sizes: Vec::new(),
-            strides: Vec::new(),
-            offset: storage,
-        };
-        for i in 0..self.dim() {
-            if i != d1 && i != d2 {
-                g.sizes.push(self.sizes[i].clone());
-                g.strides.push(self.strides[i].clone());
-            }
-        }
-        g.sizes.push(diag);
-        g.strides.push(stride);
-        Ok(g)
+        let plan = view_rules::diagonal_plan(
+            &self.sizes,
+            &self.strides,
+            &self.offset,
+            offset,
+            dim1,
+            dim2,
+        )?;
+        let m = self.dim() - 1;
+        let mut sizes = self.sizes[..m].to_vec();
+        let mut strides = self.strides[..m].to_vec();
+        view_rules::diagonal_fill(&self.sizes, &self.strides, &plan, &mut sizes, &mut strides);
+        Ok(Geometry {
+            sizes,
+            strides,
+            offset: plan.offset,
+        })
     }
 
     /// `unfold(dimension, size, step)`.
@@ -751,33 +663,17 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Geometry<T>> {
-        let d = self.wrap(dimension)?;
-        let max_size: T = if self.dim() == 0 {
-            c(1)
-        } else {
-            self.sizes[d].clone()
-        };
-        if !c::<T>(size).sym_le(&max_size)?.guard_bool()? {
-            return Err(TensorError::runtime(format!(
-                "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
-            )));
-        }
-        if step <= 0 {
-            return Err(TensorError::runtime(format!(
-                "step is {step} but must be > 0"
-            )));
-        }
+        let plan = view_rules::unfold_plan(&self.sizes, &self.strides, dimension, size, step)?;
         let mut g = self.clone();
-        g.sizes.push(c(size));
-        g.strides.push(if self.dim() == 0 {
-            c(1)
-        } else {
-            self.strides[d].clone()
-        });
-        if d < self.dim() {
-            g.sizes[d] = self.sizes[d].sub(&c(size))?.div(&c(step))?.add(&c(1))?;
-            g.strides[d] = self.strides[d].mul(&c(step))?;
-        }
+        g.sizes.push(c(0));
+        g.strides.push(c(0));
+        view_rules::unfold_fill(
+            &self.sizes,
+            &self.strides,
+            &plan,
+            &mut g.sizes,
+            &mut g.strides,
+        );
         Ok(g)
     }
 
@@ -811,26 +707,7 @@ impl<T: ShapeInt> Geometry<T> {
     }
 }
 
-/// Integers whose value can be forced to a plain `i64` (c10's
-/// `guard_int`): the count of pieces `split` returns must be one.
-pub trait GuardInt: ShapeInt {
-    /// The value; on symbols decided from the hints and guarded with
-    /// `Eq(self, value)`.
-    fn guard_int(&self) -> Result<i64>;
-}
-
-impl GuardInt for i64 {
-    #[inline]
-    fn guard_int(&self) -> Result<i64> {
-        Ok(*self)
-    }
-}
-
-impl GuardInt for SymInt {
-    fn guard_int(&self) -> Result<i64> {
-        SymInt::guard_int(self)
-    }
-}
+pub use c10_core::sym::view_rules::GuardInt;
 
 /// Runs a view op's geometry rule on a tensor whose geometry may be
 /// symbolic and returns the view (the symbolic path of the view ops; the

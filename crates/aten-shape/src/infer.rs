@@ -19,33 +19,6 @@ use c10_core::{Result, TensorError};
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
 pub use c10_core::geometry::DimVec;
 
-/// Wrapping `i64` arithmetic that remembers whether anything wrapped.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Wrap {
-    pub(crate) wrapped: bool,
-}
-
-impl Wrap {
-    #[inline]
-    pub(crate) fn mul(&mut self, a: i64, b: i64) -> i64 {
-        let (r, o) = a.overflowing_mul(b);
-        self.wrapped |= o;
-        r
-    }
-    #[inline]
-    pub(crate) fn add(&mut self, a: i64, b: i64) -> i64 {
-        let (r, o) = a.overflowing_add(b);
-        self.wrapped |= o;
-        r
-    }
-    #[inline]
-    pub(crate) fn sub(&mut self, a: i64, b: i64) -> i64 {
-        let (r, o) = a.overflowing_sub(b);
-        self.wrapped |= o;
-        r
-    }
-}
-
 /// ATen's `infer_size_dv(shape, numel)`: resolves a single `-1` in `shape`
 /// so that the result holds `numel` elements, with PyTorch's errors.
 ///

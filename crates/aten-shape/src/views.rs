@@ -36,7 +36,8 @@
 //! and anything outside the storage with PyTorch's messages, as PyTorch's
 //! own `as_strided` call inside these ops does. No op panics.
 
-use c10_core::geometry::{fmt_list, wrap_dim};
+use c10_core::geometry::fmt_list;
+use c10_core::sym::view_rules::{self, wrap};
 use c10_core::{
     DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Tensor, TensorError, TensorImpl,
 };
@@ -44,24 +45,10 @@ use c10_core::{
 use crate::copy as copy_api;
 use crate::infer::{
     compute_stride_flagged, compute_stride_into, infer_expand_geometry_into, infer_size,
-    infer_size_into, DimVec, Wrap,
+    infer_size_into, DimVec,
 };
 
 const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
-
-/// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
-/// fast path.
-#[inline]
-fn wrap(dim: i64, ndim: usize) -> Result<usize> {
-    let n = ndim as i64;
-    if (0..n).contains(&dim) {
-        Ok(dim as usize)
-    } else if dim < 0 && dim >= -n {
-        Ok((dim + n) as usize)
-    } else {
-        wrap_dim(dim, n, true)
-    }
-}
 
 /// Installs derived geometry: unchecked when no arithmetic wrapped (it then
 /// provably stays within the input's elements), through the checked
@@ -382,57 +369,32 @@ fn slice_at(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    if step <= 0 {
-        return Err(TensorError::runtime("slice step must be positive"));
-    }
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let size = sizes[d];
-    let mut w = Wrap::default();
-    let mut s = start.unwrap_or(0);
-    let mut e = end.unwrap_or(i64::MAX);
-    if s < 0 {
-        s = w.add(s, size);
-    }
-    if e < 0 {
-        e = w.add(e, size);
-    }
-    if s < 0 {
-        s = 0;
-    } else if s >= size {
-        s = size;
-    }
-    if e < s {
-        e = s;
-    } else if e >= size {
-        e = size;
-    }
-    let step_offset = w.mul(s, strides[d]);
-    let offset = w.add(t.storage_offset(), step_offset);
-    let len = w.sub(e, s);
-    // Ceil division; `step >= 1`, so neither `step - 1` nor `/` can fail.
-    // A huge step wraps `len + step - 1` as PyTorch's int64 arithmetic
-    // does (kept for parity, see tests/views.rs); when the wrapped
-    // quotient is negative PyTorch would build a tensor with a negative
-    // size, which is refused here (found by torchcore's hostile_sizes).
-    let new_size = w.add(len, step - 1) / step;
-    if new_size < 0 {
-        return Err(TensorError::runtime(format!(
-            "slice: the size computed for step {step} overflowed (got {new_size})"
-        )));
-    }
-    let new_stride = w.mul(strides[d], step);
+    let r = view_rules::slice_rule(
+        &t.sizes()[d],
+        &t.strides()[d],
+        &t.storage_offset(),
+        start.as_ref(),
+        end.as_ref(),
+        step,
+    )?;
+    install_slice(t, d, r)
+}
+
+/// Installs the view of `t` whose dim `d` is sliced as `r` says.
+#[inline(always)]
+fn install_slice(t: &Tensor, d: usize, r: view_rules::DimSlice<i64>) -> Result<Tensor> {
     let edit = |geometry: &mut SizesAndStrides| {
         let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
-        new_sizes[d] = new_size;
-        new_strides[d] = new_stride;
+        new_sizes[d] = r.size;
+        new_strides[d] = r.stride;
         Ok(())
     };
-    if !w.wrapped {
-        return install_edit(t, offset, edit);
+    if !r.wrapped {
+        return install_edit(t, r.offset, edit);
     }
     let mut geometry = geometry_of(t);
     edit(&mut geometry)?;
-    make_view_in_place(t, geometry, offset, true)
+    make_view_in_place(t, geometry, r.offset, true)
 }
 
 /// Free-function form of [`ViewOps::slice`].
@@ -452,12 +414,7 @@ pub fn slice(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    if t.dim() == 0 {
-        return Err(TensorError::index(
-            "slice() cannot be applied to a 0-dim tensor.",
-        ));
-    }
-    let d = wrap(dim, t.dim())?;
+    let d = view_rules::slice_dim(t.dim(), dim)?;
     slice_at(t, d, start, end, step)
 }
 
@@ -472,41 +429,24 @@ pub fn slice(
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "narrow() cannot be applied to a 0-dim tensor.",
-        ));
-    }
-    if length < 0 {
-        return Err(TensorError::runtime(
-            "narrow(): length must be non-negative.",
-        ));
-    }
-    let d = wrap(dim, t.dim())?;
+    let d = view_rules::narrow_dim(t.dim(), dim, &length)?;
     narrow_at(t, d, start, length)
 }
 
 /// `narrow` on an already wrapped dim (of a tensor with at least one dim),
 /// `length >= 0`.
 fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
-    let cur = t.sizes()[d];
-    let neg_cur = cur.wrapping_neg();
-    if !(neg_cur <= start && start <= cur) {
-        return Err(TensorError::index(format!(
-            "start out of range (expected to be in range of [{neg_cur}, {cur}], but got {start})"
-        )));
-    }
-    let start = if start < 0 {
-        start.wrapping_add(cur)
-    } else {
-        start
-    };
-    if start > cur.wrapping_sub(length) {
-        return Err(TensorError::runtime(format!(
-            "start ({start}) + length ({length}) exceeds dimension size ({cur})."
-        )));
-    }
-    slice_at(t, d, Some(start), Some(start.wrapping_add(length)), 1)
+    let (start, end) = view_rules::narrow_bounds(&t.sizes()[d], start, &length)?;
+    // The slice rule inlined here with step 1, its step arithmetic folded.
+    let r = view_rules::slice_rule(
+        &t.sizes()[d],
+        &t.strides()[d],
+        &t.storage_offset(),
+        Some(&start),
+        Some(&end),
+        1,
+    )?;
+    install_slice(t, d, r)
 }
 
 /// Free-function form of [`ViewOps::select`].
@@ -520,31 +460,15 @@ fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
-    if t.dim() == 0 {
-        return Err(TensorError::index(
-            "select() cannot be applied to a 0-dim tensor.",
-        ));
-    }
-    let d = wrap(dim, t.dim())?;
+    let d = view_rules::select_dim(t.dim(), dim)?;
     select_at(t, d, index)
 }
 
 /// `select` on an already wrapped dim.
 fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let size = sizes[d];
-    // `!index` is `-1 - index` without overflow.
-    if size <= !index || size <= index {
-        return Err(TensorError::index(format!(
-            "select(): index {index} out of range for tensor of size {} at dimension {d}",
-            fmt_list(sizes)
-        )));
-    }
-    let mut w = Wrap::default();
-    let index = if index < 0 { w.add(index, size) } else { index };
-    let step_offset = w.mul(index, strides[d]);
-    let offset = w.add(t.storage_offset(), step_offset);
-    if !w.wrapped {
+    let (offset, wrapped) =
+        view_rules::select_offset(t.sizes(), t.strides(), &t.storage_offset(), d, index)?;
+    if !wrapped {
         return install_edit(t, offset, |geometry| Ok(geometry.remove_dim(d)?));
     }
     let mut geometry = geometry_of(t);
@@ -588,29 +512,11 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "split expects at least a 1-dimensional tensor",
-        ));
-    }
-    if split_size < 0 {
-        return Err(TensorError::runtime(format!(
-            "split expects split_size be non-negative, but got split_size={split_size}"
-        )));
-    }
-    let d = wrap(dim, t.dim())?;
-    let dim_size = t.sizes()[d];
-    if split_size == 0 && dim_size != 0 {
-        return Err(TensorError::runtime(format!(
-            "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
-        )));
-    }
-    let num_splits = if split_size == 0 {
-        1
-    } else {
-        (dim_size.wrapping_add(split_size).wrapping_sub(1) / split_size).max(1)
-    };
-    let last = split_size.wrapping_sub(split_size.wrapping_mul(num_splits).wrapping_sub(dim_size));
+    let view_rules::SplitPlan {
+        dim: d,
+        num_splits,
+        last,
+    } = view_rules::split_plan(t.sizes(), &split_size, dim)?;
     let mut out = pieces_vec(num_splits)?;
     for i in 0..num_splits {
         let length = if i < num_splits - 1 { split_size } else { last };
@@ -681,20 +587,8 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "chunk expects at least a 1-dimensional tensor",
-        ));
-    }
-    if chunks <= 0 {
-        return Err(TensorError::runtime(format!(
-            "chunk expects `chunks` to be greater than 0, got: {chunks}"
-        )));
-    }
-    let d = wrap(dim, t.dim())?;
-    let dim_size = t.sizes()[d];
-    let split_size = dim_size.wrapping_add(chunks).wrapping_sub(1) / chunks;
-    if split_size == 0 && dim_size == 0 {
+    let (d, split_size, all_empty) = view_rules::chunk_split_size(t.sizes(), chunks, dim)?;
+    if all_empty {
         // `chunks` empty pieces (split_with_sizes of all zeros).
         let mut out = pieces_vec(chunks)?;
         for _ in 0..chunks {
@@ -794,9 +688,7 @@ pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let a = wrap(dim0, n)?;
-    let b = wrap(dim1, n)?;
+    let (a, b) = view_rules::transpose_dims(t.dim(), dim0, dim1)?;
     if a == b {
         return alias(t);
     }
@@ -804,8 +696,7 @@ pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     unsafe {
         install_rearranged(t, t.storage_offset(), |geometry| {
             let (sizes, strides) = geometry.sizes_and_strides_mut();
-            sizes.swap(a, b);
-            strides.swap(a, b);
+            view_rules::transpose_in_place(sizes, strides, a, b);
             Ok(())
         })
     }
@@ -897,42 +788,6 @@ pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
-/// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
-struct DimSet {
-    bits: u64,
-    big: Vec<bool>,
-}
-
-impl DimSet {
-    #[inline]
-    fn new(n: usize) -> DimSet {
-        DimSet {
-            bits: 0,
-            big: if n > 64 { vec![false; n] } else { Vec::new() },
-        }
-    }
-    /// Adds `d`; false if it was already there.
-    #[inline]
-    fn insert(&mut self, d: usize) -> bool {
-        if self.big.is_empty() {
-            let bit = 1u64 << d;
-            let fresh = self.bits & bit == 0;
-            self.bits |= bit;
-            fresh
-        } else {
-            !std::mem::replace(&mut self.big[d], true)
-        }
-    }
-    #[inline]
-    fn contains(&self, d: usize) -> bool {
-        if self.big.is_empty() {
-            self.bits & (1u64 << d) != 0
-        } else {
-            self.big[d]
-        }
-    }
-}
-
 /// Free-function form of [`ViewOps::permute`].
 ///
 /// ```
@@ -944,47 +799,18 @@ impl DimSet {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let n = t.dim();
-    if dims.len() != n {
-        return Err(TensorError::runtime(format!(
-            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {}",
-            dims.len()
-        )));
-    }
-    let mut seen = DimSet::new(n);
-    for &dim in dims {
-        if !seen.insert(wrap(dim, n)?) {
-            return Err(TensorError::runtime(
-                "permute(): duplicate dims are not allowed.",
-            ));
-        }
-    }
+    view_rules::check_permute(dims, t.dim())?;
     let (sizes, strides) = (t.sizes(), t.strides());
-    // SAFETY: `dims` names each of the `n` dims exactly once (checked just
-    // above: every dim wraps, none repeats, and there are `n` of them), so
-    // the edit is a permutation.
+    // SAFETY: `dims` names each of the dims exactly once (checked just
+    // above: every dim wraps, none repeats, and there are as many as the
+    // tensor has), so the edit is a permutation.
     unsafe {
         install_rearranged(t, t.storage_offset(), |geometry| {
             let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
-            for (i, &dim) in dims.iter().enumerate() {
-                // Every dim was wrapped successfully above.
-                let d = if dim < 0 { dim + n as i64 } else { dim } as usize;
-                new_sizes[i] = sizes[d];
-                new_strides[i] = strides[d];
-            }
+            view_rules::permute_into(sizes, strides, dims, new_sizes, new_strides);
             Ok(())
         })
     }
-}
-
-/// Wraps every dim of `dims` against `n` (into a set of `max(n, 1)`
-/// dims); returns whether one repeats.
-fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
-    let mut repeated = false;
-    for &d in dims {
-        repeated |= !set.insert(wrap(d, n)?);
-    }
-    Ok(repeated)
 }
 
 /// Free-function form of [`ViewOps::movedim`].
@@ -997,56 +823,19 @@ fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
-    if source.len() != destination.len() {
-        return Err(TensorError::runtime(format!(
-            "movedim: Invalid source or destination dims: source ({} dims) should contain the same number of dims as destination ({} dims)",
-            fmt_list(source),
-            fmt_list(destination)
-        )));
-    }
-    let n = t.dim();
-    // PyTorch wraps every source, then every destination, then checks for
-    // repeats.
-    let mut src_set = DimSet::new(n.max(1));
-    let mut dst_set = DimSet::new(n.max(1));
-    let src_repeated = wrap_into(source, n, &mut src_set)?;
-    let dst_repeated = wrap_into(destination, n, &mut dst_set)?;
-    if src_repeated {
-        return Err(TensorError::runtime(format!(
-            "movedim: repeated dim in `source` ({})",
-            fmt_list(source)
-        )));
-    }
-    if dst_repeated {
-        return Err(TensorError::runtime(format!(
-            "movedim: repeated dim in `destination` ({})",
-            fmt_list(destination)
-        )));
-    }
-    if n == 0 {
-        return alias(t);
-    }
-    // Result dim dst[i] is input dim src[i]; the other input dims
-    // (ascending) fill the other result dims (ascending).
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
-    for (&s, &d) in source.iter().zip(destination) {
-        let (s, d) = (wrap(s, n)?, wrap(d, n)?);
-        new_sizes[d] = sizes[s];
-        new_strides[d] = strides[s];
-    }
-    let mut next = 0;
-    for slot in 0..n {
-        if dst_set.contains(slot) {
-            continue;
-        }
-        while src_set.contains(next) {
-            next += 1;
-        }
-        new_sizes[slot] = sizes[next];
-        new_strides[slot] = strides[next];
-        next += 1;
+    view_rules::movedim_into(
+        sizes,
+        strides,
+        source,
+        destination,
+        &mut new_sizes,
+        &mut new_strides,
+    )?;
+    if sizes.is_empty() {
+        return alias(t);
     }
     t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
 }
@@ -1141,8 +930,13 @@ pub use crate::infer::broadcast_shapes;
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
-    let (sizes, strides) = c10_core::geometry::squeeze_geometry(t.sizes(), t.strides(), None)?;
-    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    let k = view_rules::squeeze_into(sizes, strides, &mut new_sizes, &mut new_strides)?;
+    new_sizes.truncate(k);
+    new_strides.truncate(k);
+    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::squeeze_dim`].
@@ -1156,11 +950,14 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
-    let (sizes, strides) = c10_core::geometry::squeeze_geometry(t.sizes(), t.strides(), Some(dim))?;
-    if sizes.len() == t.dim() {
+    let Some(d) = view_rules::squeeze_dim_index(t.sizes(), dim)? else {
         // Nothing removed: PyTorch returns an alias.
         return alias(t);
-    }
+    };
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    sizes.remove(d);
+    strides.remove(d);
     t.view_with_geometry(&sizes, &strides, t.storage_offset())
 }
 
@@ -1193,8 +990,13 @@ pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let (sizes, strides) = c10_core::geometry::squeeze_dims_geometry(t.sizes(), t.strides(), dims)?;
-    t.view_with_geometry(&sizes, &strides, t.storage_offset())
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut new_sizes = DimVec::from_slice(sizes);
+    let mut new_strides = DimVec::from_slice(strides);
+    let k = view_rules::squeeze_dims_into(sizes, strides, dims, &mut new_sizes, &mut new_strides)?;
+    new_sizes.truncate(k);
+    new_strides.truncate(k);
+    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
 }
 
 /// Free-function form of [`ViewOps::unsqueeze`].
@@ -1208,8 +1010,7 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
-    let d = wrap(dim, t.dim() + 1)?;
-    let (new_stride, wrapped) = c10_core::geometry::unsqueeze_stride(t.sizes(), t.strides(), d);
+    let (d, new_stride, wrapped) = view_rules::unsqueeze_rule(t.sizes(), t.strides(), dim)?;
     if !wrapped {
         // SAFETY: the edit inserts one dim of size 1.
         return unsafe {
@@ -1330,43 +1131,28 @@ pub fn ravel(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let d1 = wrap(dim1, n)?;
-    let d2 = wrap(dim2, n)?;
-    if d1 == d2 {
-        return Err(TensorError::runtime(format!(
-            "diagonal dimensions cannot be identical {dim1}, {dim2}"
-        )));
-    }
     let (sizes, strides) = (t.sizes(), t.strides());
-    let mut w = Wrap::default();
-    let diag_size = if offset >= 0 {
-        sizes[d1].min(w.sub(sizes[d2], offset)).max(0)
-    } else {
-        w.add(sizes[d1], offset).min(sizes[d2]).max(0)
-    };
-    let mut storage_offset = t.storage_offset();
-    if diag_size != 0 {
-        if offset >= 0 {
-            let step = w.mul(offset, strides[d2]);
-            storage_offset = w.add(storage_offset, step);
-        } else {
-            let step = w.mul(offset, strides[d1]);
-            storage_offset = w.sub(storage_offset, step);
+    let plan = view_rules::diagonal_plan(sizes, strides, &t.storage_offset(), offset, dim1, dim2)?;
+    // At least two dims (`dim1` and `dim2` differ).
+    let m = sizes.len() - 1;
+    if !plan.wrapped {
+        let built = TensorImpl::view_tensor_fill_or_abandon(
+            t.impl_ref(),
+            plan.offset,
+            m,
+            |new_sizes, new_strides| {
+                view_rules::diagonal_fill(sizes, strides, &plan, new_sizes, new_strides);
+                Ok(true)
+            },
+        )?;
+        if let Some(view) = built {
+            return Ok(view);
         }
     }
-    let (lo, hi) = (d1.min(d2), d1.max(d2));
-    let mut new_sizes = DimVec::with_capacity(n - 1);
-    let mut new_strides = DimVec::with_capacity(n - 1);
-    for d in 0..n {
-        if d != lo && d != hi {
-            new_sizes.push(sizes[d]);
-            new_strides.push(strides[d]);
-        }
-    }
-    new_sizes.push(diag_size);
-    new_strides.push(w.add(strides[d1], strides[d2]));
-    make_view(t, &new_sizes, &new_strides, storage_offset, w.wrapped)
+    let mut new_sizes = DimVec::from_elem(0, m);
+    let mut new_strides = DimVec::from_elem(0, m);
+    view_rules::diagonal_fill(sizes, strides, &plan, &mut new_sizes, &mut new_strides);
+    make_view(t, &new_sizes, &new_strides, plan.offset, plan.wrapped)
 }
 
 /// Free-function form of [`ViewOps::unfold`].
@@ -1380,37 +1166,33 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let d = wrap(dimension, n)?;
-    let max_size = if n == 0 { 1 } else { t.sizes()[d] };
-    if size < 0 {
-        return Err(TensorError::runtime(format!(
-            "size is {size} but must be >= 0"
-        )));
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let plan = view_rules::unfold_plan(sizes, strides, dimension, size, step)?;
+    let m = sizes.len() + 1;
+    if !plan.wrapped {
+        let built = TensorImpl::view_tensor_fill_or_abandon(
+            t.impl_ref(),
+            t.storage_offset(),
+            m,
+            |new_sizes, new_strides| {
+                view_rules::unfold_fill(sizes, strides, &plan, new_sizes, new_strides);
+                Ok(true)
+            },
+        )?;
+        if let Some(view) = built {
+            return Ok(view);
+        }
     }
-    if size > max_size {
-        return Err(TensorError::runtime(format!(
-            "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
-        )));
-    }
-    if step <= 0 {
-        return Err(TensorError::runtime(format!(
-            "step is {step} but must be > 0"
-        )));
-    }
-    let mut w = Wrap::default();
-    let mut sizes = DimVec::with_capacity(n + 1);
-    let mut strides = DimVec::with_capacity(n + 1);
-    sizes.extend_from_slice(t.sizes());
-    strides.extend_from_slice(t.strides());
-    sizes.push(size);
-    strides.push(if n == 0 { 1 } else { t.strides()[d] });
-    if d < n {
-        // `size <= sizes[d]` and `step >= 1`: no overflow, no division trap.
-        sizes[d] = w.add((sizes[d] - size) / step, 1);
-        strides[d] = w.mul(strides[d], step);
-    }
-    make_view(t, &sizes, &strides, t.storage_offset(), w.wrapped)
+    let mut new_sizes = DimVec::from_elem(0, m);
+    let mut new_strides = DimVec::from_elem(0, m);
+    view_rules::unfold_fill(sizes, strides, &plan, &mut new_sizes, &mut new_strides);
+    make_view(
+        t,
+        &new_sizes,
+        &new_strides,
+        t.storage_offset(),
+        plan.wrapped,
+    )
 }
 
 /// Free-function form of [`ViewOps::alias`].

@@ -585,8 +585,7 @@ pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Result<DimVec> {
 /// ```
 pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(DimVec, DimVec)> {
     check_same_rank(sizes, strides)?;
-    let d = wrap_dim(dim, sizes.len() as i64 + 1, true)?;
-    let (new_stride, _) = unsqueeze_stride(sizes, strides, d);
+    let (d, new_stride, _) = crate::sym::view_rules::unsqueeze_rule(sizes, strides, dim)?;
     let mut s = DimVec::from_slice(sizes);
     let mut st = DimVec::from_slice(strides);
     s.insert(d, 1);
@@ -620,28 +619,6 @@ pub fn check_symint_list(values: &[i64]) -> Result<()> {
     Ok(())
 }
 
-/// c10's stride for a new size-1 dim inserted at `d` (already wrapped into
-/// `0..=sizes.len()`): `sizes[d] * strides[d]`, or 1 for a new last dim;
-/// also whether the product wrapped around `i64` (c10 computes it
-/// unchecked). The one home of this rule, for `unsqueeze` and
-/// `unsqueeze_`.
-///
-/// ```
-/// use c10_core::geometry::unsqueeze_stride;
-/// assert_eq!(unsqueeze_stride(&[2, 3], &[3, 1], 0), (6, false));
-/// assert_eq!(unsqueeze_stride(&[2, 3], &[3, 1], 2), (1, false));
-/// assert_eq!(unsqueeze_stride(&[1 << 40], &[1 << 40], 0).1, true);
-/// ```
-pub fn unsqueeze_stride(sizes: &[i64], strides: &[i64], d: usize) -> (i64, bool) {
-    match (sizes.get(d), strides.get(d)) {
-        (Some(&s), Some(&st)) => {
-            let (v, wrapped) = s.overflowing_mul(st);
-            (v, wrapped)
-        }
-        _ => (1, false),
-    }
-}
-
 /// Geometry of `squeeze(dim)` (`Some`) or `squeeze()` (`None`).
 ///
 /// ```
@@ -657,26 +634,23 @@ pub fn squeeze_geometry(
     strides: &[i64],
     dim: Option<i64>,
 ) -> Result<(DimVec, DimVec)> {
-    let n = sizes.len();
+    use crate::sym::view_rules;
+    let mut s = DimVec::from_slice(sizes);
+    let mut st = DimVec::from_slice(strides);
     match dim {
-        None => Ok(sizes
-            .iter()
-            .zip(strides)
-            .filter(|(&s, _)| s != 1)
-            .map(|(&s, &st)| (s, st))
-            .unzip()),
+        None => {
+            let k = view_rules::squeeze_into(sizes, strides, &mut s, &mut st)?;
+            s.truncate(k);
+            st.truncate(k);
+        }
         Some(dim) => {
-            let d = wrap_dim(dim, n as i64, true)?;
-            if n == 0 || sizes[d] != 1 {
-                return Ok((DimVec::from_slice(sizes), DimVec::from_slice(strides)));
+            if let Some(d) = view_rules::squeeze_dim_index(sizes, dim)? {
+                s.remove(d);
+                st.remove(d);
             }
-            let mut s = DimVec::from_slice(sizes);
-            let mut st = DimVec::from_slice(strides);
-            s.remove(d);
-            st.remove(d);
-            Ok((s, st))
         }
     }
+    Ok((s, st))
 }
 
 /// Geometry of `squeeze(dims)`: the listed dims (wrapped, each at most
@@ -696,29 +670,12 @@ pub fn squeeze_dims_geometry(
     dims: &[i64],
 ) -> Result<(DimVec, DimVec)> {
     check_same_rank(sizes, strides)?;
-    let n = sizes.len();
-    if n > 64 {
-        return Err(TensorError::runtime(
-            "only tensors with up to 64 dims are supported",
-        ));
-    }
-    let mut mask: u64 = 0;
-    for &dim in dims {
-        let d = wrap_dim(dim, n as i64, true)?;
-        if mask & (1u64 << d) != 0 {
-            return Err(TensorError::runtime(format!(
-                "dim {d} appears multiple times in the list of dims"
-            )));
-        }
-        mask |= 1u64 << d;
-    }
-    Ok(sizes
-        .iter()
-        .zip(strides)
-        .enumerate()
-        .filter(|&(d, (&s, _))| !(mask & (1u64 << d) != 0 && s == 1))
-        .map(|(_, (&s, &st))| (s, st))
-        .unzip())
+    let mut s = DimVec::from_slice(sizes);
+    let mut st = DimVec::from_slice(strides);
+    let k = crate::sym::view_rules::squeeze_dims_into(sizes, strides, dims, &mut s, &mut st)?;
+    s.truncate(k);
+    st.truncate(k);
+    Ok((s, st))
 }
 
 #[cfg(test)]

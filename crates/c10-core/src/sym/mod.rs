@@ -47,6 +47,7 @@ mod shape_env;
 mod sym_bool;
 mod sym_int;
 mod tensor;
+pub mod view_rules;
 
 use std::fmt;
 
@@ -99,6 +100,20 @@ pub trait ShapeInt: Clone + fmt::Debug + fmt::Display + Sized {
     fn mul_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
         let _ = wrapped;
         self.mul(o)
+    }
+    /// `self + o`, setting `*wrapped` when an `i64` sum overflows
+    /// (symbolic sums never wrap).
+    #[inline]
+    fn add_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let _ = wrapped;
+        self.add(o)
+    }
+    /// `self - o`, setting `*wrapped` when an `i64` difference overflows
+    /// (symbolic differences never wrap).
+    #[inline]
+    fn sub_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let _ = wrapped;
+        self.sub(o)
     }
     /// C++'s `/` on `SymInt` (see the trait docs); an error for 0.
     fn div(&self, o: &Self) -> Result<Self>;
@@ -182,6 +197,18 @@ impl ShapeInt for i64 {
     #[inline(always)]
     fn mul_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
         let (r, w) = self.overflowing_mul(*o);
+        *wrapped |= w;
+        Ok(r)
+    }
+    #[inline(always)]
+    fn sub_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let (r, w) = self.overflowing_sub(*o);
+        *wrapped |= w;
+        Ok(r)
+    }
+    #[inline(always)]
+    fn add_flagged(&self, o: &Self, wrapped: &mut bool) -> Result<Self> {
+        let (r, w) = self.overflowing_add(*o);
         *wrapped |= w;
         Ok(r)
     }
