@@ -1135,24 +1135,9 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
     let plan = view_rules::diagonal_plan(sizes, strides, &t.storage_offset(), offset, dim1, dim2)?;
     // At least two dims (`dim1` and `dim2` differ).
     let m = sizes.len() - 1;
-    if !plan.wrapped {
-        let built = TensorImpl::view_tensor_fill_or_abandon(
-            t.impl_ref(),
-            plan.offset,
-            m,
-            |new_sizes, new_strides| {
-                view_rules::diagonal_fill(sizes, strides, &plan, new_sizes, new_strides);
-                Ok(true)
-            },
-        )?;
-        if let Some(view) = built {
-            return Ok(view);
-        }
-    }
-    let mut new_sizes = DimVec::from_elem(0, m);
-    let mut new_strides = DimVec::from_elem(0, m);
-    view_rules::diagonal_fill(sizes, strides, &plan, &mut new_sizes, &mut new_strides);
-    make_view(t, &new_sizes, &new_strides, plan.offset, plan.wrapped)
+    filled_view(t, plan.offset, m, plan.wrapped, |new_sizes, new_strides| {
+        view_rules::diagonal_fill(sizes, strides, &plan, new_sizes, new_strides)
+    })
 }
 
 /// Free-function form of [`ViewOps::unfold`].
@@ -1169,13 +1154,35 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
     let (sizes, strides) = (t.sizes(), t.strides());
     let plan = view_rules::unfold_plan(sizes, strides, dimension, size, step)?;
     let m = sizes.len() + 1;
-    if !plan.wrapped {
+    filled_view(
+        t,
+        t.storage_offset(),
+        m,
+        plan.wrapped,
+        |new_sizes, new_strides| {
+            view_rules::unfold_fill(sizes, strides, &plan, new_sizes, new_strides)
+        },
+    )
+}
+
+/// A view of `t` with `ndim` dims whose geometry `fill` writes: in place in
+/// the new `TensorImpl` when the rule's arithmetic did not wrap (the fast
+/// path), else into buffers checked by [`make_view`] like any other
+/// geometry that wrapped.
+fn filled_view(
+    t: &Tensor,
+    offset: i64,
+    ndim: usize,
+    wrapped: bool,
+    fill: impl Fn(&mut [i64], &mut [i64]),
+) -> Result<Tensor> {
+    if !wrapped {
         let built = TensorImpl::view_tensor_fill_or_abandon(
             t.impl_ref(),
-            t.storage_offset(),
-            m,
+            offset,
+            ndim,
             |new_sizes, new_strides| {
-                view_rules::unfold_fill(sizes, strides, &plan, new_sizes, new_strides);
+                fill(new_sizes, new_strides);
                 Ok(true)
             },
         )?;
@@ -1183,16 +1190,10 @@ pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor
             return Ok(view);
         }
     }
-    let mut new_sizes = DimVec::from_elem(0, m);
-    let mut new_strides = DimVec::from_elem(0, m);
-    view_rules::unfold_fill(sizes, strides, &plan, &mut new_sizes, &mut new_strides);
-    make_view(
-        t,
-        &new_sizes,
-        &new_strides,
-        t.storage_offset(),
-        plan.wrapped,
-    )
+    let mut new_sizes = DimVec::from_elem(0, ndim);
+    let mut new_strides = DimVec::from_elem(0, ndim);
+    fill(&mut new_sizes, &mut new_strides);
+    make_view(t, &new_sizes, &new_strides, offset, wrapped)
 }
 
 /// Free-function form of [`ViewOps::alias`].

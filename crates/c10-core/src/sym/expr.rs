@@ -974,30 +974,29 @@ impl BoolExpr {
         match self {
             BoolExpr::Const(b) => Some(*b),
             BoolExpr::Rel(op, a, b) => op.decide(&a.sub(b).bounds(range)),
-            BoolExpr::And(xs) => {
-                let mut unknown = false;
-                for x in xs {
-                    match x.decide_static(range) {
-                        Some(false) => return Some(false),
-                        None => unknown = true,
-                        Some(true) => {}
-                    }
-                }
-                (!unknown).then_some(true)
-            }
-            BoolExpr::Or(xs) => {
-                let mut unknown = false;
-                for x in xs {
-                    match x.decide_static(range) {
-                        Some(true) => return Some(true),
-                        None => unknown = true,
-                        Some(false) => {}
-                    }
-                }
-                (!unknown).then_some(false)
-            }
+            BoolExpr::And(xs) => BoolExpr::decide_junction(xs, range, false),
+            BoolExpr::Or(xs) => BoolExpr::decide_junction(xs, range, true),
             BoolExpr::Not(x) => x.decide_static(range).map(|b| !b),
         }
+    }
+
+    /// [`decide_static`](Self::decide_static) of a conjunction (`absorbing`
+    /// false) or a disjunction (`absorbing` true): decided as soon as one
+    /// term is the absorbing value, else once every term is decided.
+    fn decide_junction(
+        xs: &[BoolExpr],
+        range: &dyn Fn(SymbolId) -> Interval,
+        absorbing: bool,
+    ) -> Option<bool> {
+        let mut unknown = false;
+        for x in xs {
+            match x.decide_static(range) {
+                Some(b) if b == absorbing => return Some(absorbing),
+                None => unknown = true,
+                Some(_) => {}
+            }
+        }
+        (!unknown).then_some(!absorbing)
     }
 
     /// Every symbol mentioned, sorted, once.
