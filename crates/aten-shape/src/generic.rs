@@ -28,7 +28,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use c10_core::geometry::wrap_dim;
 use c10_core::sym::rules::{
     compute_stride_into, contiguous_strides_into, expand_geometry_into, infer_size_into,
     is_contiguous,
@@ -148,10 +147,6 @@ impl<T: ShapeInt> Geometry<T> {
 
     fn dim(&self) -> usize {
         self.sizes.len()
-    }
-
-    fn wrap(&self, dim: i64) -> Result<usize> {
-        wrap_dim(dim, self.dim() as i64, true)
     }
 
     /// The number of elements (`sym_numel`).
@@ -512,26 +507,11 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<(Geometry<T>, bool)> {
-        if self.dim() == 0 {
-            return self.reshape(&[c(1)]);
+        match view_rules::flatten_plan(&self.sizes, start_dim, end_dim)? {
+            view_rules::FlattenPlan::Scalar => self.reshape(&[c(1)]),
+            view_rules::FlattenPlan::Unchanged => Ok((self.clone(), false)),
+            view_rules::FlattenPlan::Reshape(shape) => self.reshape(&shape),
         }
-        let (s, e) = (self.wrap(start_dim)?, self.wrap(end_dim)?);
-        if s > e {
-            return Err(TensorError::Value(
-                "flatten() has invalid args: start_dim cannot come after end_dim".into(),
-            ));
-        }
-        if s == e {
-            return Ok((self.clone(), false));
-        }
-        let mut prod: T = c(1);
-        for x in &self.sizes[s..=e] {
-            prod = prod.mul(x)?;
-        }
-        let mut shape: Vec<T> = self.sizes[..s].to_vec();
-        shape.push(prod);
-        shape.extend_from_slice(&self.sizes[e + 1..]);
-        self.reshape(&shape)
     }
 
     /// `unflatten(dim, sizes)`: `infer_size` on the dim, then `view`.
@@ -543,16 +523,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unflatten(&self, dim: i64, sizes: &[T]) -> Result<Geometry<T>> {
-        let d = self.wrap(dim)?;
-        if sizes.is_empty() {
-            return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
-        }
-        let mut inferred = sizes.to_vec();
-        infer_size_into(sizes, &self.sizes[d], &mut inferred)?;
-        let mut shape: Vec<T> = self.sizes[..d].to_vec();
-        shape.extend(inferred);
-        shape.extend_from_slice(&self.sizes[d + 1..]);
-        self.view(&shape)
+        self.view(&view_rules::unflatten_shape(&self.sizes, dim, sizes)?)
     }
 
     /// `split(split_size, dim)`: the number of pieces is a plain integer,
@@ -692,17 +663,12 @@ impl<T: ShapeInt> Geometry<T> {
         strides: &[T],
         offset: Option<&T>,
     ) -> Result<Geometry<T>> {
-        if sizes.len() != strides.len() {
-            return Err(TensorError::runtime(format!(
-                "mismatch in length of strides and shape: {} vs {}",
-                strides.len(),
-                sizes.len()
-            )));
-        }
+        let offset = offset.cloned().unwrap_or_else(|| self.offset.clone());
+        view_rules::check_as_strided_args(sizes, strides, &offset)?;
         Ok(Geometry {
             sizes: sizes.to_vec(),
             strides: strides.to_vec(),
-            offset: offset.cloned().unwrap_or_else(|| self.offset.clone()),
+            offset,
         })
     }
 }

@@ -1034,30 +1034,11 @@ pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-    let n = t.dim();
-    let s = wrap(start_dim, n)?;
-    let e = wrap(end_dim, n)?;
-    if s > e {
-        return Err(TensorError::runtime(
-            "flatten() has invalid args: start_dim cannot come after end_dim",
-        ));
+    match view_rules::flatten_plan(t.sizes(), start_dim, end_dim)? {
+        view_rules::FlattenPlan::Scalar => reshape(t, &[1]),
+        view_rules::FlattenPlan::Unchanged => Ok(t.clone()),
+        view_rules::FlattenPlan::Reshape(shape) => reshape(t, &shape),
     }
-    if n == 0 {
-        return reshape(t, &[1]);
-    }
-    if s == e {
-        return Ok(t.clone());
-    }
-    let sizes = t.sizes();
-    // c10::multiply_integers: a plain (wrapping) int64 product.
-    let merged = sizes[s..=e]
-        .iter()
-        .fold(1i64, |acc, &x| acc.wrapping_mul(x));
-    let mut shape = DimVec::with_capacity(n - (e - s));
-    shape.extend_from_slice(&sizes[..s]);
-    shape.push(merged);
-    shape.extend_from_slice(&sizes[e + 1..]);
-    reshape(t, &shape)
 }
 
 /// Free-function form of [`ViewOps::unflatten`].
@@ -1070,35 +1051,7 @@ pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-    // Python's `Tensor.unflatten` checks the sizes before the dim.
-    if sizes.is_empty() {
-        return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
-    }
-    let n = t.dim();
-    let d = wrap(dim, n)?;
-    if n == 0 {
-        return Err(TensorError::runtime(format!(
-            "unflatten got an unexpected error:\nDimension specified as {d} but tensor has no dimensions"
-        )));
-    }
-    let dim_size = t.sizes()[d];
-    let inferred = infer_size(sizes, dim_size).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("is invalid for input of size") {
-            TensorError::runtime(format!(
-                "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
-                fmt_list(sizes)
-            ))
-        } else {
-            TensorError::runtime(format!("unflatten got an unexpected error:\n{msg}"))
-        }
-    })?;
-    let old = t.sizes();
-    let mut shape = DimVec::with_capacity(n - 1 + inferred.len());
-    shape.extend_from_slice(&old[..d]);
-    shape.extend_from_slice(&inferred);
-    shape.extend_from_slice(&old[d + 1..]);
-    view(t, &shape)
+    view(t, &view_rules::unflatten_shape(t.sizes(), dim, sizes)?)
 }
 
 /// Free-function form of [`ViewOps::ravel`].

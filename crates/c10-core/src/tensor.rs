@@ -7,7 +7,7 @@ use c10_storage::{Device, Storage};
 use crate::autograd::{AutogradMeta, ViewOrigin};
 use crate::dispatch_key::DispatchKeySet;
 use crate::error::{Result, TensorError};
-use crate::geometry::{self, fmt_list};
+use crate::geometry;
 use crate::impl_arc::ImplArc;
 use crate::options::MemoryFormat;
 use crate::scalar_type::ScalarType;
@@ -996,32 +996,6 @@ fn surely_in_bounds(
 
 /// ATen's `checkAsStridedArgs` (sizes are checked later by the bounds check).
 pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64) -> Result<()> {
-    if sizes.len() != strides.len() {
-        return Err(TensorError::runtime(
-            "mismatch in length of strides and shape",
-        ));
-    }
-    // c10 reaches `computeStorageNbytes` with a negative size and reports
-    // the overflow, except when a zero size comes first
-    // and it returns early, leaving a tensor with a negative size; every
-    // negative size is refused here (found by fuzz/shape_ops).
-    if sizes.iter().any(|&s| s < 0) {
-        return Err(TensorError::runtime(format!(
-            "Storage size calculation overflowed with sizes={} and strides={}",
-            fmt_list(sizes),
-            fmt_list(strides)
-        )));
-    }
-    if strides.iter().any(|&s| s < 0) {
-        return Err(TensorError::runtime(format!(
-            "as_strided: Negative strides are not supported at the moment, got strides: {}",
-            fmt_list(strides)
-        )));
-    }
-    if offset < 0 {
-        return Err(TensorError::runtime(format!(
-            "Tensor: invalid storage offset {offset}"
-        )));
-    }
-    Ok(())
+    // One rule for concrete and symbolic geometry.
+    crate::sym::view_rules::check_as_strided_args(sizes, strides, &offset)
 }

@@ -966,3 +966,165 @@ pub fn unfold_fill<T: ShapeInt>(
     out_sizes[n] = plan.window.0.clone();
     out_strides[n] = plan.window.1.clone();
 }
+
+/// What `flatten(start_dim, end_dim)` makes of a tensor (ATen's
+/// `flatten`), decided once for concrete and symbolic sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlattenPlan<T> {
+    /// A 0-dim tensor: `reshape([1])`.
+    Scalar,
+    /// `start_dim == end_dim`: the tensor itself.
+    Unchanged,
+    /// `reshape` to these sizes: dims `start..=end` merged into their
+    /// product.
+    Reshape(smallvec::SmallVec<[T; 8]>),
+}
+
+/// [`FlattenPlan`] for `sizes`: both dims wrapped first, then
+/// `flatten() has invalid args: start_dim cannot come after end_dim`; the
+/// merged size is c10's `multiply_integers` (a wrapping `int64` product on
+/// concrete sizes).
+///
+/// ```
+/// use c10_core::sym::view_rules::{flatten_plan, FlattenPlan};
+/// let p = flatten_plan(&[2i64, 3, 4], 0, 1)?;
+/// assert_eq!(p, FlattenPlan::Reshape([6i64, 4].into_iter().collect()));
+/// assert_eq!(flatten_plan::<i64>(&[], 0, -1)?, FlattenPlan::Scalar);
+/// assert_eq!(flatten_plan(&[2i64, 3], 1, 1)?, FlattenPlan::Unchanged);
+/// assert!(flatten_plan(&[2i64, 3], 1, 0).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn flatten_plan<T: ShapeInt>(
+    sizes: &[T],
+    start_dim: i64,
+    end_dim: i64,
+) -> Result<FlattenPlan<T>> {
+    let n = sizes.len();
+    let s = wrap(start_dim, n)?;
+    let e = wrap(end_dim, n)?;
+    if s > e {
+        return Err(TensorError::runtime(
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        ));
+    }
+    if n == 0 {
+        return Ok(FlattenPlan::Scalar);
+    }
+    if s == e {
+        return Ok(FlattenPlan::Unchanged);
+    }
+    let mut merged = T::from_i64(1);
+    for x in &sizes[s..=e] {
+        merged = merged.mul(x)?;
+    }
+    let mut shape = smallvec::SmallVec::with_capacity(n - (e - s));
+    shape.extend(sizes[..s].iter().cloned());
+    shape.push(merged);
+    shape.extend(sizes[e + 1..].iter().cloned());
+    Ok(FlattenPlan::Reshape(shape))
+}
+
+/// The sizes `unflatten(dim, sizes)` views a tensor of sizes `old` as
+/// (Python's `Tensor.unflatten`): `sizes` checked before `dim`, one `-1`
+/// inferred from the size of `dim`, with PyTorch's messages (`unflatten:
+/// Provided sizes [..] don't multiply up to the size of dim d (n) in the
+/// input tensor`).
+///
+/// ```
+/// use c10_core::sym::view_rules::unflatten_shape;
+/// assert_eq!(&unflatten_shape(&[2i64, 12], 1, &[3, -1])?[..], &[2, 3, 4]);
+/// assert_eq!(
+///     unflatten_shape(&[2i64, 12], 1, &[5, -1]).unwrap_err().to_string(),
+///     "unflatten: Provided sizes [5, -1] don't multiply up to the size of dim 1 (12) in the input tensor"
+/// );
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn unflatten_shape<T: ShapeInt>(
+    old: &[T],
+    dim: i64,
+    sizes: &[T],
+) -> Result<smallvec::SmallVec<[T; 8]>> {
+    if sizes.is_empty() {
+        return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
+    }
+    let n = old.len();
+    let d = wrap(dim, n)?;
+    if n == 0 {
+        return Err(TensorError::runtime(format!(
+            "unflatten got an unexpected error:\nDimension specified as {d} but tensor has no dimensions"
+        )));
+    }
+    let dim_size = &old[d];
+    let mut shape: smallvec::SmallVec<[T; 8]> =
+        smallvec::SmallVec::with_capacity(n - 1 + sizes.len());
+    shape.extend(old[..d].iter().cloned());
+    shape.extend(sizes.iter().cloned());
+    shape.extend(old[d + 1..].iter().cloned());
+    super::rules::infer_size_into(sizes, dim_size, &mut shape[d..d + sizes.len()]).map_err(|e| {
+        let msg = e.to_string();
+        if msg.contains("is invalid for input of size") {
+            TensorError::runtime(format!(
+                "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
+                fmt_list(sizes)
+            ))
+        } else {
+            TensorError::runtime(format!("unflatten got an unexpected error:\n{msg}"))
+        }
+    })?;
+    Ok(shape)
+}
+
+/// `as_strided`'s argument checks, in c10's order: the two lists of equal
+/// length (`mismatch in length of strides and shape`), no negative size
+/// (c10 reports it as a storage-size overflow), no negative stride, no
+/// negative storage offset. On symbols each comparison is a guard site
+/// (decided statically for size-like symbols).
+///
+/// ```
+/// use c10_core::sym::view_rules::check_as_strided_args;
+/// assert!(check_as_strided_args(&[2i64, 3], &[3, 1], &0).is_ok());
+/// assert_eq!(
+///     check_as_strided_args(&[2i64, 3], &[3, -1], &0).unwrap_err().to_string(),
+///     "as_strided: Negative strides are not supported at the moment, got strides: [3, -1]"
+/// );
+/// assert!(check_as_strided_args(&[2i64], &[1, 1], &0).is_err());
+/// ```
+#[inline]
+pub fn check_as_strided_args<T: ShapeInt>(sizes: &[T], strides: &[T], offset: &T) -> Result<()> {
+    if sizes.len() != strides.len() {
+        return Err(TensorError::runtime(
+            "mismatch in length of strides and shape",
+        ));
+    }
+    let zero = T::from_i64(0);
+    let negative = |x: &T| -> Result<bool> { x.sym_lt(&zero)?.guard_bool() };
+    for s in sizes {
+        // c10 reaches `computeStorageNbytes` with a negative size and
+        // reports the overflow, except when a zero size comes first and it
+        // returns early, leaving a tensor with a negative size; every
+        // negative size is refused here (found by fuzz/shape_ops).
+        if negative(s)? {
+            return Err(TensorError::runtime(format!(
+                "Storage size calculation overflowed with sizes={} and strides={}",
+                fmt_list(sizes),
+                fmt_list(strides)
+            )));
+        }
+    }
+    for s in strides {
+        if negative(s)? {
+            return Err(TensorError::runtime(format!(
+                "as_strided: Negative strides are not supported at the moment, got strides: {}",
+                fmt_list(strides)
+            )));
+        }
+    }
+    if negative(offset)? {
+        return Err(TensorError::runtime(format!(
+            "Tensor: invalid storage offset {offset}"
+        )));
+    }
+    Ok(())
+}
