@@ -147,13 +147,7 @@ fn cell_values(
         .map_err(|e| e.to_string())?;
     let sel = vec![cells.iter().map(|&i| i as i64).collect::<Vec<i64>>()];
     let values = gather(&flat, &sel).map_err(|e| e.to_string())?;
-    let dtype = t.dtype();
-    let fmt = Formatters::new(
-        &values,
-        dtype.is_floating_point(),
-        dtype.is_complex(),
-        PRECISION,
-    );
+    let fmt = Formatters::for_dtype(&values, t.dtype(), PRECISION);
     Ok(cells
         .iter()
         .zip(&values)
@@ -169,13 +163,7 @@ fn listed_values(t: &Tensor, n_cells: usize, offsets: &[i64]) -> Option<Vec<Stri
     let flat =
         Tensor::from_storage(t.storage().clone(), t.dtype(), &[n_cells as i64], &[1], 0).ok()?;
     let values = gather(&flat, &[offsets.to_vec()]).ok()?;
-    let dtype = t.dtype();
-    let fmt = Formatters::new(
-        &values,
-        dtype.is_floating_point(),
-        dtype.is_complex(),
-        PRECISION,
-    );
+    let fmt = Formatters::for_dtype(&values, t.dtype(), PRECISION);
     Some(
         values
             .iter()

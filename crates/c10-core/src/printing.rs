@@ -297,6 +297,17 @@ pub(crate) struct Formatters {
 }
 
 impl Formatters {
+    /// [`Formatters::new`] for values of `dtype` (floating and complex
+    /// decided by the dtype, as `_tensor_str` does).
+    pub(crate) fn for_dtype(values: &[Val], dtype: ScalarType, precision: usize) -> Formatters {
+        Formatters::new(
+            values,
+            dtype.is_floating_point(),
+            dtype.is_complex(),
+            precision,
+        )
+    }
+
     /// Builds the formatters from the (summarized) data.
     pub(crate) fn new(
         values: &[Val],
@@ -442,13 +453,7 @@ fn tensor_str(t: &Tensor, indent: usize, precision: usize) -> Result<String> {
     let summarize = t.numel() > THRESHOLD;
     let sel = selected_indices(t.sizes(), summarize);
     let values = gather(t, &sel)?;
-    let dtype = t.dtype();
-    let fmt = Formatters::new(
-        &values,
-        dtype.is_floating_point(),
-        dtype.is_complex(),
-        precision,
-    );
+    let fmt = Formatters::for_dtype(&values, t.dtype(), precision);
     let shape: Vec<usize> = sel.iter().map(Vec::len).collect();
     let elided: Vec<bool> = t
         .sizes()

@@ -421,9 +421,7 @@ impl IntExpr {
     pub fn free_symbols(&self) -> Vec<SymbolId> {
         let mut out = Vec::new();
         self.collect_symbols(&mut out);
-        out.sort_unstable();
-        out.dedup();
-        out
+        sorted_unique(out)
     }
 
     fn collect_symbols(&self, out: &mut Vec<SymbolId>) {
@@ -1009,9 +1007,7 @@ impl BoolExpr {
     pub fn free_symbols(&self) -> Vec<SymbolId> {
         let mut out = Vec::new();
         self.collect_symbols(&mut out);
-        out.sort_unstable();
-        out.dedup();
-        out
+        sorted_unique(out)
     }
 
     fn collect_symbols(&self, out: &mut Vec<SymbolId>) {
@@ -1141,6 +1137,13 @@ impl fmt::Display for BoolExpr {
             BoolExpr::Not(x) => write!(f, "~({x})"),
         }
     }
+}
+
+/// `ids` sorted, each once (the `free_symbols` of both expression kinds).
+fn sorted_unique(mut ids: Vec<SymbolId>) -> Vec<SymbolId> {
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 #[cfg(test)]
