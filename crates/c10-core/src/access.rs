@@ -415,9 +415,18 @@ impl Tensor {
     /// let row = t.as_strided(&[2], &[1], Some(2))?; // the second row
     /// row.set(&[0], 5.0f32)?;
     /// assert_eq!(t.get::<f32>(&[1, 0])?, 5.0);
+    /// // A refused write (index out of range, wrong type) bumps no version.
+    /// let v = t.version()?;
+    /// assert!(row.set(&[2], 1.0f32).is_err());
+    /// assert!(row.set(&[0], 1i64).is_err());
+    /// assert_eq!(t.version()?, v);
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn set<T: Element>(&self, index: &[i64], value: T) -> Result<()> {
+        // Check the element type and the index before taking the write
+        // guard: a refused write changes nothing, the version included.
+        self.check_dtype::<T>()?;
+        self.element_offset(index)?;
         self.write::<T>()?.set(index, value)
     }
 

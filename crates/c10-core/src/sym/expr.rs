@@ -1,7 +1,8 @@
 //! The built-in expression engine: integer expressions as canonical
 //! polynomials over *atoms* (symbols and the non-polynomial functions
-//! `FloorDiv`, `Mod`, `Min`, `Max`), boolean expressions over relations,
-//! evaluation under an assignment, and interval bounds.
+//! `FloorDiv`, `Mod`, `Min`, `Max`, and sums kept unexpanded inside a
+//! product), boolean expressions over relations, evaluation under an
+//! assignment, and interval bounds.
 //!
 //! Canonical form is what makes static decisions possible: `s0*s1` and
 //! `s1*s0` are the same polynomial, `s0*s1 - s1*s0` folds to `0`, and
@@ -16,34 +17,77 @@
 //! `i64` describes no real tensor); evaluation is checked and reports
 //! overflow as "no value".
 //!
+//! # Bounded work
+//!
+//! Every expression is checked when it is built, so that no operation on
+//! it can recurse without bound or do work out of proportion to what the
+//! caller wrote:
+//!
+//! * nesting (a `FloorDiv`, `Mod`, `Min`, `Max` or kept factor inside
+//!   another) is at most [`MAX_DEPTH`] levels, and an expression has at
+//!   most [`MAX_SIZE`] nodes; an operation whose result would exceed
+//!   either returns an error (where PyTorch raises `RecursionError`), so
+//!   evaluation, comparison, printing, substitution and drop recurse at
+//!   most [`MAX_DEPTH`] levels;
+//! * sub-expressions are shared (`Arc`), so building a deep expression
+//!   copies nothing;
+//! * a product is expanded only while the expansion stays small
+//!   ([`EXPAND_PAIRS`] term pairs); larger products of sums are kept
+//!   factored (`(s0 + s1)**7`), as sympy keeps them, and bounded by
+//!   interval arithmetic on the factors;
+//! * powers are computed by squaring, and an exponent that would overflow
+//!   `u32` is an error, never a saturated value.
+//!
 //! ```
 //! use c10_core::sym::expr::IntExpr;
 //! let (a, b) = (IntExpr::symbol(0), IntExpr::symbol(1));
-//! let e = a.mul(&b).add(&IntExpr::constant(3));
+//! let e = a.mul(&b)?.add(&IntExpr::constant(3))?;
 //! assert_eq!(e.to_string(), "s0*s1 + 3");
 //! assert_eq!(e.eval(&|s| Some([4, 5][s as usize])), Some(23));
-//! assert!(e.sub(&b.mul(&a)).as_const() == Some(3));
+//! assert!(e.sub(&b.mul(&a)?)?.as_const() == Some(3));
+//! # Ok::<(), c10_core::TensorError>(())
 //! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Result, TensorError};
 
 /// A symbol's index in its [`ShapeEnv`](super::ShapeEnv).
 pub type SymbolId = u32;
 
+/// The deepest nesting of function atoms (`FloorDiv`, `Mod`, `Min`, `Max`,
+/// kept factors) an expression may have; deeper is an error.
+pub const MAX_DEPTH: u32 = 128;
+
+/// The most nodes (terms plus atoms, counted through every nested
+/// argument) an expression may have; more is an error.
+pub const MAX_SIZE: u64 = 1 << 15;
+
+/// A product of two polynomials is expanded when it forms at most this
+/// many pairs of terms (and neither side holds a kept factor); otherwise
+/// the sums are kept as factors.
+pub const EXPAND_PAIRS: usize = 256;
+
 /// A non-polynomial building block of an [`IntExpr`].
+///
+/// Arguments are shared, so cloning an atom copies no sub-expression.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Atom {
     /// A free symbol (`s<id>`).
     Symbol(SymbolId),
     /// `a // b`, flooring (torch's `FloorDiv`).
-    FloorDiv(Box<IntExpr>, Box<IntExpr>),
+    FloorDiv(Arc<IntExpr>, Arc<IntExpr>),
     /// `a mod b` with the divisor's sign (torch's `Mod`/`PythonMod`).
-    Mod(Box<IntExpr>, Box<IntExpr>),
+    Mod(Arc<IntExpr>, Arc<IntExpr>),
     /// `min(a, b)`.
-    Min(Box<IntExpr>, Box<IntExpr>),
+    Min(Arc<IntExpr>, Arc<IntExpr>),
     /// `max(a, b)`.
-    Max(Box<IntExpr>, Box<IntExpr>),
+    Max(Arc<IntExpr>, Arc<IntExpr>),
+    /// A sum of two or more terms kept unexpanded inside a product (the
+    /// `(s0 + s1)` of `(s0 + s1)**7`).
+    Factor(Arc<IntExpr>),
 }
 
 /// A product of atoms with positive powers, sorted by atom (empty: the
@@ -51,17 +95,23 @@ pub enum Atom {
 type Monomial = Vec<(Atom, u32)>;
 
 /// An integer expression in canonical form: a sum of distinct monomials
-/// with non-zero coefficients.
+/// with non-zero coefficients, within the [`MAX_DEPTH`] and [`MAX_SIZE`]
+/// budgets.
 ///
 /// ```
 /// use c10_core::sym::expr::IntExpr;
 /// let s = IntExpr::symbol(2);
-/// assert_eq!(s.add(&IntExpr::constant(1)).floordiv(&IntExpr::constant(2)).unwrap().to_string(), "((s2 + 1)//2)");
-/// assert_eq!(s.mul(&IntExpr::constant(4)).floordiv(&IntExpr::constant(2)).unwrap().to_string(), "2*s2");
+/// assert_eq!(s.add(&IntExpr::constant(1))?.floordiv(&IntExpr::constant(2))?.to_string(), "((s2 + 1)//2)");
+/// assert_eq!(s.mul(&IntExpr::constant(4))?.floordiv(&IntExpr::constant(2))?.to_string(), "2*s2");
+/// # Ok::<(), c10_core::TensorError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct IntExpr {
     terms: BTreeMap<Monomial, i64>,
+    /// Nesting depth of function atoms (0 for a polynomial in symbols).
+    depth: u32,
+    /// Node count (terms plus atoms, through nested arguments).
+    size: u64,
 }
 
 /// Python's floor division (`None` for a zero divisor or overflow).
@@ -92,18 +142,110 @@ pub fn py_mod(a: i64, b: i64) -> Option<i64> {
     }
 }
 
-fn mono_mul(a: &Monomial, b: &Monomial) -> Monomial {
+/// The error for a zero divisor (Python's `ZeroDivisionError`).
+pub(crate) fn div_by_zero() -> TensorError {
+    TensorError::runtime("ZeroDivisionError: integer division or modulo by zero")
+}
+
+fn too_deep(depth: u32) -> TensorError {
+    TensorError::runtime(format!(
+        "symbolic expression too deeply nested: {depth} levels of FloorDiv/Mod/Min/Max exceed \
+         the limit of {MAX_DEPTH} (PyTorch raises RecursionError here)"
+    ))
+}
+
+fn too_big(size: u64) -> TensorError {
+    TensorError::runtime(format!(
+        "symbolic expression too large: {size} nodes exceed the limit of {MAX_SIZE}"
+    ))
+}
+
+fn exponent_overflow() -> TensorError {
+    TensorError::runtime(format!(
+        "symbolic expression exponent overflows: a power above {} cannot be represented",
+        u32::MAX
+    ))
+}
+
+/// `a * b` of two monomials (exponents added; an overflow is an error).
+fn mono_mul(a: &Monomial, b: &Monomial) -> Result<Monomial> {
     let mut out: Monomial = a.clone();
     for (atom, p) in b {
         match out.binary_search_by(|(x, _)| x.cmp(atom)) {
-            Ok(i) => out[i].1 = out[i].1.saturating_add(*p),
+            Ok(i) => out[i].1 = out[i].1.checked_add(*p).ok_or_else(exponent_overflow)?,
             Err(i) => out.insert(i, (atom.clone(), *p)),
         }
     }
-    out
+    Ok(out)
+}
+
+/// Adds `c * m` to a term map, dropping a monomial whose coefficient
+/// cancels to 0.
+fn add_term(terms: &mut BTreeMap<Monomial, i64>, m: Monomial, c: i64) {
+    if c == 0 {
+        return;
+    }
+    match terms.entry(m) {
+        std::collections::btree_map::Entry::Vacant(v) => {
+            v.insert(c);
+        }
+        std::collections::btree_map::Entry::Occupied(mut o) => {
+            let v = o.get().wrapping_add(c);
+            if v == 0 {
+                o.remove();
+            } else {
+                *o.get_mut() = v;
+            }
+        }
+    }
+}
+
+impl Atom {
+    /// Nesting depth: 0 for a symbol, one more than the deepest argument
+    /// otherwise.
+    fn depth(&self) -> u32 {
+        match self {
+            Atom::Symbol(_) => 0,
+            Atom::Factor(x) => x.depth + 1,
+            Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => {
+                a.depth.max(b.depth) + 1
+            }
+        }
+    }
+
+    /// Node count, through the arguments.
+    fn size(&self) -> u64 {
+        match self {
+            Atom::Symbol(_) => 1,
+            Atom::Factor(x) => x.size.saturating_add(1),
+            Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => {
+                a.size.saturating_add(b.size).saturating_add(1)
+            }
+        }
+    }
 }
 
 impl IntExpr {
+    /// Wraps a term map, measuring it against the budgets.
+    fn finish(terms: BTreeMap<Monomial, i64>) -> Result<IntExpr> {
+        let mut depth = 0;
+        let mut size: u64 = 0;
+        for m in terms.keys() {
+            size = size.saturating_add(1);
+            for (a, _) in m {
+                depth = depth.max(a.depth());
+                size = size.saturating_add(a.size());
+            }
+        }
+        if depth > MAX_DEPTH {
+            return Err(too_deep(depth));
+        }
+        if size > MAX_SIZE {
+            return Err(too_big(size));
+        }
+        Ok(IntExpr { terms, depth, size })
+    }
+
     /// The constant `c`.
     ///
     /// ```
@@ -114,7 +256,12 @@ impl IntExpr {
         if c != 0 {
             terms.insert(Vec::new(), c);
         }
-        IntExpr { terms }
+        let size = terms.len() as u64;
+        IntExpr {
+            terms,
+            depth: 0,
+            size,
+        }
     }
 
     /// The symbol `s<id>`.
@@ -123,13 +270,45 @@ impl IntExpr {
     /// assert_eq!(c10_core::sym::expr::IntExpr::symbol(3).to_string(), "s3");
     /// ```
     pub fn symbol(id: SymbolId) -> IntExpr {
-        IntExpr::atom(Atom::Symbol(id))
+        let mut terms = BTreeMap::new();
+        terms.insert(vec![(Atom::Symbol(id), 1)], 1);
+        IntExpr {
+            terms,
+            depth: 0,
+            size: 2,
+        }
     }
 
-    fn atom(a: Atom) -> IntExpr {
+    fn atom(a: Atom) -> Result<IntExpr> {
         let mut terms = BTreeMap::new();
         terms.insert(vec![(a, 1)], 1);
-        IntExpr { terms }
+        IntExpr::finish(terms)
+    }
+
+    /// How deeply function atoms nest in this expression (0 for a
+    /// polynomial in the symbols); at most [`MAX_DEPTH`].
+    ///
+    /// ```
+    /// use c10_core::sym::expr::IntExpr;
+    /// let s = IntExpr::symbol(0);
+    /// assert_eq!(s.depth(), 0);
+    /// assert_eq!(s.floordiv(&IntExpr::constant(2))?.depth(), 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The node count (terms plus atoms, through nested arguments); at
+    /// most [`MAX_SIZE`]. Every traversal of the expression is linear in
+    /// it.
+    ///
+    /// ```
+    /// use c10_core::sym::expr::IntExpr;
+    /// assert_eq!(IntExpr::symbol(0).size(), 2);
+    /// ```
+    pub fn size(&self) -> u64 {
+        self.size
     }
 
     /// The value, when the expression is a constant.
@@ -169,15 +348,11 @@ impl IntExpr {
         self.terms.get(&Vec::new()).copied().unwrap_or(0)
     }
 
-    fn add_term(&mut self, m: Monomial, c: i64) {
-        if c == 0 {
-            return;
-        }
-        let e = self.terms.entry(m).or_insert(0);
-        *e = e.wrapping_add(c);
-        if *e == 0 {
-            self.terms.retain(|_, v| *v != 0);
-        }
+    /// Whether some monomial holds a kept factor.
+    fn has_factor(&self) -> bool {
+        self.terms
+            .keys()
+            .any(|m| m.iter().any(|(a, _)| matches!(a, Atom::Factor(_))))
     }
 
     /// `self + o`.
@@ -185,14 +360,21 @@ impl IntExpr {
     /// ```
     /// use c10_core::sym::expr::IntExpr;
     /// let s = IntExpr::symbol(0);
-    /// assert_eq!(s.add(&s).to_string(), "2*s0");
+    /// assert_eq!(s.add(&s)?.to_string(), "2*s0");
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn add(&self, o: &IntExpr) -> IntExpr {
-        let mut out = self.clone();
-        for (m, c) in &o.terms {
-            out.add_term(m.clone(), *c);
+    pub fn add(&self, o: &IntExpr) -> Result<IntExpr> {
+        // Insert the smaller side into a copy of the larger one.
+        let (big, small) = if self.terms.len() >= o.terms.len() {
+            (self, o)
+        } else {
+            (o, self)
+        };
+        let mut terms = big.terms.clone();
+        for (m, c) in &small.terms {
+            add_term(&mut terms, m.clone(), *c);
         }
-        out
+        IntExpr::finish(terms)
     }
 
     /// `-self`.
@@ -208,6 +390,8 @@ impl IntExpr {
                 .iter()
                 .map(|(m, c)| (m.clone(), c.wrapping_neg()))
                 .collect(),
+            depth: self.depth,
+            size: self.size,
         }
     }
 
@@ -216,115 +400,206 @@ impl IntExpr {
     /// ```
     /// use c10_core::sym::expr::IntExpr;
     /// let s = IntExpr::symbol(0);
-    /// assert_eq!(s.sub(&s).as_const(), Some(0));
+    /// assert_eq!(s.sub(&s)?.as_const(), Some(0));
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn sub(&self, o: &IntExpr) -> IntExpr {
+    pub fn sub(&self, o: &IntExpr) -> Result<IntExpr> {
         self.add(&o.neg())
     }
 
-    /// `self * o`, expanded.
+    /// `c * self`.
+    fn scale(&self, c: i64) -> Result<IntExpr> {
+        let mut terms = BTreeMap::new();
+        for (m, k) in &self.terms {
+            add_term(&mut terms, m.clone(), k.wrapping_mul(c));
+        }
+        IntExpr::finish(terms)
+    }
+
+    /// The expression as one monomial and coefficient: itself when it has
+    /// one term, else the whole sum as a kept factor.
+    fn as_monomial(&self) -> (Monomial, i64) {
+        match self.terms.iter().next() {
+            Some((m, c)) if self.terms.len() == 1 => (m.clone(), *c),
+            None => (Vec::new(), 0),
+            _ => (vec![(Atom::Factor(Arc::new(self.clone())), 1)], 1),
+        }
+    }
+
+    /// `self * o`: expanded while the expansion is small (at most
+    /// [`EXPAND_PAIRS`] pairs of terms, no kept factor on either side),
+    /// otherwise a product of kept factors, as sympy keeps `(a + b)*(c + d)`.
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
-    /// let s = IntExpr::symbol(0).add(&IntExpr::constant(1));
-    /// assert_eq!(s.mul(&s).to_string(), "s0**2 + 2*s0 + 1");
+    /// let s = IntExpr::symbol(0).add(&IntExpr::constant(1))?;
+    /// assert_eq!(s.mul(&s)?.to_string(), "s0**2 + 2*s0 + 1");
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn mul(&self, o: &IntExpr) -> IntExpr {
-        let mut out = IntExpr::default();
-        for (ma, ca) in &self.terms {
-            for (mb, cb) in &o.terms {
-                out.add_term(mono_mul(ma, mb), ca.wrapping_mul(*cb));
-            }
+    pub fn mul(&self, o: &IntExpr) -> Result<IntExpr> {
+        if let Some(c) = o.as_const() {
+            return self.scale(c);
         }
-        out
+        if let Some(c) = self.as_const() {
+            return o.scale(c);
+        }
+        let pairs = self.terms.len().saturating_mul(o.terms.len());
+        let mut terms = BTreeMap::new();
+        if pairs == 1 || (pairs <= EXPAND_PAIRS && !self.has_factor() && !o.has_factor()) {
+            for (ma, ca) in &self.terms {
+                for (mb, cb) in &o.terms {
+                    add_term(&mut terms, mono_mul(ma, mb)?, ca.wrapping_mul(*cb));
+                }
+            }
+        } else {
+            let (ma, ca) = self.as_monomial();
+            let (mb, cb) = o.as_monomial();
+            add_term(&mut terms, mono_mul(&ma, &mb)?, ca.wrapping_mul(cb));
+        }
+        IntExpr::finish(terms)
+    }
+
+    /// `self ** p`, by squaring (so `p` may be huge: `s0**(2**31)` is one
+    /// monomial, computed in 31 steps). An exponent overflowing `u32` is
+    /// an error.
+    ///
+    /// ```
+    /// use c10_core::sym::expr::IntExpr;
+    /// let s = IntExpr::symbol(0);
+    /// assert_eq!(s.pow(3)?.to_string(), "s0**3");
+    /// assert_eq!(s.pow(0)?.as_const(), Some(1));
+    /// let big = s.pow(1 << 31)?;
+    /// assert_eq!(big.eval(&|_| Some(1)), Some(1));
+    /// assert!(big.pow(2).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn pow(&self, p: u32) -> Result<IntExpr> {
+        if p == 0 {
+            return Ok(IntExpr::constant(1));
+        }
+        if let Some(c) = self.as_const() {
+            return Ok(IntExpr::constant(c.wrapping_pow(p)));
+        }
+        if self.terms.len() == 1 {
+            // One monomial: multiply the exponents.
+            let (m, c) = self.as_monomial();
+            let mut out = Monomial::with_capacity(m.len());
+            for (a, k) in m {
+                out.push((a, k.checked_mul(p).ok_or_else(exponent_overflow)?));
+            }
+            let mut terms = BTreeMap::new();
+            add_term(&mut terms, out, c.wrapping_pow(p));
+            return IntExpr::finish(terms);
+        }
+        let mut result = IntExpr::constant(1);
+        let mut base = self.clone();
+        let mut e = p;
+        loop {
+            if e & 1 == 1 {
+                result = result.mul(&base)?;
+            }
+            e >>= 1;
+            if e == 0 {
+                return Ok(result);
+            }
+            base = base.mul(&base)?;
+        }
     }
 
     /// `self // o` (flooring), simplified like torch's `FloorDiv`:
     /// constants fold, `x // 1 = x`, `(c*q + r) // c = q + r // c`, and
-    /// `x // x = 1`. `None` when `o` is the constant 0.
+    /// `x // x = 1`. A constant 0 divisor is Python's `ZeroDivisionError`.
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
     /// let s = IntExpr::symbol(0);
-    /// let e = s.mul(&IntExpr::constant(6)).add(&IntExpr::constant(1));
-    /// assert_eq!(e.floordiv(&IntExpr::constant(3)).unwrap().to_string(), "2*s0");
-    /// assert!(s.floordiv(&IntExpr::constant(0)).is_none());
+    /// let e = s.mul(&IntExpr::constant(6))?.add(&IntExpr::constant(1))?;
+    /// assert_eq!(e.floordiv(&IntExpr::constant(3))?.to_string(), "2*s0");
+    /// assert!(s.floordiv(&IntExpr::constant(0)).is_err());
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn floordiv(&self, o: &IntExpr) -> Option<IntExpr> {
+    pub fn floordiv(&self, o: &IntExpr) -> Result<IntExpr> {
+        self.floordiv_opt(o)?.ok_or_else(div_by_zero)
+    }
+
+    /// [`floordiv`](Self::floordiv), with `None` for a zero divisor.
+    fn floordiv_opt(&self, o: &IntExpr) -> Result<Option<IntExpr>> {
         if let Some(d) = o.as_const() {
             if d == 0 {
-                return None;
+                return Ok(None);
             }
             if let Some(n) = self.as_const() {
-                return py_floordiv(n, d).map(IntExpr::constant);
+                return Ok(py_floordiv(n, d).map(IntExpr::constant));
             }
             if d == 1 {
-                return Some(self.clone());
+                return Ok(Some(self.clone()));
             }
             if d > 0 {
                 // Split off the monomials whose coefficients `d` divides.
-                let (mut q, mut r) = (IntExpr::default(), IntExpr::default());
+                let (mut q, mut r) = (BTreeMap::new(), BTreeMap::new());
                 for (m, c) in &self.terms {
                     if c % d == 0 {
-                        q.add_term(m.clone(), c / d);
+                        add_term(&mut q, m.clone(), c / d);
                     } else {
-                        r.add_term(m.clone(), *c);
+                        add_term(&mut r, m.clone(), *c);
                     }
                 }
-                if !q.terms.is_empty() {
-                    let rest = r.floordiv(o)?;
-                    return Some(q.add(&rest));
+                if !q.is_empty() {
+                    let q = IntExpr::finish(q)?;
+                    let rest = IntExpr::finish(r)?.floordiv(o)?;
+                    return q.add(&rest).map(Some);
                 }
             }
         } else if self == o {
-            return Some(IntExpr::constant(1));
+            return Ok(Some(IntExpr::constant(1)));
         }
         if self.terms.is_empty() {
-            return Some(IntExpr::default());
+            return Ok(Some(IntExpr::default()));
         }
-        Some(IntExpr::atom(Atom::FloorDiv(
-            Box::new(self.clone()),
-            Box::new(o.clone()),
-        )))
+        IntExpr::atom(Atom::FloorDiv(Arc::new(self.clone()), Arc::new(o.clone()))).map(Some)
     }
 
     /// `self mod o` (Python's sign rule), simplified: constants fold,
-    /// multiples of a constant divisor drop, `x mod x = 0`. `None` when
-    /// `o` is the constant 0.
+    /// multiples of a constant divisor drop, `x mod x = 0`. A constant 0
+    /// divisor is Python's `ZeroDivisionError`.
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
     /// let s = IntExpr::symbol(0);
-    /// let e = s.mul(&IntExpr::constant(8));
-    /// assert_eq!(e.modulo(&IntExpr::constant(4)).unwrap().as_const(), Some(0));
-    /// assert_eq!(s.modulo(&IntExpr::constant(4)).unwrap().to_string(), "Mod(s0, 4)");
+    /// let e = s.mul(&IntExpr::constant(8))?;
+    /// assert_eq!(e.modulo(&IntExpr::constant(4))?.as_const(), Some(0));
+    /// assert_eq!(s.modulo(&IntExpr::constant(4))?.to_string(), "Mod(s0, 4)");
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn modulo(&self, o: &IntExpr) -> Option<IntExpr> {
+    pub fn modulo(&self, o: &IntExpr) -> Result<IntExpr> {
+        self.modulo_opt(o)?.ok_or_else(div_by_zero)
+    }
+
+    /// [`modulo`](Self::modulo), with `None` for a zero divisor.
+    fn modulo_opt(&self, o: &IntExpr) -> Result<Option<IntExpr>> {
         if let Some(d) = o.as_const() {
             if d == 0 {
-                return None;
+                return Ok(None);
             }
             if d == 1 || d == -1 {
-                return Some(IntExpr::default());
+                return Ok(Some(IntExpr::default()));
             }
-            let mut r = IntExpr::default();
+            let mut r = BTreeMap::new();
             for (m, c) in &self.terms {
                 if c % d != 0 {
-                    r.add_term(m.clone(), *c);
+                    add_term(&mut r, m.clone(), *c);
                 }
             }
+            let r = IntExpr::finish(r)?;
             if let Some(n) = r.as_const() {
-                return py_mod(n, d).map(IntExpr::constant);
+                return Ok(py_mod(n, d).map(IntExpr::constant));
             }
-            return Some(IntExpr::atom(Atom::Mod(Box::new(r), Box::new(o.clone()))));
+            return IntExpr::atom(Atom::Mod(Arc::new(r), Arc::new(o.clone()))).map(Some);
         }
         if self == o || self.terms.is_empty() {
-            return Some(IntExpr::default());
+            return Ok(Some(IntExpr::default()));
         }
-        Some(IntExpr::atom(Atom::Mod(
-            Box::new(self.clone()),
-            Box::new(o.clone()),
-        )))
+        IntExpr::atom(Atom::Mod(Arc::new(self.clone()), Arc::new(o.clone()))).map(Some)
     }
 
     /// `min(self, o)`; arguments are put in canonical order, so `min`
@@ -333,33 +608,37 @@ impl IntExpr {
     /// ```
     /// use c10_core::sym::expr::IntExpr;
     /// let (a, b) = (IntExpr::symbol(0), IntExpr::symbol(1));
-    /// assert_eq!(a.sym_min(&b), b.sym_min(&a));
-    /// assert_eq!(a.sym_min(&a), a);
+    /// assert_eq!(a.sym_min(&b)?, b.sym_min(&a)?);
+    /// assert_eq!(a.sym_min(&a)?, a);
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn sym_min(&self, o: &IntExpr) -> IntExpr {
-        match (self.as_const(), o.as_const()) {
-            (Some(a), Some(b)) => IntExpr::constant(a.min(b)),
-            _ if self == o => self.clone(),
-            _ => {
-                let (a, b) = if self <= o { (self, o) } else { (o, self) };
-                IntExpr::atom(Atom::Min(Box::new(a.clone()), Box::new(b.clone())))
-            }
-        }
+    pub fn sym_min(&self, o: &IntExpr) -> Result<IntExpr> {
+        self.min_max(o, false)
     }
 
-    /// `max(self, o)`, like [`IntExpr::min`].
+    /// `max(self, o)`, like [`IntExpr::sym_min`].
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
-    /// assert_eq!(IntExpr::constant(2).sym_max(&IntExpr::constant(5)).as_const(), Some(5));
+    /// assert_eq!(IntExpr::constant(2).sym_max(&IntExpr::constant(5))?.as_const(), Some(5));
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn sym_max(&self, o: &IntExpr) -> IntExpr {
+    pub fn sym_max(&self, o: &IntExpr) -> Result<IntExpr> {
+        self.min_max(o, true)
+    }
+
+    fn min_max(&self, o: &IntExpr, max: bool) -> Result<IntExpr> {
         match (self.as_const(), o.as_const()) {
-            (Some(a), Some(b)) => IntExpr::constant(a.max(b)),
-            _ if self == o => self.clone(),
+            (Some(a), Some(b)) => Ok(IntExpr::constant(if max { a.max(b) } else { a.min(b) })),
+            _ if self == o => Ok(self.clone()),
             _ => {
                 let (a, b) = if self <= o { (self, o) } else { (o, self) };
-                IntExpr::atom(Atom::Max(Box::new(a.clone()), Box::new(b.clone())))
+                let (a, b) = (Arc::new(a.clone()), Arc::new(b.clone()));
+                IntExpr::atom(if max {
+                    Atom::Max(a, b)
+                } else {
+                    Atom::Min(a, b)
+                })
             }
         }
     }
@@ -369,18 +648,16 @@ impl IntExpr {
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
-    /// let e = IntExpr::symbol(0).floordiv(&IntExpr::constant(2)).unwrap();
+    /// let e = IntExpr::symbol(0).floordiv(&IntExpr::constant(2))?;
     /// assert_eq!(e.eval(&|_| Some(7)), Some(3));
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn eval(&self, value: &dyn Fn(SymbolId) -> Option<i64>) -> Option<i64> {
         let mut total: i64 = 0;
         for (m, c) in &self.terms {
             let mut t = *c;
             for (a, p) in m {
-                let v = a.eval(value)?;
-                for _ in 0..*p {
-                    t = t.checked_mul(v)?;
-                }
+                t = t.checked_mul(a.eval(value)?.checked_pow(*p)?)?;
             }
             total = total.checked_add(t)?;
         }
@@ -389,34 +666,41 @@ impl IntExpr {
 
     /// Rebuilds the expression with every symbol `s` replaced by
     /// `f(s)` (kept when `f` gives `None`), re-simplifying on the way.
+    /// Should the rebuilt expression exceed a budget, the expression is
+    /// returned as it was: it has the same value, only less simplified.
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
-    /// let e = IntExpr::symbol(0).mul(&IntExpr::symbol(1));
+    /// let e = IntExpr::symbol(0).mul(&IntExpr::symbol(1))?;
     /// let r = e.subst(&|s| (s == 1).then(|| IntExpr::constant(8)));
     /// assert_eq!(r.to_string(), "8*s0");
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn subst(&self, f: &dyn Fn(SymbolId) -> Option<IntExpr>) -> IntExpr {
-        let mut out = IntExpr::default();
+        self.try_subst(f).unwrap_or_else(|_| self.clone())
+    }
+
+    fn try_subst(&self, f: &dyn Fn(SymbolId) -> Option<IntExpr>) -> Result<IntExpr> {
+        let mut out = BTreeMap::new();
         for (m, c) in &self.terms {
             let mut t = IntExpr::constant(*c);
             for (a, p) in m {
-                let v = a.subst(f);
-                for _ in 0..*p {
-                    t = t.mul(&v);
-                }
+                t = t.mul(&a.try_subst(f)?.pow(*p)?)?;
             }
-            out = out.add(&t);
+            for (tm, tc) in t.terms {
+                add_term(&mut out, tm, tc);
+            }
         }
-        out
+        IntExpr::finish(out)
     }
 
     /// Every symbol the expression mentions, in order, once.
     ///
     /// ```
     /// use c10_core::sym::expr::IntExpr;
-    /// let e = IntExpr::symbol(3).mul(&IntExpr::symbol(1));
+    /// let e = IntExpr::symbol(3).mul(&IntExpr::symbol(1))?;
     /// assert_eq!(e.free_symbols(), vec![1, 3]);
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn free_symbols(&self) -> Vec<SymbolId> {
         let mut out = Vec::new();
@@ -429,6 +713,7 @@ impl IntExpr {
             for (a, _) in m {
                 match a {
                     Atom::Symbol(s) => out.push(*s),
+                    Atom::Factor(x) => x.collect_symbols(out),
                     Atom::FloorDiv(x, y) | Atom::Mod(x, y) | Atom::Min(x, y) | Atom::Max(x, y) => {
                         x.collect_symbols(out);
                         y.collect_symbols(out);
@@ -442,62 +727,139 @@ impl IntExpr {
     /// `range(s)`: PyTorch's static evaluation (`bound_sympy` after
     /// shifting each symbol by its lower bound and expanding). Each
     /// symbol `s ∈ [lo, hi]` is rewritten `lo + t` with `t ∈ [0, hi-lo]`,
-    /// the polynomial is expanded, and the monomials are bounded by
-    /// interval arithmetic; so `s0*s1 - 3` with `s0, s1 ≥ 2` is `≥ 1`.
+    /// the polynomial is expanded (within the expansion budget: a
+    /// monomial whose shifted expansion would be large is bounded as it
+    /// stands), and the monomials are bounded by interval arithmetic; so
+    /// `s0*s1 - 3` with `s0, s1 ≥ 2` is `≥ 1`.
     ///
     /// ```
     /// use c10_core::sym::expr::{Interval, IntExpr};
-    /// let e = IntExpr::symbol(0).mul(&IntExpr::symbol(1)).sub(&IntExpr::constant(3));
+    /// let e = IntExpr::symbol(0).mul(&IntExpr::symbol(1))?.sub(&IntExpr::constant(3))?;
     /// let iv = e.bounds(&|_| Interval::at_least(2));
     /// assert_eq!(iv.lo, Some(1));
     /// assert_eq!(iv.hi, None);
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn bounds(&self, range: &dyn Fn(SymbolId) -> Interval) -> Interval {
         // Shift top-level symbols with a finite lower bound: s = lo + t,
         // t >= 0, and expand. Other atoms stay opaque (their arguments are
         // bounded in the original symbols), so nothing is re-simplified
         // and the recursion only descends into strictly smaller terms.
-        let mut shifted = IntExpr::default();
-        for (m, c) in &self.terms {
-            let mut t = IntExpr::constant(*c);
-            for (a, p) in m {
-                let f = match a {
-                    Atom::Symbol(s) => match range(*s).lo.and_then(|l| i64::try_from(l).ok()) {
-                        Some(lo) if lo != 0 => IntExpr::symbol(*s).add(&IntExpr::constant(lo)),
-                        _ => IntExpr::symbol(*s),
-                    },
-                    other => IntExpr::atom(other.clone()),
-                };
-                for _ in 0..*p {
-                    t = t.mul(&f);
+        let shift_of = |s: SymbolId| {
+            range(s)
+                .lo
+                .and_then(|l| i64::try_from(l).ok())
+                .filter(|l| *l != 0)
+        };
+        self.bound_terms(range, &shift_of)
+    }
+
+    /// The shifted expansion of `c * m` (each symbol `s` with a non-zero
+    /// lower bound `lo` replaced by `s + lo`), or `None` when it would be
+    /// too large.
+    fn shift_monomial(
+        m: &Monomial,
+        c: i64,
+        shift_of: &dyn Fn(SymbolId) -> Option<i64>,
+    ) -> Option<IntExpr> {
+        // The expansion has the product of (p + 1) over the shifted
+        // symbols' powers as its term count; bail out early when large.
+        let mut count: u64 = 1;
+        for (a, p) in m {
+            if let Atom::Symbol(s) = a {
+                if shift_of(*s).is_some() {
+                    count = count.saturating_mul(u64::from(*p).saturating_add(1));
                 }
             }
-            shifted = shifted.add(&t);
         }
-        let mut total = Interval::point(0);
-        for (m, c) in &shifted.terms {
-            let mut t = Interval::point(i128::from(*c));
-            for (a, p) in m {
-                let iv = match a {
-                    Atom::Symbol(s) => {
-                        let r = range(*s);
-                        match r.lo {
-                            Some(lo) if i64::try_from(lo).is_ok() => Interval {
-                                lo: Some(0),
-                                hi: r.hi.map(|h| h.saturating_sub(lo)),
-                            },
-                            _ => r,
-                        }
+        if count > EXPAND_PAIRS as u64 {
+            return None;
+        }
+        let mut t = IntExpr::constant(c);
+        for (a, p) in m {
+            let fp = match a {
+                Atom::Symbol(s) if shift_of(*s).is_some() => {
+                    let lo = shift_of(*s)?;
+                    let f = IntExpr::symbol(*s).add(&IntExpr::constant(lo)).ok()?;
+                    // Expanded fully: the count above bounds `p`.
+                    let mut fp = IntExpr::constant(1);
+                    for _ in 0..*p {
+                        fp = fp.mul_expanded(&f).ok()?;
                     }
-                    other => other.bounds(range),
-                };
-                for _ in 0..*p {
-                    t = t.mul(&iv);
+                    fp
                 }
+                // One atom: its power is one monomial.
+                Atom::Symbol(s) => IntExpr::symbol(*s).pow(*p).ok()?,
+                other => IntExpr::atom(other.clone()).ok()?.pow(*p).ok()?,
+            };
+            t = t.mul_expanded(&fp).ok()?;
+        }
+        Some(t)
+    }
+
+    /// `self * o` always expanded (callers bound the size).
+    fn mul_expanded(&self, o: &IntExpr) -> Result<IntExpr> {
+        let mut terms = BTreeMap::new();
+        for (ma, ca) in &self.terms {
+            for (mb, cb) in &o.terms {
+                add_term(&mut terms, mono_mul(ma, mb)?, ca.wrapping_mul(*cb));
             }
-            total = total.add(&t);
+        }
+        IntExpr::finish(terms)
+    }
+
+    /// Bounds of the sum: monomials whose shifted expansion is small are
+    /// shifted, expanded and summed first (so that terms cancel, as in
+    /// PyTorch's expand step); the others are bounded as they stand.
+    fn bound_terms(
+        &self,
+        range: &dyn Fn(SymbolId) -> Interval,
+        shift_of: &dyn Fn(SymbolId) -> Option<i64>,
+    ) -> Interval {
+        let mut shifted = BTreeMap::new();
+        let mut total = Interval::point(0);
+        for (m, c) in &self.terms {
+            match IntExpr::shift_monomial(m, *c, shift_of) {
+                Some(t) => {
+                    for (tm, tc) in t.terms {
+                        add_term(&mut shifted, tm, tc);
+                    }
+                }
+                None => total = total.add(&IntExpr::bound_monomial(m, *c, range, false)),
+            }
+        }
+        for (m, c) in &shifted {
+            total = total.add(&IntExpr::bound_monomial(m, *c, range, true));
         }
         total
+    }
+
+    /// Interval bounds of `c * m`. With `shifted`, a symbol with a finite
+    /// lower bound stands for `s - lo` (range `[0, hi - lo]`).
+    fn bound_monomial(
+        m: &Monomial,
+        c: i64,
+        range: &dyn Fn(SymbolId) -> Interval,
+        shifted: bool,
+    ) -> Interval {
+        let mut t = Interval::point(i128::from(c));
+        for (a, p) in m {
+            let iv = match a {
+                Atom::Symbol(s) => {
+                    let r = range(*s);
+                    match r.lo {
+                        Some(lo) if shifted && i64::try_from(lo).is_ok() => Interval {
+                            lo: Some(0),
+                            hi: r.hi.map(|h| h.saturating_sub(lo)),
+                        },
+                        _ => r,
+                    }
+                }
+                other => other.bounds(range),
+            };
+            t = t.mul(&iv.pow(*p));
+        }
+        t
     }
 }
 
@@ -505,6 +867,7 @@ impl Atom {
     fn eval(&self, value: &dyn Fn(SymbolId) -> Option<i64>) -> Option<i64> {
         match self {
             Atom::Symbol(s) => value(*s),
+            Atom::Factor(x) => x.eval(value),
             Atom::FloorDiv(a, b) => py_floordiv(a.eval(value)?, b.eval(value)?),
             Atom::Mod(a, b) => py_mod(a.eval(value)?, b.eval(value)?),
             Atom::Min(a, b) => Some(a.eval(value)?.min(b.eval(value)?)),
@@ -512,25 +875,25 @@ impl Atom {
         }
     }
 
-    fn subst(&self, f: &dyn Fn(SymbolId) -> Option<IntExpr>) -> IntExpr {
-        let zero = IntExpr::default;
+    fn try_subst(&self, f: &dyn Fn(SymbolId) -> Option<IntExpr>) -> Result<IntExpr> {
+        // A divisor that became 0 cannot occur for a valid assignment;
+        // keep the expression total by folding to 0.
+        let zero = |r: Option<IntExpr>| r.unwrap_or_default();
         match self {
-            Atom::Symbol(s) => f(*s).unwrap_or_else(|| IntExpr::symbol(*s)),
-            // A divisor that became 0 cannot occur for a valid assignment;
-            // keep the expression total by folding to 0.
-            Atom::FloorDiv(a, b) => a.subst(f).floordiv(&b.subst(f)).unwrap_or_else(zero),
-            Atom::Mod(a, b) => a.subst(f).modulo(&b.subst(f)).unwrap_or_else(zero),
-            Atom::Min(a, b) => IntExpr::sym_min(&a.subst(f), &b.subst(f)),
-            Atom::Max(a, b) => IntExpr::sym_max(&a.subst(f), &b.subst(f)),
+            Atom::Symbol(s) => Ok(f(*s).unwrap_or_else(|| IntExpr::symbol(*s))),
+            Atom::Factor(x) => x.try_subst(f),
+            Atom::FloorDiv(a, b) => a.try_subst(f)?.floordiv_opt(&b.try_subst(f)?).map(zero),
+            Atom::Mod(a, b) => a.try_subst(f)?.modulo_opt(&b.try_subst(f)?).map(zero),
+            Atom::Min(a, b) => a.try_subst(f)?.sym_min(&b.try_subst(f)?),
+            Atom::Max(a, b) => a.try_subst(f)?.sym_max(&b.try_subst(f)?),
         }
     }
-}
 
-impl Atom {
     /// Bounds of one non-symbol atom from its arguments' bounds.
     fn bounds(&self, range: &dyn Fn(SymbolId) -> Interval) -> Interval {
         match self {
             Atom::Symbol(s) => range(*s),
+            Atom::Factor(x) => x.bounds(range),
             Atom::FloorDiv(x, y) => x.bounds(range).floordiv(&y.bounds(range)),
             Atom::Mod(x, y) => x.bounds(range).modulo(&y.bounds(range)),
             Atom::Min(x, y) => x.bounds(range).min(&y.bounds(range)),
@@ -625,15 +988,20 @@ impl Interval {
     fn hi_ext(&self) -> Ext {
         self.hi.map_or(Ext::PosInf, Ext::Fin)
     }
+    /// From extended bounds. A lower bound of +∞ (a value too large for
+    /// `i128`) is kept as `i128::MAX`, and an upper bound of −∞ as
+    /// `i128::MIN`: still true bounds, and they keep the sign known.
     fn from_ext(lo: Ext, hi: Ext) -> Interval {
         Interval {
             lo: match lo {
                 Ext::Fin(v) => Some(v),
-                _ => None,
+                Ext::PosInf => Some(i128::MAX),
+                Ext::NegInf => None,
             },
             hi: match hi {
                 Ext::Fin(v) => Some(v),
-                _ => None,
+                Ext::NegInf => Some(i128::MIN),
+                Ext::PosInf => None,
             },
         }
     }
@@ -673,6 +1041,48 @@ impl Interval {
         let lo = c.iter().copied().min().unwrap_or(Ext::NegInf);
         let hi = c.iter().copied().max().unwrap_or(Ext::PosInf);
         Interval::from_ext(lo, hi)
+    }
+
+    /// `self ** p` exactly (an even power of an interval containing 0
+    /// starts at 0), by squaring; a bound that overflows is infinite.
+    ///
+    /// ```
+    /// use c10_core::sym::expr::Interval;
+    /// let iv = Interval { lo: Some(-2), hi: Some(3) };
+    /// assert_eq!(iv.pow(2), Interval { lo: Some(0), hi: Some(9) });
+    /// assert_eq!(iv.pow(3), Interval { lo: Some(-8), hi: Some(27) });
+    /// // Too big for i128, but still known to be positive and huge.
+    /// assert_eq!(Interval::at_least(2).pow(u32::MAX).lo, Some(i128::MAX));
+    /// ```
+    pub fn pow(&self, p: u32) -> Interval {
+        if p == 0 {
+            return Interval::point(1);
+        }
+        if p == 1 {
+            return *self;
+        }
+        let pw = |e: Ext| match e {
+            Ext::Fin(v) => v
+                .checked_pow(p)
+                .map(Ext::Fin)
+                .unwrap_or(if v < 0 && p % 2 == 1 {
+                    Ext::NegInf
+                } else {
+                    Ext::PosInf
+                }),
+            Ext::NegInf if p % 2 == 1 => Ext::NegInf,
+            _ => Ext::PosInf,
+        };
+        let (lo, hi) = (self.lo_ext(), self.hi_ext());
+        if p % 2 == 1 || lo >= Ext::Fin(0) {
+            // Monotone: odd powers everywhere, any power on [0, ∞).
+            Interval::from_ext(pw(lo), pw(hi))
+        } else if hi <= Ext::Fin(0) {
+            // Even power of non-positive numbers: decreasing.
+            Interval::from_ext(pw(hi), pw(lo))
+        } else {
+            Interval::from_ext(Ext::Fin(0), pw(lo).max(pw(hi)))
+        }
     }
 
     fn floordiv(&self, d: &Interval) -> Interval {
@@ -794,12 +1204,18 @@ impl RelOp {
 
 /// A boolean expression over integer relations.
 ///
+/// The operands of `And`, `Or` and `Not` are a [`BoolTerms`], which only
+/// the checked constructors ([`BoolExpr::and`], [`BoolExpr::or`],
+/// [`BoolExpr::not`]) make, so every boolean expression stays within the
+/// nesting and size budgets of [`IntExpr`].
+///
 /// ```
 /// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
 /// let s = IntExpr::symbol(0);
-/// let b = BoolExpr::rel(RelOp::Eq, &s.modulo(&IntExpr::constant(8)).unwrap(), &IntExpr::constant(0));
+/// let b = BoolExpr::rel(RelOp::Eq, &s.modulo(&IntExpr::constant(8))?, &IntExpr::constant(0));
 /// assert_eq!(b.to_string(), "Eq(Mod(s0, 8), 0)");
 /// assert_eq!(b.eval(&|_| Some(16)), Some(true));
+/// # Ok::<(), c10_core::TensorError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BoolExpr {
@@ -808,14 +1224,101 @@ pub enum BoolExpr {
     /// `lhs OP rhs`.
     Rel(RelOp, IntExpr, IntExpr),
     /// All of these.
-    And(Vec<BoolExpr>),
+    And(BoolTerms),
     /// Any of these.
-    Or(Vec<BoolExpr>),
-    /// Negation.
-    Not(Box<BoolExpr>),
+    Or(BoolTerms),
+    /// Negation of the one term held.
+    Not(BoolTerms),
+}
+
+/// The operands of a junction or negation: shared, measured, and made
+/// only by [`BoolExpr`]'s checked constructors. Reads as a slice.
+///
+/// ```
+/// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
+/// let a = BoolExpr::rel(RelOp::Lt, &IntExpr::symbol(0), &IntExpr::constant(4));
+/// let b = BoolExpr::rel(RelOp::Gt, &IntExpr::symbol(1), &IntExpr::constant(2));
+/// let BoolExpr::And(terms) = a.and(&b)? else { unreachable!() };
+/// assert_eq!(terms.len(), 2);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BoolTerms {
+    items: Arc<[BoolExpr]>,
+    depth: u32,
+    size: u64,
+}
+
+impl std::ops::Deref for BoolTerms {
+    type Target = [BoolExpr];
+    fn deref(&self) -> &[BoolExpr] {
+        &self.items
+    }
+}
+
+/// A boolean expression may hold a few integer expressions of the
+/// largest size.
+const MAX_BOOL_SIZE: u64 = 4 * MAX_SIZE;
+
+impl BoolTerms {
+    fn new(items: Vec<BoolExpr>) -> Result<BoolTerms> {
+        let mut depth = 0;
+        let mut size: u64 = 1;
+        for x in &items {
+            depth = depth.max(x.depth());
+            size = size.saturating_add(x.size());
+        }
+        let depth = depth + 1;
+        if depth > MAX_DEPTH {
+            return Err(too_deep(depth));
+        }
+        if size > MAX_BOOL_SIZE {
+            return Err(too_big(size));
+        }
+        Ok(BoolTerms {
+            items: items.into(),
+            depth,
+            size,
+        })
+    }
 }
 
 impl BoolExpr {
+    /// Nesting depth (junctions and negations, plus the deepest integer
+    /// expression); at most [`MAX_DEPTH`].
+    ///
+    /// ```
+    /// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
+    /// let a = BoolExpr::rel(RelOp::Lt, &IntExpr::symbol(0), &IntExpr::constant(4));
+    /// assert_eq!(a.depth(), 0);
+    /// assert_eq!(a.not()?.depth(), 0);
+    /// let b = BoolExpr::rel(RelOp::Gt, &IntExpr::symbol(1), &IntExpr::constant(2));
+    /// assert_eq!(a.or(&b)?.depth(), 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn depth(&self) -> u32 {
+        match self {
+            BoolExpr::Const(_) => 0,
+            BoolExpr::Rel(_, a, b) => a.depth.max(b.depth),
+            BoolExpr::And(t) | BoolExpr::Or(t) | BoolExpr::Not(t) => t.depth,
+        }
+    }
+
+    /// Node count, through the integer expressions.
+    ///
+    /// ```
+    /// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
+    /// let a = BoolExpr::rel(RelOp::Lt, &IntExpr::symbol(0), &IntExpr::constant(4));
+    /// assert_eq!(a.size(), 4);
+    /// ```
+    pub fn size(&self) -> u64 {
+        match self {
+            BoolExpr::Const(_) => 1,
+            BoolExpr::Rel(_, a, b) => a.size.saturating_add(b.size).saturating_add(1),
+            BoolExpr::And(t) | BoolExpr::Or(t) | BoolExpr::Not(t) => t.size,
+        }
+    }
+
     /// `lhs OP rhs`, folded to a constant when both sides are constants
     /// or structurally equal.
     ///
@@ -825,7 +1328,7 @@ impl BoolExpr {
     /// assert_eq!(BoolExpr::rel(RelOp::Eq, &s, &s), BoolExpr::Const(true));
     /// ```
     pub fn rel(op: RelOp, lhs: &IntExpr, rhs: &IntExpr) -> BoolExpr {
-        match lhs.sub(rhs).as_const() {
+        match lhs.sub(rhs).ok().and_then(|d| d.as_const()) {
             Some(d) => BoolExpr::Const(op.holds(d, 0)),
             None => BoolExpr::Rel(op, lhs.clone(), rhs.clone()),
         }
@@ -847,9 +1350,10 @@ impl BoolExpr {
     ///
     /// ```
     /// use c10_core::sym::expr::BoolExpr;
-    /// assert_eq!(BoolExpr::Const(true).and(&BoolExpr::Const(false)), BoolExpr::Const(false));
+    /// assert_eq!(BoolExpr::Const(true).and(&BoolExpr::Const(false))?, BoolExpr::Const(false));
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn and(&self, o: &BoolExpr) -> BoolExpr {
+    pub fn and(&self, o: &BoolExpr) -> Result<BoolExpr> {
         self.junction(o, false)
     }
 
@@ -857,17 +1361,18 @@ impl BoolExpr {
     ///
     /// ```
     /// use c10_core::sym::expr::BoolExpr;
-    /// assert_eq!(BoolExpr::Const(false).or(&BoolExpr::Const(true)), BoolExpr::Const(true));
+    /// assert_eq!(BoolExpr::Const(false).or(&BoolExpr::Const(true))?, BoolExpr::Const(true));
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn or(&self, o: &BoolExpr) -> BoolExpr {
+    pub fn or(&self, o: &BoolExpr) -> Result<BoolExpr> {
         self.junction(o, true)
     }
 
     /// `and` (`absorbing` false) or `or` (`absorbing` true): the absorbing
     /// constant wins, the other one drops out, and nested junctions of the
     /// same kind are flattened.
-    fn junction(&self, o: &BoolExpr, absorbing: bool) -> BoolExpr {
-        match (self.as_const(), o.as_const()) {
+    fn junction(&self, o: &BoolExpr, absorbing: bool) -> Result<BoolExpr> {
+        Ok(match (self.as_const(), o.as_const()) {
             (Some(c), _) | (_, Some(c)) if c == absorbing => BoolExpr::Const(absorbing),
             (Some(_), _) => o.clone(),
             (_, Some(_)) => self.clone(),
@@ -881,13 +1386,14 @@ impl BoolExpr {
                         (x, _) => v.push(x.clone()),
                     }
                 }
+                let terms = BoolTerms::new(v)?;
                 if absorbing {
-                    BoolExpr::Or(v)
+                    BoolExpr::Or(terms)
                 } else {
-                    BoolExpr::And(v)
+                    BoolExpr::And(terms)
                 }
             }
-        }
+        })
     }
 
     /// Negation; a relation is negated by flipping its operator (so
@@ -896,15 +1402,19 @@ impl BoolExpr {
     /// ```
     /// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
     /// let b = BoolExpr::rel(RelOp::Lt, &IntExpr::symbol(0), &IntExpr::constant(4));
-    /// assert_eq!(b.not().to_string(), "s0 >= 4");
+    /// assert_eq!(b.not()?.to_string(), "s0 >= 4");
+    /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn not(&self) -> BoolExpr {
-        match self {
+    pub fn not(&self) -> Result<BoolExpr> {
+        Ok(match self {
             BoolExpr::Const(b) => BoolExpr::Const(!b),
             BoolExpr::Rel(op, a, b) => BoolExpr::Rel(op.negate(), a.clone(), b.clone()),
-            BoolExpr::Not(x) => (**x).clone(),
-            x => BoolExpr::Not(Box::new(x.clone())),
-        }
+            BoolExpr::Not(x) => match x.first() {
+                Some(inner) => inner.clone(),
+                None => BoolExpr::Const(true),
+            },
+            x => BoolExpr::Not(BoolTerms::new(vec![x.clone()])?),
+        })
     }
 
     /// The truth value under an assignment (`None` if some integer
@@ -921,24 +1431,31 @@ impl BoolExpr {
             BoolExpr::Rel(op, a, b) => Some(op.holds(a.eval(value)?, b.eval(value)?)),
             BoolExpr::And(xs) => {
                 let mut all = true;
-                for x in xs {
+                for x in xs.iter() {
                     all &= x.eval(value)?;
                 }
                 Some(all)
             }
             BoolExpr::Or(xs) => {
                 let mut any = false;
-                for x in xs {
+                for x in xs.iter() {
                     any |= x.eval(value)?;
                 }
                 Some(any)
             }
-            BoolExpr::Not(x) => x.eval(value).map(|b| !b),
+            BoolExpr::Not(x) => {
+                let mut all = true;
+                for x in x.iter() {
+                    all &= x.eval(value)?;
+                }
+                Some(!all)
+            }
         }
     }
 
     /// Rebuilds with symbols substituted (see [`IntExpr::subst`]),
-    /// folding what becomes constant.
+    /// folding what becomes constant (and, like it, returning the
+    /// expression unchanged should the rebuilt one exceed a budget).
     ///
     /// ```
     /// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
@@ -946,16 +1463,23 @@ impl BoolExpr {
     /// assert_eq!(b.subst(&|_| Some(IntExpr::constant(4))), BoolExpr::Const(true));
     /// ```
     pub fn subst(&self, f: &dyn Fn(SymbolId) -> Option<IntExpr>) -> BoolExpr {
+        self.try_subst(f).unwrap_or_else(|_| self.clone())
+    }
+
+    fn try_subst(&self, f: &dyn Fn(SymbolId) -> Option<IntExpr>) -> Result<BoolExpr> {
         match self {
-            BoolExpr::Const(b) => BoolExpr::Const(*b),
-            BoolExpr::Rel(op, a, b) => BoolExpr::rel(*op, &a.subst(f), &b.subst(f)),
+            BoolExpr::Const(b) => Ok(BoolExpr::Const(*b)),
+            BoolExpr::Rel(op, a, b) => Ok(BoolExpr::rel(*op, &a.try_subst(f)?, &b.try_subst(f)?)),
             BoolExpr::And(xs) => xs
                 .iter()
-                .fold(BoolExpr::Const(true), |acc, x| acc.and(&x.subst(f))),
+                .try_fold(BoolExpr::Const(true), |acc, x| acc.and(&x.try_subst(f)?)),
             BoolExpr::Or(xs) => xs
                 .iter()
-                .fold(BoolExpr::Const(false), |acc, x| acc.or(&x.subst(f))),
-            BoolExpr::Not(x) => x.subst(f).not(),
+                .try_fold(BoolExpr::Const(false), |acc, x| acc.or(&x.try_subst(f)?)),
+            BoolExpr::Not(x) => x
+                .iter()
+                .try_fold(BoolExpr::Const(true), |acc, x| acc.and(&x.try_subst(f)?))?
+                .not(),
         }
     }
 
@@ -971,10 +1495,10 @@ impl BoolExpr {
     pub fn decide_static(&self, range: &dyn Fn(SymbolId) -> Interval) -> Option<bool> {
         match self {
             BoolExpr::Const(b) => Some(*b),
-            BoolExpr::Rel(op, a, b) => op.decide(&a.sub(b).bounds(range)),
+            BoolExpr::Rel(op, a, b) => op.decide(&a.sub(b).ok()?.bounds(range)),
             BoolExpr::And(xs) => BoolExpr::decide_junction(xs, range, false),
             BoolExpr::Or(xs) => BoolExpr::decide_junction(xs, range, true),
-            BoolExpr::Not(x) => x.decide_static(range).map(|b| !b),
+            BoolExpr::Not(x) => BoolExpr::decide_junction(x, range, false).map(|b| !b),
         }
     }
 
@@ -1017,8 +1541,9 @@ impl BoolExpr {
                 a.collect_symbols(out);
                 b.collect_symbols(out);
             }
-            BoolExpr::And(xs) | BoolExpr::Or(xs) => xs.iter().for_each(|x| x.collect_symbols(out)),
-            BoolExpr::Not(x) => x.collect_symbols(out),
+            BoolExpr::And(xs) | BoolExpr::Or(xs) | BoolExpr::Not(xs) => {
+                xs.iter().for_each(|x| x.collect_symbols(out))
+            }
         }
     }
 }
@@ -1043,6 +1568,7 @@ impl fmt::Display for Atom {
         match self {
             Atom::Symbol(s) => write!(f, "s{s}"),
             Atom::FloorDiv(a, b) => write!(f, "(({a})//{})", Paren(b)),
+            Atom::Factor(x) => write!(f, "({x})"),
             Atom::Mod(a, b) => write!(f, "Mod({a}, {b})"),
             Atom::Min(a, b) => write!(f, "Min({a}, {b})"),
             Atom::Max(a, b) => write!(f, "Max({a}, {b})"),
@@ -1050,12 +1576,23 @@ impl fmt::Display for Atom {
     }
 }
 
-/// Prints an expression, parenthesised unless it is a single term.
+/// Prints a divisor, parenthesised unless it is a single atom or a
+/// non-negative constant (so that the printed text parses back, with
+/// Python's precedence, to the same value).
 struct Paren<'a>(&'a IntExpr);
 
 impl fmt::Display for Paren<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.terms.len() > 1 {
+        // Bare: a non-negative constant or one atom. Anything else (a sum,
+        // a product, a coefficient) would bind wrongly after `//`.
+        let bare = match self.0.as_const() {
+            Some(c) => c >= 0,
+            None => matches!(
+                self.0.terms.iter().next(),
+                Some((m, 1)) if self.0.terms.len() == 1 && m.len() == 1 && m[0].1 == 1
+            ),
+        };
+        if !bare {
             write!(f, "({})", self.0)
         } else {
             write!(f, "{}", self.0)
@@ -1134,7 +1671,10 @@ impl fmt::Display for BoolExpr {
                 }
                 Ok(())
             }
-            BoolExpr::Not(x) => write!(f, "~({x})"),
+            BoolExpr::Not(x) => match x.first() {
+                Some(x) => write!(f, "~({x})"),
+                None => f.write_str("False"),
+            },
         }
     }
 }
@@ -1158,71 +1698,276 @@ mod tests {
     }
 
     #[test]
-    fn canonical_form_commutes_and_cancels() {
-        let a = s(0).mul(&s(1)).mul(&s(2));
-        let b = s(2).mul(&s(0)).mul(&s(1));
+    fn canonical_form_commutes_and_cancels() -> Result<()> {
+        let a = s(0).mul(&s(1))?.mul(&s(2))?;
+        let b = s(2).mul(&s(0))?.mul(&s(1))?;
         assert_eq!(a, b);
-        assert_eq!(a.sub(&b).as_const(), Some(0));
+        assert_eq!(a.sub(&b)?.as_const(), Some(0));
         assert_eq!(a.to_string(), "s0*s1*s2");
+        Ok(())
     }
 
     #[test]
-    fn floordiv_and_mod_follow_python() {
+    fn floordiv_and_mod_follow_python() -> Result<()> {
         assert_eq!(py_floordiv(7, -2), Some(-4));
         assert_eq!(py_mod(7, -2), Some(-1));
         assert_eq!(py_floordiv(i64::MIN, -1), None);
         assert_eq!(py_mod(5, 0), None);
-        let e = s(0).floordiv(&c(3)).unwrap();
+        let e = s(0).floordiv(&c(3))?;
         for v in -10..10 {
             assert_eq!(e.eval(&|_| Some(v)), py_floordiv(v, 3));
         }
-        let m = s(0).sub(&c(7)).modulo(&c(3)).unwrap();
+        let m = s(0).sub(&c(7))?.modulo(&c(3))?;
         for v in -10..10 {
             assert_eq!(m.eval(&|_| Some(v)), py_mod(v - 7, 3));
         }
+        assert!(s(0).modulo(&c(0)).is_err());
+        Ok(())
     }
 
     #[test]
-    fn static_decisions_match_pytorch_examples() {
+    fn static_decisions_match_pytorch_examples() -> Result<()> {
         let r = |_| Interval::at_least(2);
         // Eq(s36, s36*s49) is statically false for sizes >= 2.
-        let b = BoolExpr::rel(RelOp::Eq, &s(0), &s(0).mul(&s(1)));
+        let b = BoolExpr::rel(RelOp::Eq, &s(0), &s(0).mul(&s(1))?);
         assert_eq!(b.decide_static(&r), Some(false));
         // 1 <= s49 - 3 needs the hint.
-        let b = BoolExpr::rel(RelOp::Le, &c(1), &s(1).sub(&c(3)));
+        let b = BoolExpr::rel(RelOp::Le, &c(1), &s(1).sub(&c(3))?);
         assert_eq!(b.decide_static(&r), None);
         // (s+1)//2 >= 1 holds for s >= 2.
-        let h = s(0).add(&c(1)).floordiv(&c(2)).unwrap();
+        let h = s(0).add(&c(1))?.floordiv(&c(2))?;
         let b = BoolExpr::rel(RelOp::Ge, &h, &c(1));
         assert_eq!(b.decide_static(&r), Some(true));
         // Mod(s, 8) < 8.
-        let m = s(0).modulo(&c(8)).unwrap();
+        let m = s(0).modulo(&c(8))?;
         assert_eq!(
             BoolExpr::rel(RelOp::Lt, &m, &c(8)).decide_static(&r),
             Some(true)
         );
+        Ok(())
     }
 
     #[test]
-    fn substitution_resimplifies() {
-        let n = s(0).mul(&s(1)).mul(&s(2));
-        let q = n.floordiv(&c(8)).unwrap();
+    fn substitution_resimplifies() -> Result<()> {
+        let n = s(0).mul(&s(1))?.mul(&s(2))?;
+        let q = n.floordiv(&c(8))?;
         assert_eq!(q.to_string(), "((s0*s1*s2)//8)");
         let r = q.subst(&|i| (i == 2).then(|| c(8)));
         assert_eq!(r.to_string(), "s0*s1");
+        Ok(())
     }
 
     #[test]
-    fn printing() {
-        let e = s(1).sub(&c(4));
+    fn printing() -> Result<()> {
+        let e = s(1).sub(&c(4))?;
         assert_eq!(e.to_string(), "s1 - 4");
         assert_eq!(c(-3).to_string(), "-3");
         assert_eq!(
-            IntExpr::sym_min(&s(0), &s(1).sub(&c(1))).to_string(),
+            IntExpr::sym_min(&s(0), &s(1).sub(&c(1))?)?.to_string(),
             "Min(s1 - 1, s0)"
         );
-        let b = BoolExpr::rel(RelOp::Eq, &s(0), &c(1)).or(&BoolExpr::rel(RelOp::Ne, &s(1), &c(2)));
+        let b =
+            BoolExpr::rel(RelOp::Eq, &s(0), &c(1)).or(&BoolExpr::rel(RelOp::Ne, &s(1), &c(2)))?;
         assert_eq!(b.to_string(), "Eq(s0, 1) | Ne(s1, 2)");
-        assert_eq!(b.not().to_string(), "~(Eq(s0, 1) | Ne(s1, 2))");
+        assert_eq!(b.not()?.to_string(), "~(Eq(s0, 1) | Ne(s1, 2))");
+        assert_eq!(b.not()?.not()?, b);
+        Ok(())
+    }
+
+    #[test]
+    fn floordiv_divisors_print_with_python_precedence() -> Result<()> {
+        // FloorDiv(d0*d1*d2, 4*d1*d2) must not read as (.. // 4)*d1*d2.
+        let n = s(0).mul(&s(1))?.mul(&s(2))?;
+        let d = c(4).mul(&s(1))?.mul(&s(2))?;
+        let q = n.floordiv(&d)?;
+        assert_eq!(q.to_string(), "((s0*s1*s2)//(4*s1*s2))");
+        assert_eq!(s(0).floordiv(&s(1))?.to_string(), "((s0)//s1)");
+        assert_eq!(s(0).floordiv(&s(1).pow(2)?)?.to_string(), "((s0)//(s1**2))");
+        assert_eq!(s(0).floordiv(&c(-4))?.to_string(), "((s0)//(-4))");
+        Ok(())
+    }
+
+    /// Runs `f` on a thread with a 2 MiB stack (Rust's default for
+    /// spawned threads), so that a recursion the budgets fail to bound
+    /// shows as a test failure, not only on small stacks.
+    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+        let h = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .expect("spawn test thread");
+        assert!(h.join().is_ok(), "the test thread panicked");
+    }
+
+    /// `e = e // b + a` repeated: the deepest expression the budget
+    /// allows, and the error past it.
+    fn deepest_chain() -> (IntExpr, TensorError, usize) {
+        let (a, b) = (s(0), s(1));
+        let mut e = s(2);
+        for level in 0..100_000 {
+            match e.floordiv(&b).and_then(|q| q.add(&a)) {
+                Ok(next) => e = next,
+                Err(err) => return (e, err, level),
+            }
+        }
+        panic!("100,000 levels built without reaching the depth budget");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        on_small_stack(|| {
+            let (e, err, level) = deepest_chain();
+            assert_eq!(level, MAX_DEPTH as usize);
+            assert_eq!(e.depth(), MAX_DEPTH);
+            assert!(err.to_string().contains("too deeply nested"), "{err}");
+            assert_eq!(err.kind(), crate::ErrorKind::Runtime);
+            // Every traversal of the deepest allowed expression runs on
+            // a 2 MiB stack.
+            let copy = e.clone();
+            assert_eq!(copy, e);
+            assert_eq!(copy.cmp(&e), std::cmp::Ordering::Equal);
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(&e, &mut h);
+            assert_eq!(e.eval(&|i| Some([3, 2, 5][i as usize])), {
+                let mut v: i64 = 5;
+                for _ in 0..MAX_DEPTH {
+                    v = v.div_euclid(2) + 3;
+                }
+                Some(v)
+            });
+            assert!(e.to_string().len() > MAX_DEPTH as usize);
+            assert_eq!(e.free_symbols(), vec![0, 1, 2]);
+            let _ = e.bounds(&|_| Interval::at_least(2));
+            let r = e.subst(&|i| (i == 2).then(|| c(7)));
+            assert_eq!(r.free_symbols(), vec![0, 1]);
+            let b = BoolExpr::rel(RelOp::Gt, &e, &c(0));
+            assert_eq!(b.decide_static(&|_| Interval::at_least(2)), Some(true));
+            drop(copy);
+            drop(e);
+        });
+    }
+
+    #[test]
+    fn deep_boolean_nesting_is_an_error() {
+        on_small_stack(|| {
+            let x = BoolExpr::rel(RelOp::Lt, &s(0), &c(4));
+            let y = BoolExpr::rel(RelOp::Gt, &s(1), &c(2));
+            let mut b = x.clone();
+            let mut failed = None;
+            for level in 0..100_000 {
+                match b.not().and_then(|n| n.or(&y)).and_then(|o| o.and(&x)) {
+                    Ok(next) => b = next,
+                    Err(e) => {
+                        failed = Some((level, e));
+                        break;
+                    }
+                }
+            }
+            let (level, err) = failed.expect("the budget stops the chain");
+            assert!(level <= MAX_DEPTH as usize, "{level}");
+            assert!(err.to_string().contains("too deeply nested"), "{err}");
+            assert!(b.depth() <= MAX_DEPTH);
+            assert!(b.eval(&|_| Some(3)).is_some());
+            assert!(!b.to_string().is_empty());
+        });
+    }
+
+    #[test]
+    fn shared_subexpressions_cannot_blow_up_traversals() {
+        // e = Max(e, e + 1) doubles the tree each step while sharing the
+        // storage; the size budget stops it long before traversals get
+        // expensive.
+        let mut e = s(0);
+        let mut steps = 0;
+        while let Ok(next) = e.add(&c(1)).and_then(|e1| e.sym_max(&e1)) {
+            e = next;
+            steps += 1;
+            assert!(steps < 64, "the size budget did not stop doubling");
+        }
+        assert!(e.size() <= MAX_SIZE);
+        assert!(e.eval(&|_| Some(1)).is_some());
+    }
+
+    /// `(s0 + ... + s7) ** k` by repeated multiplication.
+    fn sum_power(k: u32) -> Result<(IntExpr, IntExpr)> {
+        let mut sum = IntExpr::default();
+        for i in 0..8 {
+            sum = sum.add(&s(i))?;
+        }
+        let mut e = sum.clone();
+        for _ in 1..k {
+            e = e.mul(&sum)?;
+        }
+        Ok((sum, e))
+    }
+
+    #[test]
+    fn products_of_sums_stay_factored_and_decide_statically() -> Result<()> {
+        for k in 1..=40 {
+            let (_, e) = sum_power(k)?;
+            assert!(e.size() <= 4096, "k = {k}: {} nodes", e.size());
+            let ranges = |_| Interval::at_least(2);
+            // Guards PyTorch decides without a hint: the value is at
+            // least 16**k.
+            assert_eq!(
+                BoolExpr::rel(RelOp::Eq, &e, &c(0)).decide_static(&ranges),
+                Some(false),
+                "k = {k}"
+            );
+            assert_eq!(
+                BoolExpr::rel(RelOp::Ge, &e, &c(16)).decide_static(&ranges),
+                Some(true),
+                "k = {k}"
+            );
+            // The value is exact wherever it fits.
+            let v = |i: SymbolId| Some(i64::from(i % 3));
+            let sum: i64 = (0..8).map(|i| i64::from(i % 3)).sum();
+            assert_eq!(e.eval(&v), sum.checked_pow(k), "k = {k}");
+        }
+        let (sum, e) = sum_power(2)?;
+        assert_eq!(e.terms.len(), 36, "small products expand");
+        assert_eq!(e.sub(&sum.pow(2)?)?.as_const(), Some(0));
+        Ok(())
+    }
+
+    #[test]
+    fn huge_powers_are_computed_by_squaring() -> Result<()> {
+        let mut e = s(0).add(&c(1))?;
+        let mut squarings = 0;
+        while let Ok(next) = e.mul(&e) {
+            e = next;
+            squarings += 1;
+            assert!(squarings <= 40, "the exponent never overflowed");
+        }
+        // (s0 + 1)**16 is expanded (17 terms), then kept as a factor whose
+        // exponent doubles until it no longer fits a u32: 4 + 31 squarings.
+        assert_eq!(squarings, 35);
+        assert_eq!(e.eval(&|_| Some(0)), Some(1));
+        assert_eq!(e.eval(&|_| Some(-2)), Some(1));
+        assert_eq!(e.eval(&|_| Some(-1)), Some(0));
+        assert_eq!(e.eval(&|_| Some(1)), None, "2**(2**31) overflows");
+        let iv = e.bounds(&|_| Interval::at_least(2));
+        assert!(iv.lo.is_some_and(|l| l > 0));
+        let r = e.subst(&|_| Some(c(0)));
+        assert_eq!(r.as_const(), Some(1));
+        let r = e.subst(&|_| Some(s(5)));
+        assert_eq!(r.free_symbols(), vec![5]);
+        let p = s(0).pow(u32::MAX)?;
+        assert_eq!(p.eval(&|_| Some(-1)), Some(-1));
+        assert!(p.mul(&s(0)).is_err(), "exponent overflow is an error");
+        Ok(())
+    }
+
+    #[test]
+    fn interval_powers_are_exact() {
+        let iv = |lo, hi| Interval {
+            lo: Some(lo),
+            hi: Some(hi),
+        };
+        assert_eq!(iv(-3, 2).pow(2), iv(0, 9));
+        assert_eq!(iv(-3, -2).pow(2), iv(4, 9));
+        assert_eq!(iv(-3, 2).pow(3), iv(-27, 8));
+        assert_eq!(iv(5, 5).pow(0), iv(1, 1));
+        assert_eq!(Interval::unbounded().pow(2).lo, Some(0));
+        assert_eq!(Interval::unbounded().pow(3), Interval::unbounded());
     }
 }

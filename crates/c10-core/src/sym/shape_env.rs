@@ -115,7 +115,7 @@ impl EnvState {
         if self.axioms.contains(e) {
             return Some(true);
         }
-        if self.axioms.contains(&e.not()) {
+        if e.not().is_ok_and(|n| self.axioms.contains(&n)) {
             return Some(false);
         }
         None
@@ -144,13 +144,13 @@ impl EnvState {
     fn maybe_guard_rel(&mut self, g: &BoolExpr) {
         let BoolExpr::Rel(op, a, b) = g else {
             if let BoolExpr::And(xs) = g {
-                for x in xs.clone() {
-                    self.maybe_guard_rel(&x);
+                for x in xs.iter() {
+                    self.maybe_guard_rel(x);
                 }
             }
             return;
         };
-        let d = a.sub(b);
+        let Ok(d) = a.sub(b) else { return };
         let syms = d.free_symbols();
         match op {
             RelOp::Eq => {
@@ -246,7 +246,7 @@ fn flip(op: RelOp) -> RelOp {
 fn linear_in(d: &IntExpr, s: SymbolId) -> Option<(i64, IntExpr)> {
     let sym = IntExpr::symbol(s);
     for k in [1i64, -1] {
-        let rest = d.sub(&sym.mul(&IntExpr::constant(k)));
+        let rest = d.sub(&sym.mul(&IntExpr::constant(k)).ok()?).ok()?;
         if !rest.free_symbols().contains(&s) {
             // `d` really was linear with coefficient k.
             return Some((k, rest));
@@ -633,7 +633,7 @@ impl ShapeEnv {
     /// use c10_core::sym::{expr::IntExpr, ShapeEnv};
     /// let env = ShapeEnv::new();
     /// env.create_symbol(8, "n")?;
-    /// assert_eq!(env.size_hint(&IntExpr::symbol(0).mul(&IntExpr::constant(2))), Some(16));
+    /// assert_eq!(env.size_hint(&IntExpr::symbol(0).mul(&IntExpr::constant(2))?), Some(16));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn size_hint(&self, e: &IntExpr) -> Option<i64> {
@@ -693,10 +693,10 @@ impl ShapeEnv {
         }
         let value = e.eval(&|s| st.hint(s)).ok_or_else(|| {
             TensorError::runtime(format!(
-                "cannot evaluate {e} from the hints (division by zero)"
+                "cannot evaluate {e} from the hints (division by zero or integer overflow)"
             ))
         })?;
-        st.record(if value { e } else { e.not() });
+        st.record(if value { e } else { e.not()? });
         Ok(value)
     }
 
@@ -954,10 +954,6 @@ impl ExprNode {
     }
 }
 
-fn div_by_zero() -> TensorError {
-    TensorError::runtime("ZeroDivisionError: integer division or modulo by zero")
-}
-
 impl SymNodeImpl for ExprNode {
     fn as_any(&self) -> &dyn Any {
         self
@@ -1049,17 +1045,11 @@ impl SymNodeImpl for ExprNode {
             Ok(self.node(Value::Bool(BoolExpr::rel(r, self.as_int()?, o.as_int()?))))
         };
         match op {
-            BinOp::Add => Ok(self.node(Value::Int(self.as_int()?.add(o.as_int()?)))),
-            BinOp::Sub => Ok(self.node(Value::Int(self.as_int()?.sub(o.as_int()?)))),
-            BinOp::Mul => Ok(self.node(Value::Int(self.as_int()?.mul(o.as_int()?)))),
-            BinOp::FloorDiv => Ok(self.node(Value::Int(
-                self.as_int()?
-                    .floordiv(o.as_int()?)
-                    .ok_or_else(div_by_zero)?,
-            ))),
-            BinOp::Mod => Ok(self.node(Value::Int(
-                self.as_int()?.modulo(o.as_int()?).ok_or_else(div_by_zero)?,
-            ))),
+            BinOp::Add => Ok(self.node(Value::Int(self.as_int()?.add(o.as_int()?)?))),
+            BinOp::Sub => Ok(self.node(Value::Int(self.as_int()?.sub(o.as_int()?)?))),
+            BinOp::Mul => Ok(self.node(Value::Int(self.as_int()?.mul(o.as_int()?)?))),
+            BinOp::FloorDiv => Ok(self.node(Value::Int(self.as_int()?.floordiv(o.as_int()?)?))),
+            BinOp::Mod => Ok(self.node(Value::Int(self.as_int()?.modulo(o.as_int()?)?))),
             BinOp::Min | BinOp::Max => {
                 let (a, b) = (self.as_int()?, o.as_int()?);
                 // Decide statically from ranges where possible (sympy's
@@ -1071,15 +1061,15 @@ impl SymNodeImpl for ExprNode {
                 let e = match (op, a_ge_b) {
                     (BinOp::Min, Some(true)) | (BinOp::Max, Some(false)) => b.clone(),
                     (BinOp::Min, Some(false)) | (BinOp::Max, Some(true)) => a.clone(),
-                    (BinOp::Min, None) => IntExpr::sym_min(a, b),
-                    _ => IntExpr::sym_max(a, b),
+                    (BinOp::Min, None) => IntExpr::sym_min(a, b)?,
+                    _ => IntExpr::sym_max(a, b)?,
                 };
                 Ok(self.node(Value::Int(e)))
             }
             BinOp::TrueDiv => {
                 let (n1, d1) = self.as_ratio()?;
                 let (n2, d2) = o.as_ratio()?;
-                Ok(self.node(Value::Float(n1.mul(&d2), d1.mul(&n2))))
+                Ok(self.node(Value::Float(n1.mul(&d2)?, d1.mul(&n2)?)))
             }
             BinOp::Eq => rel(RelOp::Eq),
             BinOp::Ne => rel(RelOp::Ne),
@@ -1087,8 +1077,8 @@ impl SymNodeImpl for ExprNode {
             BinOp::Le => rel(RelOp::Le),
             BinOp::Gt => rel(RelOp::Gt),
             BinOp::Ge => rel(RelOp::Ge),
-            BinOp::And => Ok(self.node(Value::Bool(self.as_bool()?.and(o.as_bool()?)))),
-            BinOp::Or => Ok(self.node(Value::Bool(self.as_bool()?.or(o.as_bool()?)))),
+            BinOp::And => Ok(self.node(Value::Bool(self.as_bool()?.and(o.as_bool()?)?))),
+            BinOp::Or => Ok(self.node(Value::Bool(self.as_bool()?.or(o.as_bool()?)?))),
         }
     }
 
@@ -1098,7 +1088,7 @@ impl SymNodeImpl for ExprNode {
                 Value::Float(n, d) => Ok(self.node(Value::Float(n.neg(), d.clone()))),
                 _ => Ok(self.node(Value::Int(self.as_int()?.neg()))),
             },
-            UnOp::Not => Ok(self.node(Value::Bool(self.as_bool()?.not()))),
+            UnOp::Not => Ok(self.node(Value::Bool(self.as_bool()?.not()?))),
             UnOp::ToFloat => {
                 let (n, d) = self.as_ratio()?;
                 Ok(self.node(Value::Float(n, d)))

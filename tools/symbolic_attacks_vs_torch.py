@@ -1,0 +1,86 @@
+"""Runs issue #25's symbolic attacks through PyTorch's ShapeEnv and through
+torchcore's engine (the `symbolic_attacks` example), and prints a Markdown
+table of both, measured in one run.
+
+    cargo build --release -p c10-core --example symbolic_attacks
+    python3 tools/symbolic_attacks_vs_torch.py target/release/examples/symbolic_attacks
+
+Needs a Python with torch (any 2.x with torch.fx.experimental.symbolic_shapes).
+"""
+import subprocess
+import sys
+import time
+
+import torch
+from torch._dynamo.source import ConstantSource
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+
+def symint(env, hint, name):
+    s = env.create_symbol(hint, source=ConstantSource(name))
+    return env.create_symintnode(s, hint=hint)
+
+
+def deep_nesting():
+    env = ShapeEnv()
+    a, b, e = symint(env, 3, "a"), symint(env, 2, "b"), symint(env, 5, "c")
+    for level in range(100_000):
+        try:
+            e = e // b + a
+        except RecursionError:
+            return f"RecursionError at level {level}"
+    return "built 100,000 levels"
+
+
+def power_of_sum(k):
+    env = ShapeEnv()
+    total = 0
+    for i in range(8):
+        total = total + symint(env, 2 + i, f"a{i}")
+    e = total
+    for _ in range(1, k):
+        e = e * total
+    is_zero = bool(e == 0)
+    return f"Eq(..., 0) = {is_zero}, {len(env.guards)} guards"
+
+
+def squarings():
+    env = ShapeEnv(specialize_zero_one=False)
+    e = symint(env, 1, "s")
+    for _ in range(33):
+        e = e * e
+    return f"guard_int = {int(e)}"
+
+
+def timed(f):
+    t = time.perf_counter()
+    try:
+        out = f()
+    except Exception as exc:  # report, do not stop the table
+        out = f"{type(exc).__name__}: {exc}"[:120]
+    return (time.perf_counter() - t) * 1e3, out
+
+
+def main():
+    ours = {}
+    if len(sys.argv) > 1:
+        run = subprocess.run([sys.argv[1]], capture_output=True, text=True, check=True)
+        for line in run.stdout.splitlines():
+            name, ms, out = line.split("\t", 2)
+            ours[name] = (float(ms), out)
+    theirs = {
+        "deep_nesting": timed(deep_nesting),
+        "power_of_sum_k7": timed(lambda: power_of_sum(7)),
+        "power_of_sum_k13": timed(lambda: power_of_sum(13)),
+        "squarings_33": timed(squarings),
+    }
+    print(f"torch {torch.__version__}")
+    print("| attack | PyTorch ms | PyTorch outcome | torchcore ms | torchcore outcome |")
+    print("|---|---:|---|---:|---|")
+    for name, (ms, out) in theirs.items():
+        oms, oout = ours.get(name, (float("nan"), "not run"))
+        print(f"| {name} | {ms:.1f} | {out[:70]} | {oms:.2f} | {oout[:70]} |")
+
+
+if __name__ == "__main__":
+    main()
