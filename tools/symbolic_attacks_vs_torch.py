@@ -61,19 +61,42 @@ def timed(f):
     return (time.perf_counter() - t) * 1e3, out
 
 
+ATTACKS = {
+    "deep_nesting": deep_nesting,
+    "power_of_sum_k7": lambda: power_of_sum(7),
+    "power_of_sum_k13": lambda: power_of_sum(13),
+    "squarings_33": squarings,
+}
+
+
+def torch_attack(name, limit_s=120, limit_bytes=8 << 30):
+    """Runs one attack in a child process, bounded in time and memory."""
+    def limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+    try:
+        run = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True,
+                             text=True, timeout=limit_s, preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        return float("nan"), f"did not finish in {limit_s} s"
+    if run.returncode != 0:
+        return float("nan"), f"child failed (exit {run.returncode}): {run.stderr.strip()[-80:]}"
+    ms, out = run.stdout.strip().split("\t", 1)
+    return float(ms), out
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--one":
+        ms, out = timed(ATTACKS[sys.argv[2]])
+        print(f"{ms}\t{out}")
+        return
     ours = {}
     if len(sys.argv) > 1:
         run = subprocess.run([sys.argv[1]], capture_output=True, text=True, check=True)
         for line in run.stdout.splitlines():
             name, ms, out = line.split("\t", 2)
             ours[name] = (float(ms), out)
-    theirs = {
-        "deep_nesting": timed(deep_nesting),
-        "power_of_sum_k7": timed(lambda: power_of_sum(7)),
-        "power_of_sum_k13": timed(lambda: power_of_sum(13)),
-        "squarings_33": timed(squarings),
-    }
+    theirs = {name: torch_attack(name) for name in ATTACKS}
     print(f"torch {torch.__version__}")
     print("| attack | PyTorch ms | PyTorch outcome | torchcore ms | torchcore outcome |")
     print("|---|---:|---|---:|---|")

@@ -119,3 +119,43 @@ fn copy_threads_are_capped_at_the_cores() {
     set_copy_threads(0);
     assert_eq!(copy_threads(), cores);
 }
+
+/// A refused in-place write changes nothing, the version counter included
+/// (issue #25, item 9, as a class): every element or bulk write whose
+/// arguments are checked and rejected leaves the version where it was.
+#[test]
+fn refused_writes_bump_no_version() {
+    use aten_shape::indexing::{index_put_scalar, index_put_tensor, TensorIndex};
+    let t = arange(6, ScalarType::Long).view(&[2, 3]).unwrap();
+    let row = t.select(0, 1).unwrap();
+    let v0 = t.version().unwrap();
+    let refused: Vec<(&str, c10_core::Result<()>)> = vec![
+        ("set out of range", t.set(&[2, 0], 1i64)),
+        ("set negative out of range", t.set(&[0, -4], 1i64)),
+        ("set wrong rank", t.set(&[0], 1i64)),
+        ("set wrong type", t.set(&[0, 0], 1.0f32)),
+        ("set through a view", row.set(&[3], 1i64)),
+        ("fill_ overflow", t.fill_(1e300f64)),
+        ("fill_ overflow through a view", row.fill_(f64::INFINITY)),
+        (
+            "copy_ shape mismatch",
+            copy_(&t, &arange(4, ScalarType::Long)),
+        ),
+        (
+            "index_put out of range",
+            index_put_scalar(&t, &[TensorIndex::Int(5)], 1i64),
+        ),
+        (
+            "index_put tensor of the wrong shape",
+            index_put_tensor(&t, &[TensorIndex::Int(0)], &arange(4, ScalarType::Long)),
+        ),
+    ];
+    for (what, r) in refused {
+        assert!(r.is_err(), "{what} was accepted");
+        assert_eq!(t.version().unwrap(), v0, "{what} bumped the version");
+    }
+    assert_eq!(t.to_vec::<i64>().unwrap(), [0, 1, 2, 3, 4, 5]);
+    // A write that is accepted bumps once.
+    t.set(&[1, 2], 9i64).unwrap();
+    assert_eq!(t.version().unwrap(), v0 + 1);
+}
