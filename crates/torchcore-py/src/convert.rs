@@ -220,9 +220,9 @@ pub(crate) fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         return Ok(Scalar::Float(f.value()));
     }
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
-        let t = &t.borrow().inner;
+        let t = t.get().handle(obj.py())?;
         if t.numel() == 1 {
-            return item(obj.py(), t);
+            return item(obj.py(), &t);
         }
     }
     if let Ok(i) = obj.extract::<i64>() {
@@ -421,7 +421,7 @@ struct Leaves {
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
-        let t = &t.borrow().inner;
+        let t = &t.get().handle(obj.py())?;
         if t.dim() != 0 {
             return Err(PyNotImplementedError::new_err(
                 "tensor(): nested tensors with dims inside a list are not supported",

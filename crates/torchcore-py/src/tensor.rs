@@ -1,7 +1,8 @@
 //! `torchcore.Tensor` and the factories.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
@@ -22,8 +23,26 @@ use crate::convert::{
 
 /// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
 /// crate documentation for the preservation rules).
-#[pyclass(name = "Tensor", module = "torchcore", dict, weakref)]
+///
+/// The class is `frozen`: PyO3 never borrows the object, so no
+/// "Already borrowed" error or `PanicException` can come from it. Its
+/// state sits behind its own lock ([`PyTensor::lock`]), taken only for
+/// short, GIL-free-safe stretches of Rust code and, by the in-place
+/// metadata ops, for the op itself; a thread that finds the lock taken
+/// waits for it with the GIL released, so a read of a tensor that another
+/// thread is resizing waits and then succeeds, as in PyTorch.
+#[pyclass(name = "Tensor", module = "torchcore", dict, weakref, frozen)]
 pub struct PyTensor {
+    state: Mutex<State>,
+    /// The [`thread_token`] of the thread holding `state`, 0 if none: a
+    /// thread that asks for the lock it already holds (a finalizer or
+    /// callback run while it is held) gets an error instead of waiting on
+    /// itself forever.
+    owner: AtomicUsize,
+}
+
+/// What [`PyTensor`]'s lock guards.
+pub(crate) struct State {
     /// The object's own handle: the `TensorImpl` it is bound to and shows.
     pub(crate) inner: Tensor,
     /// `TensorImpl`s this object was bound to before an in-place metadata
@@ -31,6 +50,122 @@ pub struct PyTensor {
     /// handing one back to Python must give this object. Pruned when only
     /// this object holds them.
     retired: Vec<Tensor>,
+}
+
+/// A held [`PyTensor`] lock. Dropping it clears the owner before the mutex
+/// is released (fields drop after `Drop::drop`).
+pub(crate) struct Locked<'a> {
+    owner: &'a AtomicUsize,
+    guard: MutexGuard<'a, State>,
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.owner.store(0, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
+    }
+}
+
+/// A non-zero number that identifies the calling thread among the live
+/// ones (the address of a thread-local).
+fn thread_token() -> usize {
+    thread_local! {
+        static TOKEN: u8 = const { 0 };
+    }
+    TOKEN.with(|t| std::ptr::from_ref(t) as usize)
+}
+
+impl PyTensor {
+    fn new(t: Tensor) -> PyTensor {
+        PyTensor {
+            state: Mutex::new(State {
+                inner: t,
+                retired: Vec::new(),
+            }),
+            owner: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes the object's lock. If another thread holds it, waits with the
+    /// GIL released (the holder may be in a GIL-free section that needs the
+    /// GIL to finish, e.g. to drop a handle bound to a Python object). If
+    /// this thread holds it, fails: that is a re-entrant call (a weakref
+    /// callback or finalizer that ran while the lock was held), and waiting
+    /// would never end.
+    ///
+    /// Rule for callers: while the guard lives, run no Python code (no
+    /// argument conversion, no object creation) and take no other tensor's
+    /// lock; convert arguments first, copy out what is needed, drop the
+    /// guard, then build Python objects.
+    pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<Locked<'_>> {
+        let me = thread_token();
+        if self.owner.load(Ordering::Acquire) == me {
+            return Err(PyRuntimeError::new_err(
+                "torchcore: this tensor is already in use by an operation further up this \
+                 thread's stack (a callback or finalizer re-entered it); retry once that \
+                 operation has returned",
+            ));
+        }
+        let guard = loop {
+            match self.state.try_lock() {
+                Ok(g) => break g,
+                // A panic while locked (none is expected: library code does
+                // not panic) leaves a consistent `State`: every mutation of
+                // it is a single assignment or push.
+                Err(TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    // Wait for the holder without the GIL, then try again
+                    // with it (a guard cannot leave the GIL-free closure:
+                    // it is not `Send`).
+                    py.detach(|| {
+                        drop(self.state.lock());
+                    });
+                }
+            }
+        };
+        self.owner.store(me, Ordering::Release);
+        Ok(Locked {
+            owner: &self.owner,
+            guard,
+        })
+    }
+
+    /// `f` applied to the object's handle, under the lock. `f` must be
+    /// plain Rust (see [`PyTensor::lock`]).
+    pub(crate) fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> R) -> PyResult<R> {
+        let me = self.lock(py)?;
+        Ok(f(&me.inner))
+    }
+
+    /// A new handle to the object's `TensorImpl`, for work done without
+    /// the lock (GIL-free copies, reads of the data, DLPack export): the
+    /// lock is never held across such work, so readers never wait on it.
+    pub(crate) fn handle(&self, py: Python<'_>) -> PyResult<Tensor> {
+        self.with(py, Tensor::clone)
+    }
+
+    /// A view (or other new tensor) computed from the handle under the
+    /// lock, then wrapped without it.
+    fn derive<'py>(
+        &self,
+        py: Python<'py>,
+        f: impl FnOnce(&Tensor) -> c10_core::Result<Tensor>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let r = self.with(py, f)?.py()?;
+        wrap(py, r)
+    }
 }
 
 /// The Python object for `t`: the one already bound to its `TensorImpl`
@@ -47,15 +182,10 @@ pub(crate) fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
         // SAFETY: the object is a `PyTensor` (see above).
         return Ok(unsafe { obj.cast_into_unchecked::<PyTensor>() });
     }
-    let obj = Bound::new(
-        py,
-        PyTensor {
-            inner: t,
-            retired: Vec::new(),
-        },
-    )?;
+    let obj = Bound::new(py, PyTensor::new(t))?;
     {
-        let me = obj.borrow();
+        // A new object: nobody else can hold its lock.
+        let me = obj.get().lock(py)?;
         bind(&obj, &me.inner)?;
     }
     Ok(obj)
@@ -66,11 +196,11 @@ fn bind(obj: &Bound<'_, PyTensor>, t: &Tensor) -> PyResult<()> {
     let Some(p) = NonNull::new(obj.as_ptr().cast::<()>()) else {
         return Err(PyRuntimeError::new_err("null object"));
     };
-    // SAFETY: `p` is a `PyTensor` whose field (`inner`) owns `t`'s handle
-    // and keeps it until the object is deallocated, which can only happen
-    // once its Python count is 0, so when no reference taken by the
-    // binding's `incref` is outstanding; `binding_incref`/`decref` are
-    // sound for it (registered at import).
+    // SAFETY: `p` is a `PyTensor` whose state (`inner` or `retired`) owns
+    // `t`'s handle and keeps it until the object is deallocated, which can
+    // only happen once its Python count is 0, so when no reference taken
+    // by the binding's `incref` is outstanding; `binding_incref`/`decref`
+    // are sound for it (registered at import).
     match unsafe { t.bind_object(p) } {
         Ok(()) => Ok(()),
         Err(Some(_)) => Err(PyRuntimeError::new_err(
@@ -103,7 +233,9 @@ fn inplace<'py>(
 }
 
 /// [`inplace`] for ops that may take a storage's lock (`resize_`, `set_`):
-/// the op runs with the GIL released.
+/// the op runs with the GIL released. The object's lock stays held, so
+/// other threads' calls on this object wait for the op (with the GIL
+/// released too) and then see its result.
 fn inplace_nogil<'py>(
     slf: &Bound<'py, PyTensor>,
     f: impl FnOnce(&mut Tensor) -> c10_core::Result<()> + Send,
@@ -116,7 +248,7 @@ fn inplace_with<'py>(
     f: impl FnOnce(&mut Tensor, Python<'py>) -> c10_core::Result<()>,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let py = slf.py();
-    let mut guard = slf.try_borrow_mut()?;
+    let mut guard = slf.get().lock(py)?;
     let me = &mut *guard;
     me.retired.retain(|r| r.use_count() > 1);
     let old = (me.inner.use_count() > 1).then(|| me.inner.clone());
@@ -186,7 +318,7 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         return Ok(TensorIndex::Ellipsis);
     }
     if let Ok(t) = k.cast::<PyTensor>() {
-        return Ok(TensorIndex::Tensor(t.borrow().inner.clone()));
+        return Ok(TensorIndex::Tensor(t.get().handle(py)?));
     }
     if k.cast::<PyList>().is_ok() {
         return Err(PyNotImplementedError::new_err(
@@ -210,20 +342,6 @@ fn indices(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>>
     }
 }
 
-/// A fast path for the commonest keys: one int or one slice.
-fn index_fast(py: Python<'_>, t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
-    if let Ok(s) = key.cast::<PySlice>() {
-        if t.dim() == 0 {
-            return Ok(None);
-        }
-        let idx = one_index(py, s.as_any())?;
-        if let TensorIndex::Slice { start, stop, step } = idx {
-            return views::slice(t, 0, start, stop, step).py().map(Some);
-        }
-    }
-    Ok(None)
-}
-
 fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
     match dim {
         None => Ok(None),
@@ -243,139 +361,176 @@ impl PyTensor {
         Ok(())
     }
 
-    fn __clear__(&mut self) {}
+    fn __clear__(&self) {}
 
     // ---- attributes -------------------------------------------------
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        size_obj(py, self.inner.sizes())
+        let sizes = self.with(py, |t| t.sizes().to_vec())?;
+        size_obj(py, &sizes)
     }
 
     #[pyo3(signature = (dim = None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
-            None => size_obj(py, self.inner.sizes()),
-            Some(d) => Ok(self.inner.size(d).py()?.into_pyobject(py)?.into_any()),
+            None => {
+                let sizes = self.with(py, |t| t.sizes().to_vec())?;
+                size_obj(py, &sizes)
+            }
+            Some(d) => Ok(self
+                .with(py, |t| t.size(d))?
+                .py()?
+                .into_pyobject(py)?
+                .into_any()),
         }
     }
 
     #[pyo3(signature = (dim = None))]
     fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
-            None => Ok(PyTuple::new(py, self.inner.strides())?.into_any()),
-            Some(d) => Ok(self.inner.stride(d).py()?.into_pyobject(py)?.into_any()),
+            None => {
+                let strides = self.with(py, |t| t.strides().to_vec())?;
+                Ok(PyTuple::new(py, strides)?.into_any())
+            }
+            Some(d) => Ok(self
+                .with(py, |t| t.stride(d))?
+                .py()?
+                .into_pyobject(py)?
+                .into_any()),
         }
     }
 
-    fn storage_offset(&self) -> i64 {
-        self.inner.storage_offset()
+    fn storage_offset(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with(py, |t| t.storage_offset())
     }
 
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    #[getter]
-    fn ndim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    fn ndimension(&self) -> usize {
-        self.inner.dim()
-    }
-
-    fn numel(&self) -> i64 {
-        self.inner.numel()
-    }
-
-    fn nelement(&self) -> i64 {
-        self.inner.numel()
-    }
-
-    fn element_size(&self) -> usize {
-        self.inner.element_size()
+    fn dim(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.dim())
     }
 
     #[getter]
-    fn itemsize(&self) -> usize {
-        self.inner.element_size()
+    fn ndim(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.dim())
+    }
+
+    fn ndimension(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.dim())
+    }
+
+    fn numel(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with(py, |t| t.numel())
+    }
+
+    fn nelement(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with(py, |t| t.numel())
+    }
+
+    fn element_size(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.element_size())
     }
 
     #[getter]
-    fn nbytes(&self) -> usize {
-        self.inner.nbytes()
+    fn itemsize(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.element_size())
     }
 
     #[getter]
-    fn dtype(&self) -> PyDtype {
-        PyDtype {
-            st: self.inner.dtype(),
-        }
+    fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.nbytes())
     }
 
     #[getter]
-    fn device(&self) -> PyDevice {
-        PyDevice {
-            d: self.inner.device(),
-        }
+    fn dtype(&self, py: Python<'_>) -> PyResult<PyDtype> {
+        let st = self.with(py, Tensor::dtype)?;
+        Ok(PyDtype { st })
     }
 
     #[getter]
-    fn is_cuda(&self) -> bool {
-        self.inner.device().device_type() == c10_core::DeviceType::Cuda
+    fn device(&self, py: Python<'_>) -> PyResult<PyDevice> {
+        let d = self.with(py, Tensor::device)?;
+        Ok(PyDevice { d })
     }
 
     #[getter]
-    fn is_cpu(&self) -> bool {
-        self.inner.device().device_type() == c10_core::DeviceType::Cpu
+    fn is_cuda(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| {
+            t.device().device_type() == c10_core::DeviceType::Cuda
+        })
     }
 
-    fn is_floating_point(&self) -> bool {
-        self.inner.dtype().is_floating_point()
+    #[getter]
+    fn is_cpu(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| {
+            t.device().device_type() == c10_core::DeviceType::Cpu
+        })
     }
 
-    fn is_complex(&self) -> bool {
-        self.inner.dtype().is_complex()
+    fn is_floating_point(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.dtype().is_floating_point())
+    }
+
+    fn is_complex(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.dtype().is_complex())
     }
 
     #[pyo3(signature = (memory_format = None))]
-    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    fn is_contiguous(
+        &self,
+        py: Python<'_>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
         let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
-        Ok(self.inner.is_contiguous_in(f))
+        self.with(py, |t| t.is_contiguous_in(f))
     }
 
-    fn is_non_overlapping_and_dense(&self) -> bool {
-        self.inner.is_non_overlapping_and_dense()
+    fn is_non_overlapping_and_dense(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.is_non_overlapping_and_dense())
     }
 
-    fn data_ptr(&self) -> PyResult<usize> {
-        let base = self
-            .inner
-            .storage()
-            .data_addr()
-            .map_err(|e| convert::to_py_err(e.into()))?;
-        Ok(base + self.inner.storage_offset() as usize * self.inner.element_size())
+    fn data_ptr(&self, py: Python<'_>) -> PyResult<usize> {
+        let (base, offset, itemsize) = self.with(py, |t| {
+            (
+                t.storage().data_addr(),
+                t.storage_offset(),
+                t.element_size(),
+            )
+        })?;
+        let base = base.map_err(|e| convert::to_py_err(e.into()))?;
+        // Checked: an offset set through `set_`/`as_strided_` is validated
+        // against the storage, but a wrapped address must not be possible
+        // even if it were not (and overflow would panic in debug builds).
+        usize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_mul(itemsize))
+            .and_then(|b| base.checked_add(b))
+            .ok_or_else(|| {
+                PyRuntimeError::new_err(format!(
+                    "data_ptr(): storage offset {offset} (element size {itemsize}) is outside \
+                     the address space"
+                ))
+            })
     }
 
-    fn untyped_storage(&self) -> PyUntypedStorage {
-        PyUntypedStorage {
-            storage: self.inner.storage().clone(),
-        }
+    fn untyped_storage(&self, py: Python<'_>) -> PyResult<PyUntypedStorage> {
+        let storage = self.with(py, |t| t.storage().clone())?;
+        Ok(PyUntypedStorage { storage })
     }
 
-    fn is_set_to(&self, other: PyRef<'_, PyTensor>) -> bool {
-        self.inner.is_set_to(&other.inner)
+    fn is_set_to(&self, py: Python<'_>, other: &Bound<'_, PyTensor>) -> PyResult<bool> {
+        // Never two tensors' locks at once (`other` may be `self`).
+        let other = other.get().handle(py)?;
+        self.with(py, |t| t.is_set_to(&other))
     }
 
     #[getter]
-    fn _version(&self) -> PyResult<u32> {
-        self.inner.version().py()
+    fn _version(&self, py: Python<'_>) -> PyResult<u32> {
+        self.with(py, Tensor::version)?.py()
     }
 
     #[getter]
-    fn get_requires_grad(&self) -> bool {
-        self.inner.requires_grad()
+    fn get_requires_grad(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.requires_grad())
     }
 
     #[setter]
@@ -392,8 +547,8 @@ impl PyTensor {
     }
 
     #[getter]
-    fn is_leaf(&self) -> bool {
-        self.inner.is_leaf()
+    fn is_leaf(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.is_leaf())
     }
 
     #[getter]
@@ -401,84 +556,96 @@ impl PyTensor {
         py.None()
     }
 
-    fn _use_count(&self) -> usize {
-        self.inner.use_count()
+    fn _use_count(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.use_count())
     }
 
     fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, self.inner.detach())
+        let r = self.with(py, Tensor::detach)?;
+        wrap(py, r)
     }
 
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, self.inner.data())
+        let r = self.with(py, Tensor::data)?;
+        wrap(py, r)
     }
 
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        convert::tolist(py, &self.inner)
+        let t = self.handle(py)?;
+        convert::tolist(py, &t)
     }
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let s = convert::item(py, &self.inner)?;
+        let t = self.handle(py)?;
+        let s = convert::item(py, &t)?;
         convert::scalar_to_py(py, s)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let t = &self.inner;
-        py.detach(|| t.to_string())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        // Printing walks the dims iteratively (any number of dims prints;
+        // PyTorch's recursive printer raises `RecursionError` from about
+        // 500 dims).
+        let t = self.handle(py)?;
+        Ok(py.detach(|| t.to_string()))
     }
 
-    fn __str__(&self, py: Python<'_>) -> String {
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
         self.__repr__(py)
     }
 
-    fn __len__(&self) -> PyResult<usize> {
-        match self.inner.sizes().first() {
-            Some(n) => Ok(*n as usize),
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        match self.with(py, |t| t.sizes().first().copied())? {
+            Some(n) => usize::try_from(n)
+                .map_err(|_| PyRuntimeError::new_err(format!("len(): negative size {n} in dim 0"))),
             None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
         }
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.inner.dim() == 0 {
+        let parts = self.with(py, |t| (t.dim() != 0).then(|| views::unbind(t, 0)))?;
+        let Some(parts) = parts else {
             return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
-        }
-        let parts = views::unbind(&self.inner, 0).py()?;
-        wrap_all(py, parts)?
+        };
+        wrap_all(py, parts.py()?)?
             .as_any()
             .try_iter()
             .map(Bound::into_any)
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
-        if self.inner.numel() != 1 {
+        let t = self.handle(py)?;
+        if t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
-                if self.inner.numel() == 0 {
+                if t.numel() == 0 {
                     "no"
                 } else {
                     "more than one"
                 }
             )));
         }
-        Ok(convert::item(py, &self.inner)?.to_f64() != 0.0)
+        Ok(convert::item(py, &t)?.to_f64() != 0.0)
     }
 
     fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
-        Ok(convert::item(py, &self.inner)?.to_i64())
+        let t = self.handle(py)?;
+        Ok(convert::item(py, &t)?.to_i64())
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
-        Ok(convert::item(py, &self.inner)?.to_f64())
+        let t = self.handle(py)?;
+        Ok(convert::item(py, &t)?.to_f64())
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
-        if !self.inner.dtype().is_integral(true) || self.inner.numel() != 1 {
+        let t = self.handle(py)?;
+        if !t.dtype().is_integral(true) || t.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        Ok(convert::item(py, &self.inner)?.to_i64())
+        Ok(convert::item(py, &t)?.to_i64())
     }
 
     // ---- views ------------------------------------------------------
@@ -492,19 +659,20 @@ impl PyTensor {
         if shape.len() == 1 {
             if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
                 let st = d.get().st;
-                return wrap(py, self.inner.view_dtype(st).py()?);
+                return self.derive(py, |t| t.view_dtype(st));
             }
         }
         let dims = int_list(shape, "view(): argument 'size'")?;
-        wrap(py, views::view(&self.inner, &dims).py()?)
+        self.derive(py, |t| views::view(t, &dims))
     }
 
     fn view_as<'py>(
         &self,
         py: Python<'py>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::view(&self.inner, other.inner.sizes()).py()?)
+        let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
+        self.derive(py, |t| views::view(t, &sizes))
     }
 
     #[pyo3(signature = (*shape))]
@@ -514,7 +682,8 @@ impl PyTensor {
         shape: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let dims = int_list(shape, "reshape(): argument 'shape'")?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &dims)).py()?;
         wrap(py, r)
     }
@@ -522,16 +691,17 @@ impl PyTensor {
     fn reshape_as<'py>(
         &self,
         py: Python<'py>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
-        let sizes = other.inner.sizes().to_vec();
+        let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &sizes)).py()?;
         wrap(py, r)
     }
 
     fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::t(&self.inner).py()?)
+        self.derive(py, |t| views::t(t))
     }
 
     #[getter(T)]
@@ -539,7 +709,7 @@ impl PyTensor {
         // PyTorch's deprecation warnings (`TORCH_WARN_ONCE`: once per process).
         static WARNED_0D: AtomicBool = AtomicBool::new(false);
         static WARNED_ND: AtomicBool = AtomicBool::new(false);
-        let (flag, msg) = match self.inner.dim() {
+        let (flag, msg) = match self.with(py, Tensor::dim)? {
             2 => (None, c""),
             0 => (
                 Some(&WARNED_0D),
@@ -556,22 +726,22 @@ impl PyTensor {
                 PyErr::warn(py, &cat, msg, 1)?;
             }
         }
-        wrap(py, views::numpy_t(&self.inner).py()?)
+        self.derive(py, |t| views::numpy_t(t))
     }
 
     #[getter(mT)]
     fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::mt(&self.inner).py()?)
+        self.derive(py, |t| views::mt(t))
     }
 
     #[getter(mH)]
     fn m_h<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        if self.inner.dtype().is_complex() {
+        if self.with(py, |t| t.dtype().is_complex())? {
             return Err(PyNotImplementedError::new_err(
                 "mH of complex tensors (conjugation) is not implemented in torchcore",
             ));
         }
-        wrap(py, views::mt(&self.inner).py()?)
+        self.derive(py, |t| views::mt(t))
     }
 
     fn transpose<'py>(
@@ -580,15 +750,15 @@ impl PyTensor {
         dim0: i64,
         dim1: i64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::transpose(&self.inner, dim0, dim1).py()?)
+        self.derive(py, |t| views::transpose(t, dim0, dim1))
     }
 
     fn swapaxes<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::transpose(&self.inner, a, b).py()?)
+        self.derive(py, |t| views::transpose(t, a, b))
     }
 
     fn swapdims<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::transpose(&self.inner, a, b).py()?)
+        self.derive(py, |t| views::transpose(t, a, b))
     }
 
     #[pyo3(signature = (*dims))]
@@ -598,7 +768,7 @@ impl PyTensor {
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let dims = int_list(dims, "permute(): argument 'dims'")?;
-        wrap(py, views::permute(&self.inner, &dims).py()?)
+        self.derive(py, |t| views::permute(t, &dims))
     }
 
     fn narrow<'py>(
@@ -609,11 +779,11 @@ impl PyTensor {
         length: i64,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let start = int(start)?;
-        wrap(py, views::narrow(&self.inner, dim, start, length).py()?)
+        self.derive(py, |t| views::narrow(t, dim, start, length))
     }
 
     fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::select(&self.inner, dim, index).py()?)
+        self.derive(py, |t| views::select(t, dim, index))
     }
 
     #[pyo3(signature = (*sizes))]
@@ -623,15 +793,16 @@ impl PyTensor {
         sizes: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let sizes = int_list(sizes, "expand(): argument 'size'")?;
-        wrap(py, views::expand(&self.inner, &sizes).py()?)
+        self.derive(py, |t| views::expand(t, &sizes))
     }
 
     fn expand_as<'py>(
         &self,
         py: Python<'py>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::expand(&self.inner, other.inner.sizes()).py()?)
+        let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
+        self.derive(py, |t| views::expand(t, &sizes))
     }
 
     fn broadcast_to<'py>(
@@ -640,7 +811,7 @@ impl PyTensor {
         size: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let sizes = convert::seq_ints(size, "broadcast_to(): argument 'size'")?;
-        wrap(py, views::broadcast_to(&self.inner, &sizes).py()?)
+        self.derive(py, |t| views::broadcast_to(t, &sizes))
     }
 
     #[pyo3(signature = (dim = None))]
@@ -649,18 +820,17 @@ impl PyTensor {
         py: Python<'py>,
         dim: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let r = match dims_arg(dim)? {
-            None => views::squeeze(&self.inner),
-            Some(d) if dim.is_some_and(|x| x.is_instance_of::<PyInt>()) => {
-                views::squeeze_dim(&self.inner, d.first().copied().unwrap_or(0))
-            }
-            Some(d) => views::squeeze_dims(&self.inner, &d),
-        };
-        wrap(py, r.py()?)
+        let dims = dims_arg(dim)?;
+        let single = dim.is_some_and(|x| x.is_instance_of::<PyInt>());
+        self.derive(py, |t| match dims {
+            None => views::squeeze(t),
+            Some(d) if single => views::squeeze_dim(t, d.first().copied().unwrap_or(0)),
+            Some(d) => views::squeeze_dims(t, &d),
+        })
     }
 
     fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::unsqueeze(&self.inner, dim).py()?)
+        self.derive(py, |t| views::unsqueeze(t, dim))
     }
 
     #[pyo3(signature = (start_dim = 0, end_dim = -1))]
@@ -670,13 +840,15 @@ impl PyTensor {
         start_dim: i64,
         end_dim: i64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
         wrap(py, r)
     }
 
     fn ravel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::ravel(t)).py()?;
         wrap(py, r)
     }
@@ -688,7 +860,7 @@ impl PyTensor {
         sizes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let sizes = convert::seq_ints(sizes, "unflatten(): argument 'sizes'")?;
-        wrap(py, views::unflatten(&self.inner, dim, &sizes).py()?)
+        self.derive(py, |t| views::unflatten(t, dim, &sizes))
     }
 
     #[pyo3(signature = (split_size_or_sections, dim = 0))]
@@ -699,10 +871,10 @@ impl PyTensor {
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let parts = if let Some(n) = convert::maybe_int(split_size_or_sections)? {
-            views::split(&self.inner, n, dim)
+            self.with(py, |t| views::split(t, n, dim))?
         } else {
             let s = convert::seq_ints(split_size_or_sections, "split_size_or_sections")?;
-            views::split_with_sizes(&self.inner, &s, dim)
+            self.with(py, |t| views::split_with_sizes(t, &s, dim))?
         };
         wrap_all(py, parts.py()?)
     }
@@ -715,12 +887,16 @@ impl PyTensor {
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let s = convert::seq_ints(split_sizes, "split_sizes")?;
-        wrap_all(py, views::split_with_sizes(&self.inner, &s, dim).py()?)
+        wrap_all(
+            py,
+            self.with(py, |t| views::split_with_sizes(t, &s, dim))?
+                .py()?,
+        )
     }
 
     #[pyo3(signature = (chunks, dim = 0))]
     fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        wrap_all(py, views::chunk(&self.inner, chunks, dim).py()?)
+        wrap_all(py, self.with(py, |t| views::chunk(t, chunks, dim))?.py()?)
     }
 
     #[pyo3(signature = (indices_or_sections, dim = 0))]
@@ -731,17 +907,17 @@ impl PyTensor {
         dim: i64,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let parts = if let Some(n) = convert::maybe_int(indices_or_sections)? {
-            views::tensor_split(&self.inner, n, dim)
+            self.with(py, |t| views::tensor_split(t, n, dim))?
         } else {
             let s = convert::seq_ints(indices_or_sections, "indices")?;
-            views::tensor_split_indices(&self.inner, &s, dim)
+            self.with(py, |t| views::tensor_split_indices(t, &s, dim))?
         };
         wrap_all(py, parts.py()?)
     }
 
     #[pyo3(signature = (dim = 0))]
     fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        wrap_all(py, views::unbind(&self.inner, dim).py()?)
+        wrap_all(py, self.with(py, |t| views::unbind(t, dim))?.py()?)
     }
 
     #[pyo3(signature = (offset = 0, dim1 = 0, dim2 = 1))]
@@ -752,7 +928,7 @@ impl PyTensor {
         dim1: i64,
         dim2: i64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::diagonal(&self.inner, offset, dim1, dim2).py()?)
+        self.derive(py, |t| views::diagonal(t, offset, dim1, dim2))
     }
 
     fn unfold<'py>(
@@ -762,7 +938,7 @@ impl PyTensor {
         size: i64,
         step: i64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::unfold(&self.inner, dimension, size, step).py()?)
+        self.derive(py, |t| views::unfold(t, dimension, size, step))
     }
 
     fn movedim<'py>(
@@ -773,7 +949,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let s = dims_arg(Some(source))?.unwrap_or_default();
         let d = dims_arg(Some(destination))?.unwrap_or_default();
-        wrap(py, views::movedim(&self.inner, &s, &d).py()?)
+        self.derive(py, |t| views::movedim(t, &s, &d))
     }
 
     fn moveaxis<'py>(
@@ -795,14 +971,11 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let size = convert::seq_ints(size, "as_strided(): argument 'size'")?;
         let stride = convert::seq_ints(stride, "as_strided(): argument 'stride'")?;
-        wrap(
-            py,
-            self.inner.as_strided(&size, &stride, storage_offset).py()?,
-        )
+        self.derive(py, |t| t.as_strided(&size, &stride, storage_offset))
     }
 
     fn alias<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::alias(&self.inner).py()?)
+        self.derive(py, |t| views::alias(t))
     }
 
     // ---- copies -----------------------------------------------------
@@ -814,7 +987,8 @@ impl PyTensor {
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = if t.is_contiguous_in(f) {
             t.clone()
         } else {
@@ -830,7 +1004,8 @@ impl PyTensor {
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let f = format_arg(memory_format, MemoryFormat::Preserve)?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         // Without the GIL: the copy may wait on the storages' locks, and a
         // thread holding one may be waiting for the GIL (a binding edge).
         let r = py.detach(|| copy_api::clone(t, f)).py()?;
@@ -846,29 +1021,25 @@ impl PyTensor {
         let _ = non_blocking;
         let py = slf.py();
         let src_t = as_tensor(src)?;
-        let me = slf.borrow();
-        let dst = &me.inner;
-        py.detach(|| copy_api::copy_(dst, &src_t)).py()?;
-        drop(me);
+        // Handles of our own: a data write needs no lock on the object (the
+        // storage's lock orders it against other writers and readers).
+        let dst = slf.get().handle(py)?;
+        py.detach(|| copy_api::copy_(&dst, &src_t)).py()?;
         Ok(slf.clone())
     }
 
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
         let v = scalar(value)?;
-        let me = slf.borrow();
-        let t = &me.inner;
+        let t = slf.get().handle(py)?;
         py.detach(|| t.fill_(v)).py()?;
-        drop(me);
         Ok(slf.clone())
     }
 
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
-        let me = slf.borrow();
-        let t = &me.inner;
+        let t = slf.get().handle(py)?;
         py.detach(|| t.zero_()).py()?;
-        drop(me);
         Ok(slf.clone())
     }
 
@@ -891,15 +1062,14 @@ impl PyTensor {
             if let Ok(d) = a.cast::<PyDtype>() {
                 want_dtype = Some(d.get().st);
             } else if let Ok(o) = a.cast::<PyTensor>() {
-                let o = o.borrow();
-                want_dtype = Some(o.inner.dtype());
-                want_device = Some(o.inner.device());
+                let (st, d) = o.get().with(py, |o| (o.dtype(), o.device()))?;
+                want_dtype = Some(st);
+                want_device = Some(d);
             } else {
                 want_device = device_arg(Some(&a))?;
             }
         }
-        let me = slf.borrow();
-        let t = &me.inner;
+        let t = &slf.get().handle(py)?;
         if let Some(d) = want_device {
             if d != t.device() {
                 return Err(PyNotImplementedError::new_err(format!(
@@ -910,7 +1080,6 @@ impl PyTensor {
         }
         let st = want_dtype.unwrap_or(t.dtype());
         if st == t.dtype() && !copy {
-            drop(me);
             return Ok(slf.clone().into_any());
         }
         let r = py
@@ -922,7 +1091,6 @@ impl PyTensor {
                 }
             })
             .py()?;
-        drop(me);
         Ok(wrap(py, r)?.into_any())
     }
 
@@ -933,7 +1101,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         match dtype_arg(dtype)? {
             None => {
-                let st = slf.borrow().inner.dtype();
+                let st = slf.get().with(slf.py(), Tensor::dtype)?;
                 let name = match st {
                     ScalarType::Float => "torch.FloatTensor",
                     ScalarType::Double => "torch.DoubleTensor",
@@ -1030,10 +1198,9 @@ impl PyTensor {
 
     fn resize_as_<'py>(
         slf: &Bound<'py, Self>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
-        let sizes = other.inner.sizes().to_vec();
-        drop(other);
+        let sizes = other.get().with(slf.py(), |o| o.sizes().to_vec())?;
         inplace_nogil(slf, |t| t.resize_(&sizes, MemoryFormat::Contiguous))
     }
 
@@ -1071,7 +1238,7 @@ impl PyTensor {
             if src.is(slf) {
                 return Ok(slf.clone());
             }
-            let src_t = src.borrow().inner.clone();
+            let src_t = src.get().handle(slf.py())?;
             return inplace_nogil(slf, |t| t.set_to(&src_t));
         }
         if let Ok(st) = source.cast::<PyUntypedStorage>() {
@@ -1112,7 +1279,8 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         let _ = (stream, dl_device);
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         if copy == Some(true) {
             let c = py
                 .detach(|| copy_api::clone(t, MemoryFormat::Contiguous))
@@ -1123,7 +1291,8 @@ impl PyTensor {
     }
 
     fn __dlpack_device__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        crate::dlpack::device(py, &self.inner)
+        let t = self.handle(py)?;
+        crate::dlpack::device(py, &t)
     }
 
     #[pyo3(signature = (dtype = None, copy = None))]
@@ -1150,11 +1319,16 @@ impl PyTensor {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        if let Some(t) = index_fast(py, &self.inner, key)? {
-            return wrap(py, t);
-        }
+        // The key is converted before the lock is taken: it may run Python
+        // code (`__index__`) or name this very tensor.
         let idx = indices(py, key)?;
-        wrap(py, indexing::index(&self.inner, &idx).py()?)
+        self.derive(py, |t| match idx.as_slice() {
+            // The commonest key, one slice: straight to the view.
+            &[TensorIndex::Slice { start, stop, step }] if t.dim() > 0 => {
+                views::slice(t, 0, start, stop, step)
+            }
+            _ => indexing::index(t, &idx),
+        })
     }
 
     fn __setitem__(
@@ -1164,9 +1338,10 @@ impl PyTensor {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let idx = indices(py, key)?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         if let Ok(src) = value.cast::<PyTensor>() {
-            let src = src.borrow().inner.clone();
+            let src = src.get().handle(py)?;
             return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
         }
         if let Ok(s) = scalar(value) {
@@ -1180,21 +1355,18 @@ impl PyTensor {
 /// `self` converted to `st` (`self` itself when it already has that dtype).
 fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
-    let me = slf.borrow();
-    if me.inner.dtype() == st {
-        drop(me);
+    let t = &slf.get().handle(py)?;
+    if t.dtype() == st {
         return Ok(slf.clone().into_any());
     }
-    let t = &me.inner;
     let r = py.detach(|| copy_api::to_dtype(t, st)).py()?;
-    drop(me);
     Ok(wrap(py, r)?.into_any())
 }
 
 /// A tensor argument: a `Tensor`, or data `tensor()` accepts.
 fn as_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(t.borrow().inner.clone());
+        return t.get().handle(obj.py());
     }
     convert::tensor_from_data(obj, None)
 }
@@ -1251,18 +1423,21 @@ impl PyHolder {
     fn new(tensors: &Bound<'_, PyTuple>) -> PyResult<PyHolder> {
         let mut h = PyHolder::default();
         for t in tensors.iter() {
-            h.items.push(t.cast::<PyTensor>()?.borrow().inner.clone());
+            h.items.push(t.cast::<PyTensor>()?.get().handle(t.py())?);
         }
         Ok(h)
     }
     /// Keeps a handle to `t`'s `TensorImpl` (replacing any held ones).
-    fn set(&mut self, t: PyRef<'_, PyTensor>) {
+    fn set(&mut self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
+        let h = t.get().handle(t.py())?;
         self.items.clear();
-        self.items.push(t.inner.clone());
+        self.items.push(h);
+        Ok(())
     }
     /// Adds a handle.
-    fn append(&mut self, t: PyRef<'_, PyTensor>) {
-        self.items.push(t.inner.clone());
+    fn append(&mut self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
+        self.items.push(t.get().handle(t.py())?);
+        Ok(())
     }
     /// Hands the `i`-th held `TensorImpl` back to Python.
     #[pyo3(signature = (i = 0))]
@@ -1345,7 +1520,7 @@ fn tensor<'py>(
     let _ = device_arg(device)?;
     let st = dtype_arg(dtype)?;
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
-        let s = src.borrow().inner.clone();
+        let s = src.get().handle(py)?;
         py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
             .py()?
     } else {
@@ -1497,8 +1672,10 @@ fn eye<'py>(
 
 /// Wraps a handle: exposed for `_testing` (returns the preserved object).
 #[pyfunction]
-fn _same_impl(a: PyRef<'_, PyTensor>, b: PyRef<'_, PyTensor>) -> bool {
-    a.inner.is_same(&b.inner)
+fn _same_impl(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> PyResult<bool> {
+    // One lock at a time (`a` and `b` may be the same object).
+    let b = b.get().handle(py)?;
+    a.get().with(py, |a| a.is_same(&b))
 }
 
 /// Registers the classes, dtypes and factories in `m`.
