@@ -18,7 +18,7 @@ use pyo3::PyTraverseError;
 
 use crate::convert::{
     self, device_arg, dtype_arg, format_arg, int, int_list, options, scalar, OrPy, PyDevice,
-    PyDtype, PyMemoryFormat,
+    PyDtype, PyMemoryFormat, I64,
 };
 
 /// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
@@ -372,7 +372,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (dim = None))]
-    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+    fn size<'py>(&self, py: Python<'py>, dim: Option<I64>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = dim.map(|v| v.0);
         match dim {
             None => {
                 let sizes = self.with(py, |t| t.sizes().to_vec())?;
@@ -387,7 +388,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (dim = None))]
-    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<I64>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = dim.map(|v| v.0);
         match dim {
             None => {
                 let strides = self.with(py, |t| t.strides().to_vec())?;
@@ -747,17 +749,23 @@ impl PyTensor {
     fn transpose<'py>(
         &self,
         py: Python<'py>,
-        dim0: i64,
-        dim1: i64,
+        dim0: I64,
+        dim1: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let dim0 = dim0.0;
+        let dim1 = dim1.0;
         self.derive(py, |t| views::transpose(t, dim0, dim1))
     }
 
-    fn swapaxes<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
+    fn swapaxes<'py>(&self, py: Python<'py>, a: I64, b: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let a = a.0;
+        let b = b.0;
         self.derive(py, |t| views::transpose(t, a, b))
     }
 
-    fn swapdims<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
+    fn swapdims<'py>(&self, py: Python<'py>, a: I64, b: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let a = a.0;
+        let b = b.0;
         self.derive(py, |t| views::transpose(t, a, b))
     }
 
@@ -774,15 +782,19 @@ impl PyTensor {
     fn narrow<'py>(
         &self,
         py: Python<'py>,
-        dim: i64,
+        dim: I64,
         start: &Bound<'py, PyAny>,
-        length: i64,
+        length: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
+        let length = length.0;
         let start = int(start)?;
         self.derive(py, |t| views::narrow(t, dim, start, length))
     }
 
-    fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyTensor>> {
+    fn select<'py>(&self, py: Python<'py>, dim: I64, index: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
+        let index = index.0;
         self.derive(py, |t| views::select(t, dim, index))
     }
 
@@ -829,17 +841,20 @@ impl PyTensor {
         })
     }
 
-    fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTensor>> {
+    fn unsqueeze<'py>(&self, py: Python<'py>, dim: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
         self.derive(py, |t| views::unsqueeze(t, dim))
     }
 
-    #[pyo3(signature = (start_dim = 0, end_dim = -1))]
+    #[pyo3(signature = (start_dim = I64(0), end_dim = I64(-1)))]
     fn flatten<'py>(
         &self,
         py: Python<'py>,
-        start_dim: i64,
-        end_dim: i64,
+        start_dim: I64,
+        end_dim: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let start_dim = start_dim.0;
+        let end_dim = end_dim.0;
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
@@ -856,20 +871,22 @@ impl PyTensor {
     fn unflatten<'py>(
         &self,
         py: Python<'py>,
-        dim: i64,
+        dim: I64,
         sizes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
         let sizes = convert::seq_ints(sizes, "unflatten(): argument 'sizes'")?;
         self.derive(py, |t| views::unflatten(t, dim, &sizes))
     }
 
-    #[pyo3(signature = (split_size_or_sections, dim = 0))]
+    #[pyo3(signature = (split_size_or_sections, dim = I64(0)))]
     fn split<'py>(
         &self,
         py: Python<'py>,
         split_size_or_sections: &Bound<'py, PyAny>,
-        dim: i64,
+        dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         let parts = if let Some(n) = convert::maybe_int(split_size_or_sections)? {
             self.with(py, |t| views::split(t, n, dim))?
         } else {
@@ -879,13 +896,14 @@ impl PyTensor {
         wrap_all(py, parts.py()?)
     }
 
-    #[pyo3(signature = (split_sizes, dim = 0))]
+    #[pyo3(signature = (split_sizes, dim = I64(0)))]
     fn split_with_sizes<'py>(
         &self,
         py: Python<'py>,
         split_sizes: &Bound<'py, PyAny>,
-        dim: i64,
+        dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         let s = convert::seq_ints(split_sizes, "split_sizes")?;
         wrap_all(
             py,
@@ -894,18 +912,21 @@ impl PyTensor {
         )
     }
 
-    #[pyo3(signature = (chunks, dim = 0))]
-    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+    #[pyo3(signature = (chunks, dim = I64(0)))]
+    fn chunk<'py>(&self, py: Python<'py>, chunks: I64, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
+        let chunks = chunks.0;
+        let dim = dim.0;
         wrap_all(py, self.with(py, |t| views::chunk(t, chunks, dim))?.py()?)
     }
 
-    #[pyo3(signature = (indices_or_sections, dim = 0))]
+    #[pyo3(signature = (indices_or_sections, dim = I64(0)))]
     fn tensor_split<'py>(
         &self,
         py: Python<'py>,
         indices_or_sections: &Bound<'py, PyAny>,
-        dim: i64,
+        dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         let parts = if let Some(n) = convert::maybe_int(indices_or_sections)? {
             self.with(py, |t| views::tensor_split(t, n, dim))?
         } else {
@@ -915,29 +936,36 @@ impl PyTensor {
         wrap_all(py, parts.py()?)
     }
 
-    #[pyo3(signature = (dim = 0))]
-    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+    #[pyo3(signature = (dim = I64(0)))]
+    fn unbind<'py>(&self, py: Python<'py>, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         wrap_all(py, self.with(py, |t| views::unbind(t, dim))?.py()?)
     }
 
-    #[pyo3(signature = (offset = 0, dim1 = 0, dim2 = 1))]
+    #[pyo3(signature = (offset = I64(0), dim1 = I64(0), dim2 = I64(1)))]
     fn diagonal<'py>(
         &self,
         py: Python<'py>,
-        offset: i64,
-        dim1: i64,
-        dim2: i64,
+        offset: I64,
+        dim1: I64,
+        dim2: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let offset = offset.0;
+        let dim1 = dim1.0;
+        let dim2 = dim2.0;
         self.derive(py, |t| views::diagonal(t, offset, dim1, dim2))
     }
 
     fn unfold<'py>(
         &self,
         py: Python<'py>,
-        dimension: i64,
-        size: i64,
-        step: i64,
+        dimension: I64,
+        size: I64,
+        step: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let dimension = dimension.0;
+        let size = size.0;
+        let step = step.0;
         self.derive(py, |t| views::unfold(t, dimension, size, step))
     }
 
@@ -967,8 +995,9 @@ impl PyTensor {
         py: Python<'py>,
         size: &Bound<'py, PyAny>,
         stride: &Bound<'py, PyAny>,
-        storage_offset: Option<i64>,
+        storage_offset: Option<I64>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let storage_offset = storage_offset.map(|v| v.0);
         let size = convert::seq_ints(size, "as_strided(): argument 'size'")?;
         let stride = convert::seq_ints(stride, "as_strided(): argument 'stride'")?;
         self.derive(py, |t| t.as_strided(&size, &stride, storage_offset))
@@ -1030,8 +1059,9 @@ impl PyTensor {
 
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
-        let v = scalar(value)?;
+        let n = convert::number(value)?;
         let t = slf.get().handle(py)?;
+        let v = convert::resolve_number(n, t.dtype())?;
         py.detach(|| t.fill_(v)).py()?;
         Ok(slf.clone())
     }
@@ -1161,11 +1191,14 @@ impl PyTensor {
         inplace(slf, Tensor::t_)
     }
 
-    fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, Self>> {
+    fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: I64, dim1: I64) -> PyResult<Bound<'py, Self>> {
+        let dim0 = dim0.0;
+        let dim1 = dim1.0;
         inplace(slf, |t| t.transpose_(dim0, dim1))
     }
 
-    fn unsqueeze_<'py>(slf: &Bound<'py, Self>, dim: i64) -> PyResult<Bound<'py, Self>> {
+    fn unsqueeze_<'py>(slf: &Bound<'py, Self>, dim: I64) -> PyResult<Bound<'py, Self>> {
+        let dim = dim.0;
         inplace(slf, |t| t.unsqueeze_(dim))
     }
 
@@ -1209,22 +1242,24 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         size: &Bound<'py, PyAny>,
         stride: &Bound<'py, PyAny>,
-        storage_offset: Option<i64>,
+        storage_offset: Option<I64>,
     ) -> PyResult<Bound<'py, Self>> {
+        let storage_offset = storage_offset.map(|v| v.0);
         let size = convert::seq_ints(size, "as_strided_(): argument 'size'")?;
         let stride = convert::seq_ints(stride, "as_strided_(): argument 'stride'")?;
         inplace(slf, |t| t.as_strided_(&size, &stride, storage_offset))
     }
 
     /// `set_()`, `set_(tensor)`, `set_(storage, offset, size, stride)`.
-    #[pyo3(signature = (source = None, storage_offset = 0, size = None, stride = None))]
+    #[pyo3(signature = (source = None, storage_offset = I64(0), size = None, stride = None))]
     fn set_<'py>(
         slf: &Bound<'py, Self>,
         source: Option<&Bound<'py, PyAny>>,
-        storage_offset: i64,
+        storage_offset: I64,
         size: Option<&Bound<'py, PyAny>>,
         stride: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
+        let storage_offset = storage_offset.0;
         let Some(source) = source else {
             return inplace(slf, |t| {
                 let o = c10_core::TensorOptions::new()
@@ -1344,8 +1379,11 @@ impl PyTensor {
             let src = src.get().handle(py)?;
             return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
         }
-        if let Ok(s) = scalar(value) {
-            return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
+        match scalar(value) {
+            Ok(s) => return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py(),
+            // An int past `int64`: PyTorch's ValueError, whatever the dtype.
+            Err(e) if value.is_instance_of::<PyInt>() => return Err(e),
+            Err(_) => {}
         }
         let src = convert::tensor_from_data(value, Some(t.dtype()))?;
         py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py()
@@ -1590,7 +1628,10 @@ fn full<'py>(
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let sizes = convert::seq_ints(size, "full(): argument 'size'")?;
-    let v = scalar(fill_value)?;
+    let n = convert::number(fill_value)?;
+    // An int past `int64` fills a float tensor, and is PyTorch's overflow
+    // error for the `int64` tensor an int fill value makes by default.
+    let v = convert::resolve_number(n, dtype_arg(dtype)?.unwrap_or(ScalarType::Long))?;
     let o = options(dtype, device, requires_grad)?;
     wrap(py, Tensor::full(&sizes, v, o).py()?)
 }
@@ -1624,14 +1665,28 @@ fn arange<'py>(
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    use convert::Number;
     let (s, e) = match end {
-        Some(e) => (scalar(start)?, scalar(e)?),
-        None => (Scalar::Int(0), scalar(start)?),
+        Some(e) => (convert::number(start)?, convert::number(e)?),
+        None => (Number::Scalar(Scalar::Int(0)), convert::number(start)?),
     };
     let st = match step {
-        Some(k) => scalar(k)?,
-        None => Scalar::Int(1),
+        Some(k) => convert::number(k)?,
+        None => Number::Scalar(Scalar::Int(1)),
     };
+    // The dtype PyTorch computes in (ints past `int64` are its overflow
+    // error unless the result is floating).
+    let any_float = [&s, &e, &st]
+        .iter()
+        .any(|n| matches!(n, Number::Scalar(Scalar::Float(_))));
+    let target = dtype_arg(dtype)?.unwrap_or(if any_float {
+        ScalarType::Float
+    } else {
+        ScalarType::Long
+    });
+    let s = convert::resolve_number(s, target)?;
+    let e = convert::resolve_number(e, target)?;
+    let st = convert::resolve_number(st, target)?;
     let o = options(dtype, device, requires_grad)?;
     wrap(py, Tensor::arange(s, e, st, o).py()?)
 }
@@ -1643,16 +1698,17 @@ fn linspace<'py>(
     py: Python<'py>,
     start: &Bound<'py, PyAny>,
     end: &Bound<'py, PyAny>,
-    steps: i64,
+    steps: I64,
     dtype: Option<&Bound<'py, PyAny>>,
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    let steps = steps.0;
+    let target = dtype_arg(dtype)?.unwrap_or(ScalarType::Float);
+    let start = convert::resolve_number(convert::number(start)?, target)?;
+    let end = convert::resolve_number(convert::number(end)?, target)?;
     let o = options(dtype, device, requires_grad)?;
-    wrap(
-        py,
-        Tensor::linspace(scalar(start)?, scalar(end)?, steps, o).py()?,
-    )
+    wrap(py, Tensor::linspace(start, end, steps, o).py()?)
 }
 
 /// `torchcore.eye(n, m=None, dtype=None, ...)`.
@@ -1660,12 +1716,14 @@ fn linspace<'py>(
 #[pyo3(signature = (n, m = None, *, dtype = None, device = None, requires_grad = false))]
 fn eye<'py>(
     py: Python<'py>,
-    n: i64,
-    m: Option<i64>,
+    n: I64,
+    m: Option<I64>,
     dtype: Option<&Bound<'py, PyAny>>,
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    let n = n.0;
+    let m = m.map(|v| v.0);
     let o = options(dtype, device, requires_grad)?;
     wrap(py, Tensor::eye(n, m, o).py()?)
 }
