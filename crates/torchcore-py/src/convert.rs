@@ -373,6 +373,9 @@ pub(crate) fn maybe_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
 pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
     if args.len() == 1 {
         let a = args.get_item(0)?;
+        if a.is_instance_of::<PyInt>() {
+            return Ok(vec![size_elem(&a, what, 0)?]);
+        }
         if let Some(i) = maybe_int(&a)? {
             return Ok(vec![i]);
         }

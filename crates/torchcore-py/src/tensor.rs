@@ -289,7 +289,7 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         if let Ok(b) = k.cast::<PyBool>() {
             return Ok(TensorIndex::Bool(b.is_true()));
         }
-        return Ok(TensorIndex::Int(k.extract::<i64>()?));
+        return Ok(TensorIndex::Int(int(k)?));
     }
     if let Ok(s) = k.cast::<PySlice>() {
         let (mut start, mut stop, mut step) = (0isize, 0isize, 0isize);
@@ -325,8 +325,11 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
             "advanced indexing (tensor, list or boolean-mask indices) is not implemented in torchcore",
         ));
     }
-    if let Ok(i) = k.extract::<i64>() {
-        return Ok(TensorIndex::Int(i));
+    match int(k) {
+        Ok(i) => return Ok(TensorIndex::Int(i)),
+        // An int-like (`__index__`) past `int64`: PyTorch's ValueError.
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyValueError>(py) => return Err(e),
+        Err(_) => {}
     }
     Err(PyIndexError::new_err(format!(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})",
