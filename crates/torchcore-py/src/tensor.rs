@@ -26,7 +26,7 @@ use crate::convert::{
 ///
 /// The class is `frozen`: PyO3 never borrows the object, so no
 /// "Already borrowed" error or `PanicException` can come from it. Its
-/// state sits behind its own lock ([`PyTensor::lock`]), taken only for
+/// state sits behind its own lock (`PyTensor::lock`), taken only for
 /// short, GIL-free-safe stretches of Rust code and, by the in-place
 /// metadata ops, for the op itself; a thread that finds the lock taken
 /// waits for it with the GIL released, so a read of a tensor that another
@@ -706,7 +706,7 @@ impl PyTensor {
     }
 
     fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        self.derive(py, |t| views::t(t))
+        self.derive(py, views::t)
     }
 
     #[getter(T)]
@@ -731,12 +731,12 @@ impl PyTensor {
                 PyErr::warn(py, &cat, msg, 1)?;
             }
         }
-        self.derive(py, |t| views::numpy_t(t))
+        self.derive(py, views::numpy_t)
     }
 
     #[getter(mT)]
     fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        self.derive(py, |t| views::mt(t))
+        self.derive(py, views::mt)
     }
 
     #[getter(mH)]
@@ -746,7 +746,7 @@ impl PyTensor {
                 "mH of complex tensors (conjugation) is not implemented in torchcore",
             ));
         }
-        self.derive(py, |t| views::mt(t))
+        self.derive(py, views::mt)
     }
 
     fn transpose<'py>(
@@ -1007,7 +1007,7 @@ impl PyTensor {
     }
 
     fn alias<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        self.derive(py, |t| views::alias(t))
+        self.derive(py, views::alias)
     }
 
     // ---- copies -----------------------------------------------------
@@ -1451,10 +1451,33 @@ impl PyUntypedStorage {
 
 /// `torchcore._testing.Holder`: a Rust-side container of tensor handles
 /// (what a C++ structure holding `at::Tensor`s is in PyTorch), for tests.
-#[pyclass(name = "Holder", module = "torchcore._testing")]
+///
+/// Frozen, with its own lock: the lock is only held to read or swap the
+/// list, never while Python code runs or handles are dropped (dropping a
+/// handle may free a Python object and run its callbacks), so waiting for
+/// it with the GIL held cannot deadlock.
+#[pyclass(name = "Holder", module = "torchcore._testing", frozen)]
 #[derive(Default)]
 pub struct PyHolder {
-    items: Vec<Tensor>,
+    items: Mutex<Vec<Tensor>>,
+}
+
+impl PyHolder {
+    /// The list, locked. A poisoned lock (a panic while it was held; none
+    /// is expected) still holds a valid list.
+    fn items(&self) -> MutexGuard<'_, Vec<Tensor>> {
+        self.items
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A copy of the `i`-th handle.
+    fn item(&self, i: usize) -> PyResult<Tensor> {
+        match self.items().get(i) {
+            Some(t) => Ok(t.clone()),
+            None => Err(PyIndexError::new_err("Holder index out of range")),
+        }
+    }
 }
 
 #[pymethods]
@@ -1462,56 +1485,54 @@ impl PyHolder {
     #[new]
     #[pyo3(signature = (*tensors))]
     fn new(tensors: &Bound<'_, PyTuple>) -> PyResult<PyHolder> {
-        let mut h = PyHolder::default();
+        let mut items = Vec::with_capacity(tensors.len());
         for t in tensors.iter() {
-            h.items.push(t.cast::<PyTensor>()?.get().handle(t.py())?);
+            items.push(t.cast::<PyTensor>()?.get().handle(t.py())?);
         }
-        Ok(h)
+        Ok(PyHolder {
+            items: Mutex::new(items),
+        })
     }
     /// Keeps a handle to `t`'s `TensorImpl` (replacing any held ones).
-    fn set(&mut self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
+    fn set(&self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
         let h = t.get().handle(t.py())?;
-        self.items.clear();
-        self.items.push(h);
+        let old = std::mem::replace(&mut *self.items(), vec![h]);
+        drop(old);
         Ok(())
     }
     /// Adds a handle.
-    fn append(&mut self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
-        self.items.push(t.get().handle(t.py())?);
+    fn append(&self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
+        let h = t.get().handle(t.py())?;
+        self.items().push(h);
         Ok(())
     }
     /// Hands the `i`-th held `TensorImpl` back to Python.
     #[pyo3(signature = (i = 0))]
     fn get<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyTensor>> {
-        match self.items.get(i) {
-            Some(t) => wrap(py, t.clone()),
-            None => Err(PyIndexError::new_err("Holder index out of range")),
-        }
+        wrap(py, self.item(i)?)
     }
     /// The sizes the Rust handle itself sees.
     #[pyo3(signature = (i = 0))]
     fn rust_sizes(&self, i: usize) -> PyResult<Vec<i64>> {
-        match self.items.get(i) {
-            Some(t) => Ok(t.sizes().to_vec()),
-            None => Err(PyIndexError::new_err("Holder index out of range")),
-        }
+        Ok(self.item(i)?.sizes().to_vec())
     }
     /// The handle count of the `i`-th held `TensorImpl`.
     #[pyo3(signature = (i = 0))]
     fn use_count(&self, i: usize) -> PyResult<usize> {
-        match self.items.get(i) {
+        match self.items().get(i) {
             Some(t) => Ok(t.use_count()),
             None => Err(PyIndexError::new_err("Holder index out of range")),
         }
     }
     /// Drops every handle (on this thread, with the GIL held).
-    fn clear(&mut self) {
-        self.items.clear();
+    fn clear(&self) {
+        let items = std::mem::take(&mut *self.items());
+        drop(items);
     }
     /// Drops every handle on another thread, without the GIL (the 2 → 1
     /// edge then takes the GIL from that thread).
-    fn clear_on_thread(&mut self, py: Python<'_>) -> PyResult<()> {
-        let items = std::mem::take(&mut self.items);
+    fn clear_on_thread(&self, py: Python<'_>) -> PyResult<()> {
+        let items = std::mem::take(&mut *self.items());
         py.detach(move || {
             std::thread::spawn(move || drop(items))
                 .join()
@@ -1521,7 +1542,7 @@ impl PyHolder {
     /// Clones and drops the held handles from `n` threads, `k` times each,
     /// without the GIL.
     fn hammer(&self, py: Python<'_>, n: usize, k: usize) -> PyResult<()> {
-        let items = self.items.clone();
+        let items = self.items().clone();
         py.detach(move || {
             let hs: Vec<_> = (0..n)
                 .map(|_| {
@@ -1542,7 +1563,7 @@ impl PyHolder {
         })
     }
     fn __len__(&self) -> usize {
-        self.items.len()
+        self.items().len()
     }
 }
 
