@@ -350,3 +350,91 @@ def test_sizes_past_int64_are_type_error(call, what, pos):
 def test_huge_slice_bounds_clamp():
     assert tc.zeros(2)[2**63 : 2**64].shape == (0,)
     assert tc.zeros(2)[-(2**70) :].shape == (2,)
+
+
+# ---- no Rust panic reaches Python ------------------------------------------
+
+I64_EDGES = [
+    -(2**63), -(2**63) + 1, -(2**62), -(2**31), -3, -2, -1, 0, 1, 2, 3,
+    2**31, 2**62, 2**63 - 2, 2**63 - 1,
+]
+
+
+def _small(*xs):
+    return all(abs(x) < 2**20 for x in xs)
+
+
+def _calls(t):
+    """Calls taking 1, 2 or 3 ints, on tensor ``t``. Guards keep out the
+    calls whose *result* is legitimately huge (millions of tensors or
+    elements), which PyTorch would build too."""
+    has_empty = 0 in t.shape
+    return {
+        1: [
+            lambda a: t.size(a), lambda a: t.stride(a), lambda a: t.select(0, a),
+            lambda a: t.unsqueeze(a), lambda a: t.squeeze(a),
+            lambda a: t.chunk(a) if _small(a) or not has_empty else None,
+            lambda a: t.split(a), lambda a: t.unbind(a), lambda a: t.flatten(a),
+            lambda a: t[a], lambda a: t[a:], lambda a: t[:a], lambda a: t[::a],
+            lambda a: t.clone().unsqueeze_(a),
+            lambda a: t.clone().resize_(a) if _small(a) else None,
+            lambda a: t.view(a), lambda a: t.reshape(a), lambda a: t.expand(a),
+            lambda a: t.narrow(0, a, 1),
+            lambda a: t.tensor_split(a) if _small(a) else t.tensor_split([a]),
+            lambda a: t.clone().__setitem__(a, 1.0), lambda a: t.movedim(a, 0),
+            lambda a: t.clone().fill_(a), lambda a: t.permute(a),
+            lambda a: t.unflatten(0, (a, -1)), lambda a: t.as_strided((1,), (1,), a),
+        ],
+        2: [
+            lambda a, b: t.transpose(a, b), lambda a, b: t.select(a, b),
+            lambda a, b: t.narrow(0, a, b), lambda a, b: t.flatten(a, b),
+            lambda a, b: t[a:b], lambda a, b: t[a, b], lambda a, b: t.swapaxes(a, b),
+            lambda a, b: t.unfold(a, b, 1), lambda a, b: t.diagonal(a, 0, 1),
+            lambda a, b: t.movedim(a, b),
+            lambda a, b: t.split(a, b) if a > 0 else None,
+            lambda a, b: t.chunk(a, b) if _small(a) or not has_empty else None,
+            lambda a, b: t.clone().transpose_(a, b), lambda a, b: t.view(a, b),
+            lambda a, b: t.as_strided((a,), (b,)), lambda a, b: t.unflatten(a, (b, -1)),
+            lambda a, b: tc.empty_strided((a,), (b,)) if _small(a, b)
+            else tc.empty_strided((2, a), (b, 0)) if _small(b) else None,
+            lambda a, b: tc.arange(a, b) if _small(b - a)
+            else tc.arange(a, b, max(1, abs(b - a) // 4)),
+        ],
+        3: [
+            lambda a, b, c: t.narrow(a, b, c), lambda a, b, c: t[a:b:c],
+            lambda a, b, c: t.diagonal(a, b, c), lambda a, b, c: t.unfold(a, b, c),
+            lambda a, b, c: t.as_strided((2, a), (b, 1), c),
+            lambda a, b, c: tc.arange(a, b, c) if c != 0 and _small((b - a) // c) else None,
+            lambda a, b, c: tc.linspace(a, b, c) if c < 2**16 else None,
+        ],
+    }
+
+
+def test_extreme_int_arguments_never_panic():
+    # 51 methods x every combination of 1-3 ints from I64_EDGES x 5
+    # tensors (about 140,000 calls, a few seconds): every failure must be an
+    # ordinary exception (a Rust panic would surface as PyO3's
+    # PanicException, a BaseException; the debug build checks overflow).
+    import itertools
+
+    bases = lambda: [
+        tc.zeros(3, 4), tc.zeros(0), tc.zeros(()), tc.zeros(2, 1, 3),
+        tc.arange(6).reshape(2, 3).t(),
+    ]
+    n_calls = 0
+    escaped = []
+    for arity in (1, 2, 3):
+        for args in itertools.product(I64_EDGES, repeat=arity):
+            for t in bases():
+                for f in _calls(t)[arity]:
+                    n_calls += 1
+                    try:
+                        r = f(*args)
+                        if isinstance(r, tc.Tensor) and r.numel() < 10_000:
+                            repr(r)
+                    except Exception:
+                        pass
+                    except BaseException as e:
+                        escaped.append((arity, args, type(e).__name__, str(e)[:200]))
+    assert n_calls > 100_000
+    assert escaped == []
