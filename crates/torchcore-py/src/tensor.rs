@@ -850,6 +850,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (start_dim = I64(0), end_dim = I64(-1)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, start_dim=0, end_dim=-1)")]
     fn flatten<'py>(
         &self,
         py: Python<'py>,
@@ -883,6 +885,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (split_size_or_sections, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, split_size_or_sections, dim=0)")]
     fn split<'py>(
         &self,
         py: Python<'py>,
@@ -900,6 +904,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (split_sizes, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, split_sizes, dim=0)")]
     fn split_with_sizes<'py>(
         &self,
         py: Python<'py>,
@@ -916,6 +922,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (chunks, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, chunks, dim=0)")]
     fn chunk<'py>(&self, py: Python<'py>, chunks: I64, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
         let chunks = chunks.0;
         let dim = dim.0;
@@ -923,6 +931,8 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (indices_or_sections, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, indices_or_sections, dim=0)")]
     fn tensor_split<'py>(
         &self,
         py: Python<'py>,
@@ -940,12 +950,16 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, dim=0)")]
     fn unbind<'py>(&self, py: Python<'py>, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
         let dim = dim.0;
         wrap_all(py, self.with(py, |t| views::unbind(t, dim))?.py()?)
     }
 
     #[pyo3(signature = (offset = I64(0), dim1 = I64(0), dim2 = I64(1)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, offset=0, dim1=0, dim2=1)")]
     fn diagonal<'py>(
         &self,
         py: Python<'py>,
@@ -1255,6 +1269,8 @@ impl PyTensor {
 
     /// `set_()`, `set_(tensor)`, `set_(storage, offset, size, stride)`.
     #[pyo3(signature = (source = None, storage_offset = I64(0), size = None, stride = None))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, source=None, storage_offset=0, size=None, stride=None)")]
     fn set_<'py>(
         slf: &Bound<'py, Self>,
         source: Option<&Bound<'py, PyAny>>,
