@@ -582,7 +582,7 @@ fn deep_tensors_with_long_dims_keep_torch_layout() {
 fn deep_tensor_with_two_elements_prints_in_linear_time() {
     // 50,000 dims with one of size 2: the separator between the two items
     // has 49,999 newlines (as PyTorch's layout would); the walk must not
-    // be quadratic in the number of dims.
+    // be quadratic in the number of dims. `explain` too.
     const N: usize = 50_000;
     let s = on_small_stack(|| {
         let mut shape = vec![1i64; N];
@@ -590,6 +590,8 @@ fn deep_tensor_with_two_elements_prints_in_linear_time() {
         let t = Tensor::from_vec(vec![true, false], &shape).unwrap();
         let start = std::time::Instant::now();
         let s = t.to_string();
+        let e = t.explain();
+        assert!(e.starts_with("Tensor view: sizes [2, 1, 1"), "{}", &e[..80]);
         assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
         s
     });
