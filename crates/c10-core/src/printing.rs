@@ -394,34 +394,78 @@ struct Layout<'a> {
 }
 
 impl Layout<'_> {
-    /// Writes the sub-tensor at `values[start..]` of dims `d..` at the
-    /// given indent.
-    fn write(&self, out: &mut String, d: usize, start: usize, indent: usize) {
-        let dims_left = self.shape.len() - d;
-        if dims_left == 0 {
-            if let Some(&v) = self.values.get(start) {
+    /// Writes the whole tensor (starting at column `indent`).
+    ///
+    /// PyTorch's `_tensor_str_with_formatter` recurses once per dim; this
+    /// walks the dims with an explicit stack instead, so a tensor with tens
+    /// of thousands of (size-1) dims prints in linear time and bounded
+    /// call-stack depth rather than overflowing the thread's stack (an
+    /// abort, not an error). The layout is the recursive one's: dim `d` is
+    /// written at indent `indent + d`, its items separated by a comma, one
+    /// newline per dim below it, and the spaces of the next line's indent.
+    fn write(&self, out: &mut String, indent: usize) {
+        let n = self.shape.len();
+        if n == 0 {
+            if let Some(&v) = self.values.first() {
                 out.push_str(self.fmt.format(v).trim_start_matches(' '));
             }
             return;
         }
-        if dims_left == 1 {
-            self.write_vector(out, d, start, indent);
+        // `chunk[d]`: the number of values under one index of dim `d`.
+        // The product of all `shape` entries is `values.len()`, so none of
+        // these overflow; saturating keeps that an invariant, not a panic.
+        let mut chunk = vec![1usize; n];
+        for d in (0..n - 1).rev() {
+            chunk[d] = chunk[d + 1].saturating_mul(self.shape[d + 1]);
+        }
+        if n == 1 {
+            self.write_vector(out, 0, 0, indent);
             return;
         }
-        let chunk: usize = self.shape[d + 1..].iter().product();
-        let sep = format!(",{}{}", "\n".repeat(dims_left - 1), " ".repeat(indent + 1));
-        out.push('[');
-        for i in 0..self.shape[d] {
-            if i > 0 {
-                out.push_str(&sep);
-            }
-            if self.elided[d] && i == EDGE_ITEMS {
-                out.push_str("...");
-                out.push_str(&sep);
-            }
-            self.write(out, d + 1, start + i * chunk, indent + 1);
+        /// One open bracket: dim `d` of the sub-tensor at `values[start..]`,
+        /// whose `next` item comes next.
+        struct Open {
+            d: usize,
+            start: usize,
+            next: usize,
         }
-        out.push(']');
+        let mut stack = vec![Open {
+            d: 0,
+            start: 0,
+            next: 0,
+        }];
+        out.push('[');
+        while let Some(top) = stack.last_mut() {
+            let d = top.d;
+            if top.next >= self.shape[d] {
+                out.push(']');
+                stack.pop();
+                continue;
+            }
+            let i = top.next;
+            top.next += 1;
+            let start = top.start.saturating_add(i.saturating_mul(chunk[d]));
+            if i > 0 {
+                let sep = format!(",{}{}", "\n".repeat(n - d - 1), " ".repeat(indent + d + 1));
+                out.push_str(&sep);
+                // The elision mark comes before item EDGE_ITEMS (> 0).
+                if self.elided[d] && i == EDGE_ITEMS {
+                    out.push_str("...");
+                    out.push_str(&sep);
+                }
+            }
+            let child = d + 1;
+            if child == n - 1 {
+                self.write_vector(out, child, start, indent + child);
+            } else {
+                out.push('[');
+                stack.push(Open {
+                    d: child,
+                    start,
+                    next: 0,
+                });
+            }
+        }
     }
 
     /// PyTorch's `_vector_str`: elements wrapped to the line width.
@@ -467,7 +511,7 @@ fn tensor_str(t: &Tensor, indent: usize, precision: usize) -> Result<String> {
         fmt,
     };
     let mut out = String::new();
-    layout.write(&mut out, 0, 0, indent);
+    layout.write(&mut out, indent);
     Ok(out)
 }
 

@@ -512,3 +512,96 @@ fn debug_shows_values_and_layout() {
     let w = Tensor::zeros(&[1], TensorOptions::new().requires_grad(true)).unwrap();
     assert!(format!("{w:?}").contains("requires_grad: true"));
 }
+
+/// Runs `f` on a thread with the default 2 MiB stack of `std::thread`
+/// (set explicitly, so `RUST_MIN_STACK` cannot enlarge it): printing used
+/// to recurse once per dim and overflowed that stack (an abort of the whole
+/// process) at about 10,000 dims.
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn ten_thousand_size_one_dims_print_without_recursion() {
+    const N: usize = 10_000;
+    let (s, explained) = on_small_stack(|| {
+        let t = Tensor::from_vec(vec![1.5f32], &[1; N]).unwrap();
+        assert_eq!(t.dim(), N);
+        (t.to_string(), t.explain())
+    });
+    // PyTorch's layout for size-1 dims: one bracket per dim, no breaks
+    // (torch itself stops at Python's recursion limit, ~500 dims).
+    let want = format!("tensor({}1.5000{})", "[".repeat(N), "]".repeat(N));
+    assert_eq!(s, want);
+    assert!(
+        explained.starts_with("Tensor view: sizes ["),
+        "{}",
+        &explained[..80]
+    );
+}
+
+#[test]
+fn deep_tensors_with_long_dims_keep_torch_layout() {
+    // Strings printed by torch 2.15.0: `torch.arange(4.).reshape(2, 1, 1,
+    // 1, 2)` and `torch.arange(2000).reshape(10, 1, 1, 1, 200)` (a
+    // summarized one: elision in the outer and the inner dim).
+    let (a, b) = on_small_stack(|| {
+        let a = tv((0..4).map(|i| i as f32).collect(), &[2, 1, 1, 1, 2]);
+        let b = tv((0..2000i64).collect(), &[10, 1, 1, 1, 200]);
+        (a.to_string(), b.to_string())
+    });
+    assert_eq!(a, "tensor([[[[[0., 1.]]]],\n\n\n\n        [[[[2., 3.]]]]])");
+    let rows: Vec<String> = [0i64, 200, 400, -1, 1400, 1600, 1800]
+        .iter()
+        .map(|&r| {
+            if r < 0 {
+                return "...".to_owned();
+            }
+            let cell = |v: i64| format!("{v:4}");
+            format!(
+                "[[[[{}, {}, {},  ..., {}, {}, {}]]]]",
+                cell(r),
+                cell(r + 1),
+                cell(r + 2),
+                cell(r + 197),
+                cell(r + 198),
+                cell(r + 199)
+            )
+        })
+        .collect();
+    let want = format!("tensor([{}])", rows.join(",\n\n\n\n        "));
+    assert_eq!(b, want);
+}
+
+#[test]
+fn deep_tensor_with_two_elements_prints_in_linear_time() {
+    // 50,000 dims with one of size 2: the separator between the two items
+    // has 49,999 newlines (as PyTorch's layout would); the walk must not
+    // be quadratic in the number of dims. `explain` too.
+    const N: usize = 50_000;
+    let s = on_small_stack(|| {
+        let mut shape = vec![1i64; N];
+        shape[0] = 2;
+        let t = Tensor::from_vec(vec![true, false], &shape).unwrap();
+        let start = std::time::Instant::now();
+        let s = t.to_string();
+        let e = t.explain();
+        assert!(e.starts_with("Tensor view: sizes [2, 1, 1"), "{}", &e[..80]);
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+        s
+    });
+    let want = format!(
+        "tensor([{open} True{close},{nl}{pad}{open}False{close}])",
+        open = "[".repeat(N - 1),
+        close = "]".repeat(N - 1),
+        nl = "\n".repeat(N - 1),
+        pad = " ".repeat(8),
+    );
+    assert_eq!(s.len(), want.len());
+    assert!(s == want, "{}", &s[..200]);
+}

@@ -3,7 +3,8 @@
 
 use c10_core::{Device, MemoryFormat, Scalar, ScalarType, Tensor, TensorError, TensorOptions};
 use pyo3::exceptions::{
-    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+    PyIndexError, PyMemoryError, PyNotImplementedError, PyOverflowError, PyRuntimeError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
@@ -207,22 +208,88 @@ pub(crate) fn options(
     Ok(o)
 }
 
+/// PyTorch's message for a Python int outside `int64` where an `int64` is
+/// unpacked (`THPUtils_unpackLong`), raised as `ValueError`.
+pub(crate) const OVERFLOW_LONG_LONG: &str = "Overflow when unpacking long long";
+
+/// The `ValueError` PyTorch raises for an int outside `int64`.
+pub(crate) fn overflow_long_long() -> PyErr {
+    PyValueError::new_err(OVERFLOW_LONG_LONG)
+}
+
+/// A Python number as PyTorch's argument parser reads a `Scalar`: like
+/// [`scalar`], but an int in `[2**63, 2**64)` is kept as the `uint64` it
+/// is (PyTorch makes a `uint64` `Scalar` of it), for the caller to convert
+/// to the destination dtype with [`resolve_number`]. Ints outside
+/// `[-2**63, 2**64)` raise CPython's `OverflowError` from unpacking an
+/// `unsigned long long` ("int too big to convert", "can't convert
+/// negative int to unsigned"), as in PyTorch.
+pub(crate) enum Number {
+    /// Fits the core's `Scalar`.
+    Scalar(Scalar),
+    /// An int in `[2**63, 2**64)`.
+    U64(u64),
+}
+
+/// Reads `obj` as a [`Number`].
+pub(crate) fn number(obj: &Bound<'_, PyAny>) -> PyResult<Number> {
+    if obj.is_instance_of::<PyInt>() && obj.cast::<PyBool>().is_err() {
+        return match obj.extract::<i64>() {
+            Ok(i) => Ok(Number::Scalar(Scalar::Int(i))),
+            Err(_) => obj.extract::<u64>().map(Number::U64),
+        };
+    }
+    scalar(obj).map(Number::Scalar)
+}
+
+/// C's name for an integral dtype, as PyTorch's overflow message spells it.
+fn c_type_name(st: ScalarType) -> &'static str {
+    match st {
+        ScalarType::Byte => "uint8_t",
+        ScalarType::Char => "int8_t",
+        ScalarType::Short => "int16_t",
+        ScalarType::Int => "int32_t",
+        ScalarType::UInt16 => "uint16_t",
+        ScalarType::UInt32 => "uint32_t",
+        ScalarType::UInt64 => "uint64_t",
+        _ => "int64_t",
+    }
+}
+
+/// A [`Number`] as the `Scalar` to write into a tensor of dtype `st`: an
+/// int past `int64` becomes a float for floating and complex dtypes,
+/// `True` for bool, and for integral dtypes PyTorch's `RuntimeError`
+/// ("value cannot be converted to type int64_t without overflow").
+pub(crate) fn resolve_number(n: Number, st: ScalarType) -> PyResult<Scalar> {
+    match n {
+        Number::Scalar(s) => Ok(s),
+        Number::U64(u) if st.is_floating_point() || st.is_complex() => Ok(Scalar::Float(u as f64)),
+        Number::U64(u) if st == ScalarType::Bool => Ok(Scalar::Bool(u != 0)),
+        Number::U64(_) => Err(PyRuntimeError::new_err(format!(
+            "value cannot be converted to type {} without overflow",
+            c_type_name(st)
+        ))),
+    }
+}
+
 /// A Python number as a `Scalar` (`bool` before `int`, as it subclasses it;
 /// objects with `__index__` are integers, others with `__float__` floats).
+/// An int outside `int64` is PyTorch's `ValueError` ("Overflow when
+/// unpacking long long"); [`number`] accepts the `uint64` range too.
 pub(crate) fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Scalar::Bool(b.is_true()));
     }
     if obj.is_instance_of::<PyInt>() {
-        return Ok(Scalar::Int(obj.extract::<i64>()?));
+        return Ok(Scalar::Int(int(obj)?));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Ok(Scalar::Float(f.value()));
     }
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
-        let t = &t.borrow().inner;
+        let t = t.get().handle(obj.py())?;
         if t.numel() == 1 {
-            return item(obj.py(), t);
+            return item(obj.py(), &t);
         }
     }
     if let Ok(i) = obj.extract::<i64>() {
@@ -238,10 +305,49 @@ pub(crate) fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
 }
 
 /// An `int` argument, read through `__index__` (so `True`, NumPy integers
-/// and 0-d integer tensors work, floats do not).
+/// and 0-d integer tensors work, floats do not). An int outside `int64`
+/// raises PyTorch's `ValueError` ("Overflow when unpacking long long"),
+/// not PyO3's `OverflowError`.
 #[inline]
 pub(crate) fn int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    obj.extract::<i64>()
+    obj.extract::<i64>().map_err(|e| {
+        if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) {
+            overflow_long_long()
+        } else {
+            e
+        }
+    })
+}
+
+/// An `int` parameter of a Python-facing function: extracted like [`int`],
+/// so a value outside `int64` raises `ValueError("Overflow when unpacking
+/// long long")` as in PyTorch (a plain `i64` parameter would raise PyO3's
+/// `OverflowError`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct I64(pub(crate) i64);
+
+impl<'py> FromPyObject<'_, 'py> for I64 {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<I64> {
+        int(&obj).map(I64)
+    }
+}
+
+/// One element of a size list: [`int`], with PyTorch's `TypeError` when it
+/// overflows (`zeros(): argument 'size' failed to unpack the object at pos
+/// 1 with error "Overflow when unpacking long long"`, `pos` counting from
+/// 1; PyTorch appends a C++ backtrace inside the quotes, left out here).
+fn size_elem(x: &Bound<'_, PyAny>, what: &str, index: usize) -> PyResult<i64> {
+    x.extract::<i64>().map_err(|e| {
+        if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(x.py()) {
+            PyTypeError::new_err(format!(
+                "{what} failed to unpack the object at pos {} with error \"{OVERFLOW_LONG_LONG}\"",
+                index + 1
+            ))
+        } else {
+            e
+        }
+    })
 }
 
 /// `obj` as an int if it is one (a Python `int`, or not a sequence and
@@ -250,18 +356,26 @@ pub(crate) fn int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
 #[inline]
 pub(crate) fn maybe_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
     if obj.is_instance_of::<PyInt>() {
-        return obj.extract::<i64>().map(Some);
+        return int(obj).map(Some);
     }
     if obj.cast::<PyTuple>().is_ok() || obj.cast::<PyList>().is_ok() {
         return Ok(None);
     }
-    Ok(obj.extract::<i64>().ok())
+    match int(obj) {
+        Ok(i) => Ok(Some(i)),
+        // An int-like that overflows is an error, not "not an int".
+        Err(e) if e.is_instance_of::<PyValueError>(obj.py()) => Err(e),
+        Err(_) => Ok(None),
+    }
 }
 
 /// A size or dims argument given as `f(2, 3)` or `f((2, 3))`/`f([2, 3])`.
 pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
     if args.len() == 1 {
         let a = args.get_item(0)?;
+        if a.is_instance_of::<PyInt>() {
+            return Ok(vec![size_elem(&a, what, 0)?]);
+        }
         if let Some(i) = maybe_int(&a)? {
             return Ok(vec![i]);
         }
@@ -269,6 +383,10 @@ pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i6
     }
     let mut out = Vec::with_capacity(args.len());
     for a in args.iter() {
+        if a.is_instance_of::<PyInt>() {
+            out.push(size_elem(&a, what, out.len())?);
+            continue;
+        }
         out.push(a.extract::<i64>().map_err(|_| {
             PyTypeError::new_err(format!(
                 "{what} must be tuple of ints, but found element of type {} at pos {}",
@@ -286,15 +404,23 @@ pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i6
 /// A sequence of ints.
 pub(crate) fn seq_ints(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
     if let Ok(t) = a.cast::<PyTuple>() {
-        return t.iter().map(|x| x.extract::<i64>()).collect();
+        return t
+            .iter()
+            .enumerate()
+            .map(|(i, x)| size_elem(&x, what, i))
+            .collect();
     }
     if let Ok(l) = a.cast::<PyList>() {
-        return l.iter().map(|x| x.extract::<i64>()).collect();
+        return l
+            .iter()
+            .enumerate()
+            .map(|(i, x)| size_elem(&x, what, i))
+            .collect();
     }
     if let Ok(s) = a.cast::<PySequence>() {
         let mut out = Vec::new();
         for i in 0..s.len()? {
-            out.push(s.get_item(i)?.extract::<i64>()?);
+            out.push(size_elem(&s.get_item(i)?, what, i)?);
         }
         return Ok(out);
     }
@@ -375,40 +501,59 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 }
 
 /// `tolist()`: nested lists of Python numbers (a number for 0-d).
+///
+/// Built bottom-up, one level of lists per dim, without recursion: a
+/// tensor with tens of thousands of (size-1) dims gives its deeply nested
+/// list, as in PyTorch, instead of overflowing the stack.
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     let vals = flat_values(py, t)?;
-    if t.dim() == 0 {
+    let sizes = t.sizes();
+    if sizes.is_empty() {
         return match vals.first() {
             Some(s) => scalar_to_py(py, *s),
             None => Err(PyRuntimeError::new_err("empty 0-d tensor")),
         };
     }
-    let mut it = vals.into_iter();
-    nest(py, t.sizes(), &mut it)
+    let too_many = || {
+        PyMemoryError::new_err(format!(
+            "tolist(): a tensor of size {sizes:?} needs more lists than fit in memory"
+        ))
+    };
+    // `lists[d]`: how many lists of dim `d` there are (the product of the
+    // sizes before it); `None` when that overflows.
+    let mut lists: Vec<Option<usize>> = Vec::with_capacity(sizes.len());
+    let mut acc = Some(1usize);
+    for &n in sizes {
+        lists.push(acc);
+        acc = acc.and_then(|a| a.checked_mul(usize::try_from(n).ok()?));
+    }
+    let mut items: Vec<Bound<'_, PyAny>> = vals
+        .into_iter()
+        .map(|s| scalar_to_py(py, s).map(|o| o.into_bound(py)))
+        .collect::<PyResult<_>>()?;
+    for (d, &n) in sizes.iter().enumerate().rev() {
+        let count = lists[d].ok_or_else(too_many)?;
+        let width = usize::try_from(n).unwrap_or(0);
+        let mut next = Vec::new();
+        next.try_reserve_exact(count).map_err(|_| too_many())?;
+        let mut it = items.into_iter();
+        for _ in 0..count {
+            next.push(PyList::new(py, it.by_ref().take(width))?.into_any());
+        }
+        items = next;
+    }
+    match items.into_iter().next() {
+        Some(list) => Ok(list.unbind()),
+        None => Err(PyRuntimeError::new_err("tolist(): no outer list was built")),
+    }
 }
 
-fn nest(
-    py: Python<'_>,
-    sizes: &[i64],
-    it: &mut impl Iterator<Item = Scalar>,
-) -> PyResult<Py<PyAny>> {
-    let list = PyList::empty(py);
-    match sizes {
-        [] => {}
-        [n] => {
-            for _ in 0..*n {
-                let s = it.next().unwrap_or(Scalar::Int(0));
-                list.append(scalar_to_py(py, s)?)?;
-            }
-        }
-        [n, rest @ ..] => {
-            for _ in 0..*n {
-                list.append(nest(py, rest, it)?)?;
-            }
-        }
-    }
-    Ok(list.into_any().unbind())
-}
+/// The most dims `tensor(data)` reads from nested sequences: PyTorch's
+/// `MAX_DIMS` in `torch/csrc/utils/tensor_new.cpp` (deeper data raises
+/// `ValueError: too many dimensions 'list'`). It also bounds the recursion
+/// of [`walk`], which could otherwise overflow the stack on a list nested
+/// tens of thousands deep.
+pub(crate) const MAX_DATA_DIMS: usize = 128;
 
 /// What `torch.tensor(data)` infers: the kinds of the leaves seen.
 #[derive(Default)]
@@ -417,18 +562,38 @@ struct Leaves {
     vals: Vec<Scalar>,
     any_float: bool,
     any_int: bool,
+    /// An int outside `int64` was seen (stored in `vals` as its nearest
+    /// float): an error unless the tensor is floating.
+    big_int: bool,
+    /// An int too large even for a float was seen.
+    huge_int: bool,
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    if obj.is_instance_of::<PyInt>() && obj.cast::<PyBool>().is_err() {
+        if let Err(e) = obj.extract::<i64>() {
+            if !e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) {
+                return Err(e);
+            }
+            // PyTorch reads it as a double when the tensor is floating and
+            // fails otherwise; which one is known once all leaves are seen.
+            acc.big_int = true;
+            let f = obj.extract::<f64>().unwrap_or_else(|_| {
+                acc.huge_int = true;
+                f64::INFINITY
+            });
+            return leaf(Scalar::Float(f), depth, acc, true);
+        }
+    }
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
-        let t = &t.borrow().inner;
+        let t = &t.get().handle(obj.py())?;
         if t.dim() != 0 {
             return Err(PyNotImplementedError::new_err(
                 "tensor(): nested tensors with dims inside a list are not supported",
             ));
         }
         let s = item(obj.py(), t)?;
-        return leaf(s, depth, acc);
+        return leaf(s, depth, acc, false);
     }
     let is_seq = obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok();
     if !is_seq {
@@ -441,7 +606,13 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
                     .unwrap_or_default()
             ))
         })?;
-        return leaf(s, depth, acc);
+        return leaf(s, depth, acc, false);
+    }
+    if depth >= MAX_DATA_DIMS {
+        return Err(PyValueError::new_err(format!(
+            "too many dimensions '{}'",
+            obj.get_type().name()?
+        )));
     }
     let seq = obj.cast::<PySequence>()?;
     let n = seq.len()? as i64;
@@ -459,18 +630,22 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     Ok(())
 }
 
-fn leaf(s: Scalar, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+/// Records one leaf; `big` marks an int outside `int64` (passed as its
+/// float value, but an int for inference).
+fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
     if acc.sizes.len() > depth {
         return Err(PyTypeError::new_err(format!(
             "new(): invalid data type '{}'",
             match s {
                 Scalar::Bool(_) => "bool",
                 Scalar::Int(_) => "int",
+                Scalar::Float(_) if big => "int",
                 Scalar::Float(_) => "float",
             }
         )));
     }
     match s {
+        _ if big => acc.any_int = true,
         Scalar::Float(_) => acc.any_float = true,
         Scalar::Int(_) => acc.any_int = true,
         Scalar::Bool(_) => {}
@@ -497,7 +672,18 @@ pub(crate) fn tensor_from_data(
         ScalarType::Bool
     };
     let target = dtype.unwrap_or(inferred);
-    let t = if acc.any_float || acc.vals.is_empty() {
+    if acc.big_int {
+        // PyTorch reads ints as doubles only into a floating tensor.
+        if !(target.is_floating_point() || target.is_complex()) {
+            return Err(overflow_long_long());
+        }
+        if acc.huge_int {
+            return Err(PyOverflowError::new_err(
+                "int too large to convert to float",
+            ));
+        }
+    }
+    let t = if acc.any_float || acc.big_int || acc.vals.is_empty() {
         let v: Vec<f64> = acc.vals.iter().map(|s| s.to_f64()).collect();
         Tensor::from_vec(v, &sizes).py()?
     } else if acc.any_int {

@@ -22,7 +22,13 @@
 //!   holds copies the `TensorImpl` (copy-on-write), binds the copy to the
 //!   same object and keeps the old one bound too ("retired"), so a Rust
 //!   holder that hands the old `TensorImpl` back still gets this object,
-//!   with the new metadata.
+//!   with the new metadata;
+//! * the object is a `frozen` pyclass whose state sits behind its own lock,
+//!   waited for with the GIL released and never held while Python code runs
+//!   or across the GIL-free part of a read, so threads sharing a tensor wait
+//!   for each other's in-place metadata ops instead of failing (no PyO3
+//!   borrow errors or `PanicException`); other code reaches the handle
+//!   through `PyTensor::handle` or `PyTensor::with`.
 //!
 //! This crate is not a default member of the workspace and has no Rust
 //! tests (a test binary would need libpython); `cargo xtask test` builds it

@@ -1,7 +1,8 @@
 //! `torchcore.Tensor` and the factories.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
@@ -17,13 +18,31 @@ use pyo3::PyTraverseError;
 
 use crate::convert::{
     self, device_arg, dtype_arg, format_arg, int, int_list, options, scalar, OrPy, PyDevice,
-    PyDtype, PyMemoryFormat,
+    PyDtype, PyMemoryFormat, I64,
 };
 
 /// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
 /// crate documentation for the preservation rules).
-#[pyclass(name = "Tensor", module = "torchcore", dict, weakref)]
+///
+/// The class is `frozen`: PyO3 never borrows the object, so no
+/// "Already borrowed" error or `PanicException` can come from it. Its
+/// state sits behind its own lock (`PyTensor::lock`), taken only for
+/// short, GIL-free-safe stretches of Rust code and, by the in-place
+/// metadata ops, for the op itself; a thread that finds the lock taken
+/// waits for it with the GIL released, so a read of a tensor that another
+/// thread is resizing waits and then succeeds, as in PyTorch.
+#[pyclass(name = "Tensor", module = "torchcore", dict, weakref, frozen)]
 pub struct PyTensor {
+    state: Mutex<State>,
+    /// The [`thread_token`] of the thread holding `state`, 0 if none: a
+    /// thread that asks for the lock it already holds (a finalizer or
+    /// callback run while it is held) gets an error instead of waiting on
+    /// itself forever.
+    owner: AtomicUsize,
+}
+
+/// What [`PyTensor`]'s lock guards.
+pub(crate) struct State {
     /// The object's own handle: the `TensorImpl` it is bound to and shows.
     pub(crate) inner: Tensor,
     /// `TensorImpl`s this object was bound to before an in-place metadata
@@ -31,6 +50,122 @@ pub struct PyTensor {
     /// handing one back to Python must give this object. Pruned when only
     /// this object holds them.
     retired: Vec<Tensor>,
+}
+
+/// A held [`PyTensor`] lock. Dropping it clears the owner before the mutex
+/// is released (fields drop after `Drop::drop`).
+pub(crate) struct Locked<'a> {
+    owner: &'a AtomicUsize,
+    guard: MutexGuard<'a, State>,
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.owner.store(0, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
+    }
+}
+
+/// A non-zero number that identifies the calling thread among the live
+/// ones (the address of a thread-local).
+fn thread_token() -> usize {
+    thread_local! {
+        static TOKEN: u8 = const { 0 };
+    }
+    TOKEN.with(|t| std::ptr::from_ref(t) as usize)
+}
+
+impl PyTensor {
+    fn new(t: Tensor) -> PyTensor {
+        PyTensor {
+            state: Mutex::new(State {
+                inner: t,
+                retired: Vec::new(),
+            }),
+            owner: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes the object's lock. If another thread holds it, waits with the
+    /// GIL released (the holder may be in a GIL-free section that needs the
+    /// GIL to finish, e.g. to drop a handle bound to a Python object). If
+    /// this thread holds it, fails: that is a re-entrant call (a weakref
+    /// callback or finalizer that ran while the lock was held), and waiting
+    /// would never end.
+    ///
+    /// Rule for callers: while the guard lives, run no Python code (no
+    /// argument conversion, no object creation) and take no other tensor's
+    /// lock; convert arguments first, copy out what is needed, drop the
+    /// guard, then build Python objects.
+    pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<Locked<'_>> {
+        let me = thread_token();
+        if self.owner.load(Ordering::Acquire) == me {
+            return Err(PyRuntimeError::new_err(
+                "torchcore: this tensor is already in use by an operation further up this \
+                 thread's stack (a callback or finalizer re-entered it); retry once that \
+                 operation has returned",
+            ));
+        }
+        let guard = loop {
+            match self.state.try_lock() {
+                Ok(g) => break g,
+                // A panic while locked (none is expected: library code does
+                // not panic) leaves a consistent `State`: every mutation of
+                // it is a single assignment or push.
+                Err(TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    // Wait for the holder without the GIL, then try again
+                    // with it (a guard cannot leave the GIL-free closure:
+                    // it is not `Send`).
+                    py.detach(|| {
+                        drop(self.state.lock());
+                    });
+                }
+            }
+        };
+        self.owner.store(me, Ordering::Release);
+        Ok(Locked {
+            owner: &self.owner,
+            guard,
+        })
+    }
+
+    /// `f` applied to the object's handle, under the lock. `f` must be
+    /// plain Rust (see [`PyTensor::lock`]).
+    pub(crate) fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> R) -> PyResult<R> {
+        let me = self.lock(py)?;
+        Ok(f(&me.inner))
+    }
+
+    /// A new handle to the object's `TensorImpl`, for work done without
+    /// the lock (GIL-free copies, reads of the data, DLPack export): the
+    /// lock is never held across such work, so readers never wait on it.
+    pub(crate) fn handle(&self, py: Python<'_>) -> PyResult<Tensor> {
+        self.with(py, Tensor::clone)
+    }
+
+    /// A view (or other new tensor) computed from the handle under the
+    /// lock, then wrapped without it.
+    fn derive<'py>(
+        &self,
+        py: Python<'py>,
+        f: impl FnOnce(&Tensor) -> c10_core::Result<Tensor>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let r = self.with(py, f)?.py()?;
+        wrap(py, r)
+    }
 }
 
 /// The Python object for `t`: the one already bound to its `TensorImpl`
@@ -47,15 +182,10 @@ pub(crate) fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
         // SAFETY: the object is a `PyTensor` (see above).
         return Ok(unsafe { obj.cast_into_unchecked::<PyTensor>() });
     }
-    let obj = Bound::new(
-        py,
-        PyTensor {
-            inner: t,
-            retired: Vec::new(),
-        },
-    )?;
+    let obj = Bound::new(py, PyTensor::new(t))?;
     {
-        let me = obj.borrow();
+        // A new object: nobody else can hold its lock.
+        let me = obj.get().lock(py)?;
         bind(&obj, &me.inner)?;
     }
     Ok(obj)
@@ -66,11 +196,11 @@ fn bind(obj: &Bound<'_, PyTensor>, t: &Tensor) -> PyResult<()> {
     let Some(p) = NonNull::new(obj.as_ptr().cast::<()>()) else {
         return Err(PyRuntimeError::new_err("null object"));
     };
-    // SAFETY: `p` is a `PyTensor` whose field (`inner`) owns `t`'s handle
-    // and keeps it until the object is deallocated, which can only happen
-    // once its Python count is 0, so when no reference taken by the
-    // binding's `incref` is outstanding; `binding_incref`/`decref` are
-    // sound for it (registered at import).
+    // SAFETY: `p` is a `PyTensor` whose state (`inner` or `retired`) owns
+    // `t`'s handle and keeps it until the object is deallocated, which can
+    // only happen once its Python count is 0, so when no reference taken
+    // by the binding's `incref` is outstanding; `binding_incref`/`decref`
+    // are sound for it (registered at import).
     match unsafe { t.bind_object(p) } {
         Ok(()) => Ok(()),
         Err(Some(_)) => Err(PyRuntimeError::new_err(
@@ -103,7 +233,9 @@ fn inplace<'py>(
 }
 
 /// [`inplace`] for ops that may take a storage's lock (`resize_`, `set_`):
-/// the op runs with the GIL released.
+/// the op runs with the GIL released. The object's lock stays held, so
+/// other threads' calls on this object wait for the op (with the GIL
+/// released too) and then see its result.
 fn inplace_nogil<'py>(
     slf: &Bound<'py, PyTensor>,
     f: impl FnOnce(&mut Tensor) -> c10_core::Result<()> + Send,
@@ -116,7 +248,7 @@ fn inplace_with<'py>(
     f: impl FnOnce(&mut Tensor, Python<'py>) -> c10_core::Result<()>,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let py = slf.py();
-    let mut guard = slf.try_borrow_mut()?;
+    let mut guard = slf.get().lock(py)?;
     let me = &mut *guard;
     me.retired.retain(|r| r.use_count() > 1);
     let old = (me.inner.use_count() > 1).then(|| me.inner.clone());
@@ -157,7 +289,7 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         if let Ok(b) = k.cast::<PyBool>() {
             return Ok(TensorIndex::Bool(b.is_true()));
         }
-        return Ok(TensorIndex::Int(k.extract::<i64>()?));
+        return Ok(TensorIndex::Int(int(k)?));
     }
     if let Ok(s) = k.cast::<PySlice>() {
         let (mut start, mut stop, mut step) = (0isize, 0isize, 0isize);
@@ -186,15 +318,18 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         return Ok(TensorIndex::Ellipsis);
     }
     if let Ok(t) = k.cast::<PyTensor>() {
-        return Ok(TensorIndex::Tensor(t.borrow().inner.clone()));
+        return Ok(TensorIndex::Tensor(t.get().handle(py)?));
     }
     if k.cast::<PyList>().is_ok() {
         return Err(PyNotImplementedError::new_err(
             "advanced indexing (tensor, list or boolean-mask indices) is not implemented in torchcore",
         ));
     }
-    if let Ok(i) = k.extract::<i64>() {
-        return Ok(TensorIndex::Int(i));
+    match int(k) {
+        Ok(i) => return Ok(TensorIndex::Int(i)),
+        // An int-like (`__index__`) past `int64`: PyTorch's ValueError.
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyValueError>(py) => return Err(e),
+        Err(_) => {}
     }
     Err(PyIndexError::new_err(format!(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})",
@@ -208,20 +343,6 @@ fn indices(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>>
     } else {
         Ok(vec![one_index(py, key)?])
     }
-}
-
-/// A fast path for the commonest keys: one int or one slice.
-fn index_fast(py: Python<'_>, t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
-    if let Ok(s) = key.cast::<PySlice>() {
-        if t.dim() == 0 {
-            return Ok(None);
-        }
-        let idx = one_index(py, s.as_any())?;
-        if let TensorIndex::Slice { start, stop, step } = idx {
-            return views::slice(t, 0, start, stop, step).py().map(Some);
-        }
-    }
-    Ok(None)
 }
 
 fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
@@ -243,139 +364,178 @@ impl PyTensor {
         Ok(())
     }
 
-    fn __clear__(&mut self) {}
+    fn __clear__(&self) {}
 
     // ---- attributes -------------------------------------------------
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        size_obj(py, self.inner.sizes())
+        let sizes = self.with(py, |t| t.sizes().to_vec())?;
+        size_obj(py, &sizes)
     }
 
     #[pyo3(signature = (dim = None))]
-    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+    fn size<'py>(&self, py: Python<'py>, dim: Option<I64>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = dim.map(|v| v.0);
         match dim {
-            None => size_obj(py, self.inner.sizes()),
-            Some(d) => Ok(self.inner.size(d).py()?.into_pyobject(py)?.into_any()),
+            None => {
+                let sizes = self.with(py, |t| t.sizes().to_vec())?;
+                size_obj(py, &sizes)
+            }
+            Some(d) => Ok(self
+                .with(py, |t| t.size(d))?
+                .py()?
+                .into_pyobject(py)?
+                .into_any()),
         }
     }
 
     #[pyo3(signature = (dim = None))]
-    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<I64>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = dim.map(|v| v.0);
         match dim {
-            None => Ok(PyTuple::new(py, self.inner.strides())?.into_any()),
-            Some(d) => Ok(self.inner.stride(d).py()?.into_pyobject(py)?.into_any()),
+            None => {
+                let strides = self.with(py, |t| t.strides().to_vec())?;
+                Ok(PyTuple::new(py, strides)?.into_any())
+            }
+            Some(d) => Ok(self
+                .with(py, |t| t.stride(d))?
+                .py()?
+                .into_pyobject(py)?
+                .into_any()),
         }
     }
 
-    fn storage_offset(&self) -> i64 {
-        self.inner.storage_offset()
+    fn storage_offset(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with(py, |t| t.storage_offset())
     }
 
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    #[getter]
-    fn ndim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    fn ndimension(&self) -> usize {
-        self.inner.dim()
-    }
-
-    fn numel(&self) -> i64 {
-        self.inner.numel()
-    }
-
-    fn nelement(&self) -> i64 {
-        self.inner.numel()
-    }
-
-    fn element_size(&self) -> usize {
-        self.inner.element_size()
+    fn dim(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.dim())
     }
 
     #[getter]
-    fn itemsize(&self) -> usize {
-        self.inner.element_size()
+    fn ndim(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.dim())
+    }
+
+    fn ndimension(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.dim())
+    }
+
+    fn numel(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with(py, |t| t.numel())
+    }
+
+    fn nelement(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with(py, |t| t.numel())
+    }
+
+    fn element_size(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.element_size())
     }
 
     #[getter]
-    fn nbytes(&self) -> usize {
-        self.inner.nbytes()
+    fn itemsize(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.element_size())
     }
 
     #[getter]
-    fn dtype(&self) -> PyDtype {
-        PyDtype {
-            st: self.inner.dtype(),
-        }
+    fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.nbytes())
     }
 
     #[getter]
-    fn device(&self) -> PyDevice {
-        PyDevice {
-            d: self.inner.device(),
-        }
+    fn dtype(&self, py: Python<'_>) -> PyResult<PyDtype> {
+        let st = self.with(py, Tensor::dtype)?;
+        Ok(PyDtype { st })
     }
 
     #[getter]
-    fn is_cuda(&self) -> bool {
-        self.inner.device().device_type() == c10_core::DeviceType::Cuda
+    fn device(&self, py: Python<'_>) -> PyResult<PyDevice> {
+        let d = self.with(py, Tensor::device)?;
+        Ok(PyDevice { d })
     }
 
     #[getter]
-    fn is_cpu(&self) -> bool {
-        self.inner.device().device_type() == c10_core::DeviceType::Cpu
+    fn is_cuda(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| {
+            t.device().device_type() == c10_core::DeviceType::Cuda
+        })
     }
 
-    fn is_floating_point(&self) -> bool {
-        self.inner.dtype().is_floating_point()
+    #[getter]
+    fn is_cpu(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| {
+            t.device().device_type() == c10_core::DeviceType::Cpu
+        })
     }
 
-    fn is_complex(&self) -> bool {
-        self.inner.dtype().is_complex()
+    fn is_floating_point(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.dtype().is_floating_point())
+    }
+
+    fn is_complex(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.dtype().is_complex())
     }
 
     #[pyo3(signature = (memory_format = None))]
-    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    fn is_contiguous(
+        &self,
+        py: Python<'_>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
         let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
-        Ok(self.inner.is_contiguous_in(f))
+        self.with(py, |t| t.is_contiguous_in(f))
     }
 
-    fn is_non_overlapping_and_dense(&self) -> bool {
-        self.inner.is_non_overlapping_and_dense()
+    fn is_non_overlapping_and_dense(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.is_non_overlapping_and_dense())
     }
 
-    fn data_ptr(&self) -> PyResult<usize> {
-        let base = self
-            .inner
-            .storage()
-            .data_addr()
-            .map_err(|e| convert::to_py_err(e.into()))?;
-        Ok(base + self.inner.storage_offset() as usize * self.inner.element_size())
+    fn data_ptr(&self, py: Python<'_>) -> PyResult<usize> {
+        let (base, offset, itemsize) = self.with(py, |t| {
+            (
+                t.storage().data_addr(),
+                t.storage_offset(),
+                t.element_size(),
+            )
+        })?;
+        let base = base.map_err(|e| convert::to_py_err(e.into()))?;
+        // Checked: an offset set through `set_`/`as_strided_` is validated
+        // against the storage, but a wrapped address must not be possible
+        // even if it were not (and overflow would panic in debug builds).
+        usize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_mul(itemsize))
+            .and_then(|b| base.checked_add(b))
+            .ok_or_else(|| {
+                PyRuntimeError::new_err(format!(
+                    "data_ptr(): storage offset {offset} (element size {itemsize}) is outside \
+                     the address space"
+                ))
+            })
     }
 
-    fn untyped_storage(&self) -> PyUntypedStorage {
-        PyUntypedStorage {
-            storage: self.inner.storage().clone(),
-        }
+    fn untyped_storage(&self, py: Python<'_>) -> PyResult<PyUntypedStorage> {
+        let storage = self.with(py, |t| t.storage().clone())?;
+        Ok(PyUntypedStorage { storage })
     }
 
-    fn is_set_to(&self, other: PyRef<'_, PyTensor>) -> bool {
-        self.inner.is_set_to(&other.inner)
+    fn is_set_to(&self, py: Python<'_>, other: &Bound<'_, PyTensor>) -> PyResult<bool> {
+        // Never two tensors' locks at once (`other` may be `self`).
+        let other = other.get().handle(py)?;
+        self.with(py, |t| t.is_set_to(&other))
     }
 
     #[getter]
-    fn _version(&self) -> PyResult<u32> {
-        self.inner.version().py()
+    fn _version(&self, py: Python<'_>) -> PyResult<u32> {
+        self.with(py, Tensor::version)?.py()
     }
 
     #[getter]
-    fn get_requires_grad(&self) -> bool {
-        self.inner.requires_grad()
+    fn get_requires_grad(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.requires_grad())
     }
 
     #[setter]
@@ -392,8 +552,8 @@ impl PyTensor {
     }
 
     #[getter]
-    fn is_leaf(&self) -> bool {
-        self.inner.is_leaf()
+    fn is_leaf(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| t.is_leaf())
     }
 
     #[getter]
@@ -401,84 +561,96 @@ impl PyTensor {
         py.None()
     }
 
-    fn _use_count(&self) -> usize {
-        self.inner.use_count()
+    fn _use_count(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.use_count())
     }
 
     fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, self.inner.detach())
+        let r = self.with(py, Tensor::detach)?;
+        wrap(py, r)
     }
 
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, self.inner.data())
+        let r = self.with(py, Tensor::data)?;
+        wrap(py, r)
     }
 
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        convert::tolist(py, &self.inner)
+        let t = self.handle(py)?;
+        convert::tolist(py, &t)
     }
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let s = convert::item(py, &self.inner)?;
+        let t = self.handle(py)?;
+        let s = convert::item(py, &t)?;
         convert::scalar_to_py(py, s)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let t = &self.inner;
-        py.detach(|| t.to_string())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        // Printing walks the dims iteratively (any number of dims prints;
+        // PyTorch's recursive printer raises `RecursionError` from about
+        // 500 dims).
+        let t = self.handle(py)?;
+        Ok(py.detach(|| t.to_string()))
     }
 
-    fn __str__(&self, py: Python<'_>) -> String {
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
         self.__repr__(py)
     }
 
-    fn __len__(&self) -> PyResult<usize> {
-        match self.inner.sizes().first() {
-            Some(n) => Ok(*n as usize),
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        match self.with(py, |t| t.sizes().first().copied())? {
+            Some(n) => usize::try_from(n)
+                .map_err(|_| PyRuntimeError::new_err(format!("len(): negative size {n} in dim 0"))),
             None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
         }
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.inner.dim() == 0 {
+        let parts = self.with(py, |t| (t.dim() != 0).then(|| views::unbind(t, 0)))?;
+        let Some(parts) = parts else {
             return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
-        }
-        let parts = views::unbind(&self.inner, 0).py()?;
-        wrap_all(py, parts)?
+        };
+        wrap_all(py, parts.py()?)?
             .as_any()
             .try_iter()
             .map(Bound::into_any)
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
-        if self.inner.numel() != 1 {
+        let t = self.handle(py)?;
+        if t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
-                if self.inner.numel() == 0 {
+                if t.numel() == 0 {
                     "no"
                 } else {
                     "more than one"
                 }
             )));
         }
-        Ok(convert::item(py, &self.inner)?.to_f64() != 0.0)
+        Ok(convert::item(py, &t)?.to_f64() != 0.0)
     }
 
     fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
-        Ok(convert::item(py, &self.inner)?.to_i64())
+        let t = self.handle(py)?;
+        Ok(convert::item(py, &t)?.to_i64())
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
-        Ok(convert::item(py, &self.inner)?.to_f64())
+        let t = self.handle(py)?;
+        Ok(convert::item(py, &t)?.to_f64())
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
-        if !self.inner.dtype().is_integral(true) || self.inner.numel() != 1 {
+        let t = self.handle(py)?;
+        if !t.dtype().is_integral(true) || t.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        Ok(convert::item(py, &self.inner)?.to_i64())
+        Ok(convert::item(py, &t)?.to_i64())
     }
 
     // ---- views ------------------------------------------------------
@@ -492,19 +664,20 @@ impl PyTensor {
         if shape.len() == 1 {
             if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
                 let st = d.get().st;
-                return wrap(py, self.inner.view_dtype(st).py()?);
+                return self.derive(py, |t| t.view_dtype(st));
             }
         }
         let dims = int_list(shape, "view(): argument 'size'")?;
-        wrap(py, views::view(&self.inner, &dims).py()?)
+        self.derive(py, |t| views::view(t, &dims))
     }
 
     fn view_as<'py>(
         &self,
         py: Python<'py>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::view(&self.inner, other.inner.sizes()).py()?)
+        let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
+        self.derive(py, |t| views::view(t, &sizes))
     }
 
     #[pyo3(signature = (*shape))]
@@ -514,7 +687,8 @@ impl PyTensor {
         shape: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let dims = int_list(shape, "reshape(): argument 'shape'")?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &dims)).py()?;
         wrap(py, r)
     }
@@ -522,16 +696,17 @@ impl PyTensor {
     fn reshape_as<'py>(
         &self,
         py: Python<'py>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
-        let sizes = other.inner.sizes().to_vec();
+        let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &sizes)).py()?;
         wrap(py, r)
     }
 
     fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::t(&self.inner).py()?)
+        self.derive(py, views::t)
     }
 
     #[getter(T)]
@@ -539,7 +714,7 @@ impl PyTensor {
         // PyTorch's deprecation warnings (`TORCH_WARN_ONCE`: once per process).
         static WARNED_0D: AtomicBool = AtomicBool::new(false);
         static WARNED_ND: AtomicBool = AtomicBool::new(false);
-        let (flag, msg) = match self.inner.dim() {
+        let (flag, msg) = match self.with(py, Tensor::dim)? {
             2 => (None, c""),
             0 => (
                 Some(&WARNED_0D),
@@ -556,39 +731,45 @@ impl PyTensor {
                 PyErr::warn(py, &cat, msg, 1)?;
             }
         }
-        wrap(py, views::numpy_t(&self.inner).py()?)
+        self.derive(py, views::numpy_t)
     }
 
     #[getter(mT)]
     fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::mt(&self.inner).py()?)
+        self.derive(py, views::mt)
     }
 
     #[getter(mH)]
     fn m_h<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        if self.inner.dtype().is_complex() {
+        if self.with(py, |t| t.dtype().is_complex())? {
             return Err(PyNotImplementedError::new_err(
                 "mH of complex tensors (conjugation) is not implemented in torchcore",
             ));
         }
-        wrap(py, views::mt(&self.inner).py()?)
+        self.derive(py, views::mt)
     }
 
     fn transpose<'py>(
         &self,
         py: Python<'py>,
-        dim0: i64,
-        dim1: i64,
+        dim0: I64,
+        dim1: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::transpose(&self.inner, dim0, dim1).py()?)
+        let dim0 = dim0.0;
+        let dim1 = dim1.0;
+        self.derive(py, |t| views::transpose(t, dim0, dim1))
     }
 
-    fn swapaxes<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::transpose(&self.inner, a, b).py()?)
+    fn swapaxes<'py>(&self, py: Python<'py>, a: I64, b: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let a = a.0;
+        let b = b.0;
+        self.derive(py, |t| views::transpose(t, a, b))
     }
 
-    fn swapdims<'py>(&self, py: Python<'py>, a: i64, b: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::transpose(&self.inner, a, b).py()?)
+    fn swapdims<'py>(&self, py: Python<'py>, a: I64, b: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let a = a.0;
+        let b = b.0;
+        self.derive(py, |t| views::transpose(t, a, b))
     }
 
     #[pyo3(signature = (*dims))]
@@ -598,22 +779,26 @@ impl PyTensor {
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let dims = int_list(dims, "permute(): argument 'dims'")?;
-        wrap(py, views::permute(&self.inner, &dims).py()?)
+        self.derive(py, |t| views::permute(t, &dims))
     }
 
     fn narrow<'py>(
         &self,
         py: Python<'py>,
-        dim: i64,
+        dim: I64,
         start: &Bound<'py, PyAny>,
-        length: i64,
+        length: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
+        let length = length.0;
         let start = int(start)?;
-        wrap(py, views::narrow(&self.inner, dim, start, length).py()?)
+        self.derive(py, |t| views::narrow(t, dim, start, length))
     }
 
-    fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::select(&self.inner, dim, index).py()?)
+    fn select<'py>(&self, py: Python<'py>, dim: I64, index: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
+        let index = index.0;
+        self.derive(py, |t| views::select(t, dim, index))
     }
 
     #[pyo3(signature = (*sizes))]
@@ -623,15 +808,16 @@ impl PyTensor {
         sizes: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let sizes = int_list(sizes, "expand(): argument 'size'")?;
-        wrap(py, views::expand(&self.inner, &sizes).py()?)
+        self.derive(py, |t| views::expand(t, &sizes))
     }
 
     fn expand_as<'py>(
         &self,
         py: Python<'py>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::expand(&self.inner, other.inner.sizes()).py()?)
+        let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
+        self.derive(py, |t| views::expand(t, &sizes))
     }
 
     fn broadcast_to<'py>(
@@ -640,7 +826,7 @@ impl PyTensor {
         size: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let sizes = convert::seq_ints(size, "broadcast_to(): argument 'size'")?;
-        wrap(py, views::broadcast_to(&self.inner, &sizes).py()?)
+        self.derive(py, |t| views::broadcast_to(t, &sizes))
     }
 
     #[pyo3(signature = (dim = None))]
@@ -649,34 +835,40 @@ impl PyTensor {
         py: Python<'py>,
         dim: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let r = match dims_arg(dim)? {
-            None => views::squeeze(&self.inner),
-            Some(d) if dim.is_some_and(|x| x.is_instance_of::<PyInt>()) => {
-                views::squeeze_dim(&self.inner, d.first().copied().unwrap_or(0))
-            }
-            Some(d) => views::squeeze_dims(&self.inner, &d),
-        };
-        wrap(py, r.py()?)
+        let dims = dims_arg(dim)?;
+        let single = dim.is_some_and(|x| x.is_instance_of::<PyInt>());
+        self.derive(py, |t| match dims {
+            None => views::squeeze(t),
+            Some(d) if single => views::squeeze_dim(t, d.first().copied().unwrap_or(0)),
+            Some(d) => views::squeeze_dims(t, &d),
+        })
     }
 
-    fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::unsqueeze(&self.inner, dim).py()?)
+    fn unsqueeze<'py>(&self, py: Python<'py>, dim: I64) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
+        self.derive(py, |t| views::unsqueeze(t, dim))
     }
 
-    #[pyo3(signature = (start_dim = 0, end_dim = -1))]
+    #[pyo3(signature = (start_dim = I64(0), end_dim = I64(-1)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, start_dim=0, end_dim=-1)")]
     fn flatten<'py>(
         &self,
         py: Python<'py>,
-        start_dim: i64,
-        end_dim: i64,
+        start_dim: I64,
+        end_dim: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
+        let start_dim = start_dim.0;
+        let end_dim = end_dim.0;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
         wrap(py, r)
     }
 
     fn ravel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = py.detach(|| views::ravel(t)).py()?;
         wrap(py, r)
     }
@@ -684,85 +876,114 @@ impl PyTensor {
     fn unflatten<'py>(
         &self,
         py: Python<'py>,
-        dim: i64,
+        dim: I64,
         sizes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let dim = dim.0;
         let sizes = convert::seq_ints(sizes, "unflatten(): argument 'sizes'")?;
-        wrap(py, views::unflatten(&self.inner, dim, &sizes).py()?)
+        self.derive(py, |t| views::unflatten(t, dim, &sizes))
     }
 
-    #[pyo3(signature = (split_size_or_sections, dim = 0))]
+    #[pyo3(signature = (split_size_or_sections, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, split_size_or_sections, dim=0)")]
     fn split<'py>(
         &self,
         py: Python<'py>,
         split_size_or_sections: &Bound<'py, PyAny>,
-        dim: i64,
+        dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         let parts = if let Some(n) = convert::maybe_int(split_size_or_sections)? {
-            views::split(&self.inner, n, dim)
+            self.with(py, |t| views::split(t, n, dim))?
         } else {
             let s = convert::seq_ints(split_size_or_sections, "split_size_or_sections")?;
-            views::split_with_sizes(&self.inner, &s, dim)
+            self.with(py, |t| views::split_with_sizes(t, &s, dim))?
         };
         wrap_all(py, parts.py()?)
     }
 
-    #[pyo3(signature = (split_sizes, dim = 0))]
+    #[pyo3(signature = (split_sizes, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, split_sizes, dim=0)")]
     fn split_with_sizes<'py>(
         &self,
         py: Python<'py>,
         split_sizes: &Bound<'py, PyAny>,
-        dim: i64,
+        dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         let s = convert::seq_ints(split_sizes, "split_sizes")?;
-        wrap_all(py, views::split_with_sizes(&self.inner, &s, dim).py()?)
+        wrap_all(
+            py,
+            self.with(py, |t| views::split_with_sizes(t, &s, dim))?
+                .py()?,
+        )
     }
 
-    #[pyo3(signature = (chunks, dim = 0))]
-    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        wrap_all(py, views::chunk(&self.inner, chunks, dim).py()?)
+    #[pyo3(signature = (chunks, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, chunks, dim=0)")]
+    fn chunk<'py>(&self, py: Python<'py>, chunks: I64, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
+        let chunks = chunks.0;
+        let dim = dim.0;
+        wrap_all(py, self.with(py, |t| views::chunk(t, chunks, dim))?.py()?)
     }
 
-    #[pyo3(signature = (indices_or_sections, dim = 0))]
+    #[pyo3(signature = (indices_or_sections, dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, indices_or_sections, dim=0)")]
     fn tensor_split<'py>(
         &self,
         py: Python<'py>,
         indices_or_sections: &Bound<'py, PyAny>,
-        dim: i64,
+        dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
         let parts = if let Some(n) = convert::maybe_int(indices_or_sections)? {
-            views::tensor_split(&self.inner, n, dim)
+            self.with(py, |t| views::tensor_split(t, n, dim))?
         } else {
             let s = convert::seq_ints(indices_or_sections, "indices")?;
-            views::tensor_split_indices(&self.inner, &s, dim)
+            self.with(py, |t| views::tensor_split_indices(t, &s, dim))?
         };
         wrap_all(py, parts.py()?)
     }
 
-    #[pyo3(signature = (dim = 0))]
-    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
-        wrap_all(py, views::unbind(&self.inner, dim).py()?)
+    #[pyo3(signature = (dim = I64(0)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, dim=0)")]
+    fn unbind<'py>(&self, py: Python<'py>, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = dim.0;
+        wrap_all(py, self.with(py, |t| views::unbind(t, dim))?.py()?)
     }
 
-    #[pyo3(signature = (offset = 0, dim1 = 0, dim2 = 1))]
+    #[pyo3(signature = (offset = I64(0), dim1 = I64(0), dim2 = I64(1)))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, offset=0, dim1=0, dim2=1)")]
     fn diagonal<'py>(
         &self,
         py: Python<'py>,
-        offset: i64,
-        dim1: i64,
-        dim2: i64,
+        offset: I64,
+        dim1: I64,
+        dim2: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::diagonal(&self.inner, offset, dim1, dim2).py()?)
+        let offset = offset.0;
+        let dim1 = dim1.0;
+        let dim2 = dim2.0;
+        self.derive(py, |t| views::diagonal(t, offset, dim1, dim2))
     }
 
     fn unfold<'py>(
         &self,
         py: Python<'py>,
-        dimension: i64,
-        size: i64,
-        step: i64,
+        dimension: I64,
+        size: I64,
+        step: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::unfold(&self.inner, dimension, size, step).py()?)
+        let dimension = dimension.0;
+        let size = size.0;
+        let step = step.0;
+        self.derive(py, |t| views::unfold(t, dimension, size, step))
     }
 
     fn movedim<'py>(
@@ -773,7 +994,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let s = dims_arg(Some(source))?.unwrap_or_default();
         let d = dims_arg(Some(destination))?.unwrap_or_default();
-        wrap(py, views::movedim(&self.inner, &s, &d).py()?)
+        self.derive(py, |t| views::movedim(t, &s, &d))
     }
 
     fn moveaxis<'py>(
@@ -791,18 +1012,16 @@ impl PyTensor {
         py: Python<'py>,
         size: &Bound<'py, PyAny>,
         stride: &Bound<'py, PyAny>,
-        storage_offset: Option<i64>,
+        storage_offset: Option<I64>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let storage_offset = storage_offset.map(|v| v.0);
         let size = convert::seq_ints(size, "as_strided(): argument 'size'")?;
         let stride = convert::seq_ints(stride, "as_strided(): argument 'stride'")?;
-        wrap(
-            py,
-            self.inner.as_strided(&size, &stride, storage_offset).py()?,
-        )
+        self.derive(py, |t| t.as_strided(&size, &stride, storage_offset))
     }
 
     fn alias<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, views::alias(&self.inner).py()?)
+        self.derive(py, views::alias)
     }
 
     // ---- copies -----------------------------------------------------
@@ -814,7 +1033,8 @@ impl PyTensor {
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         let r = if t.is_contiguous_in(f) {
             t.clone()
         } else {
@@ -830,7 +1050,8 @@ impl PyTensor {
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let f = format_arg(memory_format, MemoryFormat::Preserve)?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         // Without the GIL: the copy may wait on the storages' locks, and a
         // thread holding one may be waiting for the GIL (a binding edge).
         let r = py.detach(|| copy_api::clone(t, f)).py()?;
@@ -846,29 +1067,26 @@ impl PyTensor {
         let _ = non_blocking;
         let py = slf.py();
         let src_t = as_tensor(src)?;
-        let me = slf.borrow();
-        let dst = &me.inner;
-        py.detach(|| copy_api::copy_(dst, &src_t)).py()?;
-        drop(me);
+        // Handles of our own: a data write needs no lock on the object (the
+        // storage's lock orders it against other writers and readers).
+        let dst = slf.get().handle(py)?;
+        py.detach(|| copy_api::copy_(&dst, &src_t)).py()?;
         Ok(slf.clone())
     }
 
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
-        let v = scalar(value)?;
-        let me = slf.borrow();
-        let t = &me.inner;
+        let n = convert::number(value)?;
+        let t = slf.get().handle(py)?;
+        let v = convert::resolve_number(n, t.dtype())?;
         py.detach(|| t.fill_(v)).py()?;
-        drop(me);
         Ok(slf.clone())
     }
 
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
-        let me = slf.borrow();
-        let t = &me.inner;
+        let t = slf.get().handle(py)?;
         py.detach(|| t.zero_()).py()?;
-        drop(me);
         Ok(slf.clone())
     }
 
@@ -891,15 +1109,14 @@ impl PyTensor {
             if let Ok(d) = a.cast::<PyDtype>() {
                 want_dtype = Some(d.get().st);
             } else if let Ok(o) = a.cast::<PyTensor>() {
-                let o = o.borrow();
-                want_dtype = Some(o.inner.dtype());
-                want_device = Some(o.inner.device());
+                let (st, d) = o.get().with(py, |o| (o.dtype(), o.device()))?;
+                want_dtype = Some(st);
+                want_device = Some(d);
             } else {
                 want_device = device_arg(Some(&a))?;
             }
         }
-        let me = slf.borrow();
-        let t = &me.inner;
+        let t = &slf.get().handle(py)?;
         if let Some(d) = want_device {
             if d != t.device() {
                 return Err(PyNotImplementedError::new_err(format!(
@@ -910,7 +1127,6 @@ impl PyTensor {
         }
         let st = want_dtype.unwrap_or(t.dtype());
         if st == t.dtype() && !copy {
-            drop(me);
             return Ok(slf.clone().into_any());
         }
         let r = py
@@ -922,7 +1138,6 @@ impl PyTensor {
                 }
             })
             .py()?;
-        drop(me);
         Ok(wrap(py, r)?.into_any())
     }
 
@@ -933,7 +1148,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         match dtype_arg(dtype)? {
             None => {
-                let st = slf.borrow().inner.dtype();
+                let st = slf.get().with(slf.py(), Tensor::dtype)?;
                 let name = match st {
                     ScalarType::Float => "torch.FloatTensor",
                     ScalarType::Double => "torch.DoubleTensor",
@@ -993,11 +1208,14 @@ impl PyTensor {
         inplace(slf, Tensor::t_)
     }
 
-    fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, Self>> {
+    fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: I64, dim1: I64) -> PyResult<Bound<'py, Self>> {
+        let dim0 = dim0.0;
+        let dim1 = dim1.0;
         inplace(slf, |t| t.transpose_(dim0, dim1))
     }
 
-    fn unsqueeze_<'py>(slf: &Bound<'py, Self>, dim: i64) -> PyResult<Bound<'py, Self>> {
+    fn unsqueeze_<'py>(slf: &Bound<'py, Self>, dim: I64) -> PyResult<Bound<'py, Self>> {
+        let dim = dim.0;
         inplace(slf, |t| t.unsqueeze_(dim))
     }
 
@@ -1030,10 +1248,9 @@ impl PyTensor {
 
     fn resize_as_<'py>(
         slf: &Bound<'py, Self>,
-        other: PyRef<'py, PyTensor>,
+        other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
-        let sizes = other.inner.sizes().to_vec();
-        drop(other);
+        let sizes = other.get().with(slf.py(), |o| o.sizes().to_vec())?;
         inplace_nogil(slf, |t| t.resize_(&sizes, MemoryFormat::Contiguous))
     }
 
@@ -1042,22 +1259,26 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         size: &Bound<'py, PyAny>,
         stride: &Bound<'py, PyAny>,
-        storage_offset: Option<i64>,
+        storage_offset: Option<I64>,
     ) -> PyResult<Bound<'py, Self>> {
+        let storage_offset = storage_offset.map(|v| v.0);
         let size = convert::seq_ints(size, "as_strided_(): argument 'size'")?;
         let stride = convert::seq_ints(stride, "as_strided_(): argument 'stride'")?;
         inplace(slf, |t| t.as_strided_(&size, &stride, storage_offset))
     }
 
     /// `set_()`, `set_(tensor)`, `set_(storage, offset, size, stride)`.
-    #[pyo3(signature = (source = None, storage_offset = 0, size = None, stride = None))]
+    #[pyo3(signature = (source = None, storage_offset = I64(0), size = None, stride = None))]
+    // The defaults as Python shows them (`I64(0)` would print as `...`).
+    #[pyo3(text_signature = "($self, source=None, storage_offset=0, size=None, stride=None)")]
     fn set_<'py>(
         slf: &Bound<'py, Self>,
         source: Option<&Bound<'py, PyAny>>,
-        storage_offset: i64,
+        storage_offset: I64,
         size: Option<&Bound<'py, PyAny>>,
         stride: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
+        let storage_offset = storage_offset.0;
         let Some(source) = source else {
             return inplace(slf, |t| {
                 let o = c10_core::TensorOptions::new()
@@ -1071,7 +1292,7 @@ impl PyTensor {
             if src.is(slf) {
                 return Ok(slf.clone());
             }
-            let src_t = src.borrow().inner.clone();
+            let src_t = src.get().handle(slf.py())?;
             return inplace_nogil(slf, |t| t.set_to(&src_t));
         }
         if let Ok(st) = source.cast::<PyUntypedStorage>() {
@@ -1112,7 +1333,8 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         let _ = (stream, dl_device);
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         if copy == Some(true) {
             let c = py
                 .detach(|| copy_api::clone(t, MemoryFormat::Contiguous))
@@ -1123,7 +1345,8 @@ impl PyTensor {
     }
 
     fn __dlpack_device__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        crate::dlpack::device(py, &self.inner)
+        let t = self.handle(py)?;
+        crate::dlpack::device(py, &t)
     }
 
     #[pyo3(signature = (dtype = None, copy = None))]
@@ -1150,11 +1373,16 @@ impl PyTensor {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        if let Some(t) = index_fast(py, &self.inner, key)? {
-            return wrap(py, t);
-        }
+        // The key is converted before the lock is taken: it may run Python
+        // code (`__index__`) or name this very tensor.
         let idx = indices(py, key)?;
-        wrap(py, indexing::index(&self.inner, &idx).py()?)
+        self.derive(py, |t| match idx.as_slice() {
+            // The commonest key, one slice: straight to the view.
+            &[TensorIndex::Slice { start, stop, step }] if t.dim() > 0 => {
+                views::slice(t, 0, start, stop, step)
+            }
+            _ => indexing::index(t, &idx),
+        })
     }
 
     fn __setitem__(
@@ -1164,13 +1392,17 @@ impl PyTensor {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let idx = indices(py, key)?;
-        let t = &self.inner;
+        // A handle of our own: the lock is not held across the GIL-free part.
+        let t = &self.handle(py)?;
         if let Ok(src) = value.cast::<PyTensor>() {
-            let src = src.borrow().inner.clone();
+            let src = src.get().handle(py)?;
             return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
         }
-        if let Ok(s) = scalar(value) {
-            return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
+        match scalar(value) {
+            Ok(s) => return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py(),
+            // An int past `int64`: PyTorch's ValueError, whatever the dtype.
+            Err(e) if value.is_instance_of::<PyInt>() => return Err(e),
+            Err(_) => {}
         }
         let src = convert::tensor_from_data(value, Some(t.dtype()))?;
         py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py()
@@ -1180,21 +1412,18 @@ impl PyTensor {
 /// `self` converted to `st` (`self` itself when it already has that dtype).
 fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
-    let me = slf.borrow();
-    if me.inner.dtype() == st {
-        drop(me);
+    let t = &slf.get().handle(py)?;
+    if t.dtype() == st {
         return Ok(slf.clone().into_any());
     }
-    let t = &me.inner;
     let r = py.detach(|| copy_api::to_dtype(t, st)).py()?;
-    drop(me);
     Ok(wrap(py, r)?.into_any())
 }
 
 /// A tensor argument: a `Tensor`, or data `tensor()` accepts.
 fn as_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(t.borrow().inner.clone());
+        return t.get().handle(obj.py());
     }
     convert::tensor_from_data(obj, None)
 }
@@ -1238,10 +1467,33 @@ impl PyUntypedStorage {
 
 /// `torchcore._testing.Holder`: a Rust-side container of tensor handles
 /// (what a C++ structure holding `at::Tensor`s is in PyTorch), for tests.
-#[pyclass(name = "Holder", module = "torchcore._testing")]
+///
+/// Frozen, with its own lock: the lock is only held to read or swap the
+/// list, never while Python code runs or handles are dropped (dropping a
+/// handle may free a Python object and run its callbacks), so waiting for
+/// it with the GIL held cannot deadlock.
+#[pyclass(name = "Holder", module = "torchcore._testing", frozen)]
 #[derive(Default)]
 pub struct PyHolder {
-    items: Vec<Tensor>,
+    items: Mutex<Vec<Tensor>>,
+}
+
+impl PyHolder {
+    /// The list, locked. A poisoned lock (a panic while it was held; none
+    /// is expected) still holds a valid list.
+    fn items(&self) -> MutexGuard<'_, Vec<Tensor>> {
+        self.items
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A copy of the `i`-th handle.
+    fn item(&self, i: usize) -> PyResult<Tensor> {
+        match self.items().get(i) {
+            Some(t) => Ok(t.clone()),
+            None => Err(PyIndexError::new_err("Holder index out of range")),
+        }
+    }
 }
 
 #[pymethods]
@@ -1249,53 +1501,54 @@ impl PyHolder {
     #[new]
     #[pyo3(signature = (*tensors))]
     fn new(tensors: &Bound<'_, PyTuple>) -> PyResult<PyHolder> {
-        let mut h = PyHolder::default();
+        let mut items = Vec::with_capacity(tensors.len());
         for t in tensors.iter() {
-            h.items.push(t.cast::<PyTensor>()?.borrow().inner.clone());
+            items.push(t.cast::<PyTensor>()?.get().handle(t.py())?);
         }
-        Ok(h)
+        Ok(PyHolder {
+            items: Mutex::new(items),
+        })
     }
     /// Keeps a handle to `t`'s `TensorImpl` (replacing any held ones).
-    fn set(&mut self, t: PyRef<'_, PyTensor>) {
-        self.items.clear();
-        self.items.push(t.inner.clone());
+    fn set(&self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
+        let h = t.get().handle(t.py())?;
+        let old = std::mem::replace(&mut *self.items(), vec![h]);
+        drop(old);
+        Ok(())
     }
     /// Adds a handle.
-    fn append(&mut self, t: PyRef<'_, PyTensor>) {
-        self.items.push(t.inner.clone());
+    fn append(&self, t: &Bound<'_, PyTensor>) -> PyResult<()> {
+        let h = t.get().handle(t.py())?;
+        self.items().push(h);
+        Ok(())
     }
     /// Hands the `i`-th held `TensorImpl` back to Python.
     #[pyo3(signature = (i = 0))]
     fn get<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyTensor>> {
-        match self.items.get(i) {
-            Some(t) => wrap(py, t.clone()),
-            None => Err(PyIndexError::new_err("Holder index out of range")),
-        }
+        wrap(py, self.item(i)?)
     }
     /// The sizes the Rust handle itself sees.
     #[pyo3(signature = (i = 0))]
     fn rust_sizes(&self, i: usize) -> PyResult<Vec<i64>> {
-        match self.items.get(i) {
-            Some(t) => Ok(t.sizes().to_vec()),
-            None => Err(PyIndexError::new_err("Holder index out of range")),
-        }
+        Ok(self.item(i)?.sizes().to_vec())
     }
     /// The handle count of the `i`-th held `TensorImpl`.
     #[pyo3(signature = (i = 0))]
     fn use_count(&self, i: usize) -> PyResult<usize> {
-        match self.items.get(i) {
+        match self.items().get(i) {
             Some(t) => Ok(t.use_count()),
             None => Err(PyIndexError::new_err("Holder index out of range")),
         }
     }
     /// Drops every handle (on this thread, with the GIL held).
-    fn clear(&mut self) {
-        self.items.clear();
+    fn clear(&self) {
+        let items = std::mem::take(&mut *self.items());
+        drop(items);
     }
     /// Drops every handle on another thread, without the GIL (the 2 → 1
     /// edge then takes the GIL from that thread).
-    fn clear_on_thread(&mut self, py: Python<'_>) -> PyResult<()> {
-        let items = std::mem::take(&mut self.items);
+    fn clear_on_thread(&self, py: Python<'_>) -> PyResult<()> {
+        let items = std::mem::take(&mut *self.items());
         py.detach(move || {
             std::thread::spawn(move || drop(items))
                 .join()
@@ -1305,7 +1558,7 @@ impl PyHolder {
     /// Clones and drops the held handles from `n` threads, `k` times each,
     /// without the GIL.
     fn hammer(&self, py: Python<'_>, n: usize, k: usize) -> PyResult<()> {
-        let items = self.items.clone();
+        let items = self.items().clone();
         py.detach(move || {
             let hs: Vec<_> = (0..n)
                 .map(|_| {
@@ -1326,7 +1579,7 @@ impl PyHolder {
         })
     }
     fn __len__(&self) -> usize {
-        self.items.len()
+        self.items().len()
     }
 }
 
@@ -1345,7 +1598,7 @@ fn tensor<'py>(
     let _ = device_arg(device)?;
     let st = dtype_arg(dtype)?;
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
-        let s = src.borrow().inner.clone();
+        let s = src.get().handle(py)?;
         py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
             .py()?
     } else {
@@ -1415,7 +1668,10 @@ fn full<'py>(
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let sizes = convert::seq_ints(size, "full(): argument 'size'")?;
-    let v = scalar(fill_value)?;
+    let n = convert::number(fill_value)?;
+    // An int past `int64` fills a float tensor, and is PyTorch's overflow
+    // error for the `int64` tensor an int fill value makes by default.
+    let v = convert::resolve_number(n, dtype_arg(dtype)?.unwrap_or(ScalarType::Long))?;
     let o = options(dtype, device, requires_grad)?;
     wrap(py, Tensor::full(&sizes, v, o).py()?)
 }
@@ -1449,14 +1705,28 @@ fn arange<'py>(
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    use convert::Number;
     let (s, e) = match end {
-        Some(e) => (scalar(start)?, scalar(e)?),
-        None => (Scalar::Int(0), scalar(start)?),
+        Some(e) => (convert::number(start)?, convert::number(e)?),
+        None => (Number::Scalar(Scalar::Int(0)), convert::number(start)?),
     };
     let st = match step {
-        Some(k) => scalar(k)?,
-        None => Scalar::Int(1),
+        Some(k) => convert::number(k)?,
+        None => Number::Scalar(Scalar::Int(1)),
     };
+    // The dtype PyTorch computes in (ints past `int64` are its overflow
+    // error unless the result is floating).
+    let any_float = [&s, &e, &st]
+        .iter()
+        .any(|n| matches!(n, Number::Scalar(Scalar::Float(_))));
+    let target = dtype_arg(dtype)?.unwrap_or(if any_float {
+        ScalarType::Float
+    } else {
+        ScalarType::Long
+    });
+    let s = convert::resolve_number(s, target)?;
+    let e = convert::resolve_number(e, target)?;
+    let st = convert::resolve_number(st, target)?;
     let o = options(dtype, device, requires_grad)?;
     wrap(py, Tensor::arange(s, e, st, o).py()?)
 }
@@ -1468,16 +1738,17 @@ fn linspace<'py>(
     py: Python<'py>,
     start: &Bound<'py, PyAny>,
     end: &Bound<'py, PyAny>,
-    steps: i64,
+    steps: I64,
     dtype: Option<&Bound<'py, PyAny>>,
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    let steps = steps.0;
+    let target = dtype_arg(dtype)?.unwrap_or(ScalarType::Float);
+    let start = convert::resolve_number(convert::number(start)?, target)?;
+    let end = convert::resolve_number(convert::number(end)?, target)?;
     let o = options(dtype, device, requires_grad)?;
-    wrap(
-        py,
-        Tensor::linspace(scalar(start)?, scalar(end)?, steps, o).py()?,
-    )
+    wrap(py, Tensor::linspace(start, end, steps, o).py()?)
 }
 
 /// `torchcore.eye(n, m=None, dtype=None, ...)`.
@@ -1485,20 +1756,24 @@ fn linspace<'py>(
 #[pyo3(signature = (n, m = None, *, dtype = None, device = None, requires_grad = false))]
 fn eye<'py>(
     py: Python<'py>,
-    n: i64,
-    m: Option<i64>,
+    n: I64,
+    m: Option<I64>,
     dtype: Option<&Bound<'py, PyAny>>,
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
+    let n = n.0;
+    let m = m.map(|v| v.0);
     let o = options(dtype, device, requires_grad)?;
     wrap(py, Tensor::eye(n, m, o).py()?)
 }
 
 /// Wraps a handle: exposed for `_testing` (returns the preserved object).
 #[pyfunction]
-fn _same_impl(a: PyRef<'_, PyTensor>, b: PyRef<'_, PyTensor>) -> bool {
-    a.inner.is_same(&b.inner)
+fn _same_impl(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> PyResult<bool> {
+    // One lock at a time (`a` and `b` may be the same object).
+    let b = b.get().handle(py)?;
+    a.get().with(py, |a| a.is_same(&b))
 }
 
 /// Registers the classes, dtypes and factories in `m`.

@@ -119,6 +119,14 @@ CASES = [
     ((3, 4), "x.stride(0)"), ((3, 4), "x.is_contiguous()"), ((3, 4), "x.t().is_contiguous()"),
     ((3, 4), "x.requires_grad"), ((3, 4), "x.is_leaf"), ((3, 4), "repr(x)"), ((3, 4), "repr(x.t()[1:])"),
     ((3, 4), "str(x.shape)"), ((0, 3), "repr(x)"), ((), "repr(x)"), ((3, 4), "repr(x.dtype)"),
+    # Ints past int64 (issue #25): PyTorch's class and message.
+    ((2, 3), "x[2**63]"), ((2, 3), "x[0, -2**63 - 1]"), ((2, 3), "x[2**63:2**64]"),
+    ((2, 3), "x.transpose(2**63, 0)"), ((2, 3), "x.narrow(0, 0, 2**63)"), ((2, 3), "x.size(2**63)"),
+    ((2, 3), "x.unsqueeze(2**63)"), ((2, 3), "x.split(2**63)"), ((2, 3), "x.chunk(2**63)"),
+    ((2, 3), "x.as_strided((2,), (1,), 2**63)"), ((2, 3), "x.__setitem__(0, 2**63)"),
+    ((2, 3), "x.__setitem__(2**63, 1)"), ((2, 3), "x.fill_(2**63)"), ((2, 3), "x.fill_(2**70)"),
+    ((2, 3), "x.fill_(-2**70)"), ((2, 3), "x.long().fill_(2**64 - 1)"),
+    ((2, 3), "x.to(m.int8).fill_(2**63)"), ((2, 3), "x.bool().fill_(2**63)"),
 ]
 
 
@@ -145,7 +153,34 @@ FACTORIES = [
     "m.tensor([])", "m.tensor([[1, 2], [3]])", "m.tensor([1, 2], dtype=m.float64)", "m.tensor('a')",
     "m.zeros(2, dtype=m.float16)", "repr(m.tensor([1e-5, 1e5]))", "repr(m.tensor([0.1, 200.0]))",
     "repr(m.arange(2000).view(40, 50))", "repr(m.tensor([[True]]))", "repr(m.zeros(2, requires_grad=True))",
+    # Ints past int64 and deep data (issue #25).
+    "m.tensor([2**63])", "m.tensor([-2**63 - 1])", "m.tensor(2**64)", "m.tensor([2**63, 1.0])",
+    "m.tensor(2**64, dtype=m.float64)", "m.tensor(2**2000, dtype=m.float64)",
+    "m.tensor([2**63], dtype=m.int64)", "m.full((2,), 2**63)", "m.full((2,), 2**63, dtype=m.float64)",
+    "m.full((2,), 2**70)", "m.full((2,), -2**63 - 1)", "m.arange(0, 2**63, 2**62)",
+    "m.linspace(0, 2**63, 3)", "m.linspace(0, 1, 2**63)", "m.eye(2**63)",
+    "m.tensor(eval('[' * 128 + '0' + ']' * 128))", "m.tensor(eval('[' * 129 + '0' + ']' * 129))",
+    "m.tensor(eval('(' * 129 + '0' + ',)' * 129))", "m.tensor(eval('[' * 30000 + ']' * 30000))",
+    "repr(m.zeros([1] * 300))", "repr(m.arange(4.).reshape(2, 1, 1, 1, 2))",
+    "len(m.zeros([1] * 20000).tolist())",
 ]
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "m.zeros(2**63)", "m.zeros(2, 2**63)", "m.zeros(2).view([2**63])", "m.zeros(2).reshape(2**63)",
+        "m.zeros(1).expand(2**63)", "m.zeros(2).resize_(2**63)", "m.zeros(2).permute(2**63)",
+        "m.empty_strided((2,), (2**63,))", "m.full((2**63,), 1.0)",
+    ],
+)
+def test_size_overflow_messages(expr):
+    # PyTorch's message continues with a C++ backtrace after its first
+    # line and closes the quote after it; torchcore's is that first line
+    # with the quote closed.
+    ra, rb = run(tc, None, expr), run(torch, None, expr)
+    assert rb[:2] == ("err", "TypeError"), rb
+    assert ra == ("err", "TypeError", rb[2] + '"'), expr
 
 
 @pytest.mark.parametrize("expr", FACTORIES)
