@@ -1970,4 +1970,178 @@ mod tests {
         assert_eq!(Interval::unbounded().pow(2).lo, Some(0));
         assert_eq!(Interval::unbounded().pow(3), Interval::unbounded());
     }
+
+    /// A tiny reader for the text expressions print as (sympy's syntax with
+    /// Python's precedence: `+ -` < `* //` < unary `-` < `**`, and the
+    /// functions `Mod`, `Min`, `Max`), evaluating with Python's integer
+    /// rules. Used to check that printing round-trips.
+    struct Reader<'a> {
+        text: &'a [u8],
+        at: usize,
+        value: &'a dyn Fn(SymbolId) -> Option<i64>,
+    }
+
+    /// Both values, when both exist.
+    fn both(a: Option<i64>, b: Option<i64>) -> Option<(i64, i64)> {
+        Some((a?, b?))
+    }
+
+    impl Reader<'_> {
+        fn peek(&mut self) -> Option<u8> {
+            while self.text.get(self.at) == Some(&b' ') {
+                self.at += 1;
+            }
+            self.text.get(self.at).copied()
+        }
+        fn eat(&mut self, tok: &str) -> bool {
+            self.peek();
+            if self.text[self.at..].starts_with(tok.as_bytes()) {
+                self.at += tok.len();
+                true
+            } else {
+                false
+            }
+        }
+        // Each rule parses its whole text and yields `None` as the value
+        // when Python would raise (division by zero) or i64 overflows.
+        fn sum(&mut self) -> Option<i64> {
+            let mut v = self.product();
+            loop {
+                if self.eat("+") {
+                    let r = self.product();
+                    v = both(v, r).and_then(|(a, b)| a.checked_add(b));
+                } else if self.peek() == Some(b'-') {
+                    self.at += 1;
+                    let r = self.product();
+                    v = both(v, r).and_then(|(a, b)| a.checked_sub(b));
+                } else {
+                    return v;
+                }
+            }
+        }
+        fn product(&mut self) -> Option<i64> {
+            let mut v = self.unary();
+            loop {
+                if self.eat("//") {
+                    let r = self.unary();
+                    v = both(v, r).and_then(|(a, b)| py_floordiv(a, b));
+                } else if !self.text[self.at..].starts_with(b"**") && self.eat("*") {
+                    let r = self.unary();
+                    v = both(v, r).and_then(|(a, b)| a.checked_mul(b));
+                } else {
+                    return v;
+                }
+            }
+        }
+        fn unary(&mut self) -> Option<i64> {
+            if self.eat("-") {
+                return self.unary().and_then(i64::checked_neg);
+            }
+            self.power()
+        }
+        fn power(&mut self) -> Option<i64> {
+            let base = self.atom();
+            if self.eat("**") {
+                let e = self.unary();
+                return both(base, e).and_then(|(b, e)| b.checked_pow(u32::try_from(e).ok()?));
+            }
+            base
+        }
+        fn args(&mut self) -> (Option<i64>, Option<i64>) {
+            let a = self.sum();
+            assert!(self.eat(","), "expected ',' at {}", self.at);
+            let b = self.sum();
+            assert!(self.eat(")"), "expected ')' at {}", self.at);
+            (a, b)
+        }
+        fn atom(&mut self) -> Option<i64> {
+            if self.eat("(") {
+                let v = self.sum();
+                assert!(self.eat(")"), "unbalanced at {}", self.at);
+                return v;
+            }
+            for (name, f) in [
+                ("Mod(", py_mod as fn(i64, i64) -> Option<i64>),
+                ("Min(", |a: i64, b: i64| Some(a.min(b))),
+                ("Max(", |a: i64, b: i64| Some(a.max(b))),
+            ] {
+                if self.eat(name) {
+                    let (a, b) = self.args();
+                    return both(a, b).and_then(|(a, b)| f(a, b));
+                }
+            }
+            let sym = self.eat("s");
+            let start = self.at;
+            while self.text.get(self.at).is_some_and(u8::is_ascii_digit) {
+                self.at += 1;
+            }
+            let digits = std::str::from_utf8(&self.text[start..self.at]).unwrap_or("");
+            let n: i64 = digits
+                .parse()
+                .unwrap_or_else(|_| panic!("a number at {start}"));
+            if sym {
+                (self.value)(SymbolId::try_from(n).ok()?)
+            } else {
+                Some(n)
+            }
+        }
+    }
+
+    fn read(text: &str, value: &dyn Fn(SymbolId) -> Option<i64>) -> Option<i64> {
+        let mut r = Reader {
+            text: text.as_bytes(),
+            at: 0,
+            value,
+        };
+        let v = r.sum();
+        assert_eq!(r.peek(), None, "trailing text in {text:?} at {}", r.at);
+        v
+    }
+
+    #[test]
+    fn printed_expressions_read_back_to_the_same_value() -> Result<()> {
+        // A deterministic mix of every constructor, from small pieces.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let leaves = [s(0), s(1), s(2), c(3), c(-2), c(1)];
+        let mut pool: Vec<IntExpr> = leaves.to_vec();
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let a = pool[next(pool.len() as u64) as usize].clone();
+            let b = pool[next(pool.len() as u64) as usize].clone();
+            let e = match next(9) {
+                0 => a.add(&b),
+                1 => a.sub(&b),
+                2 => a.mul(&b),
+                3 => a.floordiv(&b),
+                4 => a.modulo(&b),
+                5 => a.sym_min(&b),
+                6 => a.sym_max(&b),
+                7 => a.neg().add(&c(next(7) as i64)),
+                _ => a.pow(next(4) as u32),
+            };
+            let Ok(e) = e else { continue };
+            if e.size() > 200 {
+                continue;
+            }
+            let text = e.to_string();
+            for assignment in [[2, 3, 5], [7, -4, 3], [-3, 6, -5], [1, 1, 9]] {
+                let value = |i: SymbolId| assignment.get(i as usize).copied();
+                assert_eq!(
+                    read(&text, &value),
+                    e.eval(&value),
+                    "{text} at {assignment:?}"
+                );
+                checked += 1;
+            }
+            pool.push(e);
+        }
+        assert!(checked > 5000, "{checked}");
+        Ok(())
+    }
 }

@@ -897,7 +897,8 @@ impl fmt::Display for ExprNode {
                 if d.as_const() == Some(1) {
                     write!(f, "{n}")
                 } else {
-                    write!(f, "{n}/{d}")
+                    // Parenthesised: `s0 + 1/s1` would read as s0 + (1/s1).
+                    write!(f, "({n})/({d})")
                 }
             }
         }
