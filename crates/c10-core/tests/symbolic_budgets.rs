@@ -23,6 +23,7 @@ fn on_small_stack(f: impl FnOnce() -> Result<()> + Send + 'static) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
 fn a_hundred_thousand_levels_of_floordiv_are_an_error() {
     on_small_stack(|| {
         let env = ShapeEnv::new();
@@ -57,6 +58,7 @@ fn a_hundred_thousand_levels_of_floordiv_are_an_error() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
 fn min_max_and_mod_chains_are_bounded_too() {
     on_small_stack(|| {
         let env = ShapeEnv::with_config(c10_core::sym::ShapeEnvConfig {
@@ -89,6 +91,7 @@ fn min_max_and_mod_chains_are_bounded_too() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
 fn a_guard_on_a_power_of_a_sum_of_eight_symbols_is_cheap() {
     on_small_stack(|| {
         for k in [7u32, 13, 40, 1000] {
@@ -130,6 +133,7 @@ fn a_guard_on_a_power_of_a_sum_of_eight_symbols_is_cheap() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
 fn repeated_squaring_stops_at_the_exponent_budget() {
     on_small_stack(|| {
         let env = ShapeEnv::with_config(c10_core::sym::ShapeEnvConfig {

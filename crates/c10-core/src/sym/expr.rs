@@ -1813,6 +1813,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         on_small_stack(|| {
             let (e, err, level) = deepest_chain();
@@ -1847,6 +1848,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
     fn deep_boolean_nesting_is_an_error() {
         on_small_stack(|| {
             let x = BoolExpr::rel(RelOp::Lt, &s(0), &c(4));
@@ -1872,6 +1874,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
     fn shared_subexpressions_cannot_blow_up_traversals() {
         // e = Max(e, e + 1) doubles the tree each step while sharing the
         // storage; the size budget stops it long before traversals get
@@ -1901,6 +1904,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
     fn products_of_sums_stay_factored_and_decide_statically() -> Result<()> {
         for k in 1..=40 {
             let (_, e) = sum_power(k)?;
@@ -1930,6 +1934,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
     fn huge_powers_are_computed_by_squaring() -> Result<()> {
         let mut e = s(0).add(&c(1))?;
         let mut squarings = 0;
@@ -2099,6 +2104,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
     fn printed_expressions_read_back_to_the_same_value() -> Result<()> {
         // A deterministic mix of every constructor, from small pieces.
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
