@@ -52,6 +52,15 @@ def squarings():
     return f"guard_int = {int(e)}"
 
 
+def wide_sum():
+    env = ShapeEnv()
+    e = 0
+    for i in range(100_000):
+        e = e + symint(env, 2 + i, f"a{i}")
+    big = bool(e > 1)
+    return f"Gt(..., 1) = {big}, {len(env.guards)} guards"
+
+
 def timed(f):
     t = time.perf_counter()
     try:
@@ -66,6 +75,7 @@ ATTACKS = {
     "power_of_sum_k7": lambda: power_of_sum(7),
     "power_of_sum_k13": lambda: power_of_sum(13),
     "squarings_33": squarings,
+    "wide_sum": wide_sum,
 }
 
 

@@ -63,12 +63,29 @@ fn squarings() -> Result<String> {
 /// One timed attack: its name and what it does.
 type Attack = (&'static str, Box<dyn Fn() -> Result<String>>);
 
+/// `a0 + a1 + ...` over 100,000 fresh symbols, one addition at a time,
+/// then one guard.
+fn wide_sum() -> Result<String> {
+    let env = ShapeEnv::new();
+    let mut e = SymInt::from(0);
+    for i in 0..100_000 {
+        let s = env.create_symbol(2 + i, &format!("a{i}"))?;
+        match e.add(&s) {
+            Ok(next) => e = next,
+            Err(err) => return Ok(format!("error at term {i}: {err}")),
+        }
+    }
+    let big = e.sym_gt(&SymInt::from(1))?.guard_bool()?;
+    Ok(format!("Gt(..., 1) = {big}, {} guards", env.guards().len()))
+}
+
 fn main() {
     let attacks: Vec<Attack> = vec![
         ("deep_nesting", Box::new(deep_nesting)),
         ("power_of_sum_k7", Box::new(|| power_of_sum(7))),
         ("power_of_sum_k13", Box::new(|| power_of_sum(13))),
         ("squarings_33", Box::new(squarings)),
+        ("wide_sum", Box::new(wide_sum)),
     ];
     for (name, f) in attacks {
         let t = Instant::now();

@@ -174,3 +174,56 @@ fn repeated_squaring_stops_at_the_exponent_budget() {
         Ok(())
     });
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
+fn a_sum_of_a_hundred_thousand_symbols_stops_at_the_size_budget() {
+    on_small_stack(|| {
+        let env = ShapeEnv::new();
+        let mut e = SymInt::from(0);
+        let mut stopped = None;
+        for i in 0..100_000 {
+            let s = env.create_symbol(2 + i, &format!("a{i}"))?;
+            match e.add(&s) {
+                Ok(next) => e = next,
+                Err(err) => {
+                    stopped = Some((i, err));
+                    break;
+                }
+            }
+        }
+        let (terms, err) = stopped.expect("the size budget stops the sum");
+        // Each term is a monomial and its symbol: two nodes.
+        assert_eq!(terms as u64, MAX_SIZE / 2);
+        assert!(err.to_string().contains("too large"), "{err}");
+        assert!(e.sym_gt(&SymInt::from(1))?.guard_bool()?);
+        Ok(())
+    });
+}
+
+/// The budgets leave room for real shapes: the storage extent of a
+/// contiguous tensor with 64 symbolic dims, `1 + sum((size_i - 1) *
+/// stride_i)` with each stride a product of the later sizes.
+#[test]
+#[cfg_attr(miri, ignore = "safe code only, and slow under the interpreter")]
+fn sixty_four_symbolic_dims_fit_the_budgets() {
+    on_small_stack(|| {
+        let env = ShapeEnv::new();
+        let sizes = (0..64)
+            .map(|i| env.create_symbol(2 + i, &format!("x.size({i})")))
+            .collect::<Result<Vec<_>>>()?;
+        let mut strides = vec![SymInt::from(1); 64];
+        for i in (0..63).rev() {
+            strides[i] = strides[i + 1].mul(&sizes[i + 1])?;
+        }
+        let mut extent = SymInt::from(1);
+        for (size, stride) in sizes.iter().zip(&strides) {
+            extent = extent.add(&size.sub(&SymInt::from(1))?.mul(stride)?)?;
+        }
+        let numel = strides[0].mul(&sizes[0])?;
+        // extent == numel for a contiguous tensor; decided without a guard.
+        assert!(extent.sym_eq(&numel)?.guard_bool()?);
+        assert!(env.guards().is_empty());
+        Ok(())
+    });
+}

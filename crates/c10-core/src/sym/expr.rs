@@ -63,7 +63,7 @@ pub const MAX_DEPTH: u32 = 128;
 
 /// The most nodes (terms plus atoms, counted through every nested
 /// argument) an expression may have; more is an error.
-pub const MAX_SIZE: u64 = 1 << 15;
+pub const MAX_SIZE: u64 = 1 << 13;
 
 /// A product of two polynomials is expanded when it forms at most this
 /// many pairs of terms (and neither side holds a kept factor); otherwise
@@ -91,8 +91,14 @@ pub enum Atom {
 }
 
 /// A product of atoms with positive powers, sorted by atom (empty: the
-/// constant monomial `1`).
-type Monomial = Vec<(Atom, u32)>;
+/// constant monomial `1`). Shared, so that copying a sum of many terms
+/// (every `add` copies the larger side's map) allocates no monomial.
+type Monomial = Arc<[(Atom, u32)]>;
+
+/// The constant monomial `1`.
+fn unit() -> Monomial {
+    Arc::from(Vec::new())
+}
 
 /// An integer expression in canonical form: a sum of distinct monomials
 /// with non-zero coefficients, within the [`MAX_DEPTH`] and [`MAX_SIZE`]
@@ -169,14 +175,25 @@ fn exponent_overflow() -> TensorError {
 
 /// `a * b` of two monomials (exponents added; an overflow is an error).
 fn mono_mul(a: &Monomial, b: &Monomial) -> Result<Monomial> {
-    let mut out: Monomial = a.clone();
-    for (atom, p) in b {
+    let mut out: Vec<(Atom, u32)> = a.to_vec();
+    for (atom, p) in b.iter() {
         match out.binary_search_by(|(x, _)| x.cmp(atom)) {
             Ok(i) => out[i].1 = out[i].1.checked_add(*p).ok_or_else(exponent_overflow)?,
             Err(i) => out.insert(i, (atom.clone(), *p)),
         }
     }
-    Ok(out)
+    Ok(out.into())
+}
+
+/// A monomial's node count (itself plus its atoms) and nesting depth.
+fn mono_measure(m: &Monomial) -> (u64, u32) {
+    let mut size: u64 = 1;
+    let mut depth = 0;
+    for (a, _) in m.iter() {
+        size = size.saturating_add(a.size());
+        depth = depth.max(a.depth());
+    }
+    (size, depth)
 }
 
 /// Adds `c * m` to a term map, dropping a monomial whose coefficient
@@ -231,11 +248,9 @@ impl IntExpr {
         let mut depth = 0;
         let mut size: u64 = 0;
         for m in terms.keys() {
-            size = size.saturating_add(1);
-            for (a, _) in m {
-                depth = depth.max(a.depth());
-                size = size.saturating_add(a.size());
-            }
+            let (m_size, m_depth) = mono_measure(m);
+            size = size.saturating_add(m_size);
+            depth = depth.max(m_depth);
         }
         if depth > MAX_DEPTH {
             return Err(too_deep(depth));
@@ -254,7 +269,7 @@ impl IntExpr {
     pub fn constant(c: i64) -> IntExpr {
         let mut terms = BTreeMap::new();
         if c != 0 {
-            terms.insert(Vec::new(), c);
+            terms.insert(unit(), c);
         }
         let size = terms.len() as u64;
         IntExpr {
@@ -271,7 +286,7 @@ impl IntExpr {
     /// ```
     pub fn symbol(id: SymbolId) -> IntExpr {
         let mut terms = BTreeMap::new();
-        terms.insert(vec![(Atom::Symbol(id), 1)], 1);
+        terms.insert(Arc::from([(Atom::Symbol(id), 1)]), 1);
         IntExpr {
             terms,
             depth: 0,
@@ -281,7 +296,7 @@ impl IntExpr {
 
     fn atom(a: Atom) -> Result<IntExpr> {
         let mut terms = BTreeMap::new();
-        terms.insert(vec![(a, 1)], 1);
+        terms.insert(Arc::from([(a, 1)]), 1);
         IntExpr::finish(terms)
     }
 
@@ -337,7 +352,7 @@ impl IntExpr {
     /// ```
     pub fn as_symbol(&self) -> Option<SymbolId> {
         let (m, c) = self.terms.iter().next()?;
-        match (self.terms.len(), m.as_slice(), *c) {
+        match (self.terms.len(), &m[..], *c) {
             (1, [(Atom::Symbol(s), 1)], 1) => Some(*s),
             _ => None,
         }
@@ -345,7 +360,7 @@ impl IntExpr {
 
     /// The constant term.
     fn constant_term(&self) -> i64 {
-        self.terms.get(&Vec::new()).copied().unwrap_or(0)
+        self.terms.get::<[(Atom, u32)]>(&[]).copied().unwrap_or(0)
     }
 
     /// Whether some monomial holds a kept factor.
@@ -370,11 +385,42 @@ impl IntExpr {
         } else {
             (o, self)
         };
+        // The measures are kept up to date term by term, so that adding a
+        // small expression to a large one costs the copy of the map and
+        // no second pass over it (a cancelled term may lower the depth:
+        // only then is it measured again).
         let mut terms = big.terms.clone();
+        let (mut size, mut depth, mut cancelled) = (big.size, big.depth, false);
         for (m, c) in &small.terms {
-            add_term(&mut terms, m.clone(), *c);
+            let (m_size, m_depth) = mono_measure(m);
+            match terms.entry(m.clone()) {
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(*c);
+                    size = size.saturating_add(m_size);
+                    depth = depth.max(m_depth);
+                }
+                std::collections::btree_map::Entry::Occupied(mut o) => {
+                    let v = o.get().wrapping_add(*c);
+                    if v == 0 {
+                        o.remove();
+                        size = size.saturating_sub(m_size);
+                        cancelled = true;
+                    } else {
+                        *o.get_mut() = v;
+                    }
+                }
+            }
         }
-        IntExpr::finish(terms)
+        if cancelled {
+            return IntExpr::finish(terms);
+        }
+        if depth > MAX_DEPTH {
+            return Err(too_deep(depth));
+        }
+        if size > MAX_SIZE {
+            return Err(too_big(size));
+        }
+        Ok(IntExpr { terms, depth, size })
     }
 
     /// `-self`.
@@ -421,8 +467,8 @@ impl IntExpr {
     fn as_monomial(&self) -> (Monomial, i64) {
         match self.terms.iter().next() {
             Some((m, c)) if self.terms.len() == 1 => (m.clone(), *c),
-            None => (Vec::new(), 0),
-            _ => (vec![(Atom::Factor(Arc::new(self.clone())), 1)], 1),
+            None => (unit(), 0),
+            _ => (Arc::from([(Atom::Factor(Arc::new(self.clone())), 1)]), 1),
         }
     }
 
@@ -483,12 +529,12 @@ impl IntExpr {
         if self.terms.len() == 1 {
             // One monomial: multiply the exponents.
             let (m, c) = self.as_monomial();
-            let mut out = Monomial::with_capacity(m.len());
-            for (a, k) in m {
-                out.push((a, k.checked_mul(p).ok_or_else(exponent_overflow)?));
+            let mut out = Vec::with_capacity(m.len());
+            for (a, k) in m.iter() {
+                out.push((a.clone(), k.checked_mul(p).ok_or_else(exponent_overflow)?));
             }
             let mut terms = BTreeMap::new();
-            add_term(&mut terms, out, c.wrapping_pow(p));
+            add_term(&mut terms, out.into(), c.wrapping_pow(p));
             return IntExpr::finish(terms);
         }
         let mut result = IntExpr::constant(1);
@@ -656,7 +702,7 @@ impl IntExpr {
         let mut total: i64 = 0;
         for (m, c) in &self.terms {
             let mut t = *c;
-            for (a, p) in m {
+            for (a, p) in m.iter() {
                 t = t.checked_mul(a.eval(value)?.checked_pow(*p)?)?;
             }
             total = total.checked_add(t)?;
@@ -684,7 +730,7 @@ impl IntExpr {
         let mut out = BTreeMap::new();
         for (m, c) in &self.terms {
             let mut t = IntExpr::constant(*c);
-            for (a, p) in m {
+            for (a, p) in m.iter() {
                 t = t.mul(&a.try_subst(f)?.pow(*p)?)?;
             }
             for (tm, tc) in t.terms {
@@ -710,7 +756,7 @@ impl IntExpr {
 
     fn collect_symbols(&self, out: &mut Vec<SymbolId>) {
         for m in self.terms.keys() {
-            for (a, _) in m {
+            for (a, _) in m.iter() {
                 match a {
                     Atom::Symbol(s) => out.push(*s),
                     Atom::Factor(x) => x.collect_symbols(out),
@@ -765,7 +811,7 @@ impl IntExpr {
         // The expansion has the product of (p + 1) over the shifted
         // symbols' powers as its term count; bail out early when large.
         let mut count: u64 = 1;
-        for (a, p) in m {
+        for (a, p) in m.iter() {
             if let Atom::Symbol(s) = a {
                 if shift_of(*s).is_some() {
                     count = count.saturating_mul(u64::from(*p).saturating_add(1));
@@ -776,7 +822,7 @@ impl IntExpr {
             return None;
         }
         let mut t = IntExpr::constant(c);
-        for (a, p) in m {
+        for (a, p) in m.iter() {
             let fp = match a {
                 Atom::Symbol(s) if shift_of(*s).is_some() => {
                     let lo = shift_of(*s)?;
@@ -843,7 +889,7 @@ impl IntExpr {
         shifted: bool,
     ) -> Interval {
         let mut t = Interval::point(i128::from(c));
-        for (a, p) in m {
+        for (a, p) in m.iter() {
             let iv = match a {
                 Atom::Symbol(s) => {
                     let r = range(*s);

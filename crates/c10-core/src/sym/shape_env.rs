@@ -11,6 +11,7 @@
 //! once).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
@@ -94,18 +95,24 @@ impl EnvState {
         self.symbols.get(s as usize).and_then(|i| i.hint)
     }
 
-    fn simplify(&self, e: &IntExpr) -> IntExpr {
-        if self.replacements.is_empty() {
-            return e.clone();
+    /// `e` with the replacements applied; borrowed when none applies, so
+    /// that reading an expression (its hint, its symbols) copies nothing.
+    fn simplify<'a>(&self, e: &'a IntExpr) -> Cow<'a, IntExpr> {
+        if self.replacements.is_empty() || !self.mentions_replaced(&e.free_symbols()) {
+            return Cow::Borrowed(e);
         }
-        e.subst(&|s| self.replacements.get(&s).cloned())
+        Cow::Owned(e.subst(&|s| self.replacements.get(&s).cloned()))
     }
 
-    fn simplify_bool(&self, e: &BoolExpr) -> BoolExpr {
-        if self.replacements.is_empty() {
-            return e.clone();
+    fn simplify_bool<'a>(&self, e: &'a BoolExpr) -> Cow<'a, BoolExpr> {
+        if self.replacements.is_empty() || !self.mentions_replaced(&e.free_symbols()) {
+            return Cow::Borrowed(e);
         }
-        e.subst(&|s| self.replacements.get(&s).cloned())
+        Cow::Owned(e.subst(&|s| self.replacements.get(&s).cloned()))
+    }
+
+    fn mentions_replaced(&self, syms: &[SymbolId]) -> bool {
+        syms.iter().any(|s| self.replacements.contains_key(s))
     }
 
     fn static_value(&self, e: &BoolExpr) -> Option<bool> {
@@ -199,7 +206,10 @@ impl EnvState {
                     self.replacements.insert(s, sol);
                     // Axioms mention the old symbol; re-simplify them.
                     let axioms: Vec<BoolExpr> = self.axioms.iter().cloned().collect();
-                    self.axioms = axioms.iter().map(|x| self.simplify_bool(x)).collect();
+                    self.axioms = axioms
+                        .iter()
+                        .map(|x| self.simplify_bool(x).into_owned())
+                        .collect();
                     return;
                 }
             }
@@ -612,7 +622,7 @@ impl ShapeEnv {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn simplify(&self, e: &IntExpr) -> IntExpr {
-        self.state.lock().simplify(e)
+        self.state.lock().simplify(e).into_owned()
     }
 
     /// `e` with the replacements applied.
@@ -623,7 +633,7 @@ impl ShapeEnv {
     /// assert_eq!(env.simplify_bool(&BoolExpr::Const(true)), BoolExpr::Const(true));
     /// ```
     pub fn simplify_bool(&self, e: &BoolExpr) -> BoolExpr {
-        self.state.lock().simplify_bool(e)
+        self.state.lock().simplify_bool(e).into_owned()
     }
 
     /// The value of `e` under the hints, without guarding (`None` when an
@@ -668,7 +678,7 @@ impl ShapeEnv {
     /// ```
     pub fn evaluate_expr(&self, e: &BoolExpr, how: Decision) -> Result<bool> {
         let mut st = self.state.lock();
-        let e = st.simplify_bool(e);
+        let e = st.simplify_bool(e).into_owned();
         if let Some(b) = e.as_const() {
             return Ok(b);
         }
@@ -713,7 +723,7 @@ impl ShapeEnv {
     /// ```
     pub fn evaluate_int(&self, e: &IntExpr) -> Result<i64> {
         let mut st = self.state.lock();
-        let e = st.simplify(e);
+        let e = st.simplify(e).into_owned();
         if let Some(v) = e.as_const() {
             return Ok(v);
         }
@@ -970,7 +980,9 @@ impl SymNodeImpl for ExprNode {
 
     fn maybe_as_int(&self) -> Option<i64> {
         match &self.value {
-            Value::Int(e) => e.as_const().or_else(|| self.env.simplify(e).as_const()),
+            Value::Int(e) => e
+                .as_const()
+                .or_else(|| self.env.state.lock().simplify(e).as_const()),
             _ => None,
         }
     }
@@ -979,7 +991,7 @@ impl SymNodeImpl for ExprNode {
         match &self.value {
             Value::Bool(e) => e
                 .as_const()
-                .or_else(|| self.env.simplify_bool(e).as_const()),
+                .or_else(|| self.env.state.lock().simplify_bool(e).as_const()),
             _ => None,
         }
     }
