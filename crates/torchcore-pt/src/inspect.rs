@@ -1,0 +1,1 @@
+//! Describing a checkpoint's tensors without touching their data.
