@@ -49,6 +49,10 @@ pub enum PtError {
         /// What was wrong.
         msg: String,
     },
+    /// The unpickled value is unacceptable as a whole (nested too deeply,
+    /// self-referencing, or expanding far beyond the pickle's size).
+    #[error("malformed pickle: {0}")]
+    PickleValue(String),
     /// The pickle names a global outside the weights-only allowlist.
     #[error(
         "Weights only load failed: Unsupported global: GLOBAL {module}.{name} is not an allowed \

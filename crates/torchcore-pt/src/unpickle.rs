@@ -1189,15 +1189,11 @@ impl<'a> Vm<'a> {
         on_path: &mut [bool],
     ) -> Result<Value> {
         if depth > MAX_DEPTH {
-            return Err(PtError::Pickle {
-                pos: 0,
-                msg: format!("containers nested more than {MAX_DEPTH} deep"),
-            });
+            return Err(PtError::PickleValue(format!(
+                "containers nested more than {MAX_DEPTH} deep"
+            )));
         }
-        *budget = budget.checked_sub(1).ok_or_else(|| PtError::Pickle {
-            pos: 0,
-            msg: "the pickle expands to far more values than its size allows (shared containers repeated)".into(),
-        })?;
+        *budget = budget.checked_sub(1).ok_or_else(|| PtError::PickleValue("the pickle expands to far more values than its size allows (shared containers repeated)".into()))?;
         let seq = |xs: &[Node], budget: &mut usize, on_path: &mut [bool]| -> Result<Vec<Value>> {
             xs.iter()
                 .map(|x| self.to_value(x, depth + 1, budget, on_path))
@@ -1225,19 +1221,16 @@ impl<'a> Vm<'a> {
                 dtype: s.dtype,
             }),
             Node::Global(_) => {
-                return Err(PtError::Pickle {
-                    pos: 0,
-                    msg: "a class or function object (not a value) in the result".into(),
-                })
+                return Err(PtError::PickleValue(
+                    "a class or function object (not a value) in the result".into(),
+                ))
             }
             Node::Obj(i) => {
                 let i = *i;
                 if on_path.get(i).copied().unwrap_or(false) {
-                    return Err(PtError::Pickle {
-                        pos: 0,
-                        msg: "self-referencing container (a list or dict that contains itself)"
-                            .into(),
-                    });
+                    return Err(PtError::PickleValue(
+                        "self-referencing container (a list or dict that contains itself)".into(),
+                    ));
                 }
                 if let Some(p) = on_path.get_mut(i) {
                     *p = true;
