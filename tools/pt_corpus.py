@@ -142,6 +142,11 @@ def rewrite_zip(src, dst, edit):
             zout.writestr(info.filename, edit(info.filename, zin.read(info.filename)))
 
 
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("echo this must never run",))
+
+
 def generate(out):
     os.makedirs(out, exist_ok=True)
     g = torch.Generator().manual_seed(1234)
@@ -217,6 +222,10 @@ def generate(out):
     os.remove(tmp)
     files["cuda_tag.pt"] = torch.load(os.path.join(out, "cuda_tag.pt"), map_location="cpu")
 
+    # A global outside the weights-only allowlist (never called by either
+    # loader; torch.load(weights_only=True) refuses it too).
+    torch.save({"w": torch.ones(2), "evil": Evil()}, os.path.join(out, "refused_global.pt"))
+
     torch.save({"x": torch.ones(2)}, os.path.join(out, "legacy.pt"),
                _use_new_zipfile_serialization=False)
 
@@ -237,6 +246,7 @@ def generate(out):
         manifest[name] = describe(loaded)
         assert describe(obj)["t"] == manifest[name]["t"]
     manifest["legacy.pt"] = {"t": "legacy"}
+    manifest["refused_global.pt"] = {"t": "refused", "global": "%s.system" % os.system.__module__}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
     print("wrote %d archives to %s" % (len(manifest), out))

@@ -133,6 +133,11 @@ impl<R: Read + Seek> Archive<R> {
         Ok(archive)
     }
 
+    /// The top folder with its trailing `/`.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     pub(crate) fn big_endian(&self) -> bool {
         self.big_endian
     }

@@ -7,7 +7,7 @@
 //! dtypes, `torch.Size`, `torch.device`, `collections.OrderedDict`, and the
 //! builtins `set`, `frozenset`, `complex`, `bytearray` and
 //! `_codecs.encode`. Nothing is imported and nothing is called: each
-//! allowed global is a variant of [`Global`], and `REDUCE` on it runs this
+//! allowed global is a variant of a private enum, and `REDUCE` on it runs this
 //! crate's own code. Any other global is an error that names it.
 //!
 //! Hostile input is bounded: every opcode reads lengths that are checked
@@ -124,6 +124,11 @@ fn resolve_global(module: &str, name: &str) -> Result<Node> {
         _ => return Err(unsupported(module, name)),
     };
     Ok(Node::Global(g))
+}
+
+/// Whether the weights-only VM accepts global `module.name`.
+pub(crate) fn is_allowed_global(module: &str, name: &str) -> bool {
+    resolve_global(module, name).is_ok()
 }
 
 fn dtype_global(name: &str) -> Option<ScalarType> {
@@ -749,7 +754,7 @@ impl<'a> Vm<'a> {
     }
 
     fn set_items(&mut self, d: &Node, items: Vec<Node>) -> Result<()> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.err("SETITEMS with an odd number of items"));
         }
         let idx = match d {

@@ -117,6 +117,7 @@ fn a_valid_crafted_archive_loads() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
 fn every_truncation_is_an_error() {
     let full = archive(&float_tensor(4, 0, &[2, 2], &[2, 1]), &[("data/0", F4)]);
     for n in 0..full.len() {
@@ -128,6 +129,7 @@ fn every_truncation_is_an_error() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
 fn every_single_byte_corruption_errors_or_loads_cleanly() {
     let full = archive(&float_tensor(4, 0, &[2, 2], &[2, 1]), &[("data/0", F4)]);
     for i in 0..full.len() {
@@ -248,6 +250,7 @@ fn duplicate_keys_with_different_dtypes_are_refused() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
 fn deep_nesting_and_cycles_are_refused() {
     let n = 100_000;
     let mut lists = vec![0x80, 2];
