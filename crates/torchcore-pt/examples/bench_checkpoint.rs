@@ -27,7 +27,11 @@ fn best<T>(n: usize, mut f: impl FnMut() -> T) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mib: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(256);
+    let mib: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(256);
     let dir = tempfile::tempdir()?;
     let path = std::env::args()
         .nth(2)
@@ -37,7 +41,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let per = mib * (1 << 20) / 4 / n_tensors;
     let mut sd = StateDict::default();
     for i in 0..n_tensors {
-        sd.insert(format!("layer{i}.weight"), Tensor::full(&[per as i64], i as f64, ScalarType::Float)?);
+        sd.insert(
+            format!("layer{i}.weight"),
+            Tensor::full(&[per as i64], i as f64, ScalarType::Float)?,
+        );
     }
     let value = sd.to_value();
     let bytes = (per * 4 * n_tensors) as f64;
@@ -54,13 +61,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     save(&value, &path)?;
     let t_load = best(5, || load(&path).map(|v| v.tensors().len()));
     let t_read = best(5, || std::fs::read(&path).map(|v| v.len()));
-    // SAFETY: the benchmark's own file, not written while mapped.
-    let t_mmap = best(5, || unsafe { load_mmap(&path, &LoadOptions::default()) }.map(|v| v.tensors().len()));
+    let t_mmap = best(5, || {
+        // SAFETY: the benchmark's own file, not written while mapped.
+        unsafe { load_mmap(&path, &LoadOptions::default()) }.map(|v| v.tensors().len())
+    });
     println!("state dict: {n_tensors} float32 tensors, {mib} MiB");
-    println!("save (torchcore)           {:8.1} ms  {:5.2} GiB/s", t_save * 1e3, gib(t_save));
-    println!("plain write + fsync        {:8.1} ms  {:5.2} GiB/s", t_write * 1e3, gib(t_write));
-    println!("load (torchcore, copying)  {:8.1} ms  {:5.2} GiB/s", t_load * 1e3, gib(t_load));
-    println!("std::fs::read of the file   {:8.1} ms  {:5.2} GiB/s", t_read * 1e3, gib(t_read));
+    println!(
+        "save (torchcore)           {:8.1} ms  {:5.2} GiB/s",
+        t_save * 1e3,
+        gib(t_save)
+    );
+    println!(
+        "plain write + fsync        {:8.1} ms  {:5.2} GiB/s",
+        t_write * 1e3,
+        gib(t_write)
+    );
+    println!(
+        "load (torchcore, copying)  {:8.1} ms  {:5.2} GiB/s",
+        t_load * 1e3,
+        gib(t_load)
+    );
+    println!(
+        "std::fs::read of the file   {:8.1} ms  {:5.2} GiB/s",
+        t_read * 1e3,
+        gib(t_read)
+    );
     println!("load_mmap (torchcore)      {:8.3} ms", t_mmap * 1e3);
     Ok(())
 }

@@ -22,6 +22,17 @@ use crate::error::{PtError, Result};
 use crate::unpickle::{unpickle, StorageSource};
 
 /// One tensor of a checkpoint.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("x.pt");
+/// # let t = c10_core::Tensor::zeros(&[2, 3], c10_core::ScalarType::Float)?;
+/// # torchcore_pt::save(&torchcore_pt::Value::List(vec![torchcore_pt::Value::Tensor(t)]), &path)?;
+/// let report = torchcore_pt::inspect::inspect(&path)?;
+/// let t = &report.tensors[0];
+/// assert_eq!((t.name.as_str(), t.shape.as_slice(), t.storage.as_str(), t.nbytes), ("0", &[2, 3][..], "0", 24));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorInfo {
     /// Its path in the saved object (a state dict's key).
@@ -43,6 +54,18 @@ pub struct TensorInfo {
 }
 
 /// One storage record of a checkpoint.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("x.pt");
+/// # let t = c10_core::Tensor::zeros(&[2, 3], c10_core::ScalarType::Float)?;
+/// # torchcore_pt::save(&torchcore_pt::Value::List(vec![torchcore_pt::Value::Tensor(t)]), &path)?;
+/// let report = torchcore_pt::inspect::inspect(&path)?;
+/// let s = &report.storages[0];
+/// assert_eq!((s.key.as_str(), s.nbytes, s.location.as_str()), ("0", 24, "cpu"));
+/// assert_eq!(s.tensors, ["0"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct StorageInfo {
     /// The key.
@@ -58,6 +81,16 @@ pub struct StorageInfo {
 }
 
 /// A global the pickle names.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("x.pt");
+/// # let t = c10_core::Tensor::zeros(&[2, 3], c10_core::ScalarType::Float)?;
+/// # torchcore_pt::save(&torchcore_pt::Value::List(vec![torchcore_pt::Value::Tensor(t)]), &path)?;
+/// let report = torchcore_pt::inspect::inspect(&path)?;
+/// assert!(report.globals.iter().any(|g| g.name == "torch._utils._rebuild_tensor_v2" && g.allowed));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GlobalInfo {
     /// `module.name`.
@@ -67,6 +100,17 @@ pub struct GlobalInfo {
 }
 
 /// What [`inspect`] found.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("x.pt");
+/// # let t = c10_core::Tensor::zeros(&[2, 3], c10_core::ScalarType::Float)?;
+/// # torchcore_pt::save(&torchcore_pt::Value::List(vec![torchcore_pt::Value::Tensor(t)]), &path)?;
+/// let report = torchcore_pt::inspect::inspect(&path)?;
+/// assert!(report.error.is_none());
+/// assert!(report.to_string().contains("total: 1 tensors over 1 storages"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Inspection {
     /// The archive's top folder.
@@ -88,11 +132,31 @@ pub struct Inspection {
 
 impl Inspection {
     /// Total bytes of storage data.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("x.pt");
+    /// # let t = c10_core::Tensor::zeros(&[2, 3], c10_core::ScalarType::Float)?;
+    /// # torchcore_pt::save(&torchcore_pt::Value::List(vec![torchcore_pt::Value::Tensor(t)]), &path)?;
+    /// let report = torchcore_pt::inspect::inspect(&path)?;
+    /// assert_eq!(report.total_bytes(), 24);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn total_bytes(&self) -> usize {
         self.storages.iter().map(|s| s.nbytes).sum()
     }
 
     /// The globals the loader refuses.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("x.pt");
+    /// # let t = c10_core::Tensor::zeros(&[2, 3], c10_core::ScalarType::Float)?;
+    /// # torchcore_pt::save(&torchcore_pt::Value::List(vec![torchcore_pt::Value::Tensor(t)]), &path)?;
+    /// let report = torchcore_pt::inspect::inspect(&path)?;
+    /// assert_eq!(report.refused_globals().count(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn refused_globals(&self) -> impl Iterator<Item = &str> {
         self.globals
             .iter()
@@ -157,6 +221,14 @@ pub fn inspect(path: impl AsRef<Path>) -> Result<Inspection> {
 }
 
 /// [`inspect`] on a seekable reader.
+///
+/// ```
+/// use torchcore_pt::{inspect::inspect_reader, save_to_writer, Value};
+/// let bytes = save_to_writer(&Value::Int(1), std::io::Cursor::new(Vec::new()))?.into_inner();
+/// let report = inspect_reader(std::io::Cursor::new(bytes))?;
+/// assert_eq!((report.archive.as_str(), report.tensors.len()), ("archive", 0));
+/// # Ok::<(), torchcore_pt::PtError>(())
+/// ```
 pub fn inspect_reader<R: Read + Seek>(reader: R) -> Result<Inspection> {
     let mut archive = Archive::open(reader)?;
     let pickle = archive.read_small_record("data.pkl")?;

@@ -29,10 +29,39 @@ use crate::value::{OrderedDict, StorageValue, Value};
 pub const MAX_DEPTH: usize = 256;
 
 /// What the VM asks of the archive: the bytes of one storage record.
+///
+/// ```
+/// use torchcore_pt::unpickle::StorageSource;
+/// use c10_core::{ScalarType, Storage};
+/// /// Serves every storage zero-filled (for tests).
+/// struct Zeros;
+/// impl StorageSource for Zeros {
+///     fn load_storage(&mut self, _: &str, nbytes: usize, _: &str, _: ScalarType)
+///         -> Result<Storage, torchcore_pt::PtError> {
+///         Ok(alloc_cpu::empty_storage(nbytes)?)
+///     }
+/// }
+/// let s = Zeros.load_storage("0", 8, "cpu", ScalarType::Float)?;
+/// assert_eq!(s.nbytes(), 8);
+/// # Ok::<(), torchcore_pt::PtError>(())
+/// ```
 pub trait StorageSource {
     /// Loads storage `key` (a record name validated by the VM: ASCII
     /// letters, digits, `_`, `-`, `.`, not `.` or `..`), `nbytes` long,
     /// saved on `location`, holding elements of `dtype`.
+    ///
+    /// ```
+    /// # use torchcore_pt::unpickle::StorageSource;
+    /// # use c10_core::{ScalarType, Storage};
+    /// struct Refuse;
+    /// impl StorageSource for Refuse {
+    ///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType)
+    ///         -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {key}")))
+    ///     }
+    /// }
+    /// assert!(Refuse.load_storage("7", 4, "cpu", ScalarType::Int).is_err());
+    /// ```
     fn load_storage(
         &mut self,
         key: &str,
