@@ -21,6 +21,7 @@ def best(n, f):
 
 path = sys.argv[1]
 gib = os.path.getsize(path) / 2**30
+t_first = best(1, lambda: torch.load(path, weights_only=True))
 t_load = best(5, lambda: torch.load(path, weights_only=True))
 t_mmap = best(5, lambda: torch.load(path, weights_only=True, mmap=True))
 sd = torch.load(path, weights_only=True)
@@ -36,6 +37,7 @@ def save():
 
 t_save = best(3, save)
 os.remove(out)
+print("first torch.load            %8.1f ms  %5.2f GiB/s" % (t_first * 1e3, gib / t_first))
 print("torch.load                 %8.1f ms  %5.2f GiB/s" % (t_load * 1e3, gib / t_load))
 print("torch.load(mmap=True)      %8.3f ms" % (t_mmap * 1e3))
 print("torch.save (+ fsync)       %8.1f ms  %5.2f GiB/s" % (t_save * 1e3, gib / t_save))

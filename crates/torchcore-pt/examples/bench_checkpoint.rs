@@ -59,6 +59,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         f.sync_all()
     });
     save(&value, &path)?;
+    // The first load of the process, into memory never used before (page
+    // faults included, as for any real first load).
+    let t_first = best(1, || load(&path).map(|v| v.tensors().len()));
     let t_load = best(5, || load(&path).map(|v| v.tensors().len()));
     let t_read = best(5, || std::fs::read(&path).map(|v| v.len()));
     let t_mmap = best(5, || {
@@ -75,6 +78,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "plain write + fsync        {:8.1} ms  {:5.2} GiB/s",
         t_write * 1e3,
         gib(t_write)
+    );
+    println!(
+        "first load (torchcore)     {:8.1} ms  {:5.2} GiB/s",
+        t_first * 1e3,
+        gib(t_first)
     );
     println!(
         "load (torchcore, copying)  {:8.1} ms  {:5.2} GiB/s",
