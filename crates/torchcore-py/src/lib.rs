@@ -51,6 +51,7 @@
 
 mod convert;
 mod dlpack;
+mod serialization;
 mod tensor;
 
 use std::ptr::NonNull;
@@ -121,5 +122,6 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
     tensor::register(m)?;
     dlpack::register(m)?;
+    serialization::register(m)?;
     Ok(())
 }

@@ -123,3 +123,28 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``torch.full_like``."""
     return full(t.shape, fill_value, dtype=dtype if dtype is not None else t.dtype,
                 device=device, requires_grad=requires_grad)
+
+# Checkpoint files (torch.save / torch.load) and the dtypes the loader can
+# produce; see torchcore.serialization and docs/checkpoints.md.
+from ._C import (  # noqa: F401,E402
+    equal,
+    uint16,
+    uint32,
+    uint64,
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    complex32,
+    chalf,
+    bcomplex32,
+    float4_e2m1fn_x2,
+    bits1x8,
+    bits2x4,
+    bits4x2,
+    bits8,
+    bits16,
+)
+from . import serialization  # noqa: E402
+from .serialization import save, load  # noqa: F401,E402

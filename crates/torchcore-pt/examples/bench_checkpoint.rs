@@ -1,0 +1,99 @@
+//! Times checkpoint I/O on a large state dict (default 256 MiB: 64 float32
+//! tensors of 4 MiB), all with a warm page cache:
+//! `save` vs writing the same bytes to a plain file, `load` vs reading the
+//! file, and `load_mmap`. Prints one line per measurement (best of N).
+//!
+//! ```sh
+//! cargo run --release -p torchcore-pt --example bench_checkpoint -- [MiB] [OUT.pt]
+//! ```
+//! `tools/bench_checkpoint.py OUT.pt` times torch on the file it leaves.
+
+use std::io::Write;
+use std::time::Instant;
+
+use c10_core::{ScalarType, Tensor};
+use torchcore_pt::{load, load_mmap, save, LoadOptions, StateDict};
+
+fn best<T>(n: usize, mut f: impl FnMut() -> T) -> f64 {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            let r = f();
+            let s = t.elapsed().as_secs_f64();
+            drop(r);
+            s
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mib: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(256);
+    let dir = tempfile::tempdir()?;
+    let path = std::env::args()
+        .nth(2)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| dir.path().join("bench.pt"));
+    let n_tensors = 64;
+    let per = mib * (1 << 20) / 4 / n_tensors;
+    let mut sd = StateDict::default();
+    for i in 0..n_tensors {
+        sd.insert(
+            format!("layer{i}.weight"),
+            Tensor::full(&[per as i64], i as f64, ScalarType::Float)?,
+        );
+    }
+    let value = sd.to_value();
+    let bytes = (per * 4 * n_tensors) as f64;
+    let gib = |s: f64| bytes / s / (1u64 << 30) as f64;
+
+    let t_save = best(3, || save(&value, &path).map(|_| ()));
+    let raw = dir.path().join("raw.bin");
+    let blob = vec![1u8; per * 4 * n_tensors];
+    let t_write = best(3, || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&raw)?;
+        f.write_all(&blob)?;
+        f.sync_all()
+    });
+    save(&value, &path)?;
+    // The first load of the process, into memory never used before (page
+    // faults included, as for any real first load).
+    let t_first = best(1, || load(&path).map(|v| v.tensors().len()));
+    let t_load = best(5, || load(&path).map(|v| v.tensors().len()));
+    let t_read = best(5, || std::fs::read(&path).map(|v| v.len()));
+    let t_mmap = best(5, || {
+        // SAFETY: the benchmark's own file, not written while mapped.
+        unsafe { load_mmap(&path, &LoadOptions::default()) }.map(|v| v.tensors().len())
+    });
+    println!("state dict: {n_tensors} float32 tensors, {mib} MiB");
+    println!(
+        "save (torchcore)           {:8.1} ms  {:5.2} GiB/s",
+        t_save * 1e3,
+        gib(t_save)
+    );
+    println!(
+        "plain write + fsync        {:8.1} ms  {:5.2} GiB/s",
+        t_write * 1e3,
+        gib(t_write)
+    );
+    println!(
+        "first load (torchcore)     {:8.1} ms  {:5.2} GiB/s",
+        t_first * 1e3,
+        gib(t_first)
+    );
+    println!(
+        "load (torchcore, copying)  {:8.1} ms  {:5.2} GiB/s",
+        t_load * 1e3,
+        gib(t_load)
+    );
+    println!(
+        "std::fs::read of the file   {:8.1} ms  {:5.2} GiB/s",
+        t_read * 1e3,
+        gib(t_read)
+    );
+    println!("load_mmap (torchcore)      {:8.3} ms", t_mmap * 1e3);
+    Ok(())
+}

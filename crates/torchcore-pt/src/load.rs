@@ -1,0 +1,340 @@
+//! `torch.load` for torchcore: the safe (weights-only) loader.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
+use std::path::{Path, PathBuf};
+
+use alloc_cpu::mmap::{map_file_range, MapMode};
+use c10_core::{ScalarType, Storage, Tensor};
+
+use crate::archive::{swap_to_native, Archive};
+use crate::error::{PtError, Result};
+use crate::unpickle::{unpickle, StorageSource};
+use crate::value::Value;
+
+/// Where storages saved on another device are loaded (torch's
+/// `map_location`). Storages are always built on the CPU.
+///
+/// ```
+/// use torchcore_pt::{LoadOptions, MapLocation};
+/// let opts = LoadOptions::default().map_location(MapLocation::Cpu);
+/// assert_eq!(opts.map_location, MapLocation::Cpu);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MapLocation {
+    /// Load each storage where it was saved: `cpu` storages load; any other
+    /// location (`cuda:0`, ...) is an error that suggests
+    /// [`MapLocation::Cpu`].
+    #[default]
+    AsSaved,
+    /// Load every storage on the CPU, whatever its location tag
+    /// (`map_location='cpu'`).
+    Cpu,
+}
+
+/// Options for loading.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Where storages saved on other devices go.
+    pub map_location: MapLocation,
+}
+
+impl LoadOptions {
+    /// Sets [`LoadOptions::map_location`].
+    pub fn map_location(mut self, m: MapLocation) -> LoadOptions {
+        self.map_location = m;
+        self
+    }
+}
+
+fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
+    if location == "cpu" || opts.map_location == MapLocation::Cpu {
+        return Ok(());
+    }
+    Err(PtError::Location {
+        key: key.to_string(),
+        location: location.to_string(),
+    })
+}
+
+struct CopySource<'a, R: Read + Seek> {
+    archive: &'a mut Archive<R>,
+    opts: &'a LoadOptions,
+}
+
+impl<R: Read + Seek> StorageSource for CopySource<'_, R> {
+    fn load_storage(
+        &mut self,
+        key: &str,
+        nbytes: usize,
+        location: &str,
+        dtype: ScalarType,
+    ) -> Result<Storage> {
+        check_location(key, location, self.opts)?;
+        self.archive.read_storage(key, nbytes, dtype)
+    }
+}
+
+struct MmapSource<'a> {
+    archive: &'a mut Archive<BufReader<File>>,
+    path: &'a Path,
+    opts: &'a LoadOptions,
+}
+
+impl StorageSource for MmapSource<'_> {
+    fn load_storage(
+        &mut self,
+        key: &str,
+        nbytes: usize,
+        location: &str,
+        dtype: ScalarType,
+    ) -> Result<Storage> {
+        check_location(key, location, self.opts)?;
+        let name = format!("data/{key}");
+        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+        if nbytes == 0 || span.data_start % 64 != 0 {
+            // Nothing to map, or a record not aligned for every dtype (torch
+            // aligns records to 64 bytes; other writers may not): copy.
+            return self.archive.read_storage(key, nbytes, dtype);
+        }
+        self.archive.count_mapped(&name, span.len)?;
+        // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
+        // truncates the file while the storages live. The mappings are
+        // private (copy-on-write), so the several mappings of one file made
+        // here never see each other's writes.
+        let storage =
+            unsafe { map_file_range(self.path, MapMode::CopyOnWrite, span.data_start, nbytes)? };
+        if self.archive.big_endian() {
+            let mut g = storage.write()?;
+            swap_to_native(g.bytes_mut()?, dtype);
+        }
+        Ok(storage)
+    }
+}
+
+fn open_file(path: &Path) -> Result<BufReader<File>> {
+    let f = File::open(path).map_err(|e| PtError::io_path(path, e))?;
+    Ok(BufReader::new(f))
+}
+
+/// Loads the checkpoint at `path` (what `torch.save` wrote), with every
+/// storage on the CPU as saved. Safe for untrusted files: only the
+/// weights-only allowlist is understood (see [`crate::unpickle`]).
+///
+/// ```
+/// use torchcore_pt::{load, save, Value};
+/// use c10_core::{Tensor, ScalarType};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.pt");
+/// save(&Value::Tensor(Tensor::arange(0, 4, 1, ScalarType::Long)?), &path)?;
+/// let Value::Tensor(t) = load(&path)? else { panic!("not a tensor") };
+/// assert_eq!(t.to_vec::<i64>()?, [0, 1, 2, 3]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load(path: impl AsRef<Path>) -> Result<Value> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// [`load`] with options.
+pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
+    load_from_reader_with(open_file(path.as_ref())?, opts)
+}
+
+/// Loads a checkpoint from any seekable reader (a file, a
+/// `Cursor<Vec<u8>>`).
+///
+/// ```
+/// use torchcore_pt::{load_from_reader, save_to_writer, Value};
+/// let bytes = save_to_writer(&Value::Int(5), std::io::Cursor::new(Vec::new()))?.into_inner();
+/// assert_eq!(load_from_reader(std::io::Cursor::new(bytes))?, Value::Int(5));
+/// # Ok::<(), torchcore_pt::PtError>(())
+/// ```
+pub fn load_from_reader<R: Read + Seek>(reader: R) -> Result<Value> {
+    load_from_reader_with(reader, &LoadOptions::default())
+}
+
+/// [`load_from_reader`] with options.
+pub fn load_from_reader_with<R: Read + Seek>(reader: R, opts: &LoadOptions) -> Result<Value> {
+    let mut archive = Archive::open(reader)?;
+    let pickle = archive.read_small_record("data.pkl")?;
+    let mut source = CopySource {
+        archive: &mut archive,
+        opts,
+    };
+    unpickle(&pickle, &mut source)
+}
+
+/// Loads the checkpoint at `path` with every storage a zero-copy,
+/// copy-on-write memory map of its record (`torch.load(mmap=True)`): the
+/// work is proportional to the number of tensors, not to their bytes, and
+/// pages are read when touched. Writes to the tensors stay in this
+/// process (the mapping is private). Records that are not 64-byte aligned
+/// (torch always aligns them) are copied instead; CRCs of mapped records
+/// are not checked (torch does not check them either).
+///
+/// ```
+/// use torchcore_pt::{load_mmap, save, LoadOptions, Value};
+/// use c10_core::{Tensor, ScalarType};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.pt");
+/// save(&Value::Tensor(Tensor::arange(0, 4, 1, ScalarType::Float)?), &path)?;
+/// // SAFETY: a private temporary file that nothing else writes or truncates.
+/// let v = unsafe { load_mmap(&path, &LoadOptions::default())? };
+/// assert_eq!(v.as_tensor().unwrap().to_vec::<f32>()?, [0.0, 1.0, 2.0, 3.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Safety
+///
+/// As [`alloc_cpu::mmap::map_file`]: until every loaded storage and tensor
+/// is dropped, the file must not be written or truncated, by this process
+/// or any other (see the mmap policy in `alloc_cpu::mmap`). When that
+/// cannot be promised, use [`load`], which copies.
+pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
+    let path = path.as_ref();
+    let mut archive = Archive::open(open_file(path)?)?;
+    let pickle = archive.read_small_record("data.pkl")?;
+    let mut source = MmapSource {
+        archive: &mut archive,
+        path,
+        opts,
+    };
+    unpickle(&pickle, &mut source)
+}
+
+/// An ordered `name -> Tensor` map: a module's `state_dict()`.
+///
+/// ```
+/// use torchcore_pt::StateDict;
+/// use c10_core::{Tensor, ScalarType};
+/// let mut sd = StateDict::default();
+/// sd.insert("weight", Tensor::zeros(&[2, 2], ScalarType::Float)?);
+/// assert_eq!(sd.keys().collect::<Vec<_>>(), ["weight"]);
+/// assert_eq!(sd.get("weight").unwrap().sizes(), &[2, 2]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct StateDict {
+    entries: Vec<(String, Tensor)>,
+    index: HashMap<String, usize>,
+}
+
+impl StateDict {
+    /// Adds or replaces an entry (a replaced entry keeps its position).
+    pub fn insert(&mut self, name: impl Into<String>, tensor: Tensor) {
+        let name = name.into();
+        match self.index.get(&name) {
+            Some(&i) => self.entries[i].1 = tensor,
+            None => {
+                self.index.insert(name.clone(), self.entries.len());
+                self.entries.push((name, tensor));
+            }
+        }
+    }
+
+    /// The tensor under `name`.
+    pub fn get(&self, name: &str) -> Option<&Tensor> {
+        self.index.get(name).map(|&i| &self.entries[i].1)
+    }
+
+    /// The names, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Tensor)> {
+        self.entries.iter().map(|(k, t)| (k.as_str(), t))
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The state dict as a [`Value`] (an `OrderedDict` of tensors) for
+    /// [`save`](crate::save).
+    pub fn to_value(&self) -> Value {
+        let mut d = crate::value::OrderedDict::default();
+        for (k, t) in &self.entries {
+            d.items
+                .push((Value::Str(k.clone()), Value::Tensor(t.clone())));
+        }
+        Value::OrderedDict(d)
+    }
+
+    /// A state dict from a loaded value: a dict or `OrderedDict` of
+    /// string keys and tensors (or parameters).
+    pub fn from_value(v: &Value) -> Result<StateDict> {
+        let items = v.dict_items().ok_or_else(|| {
+            PtError::Tensor(format!(
+                "a state dict is a dict of tensors; the checkpoint holds a {}",
+                v.type_name()
+            ))
+        })?;
+        let mut sd = StateDict::default();
+        for (k, x) in items {
+            let Value::Str(name) = k else {
+                return Err(PtError::Tensor(format!(
+                    "state dict key is a {}, not a str",
+                    k.type_name()
+                )));
+            };
+            let t = x.as_tensor().ok_or_else(|| {
+                PtError::Tensor(format!(
+                    "state dict entry {name:?} is a {}, not a tensor (use load() and Value::tensors() for nested checkpoints)",
+                    x.type_name()
+                ))
+            })?;
+            sd.insert(name.clone(), t.clone());
+        }
+        Ok(sd)
+    }
+}
+
+impl<'a> IntoIterator for &'a StateDict {
+    type Item = (&'a str, &'a Tensor);
+    type IntoIter = Box<dyn Iterator<Item = (&'a str, &'a Tensor)> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+/// Loads a state dict (`torch.save(model.state_dict(), path)`): an ordered
+/// `name -> Tensor` map.
+///
+/// ```
+/// use torchcore_pt::{load_state_dict, save, StateDict};
+/// use c10_core::{Tensor, ScalarType};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("sd.pt");
+/// let mut sd = StateDict::default();
+/// sd.insert("bias", Tensor::ones(&[3], ScalarType::Float)?);
+/// save(&sd.to_value(), &path)?;
+/// let back = load_state_dict(&path)?;
+/// assert_eq!(back.get("bias").unwrap().to_vec::<f32>()?, [1.0, 1.0, 1.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_state_dict(path: impl AsRef<Path>) -> Result<StateDict> {
+    StateDict::from_value(&load(path)?)
+}
+
+/// The archive name torch would use for `path` (its file stem).
+pub(crate) fn archive_name_for(path: &Path) -> String {
+    let stem = PathBuf::from(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(str::to_string)
+        .unwrap_or_default();
+    if crate::unpickle::valid_key(&stem) {
+        stem
+    } else {
+        "archive".to_string()
+    }
+}

@@ -1,0 +1,430 @@
+//! Bad input gets a clear error, and nothing else: no panic, no abort, no
+//! allocation out of proportion to the input.
+
+use std::io::{Cursor, Write};
+
+use torchcore_pt::{load_from_reader, PtError, Value};
+use zip::write::SimpleFileOptions;
+
+/// A tiny pickle writer for crafting inputs.
+#[derive(Default)]
+struct P(Vec<u8>);
+
+impl P {
+    fn new() -> P {
+        P(vec![0x80, 2])
+    }
+    fn raw(mut self, b: &[u8]) -> P {
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn global(self, m: &str, n: &str) -> P {
+        self.raw(format!("c{m}\n{n}\n").as_bytes())
+    }
+    fn s(mut self, x: &str) -> P {
+        self.0.push(b'X');
+        self.0.extend_from_slice(&(x.len() as u32).to_le_bytes());
+        self.0.extend_from_slice(x.as_bytes());
+        self
+    }
+    fn int(mut self, v: i128) -> P {
+        let b = v.to_le_bytes();
+        self.0.extend_from_slice(&[0x8a, 16]);
+        self.0.extend_from_slice(&b);
+        self
+    }
+    fn ints(mut self, xs: &[i128]) -> P {
+        self.0.push(b'(');
+        for &x in xs {
+            self = self.int(x);
+        }
+        self.raw(b"t")
+    }
+    fn mark(self) -> P {
+        self.raw(b"(")
+    }
+    fn stop(self) -> Vec<u8> {
+        self.raw(b".").0
+    }
+    /// A persistent id tuple + BINPERSID.
+    fn storage(self, class: (&str, &str), key: &str, numel: i128) -> P {
+        self.mark()
+            .s("storage")
+            .global(class.0, class.1)
+            .s(key)
+            .s("cpu")
+            .int(numel)
+            .raw(b"tQ")
+    }
+    /// `_rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict())`.
+    fn tensor(
+        self,
+        class: &str,
+        key: &str,
+        numel: i128,
+        offset: i128,
+        size: &[i128],
+        stride: &[i128],
+    ) -> P {
+        self.global("torch._utils", "_rebuild_tensor_v2")
+            .mark()
+            .storage(("torch", class), key, numel)
+            .int(offset)
+            .ints(size)
+            .ints(stride)
+            .raw(&[0x89])
+            .global("collections", "OrderedDict")
+            .raw(b")R")
+            .raw(b"tR")
+    }
+}
+
+fn archive(pkl: &[u8], records: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let o = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("archive/data.pkl", o).unwrap();
+    z.write_all(pkl).unwrap();
+    for (name, bytes) in records {
+        z.start_file(format!("archive/{name}"), o).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+fn load_bytes(b: Vec<u8>) -> Result<Value, PtError> {
+    load_from_reader(Cursor::new(b))
+}
+
+fn err_of(pkl: Vec<u8>, records: &[(&str, &[u8])]) -> String {
+    match load_bytes(archive(&pkl, records)) {
+        Ok(v) => panic!("loaded: {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn float_tensor(numel: i128, offset: i128, size: &[i128], stride: &[i128]) -> Vec<u8> {
+    P::new()
+        .tensor("FloatStorage", "0", numel, offset, size, stride)
+        .stop()
+}
+
+const F4: &[u8] = &[0u8; 16]; // four floats
+
+#[test]
+fn a_valid_crafted_archive_loads() {
+    let v = load_bytes(archive(&float_tensor(4, 1, &[3], &[1]), &[("data/0", F4)])).unwrap();
+    assert_eq!(v.as_tensor().unwrap().sizes(), &[3]);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
+fn every_truncation_is_an_error() {
+    let full = archive(&float_tensor(4, 0, &[2, 2], &[2, 1]), &[("data/0", F4)]);
+    for n in 0..full.len() {
+        assert!(
+            load_bytes(full[..n].to_vec()).is_err(),
+            "prefix of {n} bytes loaded"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
+fn every_single_byte_corruption_errors_or_loads_cleanly() {
+    let full = archive(&float_tensor(4, 0, &[2, 2], &[2, 1]), &[("data/0", F4)]);
+    for i in 0..full.len() {
+        for x in [0x01u8, 0x80, 0xff] {
+            let mut b = full.clone();
+            b[i] ^= x;
+            let _ = load_bytes(b); // must return, never panic
+        }
+    }
+}
+
+#[test]
+fn wrong_crc_is_reported() {
+    let mut b = archive(&float_tensor(4, 0, &[4], &[1]), &[("data/0", &[1u8; 16])]);
+    let at = b.windows(16).position(|w| w == [1u8; 16]).unwrap();
+    b[at] = 2;
+    let e = load_bytes(b).unwrap_err().to_string();
+    assert!(e.contains("checksum"), "{e}");
+}
+
+#[test]
+fn short_record_is_reported() {
+    let e = err_of(float_tensor(8, 0, &[8], &[1]), &[("data/0", F4)]);
+    assert!(
+        e.contains("holds 16 bytes, but storage '0' needs 32"),
+        "{e}"
+    );
+}
+
+#[test]
+fn views_past_the_storage_are_refused() {
+    for (offset, size, stride) in [
+        (1, vec![4], vec![1]),
+        (0, vec![2, 2], vec![3, 1]),
+        (0, vec![5], vec![1]),
+        (4, vec![1], vec![1]),
+    ] {
+        let e = err_of(float_tensor(4, offset, &size, &stride), &[("data/0", F4)]);
+        assert!(
+            e.contains("invalid tensor data: tensor over storage '0' (16 bytes)"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn negative_and_overflowing_values_are_refused() {
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (float_tensor(4, -1, &[1], &[1]), "invalid storage offset"),
+        (float_tensor(4, 0, &[-1], &[1]), "overflow"),
+        (float_tensor(4, 0, &[1], &[-1]), "Negative strides"),
+        (float_tensor(-4, 0, &[1], &[1]), "invalid element count -4"),
+        (float_tensor(1 << 62, 0, &[1], &[1]), "storage '0'"),
+        (
+            float_tensor(4, 0, &[i64::MAX as i128, 2], &[1, 1]),
+            "tensor over storage",
+        ),
+        (
+            float_tensor(4, 0, &[1 << 64], &[1]),
+            "does not fit in 64 bits",
+        ),
+        (
+            float_tensor(4, i64::MAX as i128, &[1], &[1]),
+            "tensor over storage",
+        ),
+    ];
+    for (pkl, want) in cases {
+        let e = err_of(pkl, &[("data/0", F4)]);
+        assert!(e.contains(want), "wanted {want:?} in: {e}");
+    }
+}
+
+#[test]
+fn unknown_storage_types_and_globals_are_named() {
+    let e = err_of(
+        P::new().tensor("FooStorage", "0", 4, 0, &[4], &[1]).stop(),
+        &[("data/0", F4)],
+    );
+    assert!(
+        e.contains("Weights only load failed: Unsupported global: GLOBAL torch.FooStorage"),
+        "{e}"
+    );
+    let e = err_of(
+        P::new()
+            .global("torch._utils", "_rebuild_tensor_v2")
+            .mark()
+            .storage(("torch", "float32"), "0", 4)
+            .stop(),
+        &[],
+    );
+    assert!(e.contains("unknown storage type"), "{e}");
+    let e = err_of(
+        P::new()
+            .global("os", "system")
+            .s("echo hi")
+            .raw(b"\x85R")
+            .stop(),
+        &[],
+    );
+    assert!(e.contains("GLOBAL os.system"), "{e}");
+    let e = err_of(P::new().global("builtins", "eval").stop(), &[]);
+    assert!(e.contains("GLOBAL builtins.eval"), "{e}");
+}
+
+#[test]
+fn duplicate_keys_with_different_dtypes_are_refused() {
+    let pkl = P::new()
+        .mark()
+        .tensor("FloatStorage", "0", 4, 0, &[4], &[1])
+        .tensor("IntStorage", "0", 4, 0, &[4], &[1])
+        .raw(b"t")
+        .stop();
+    let e = err_of(pkl, &[("data/0", F4)]);
+    assert!(
+        e.contains("storage '0' appears twice with different types"),
+        "{e}"
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
+fn deep_nesting_and_cycles_are_refused() {
+    let n = 100_000;
+    let mut lists = vec![0x80, 2];
+    lists.extend(std::iter::repeat_n(b']', n));
+    lists.extend(std::iter::repeat_n(b'a', n - 1));
+    lists.push(b'.');
+    let e = err_of(lists, &[]);
+    assert!(e.contains("nested more than"), "{e}");
+
+    let mut tuples = vec![0x80, 2, b'N'];
+    tuples.extend(std::iter::repeat_n(0x85, n));
+    tuples.push(b'.');
+    let e = err_of(tuples, &[]);
+    assert!(e.contains("nested more than"), "{e}");
+
+    // l = []; l.append(l)
+    let e = err_of(P::new().raw(b"]q\x00h\x00a").stop(), &[]);
+    assert!(e.contains("self-referencing"), "{e}");
+    // d = {}; d['x'] = d
+    let e = err_of(P::new().raw(b"}q\x00").s("x").raw(b"h\x00s").stop(), &[]);
+    assert!(e.contains("self-referencing"), "{e}");
+
+    // A billion-laughs DAG: each level a list holding the previous one
+    // twice; 2^40 nodes if expanded.
+    let mut dag = P::new().raw(b"Nq\x00");
+    for _ in 0..40 {
+        dag = dag.raw(b"](h\x00h\x00eq\x00");
+    }
+    let e = err_of(dag.stop(), &[]);
+    assert!(e.contains("expands to far more values"), "{e}");
+}
+
+#[test]
+fn memo_and_long_extremes() {
+    // A huge memo index is just a key.
+    let v = load_bytes(archive(
+        &P::new().raw(b"Nr\xff\xff\xff\xffj\xff\xff\xff\xff").stop(),
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(v, Value::None);
+    let e = err_of(P::new().raw(b"j\x00\x00\x00\x01").stop(), &[]);
+    assert!(e.contains("memo key 16777216 was never stored"), "{e}");
+    // LONG4 claiming 2 GiB of digits.
+    let e = err_of(P::new().raw(b"\x8b\x00\x00\x00\x80").stop(), &[]);
+    assert!(e.contains("pickle truncated"), "{e}");
+    // 40 bytes of digits: too big.
+    let mut giant = P::new().raw(&[0x8a, 40]).raw(&[0x11; 40]);
+    giant = giant.raw(b"");
+    let e = err_of(giant.stop(), &[]);
+    assert!(e.contains("too big"), "{e}");
+    // A 128-bit int loads as BigInt; a padded small one as Int.
+    let v = load_bytes(archive(&P::new().int(-(1 << 100)).stop(), &[])).unwrap();
+    assert_eq!(v, Value::BigInt(-(1 << 100)));
+    let mut padded = vec![0x80, 2, 0x8a, 20, 5];
+    padded.extend([0u8; 19]);
+    padded.push(b'.');
+    assert_eq!(load_bytes(archive(&padded, &[])).unwrap(), Value::Int(5));
+}
+
+#[test]
+fn stack_misuse_is_an_error() {
+    for bad in [
+        &b"\x80\x02."[..],
+        b"\x80\x02a.",
+        b"\x80\x02(.",
+        b"\x80\x02Nt",
+        b"\x80\x02Ns.",
+        b"\x80\x02\x06.",
+        b"\x80\x09N.",
+        b"\x80\x02I1\n.",
+    ] {
+        let e = err_of(bad.to_vec(), &[]);
+        assert!(e.contains("malformed pickle"), "{e}");
+    }
+}
+
+/// Patches the compression method of every entry to `method`.
+fn set_method(mut b: Vec<u8>, method: u16) -> Vec<u8> {
+    for i in 0..b.len().saturating_sub(4) {
+        if b[i..i + 4] == *b"PK\x03\x04" {
+            b[i + 8..i + 10].copy_from_slice(&method.to_le_bytes());
+        } else if b[i..i + 4] == *b"PK\x01\x02" {
+            b[i + 10..i + 12].copy_from_slice(&method.to_le_bytes());
+        }
+    }
+    b
+}
+
+#[test]
+fn compressed_records_are_refused() {
+    let b = set_method(archive(&P::new().raw(b"N").stop(), &[]), 8);
+    let e = load_bytes(b).unwrap_err().to_string();
+    assert!(
+        e.contains("compressed") || e.contains("Compression method not supported"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_record_names_are_refused() {
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let o = SimpleFileOptions::default();
+    z.start_file("archive/data.pkl", o).unwrap();
+    z.write_all(b"\x80\x02N.").unwrap();
+    z.start_file("archive/../evil", o).unwrap();
+    z.write_all(b"x").unwrap();
+    let e = load_bytes(z.finish().unwrap().into_inner())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a plain relative path"), "{e}");
+
+    let e = err_of(
+        P::new()
+            .tensor("FloatStorage", "../x", 4, 0, &[4], &[1])
+            .stop(),
+        &[],
+    );
+    assert!(e.contains("invalid storage key \"../x\""), "{e}");
+
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    z.start_file("a/data.pkl", o).unwrap();
+    z.write_all(b"\x80\x02N.").unwrap();
+    z.start_file("b/data.pkl", o).unwrap();
+    let e = load_bytes(z.finish().unwrap().into_inner())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("two top folders"), "{e}");
+}
+
+#[test]
+fn any_top_folder_name_loads() {
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    z.start_file("my_model/data.pkl", SimpleFileOptions::default())
+        .unwrap();
+    z.write_all(b"\x80\x02K\x05.").unwrap();
+    assert_eq!(
+        load_bytes(z.finish().unwrap().into_inner()).unwrap(),
+        Value::Int(5)
+    );
+}
+
+#[test]
+fn non_checkpoints_are_named() {
+    let e = load_bytes(b"hello world".to_vec()).unwrap_err().to_string();
+    assert!(
+        e.contains("not a PyTorch checkpoint: not a ZIP archive (first bytes: 68 65 6c"),
+        "{e}"
+    );
+    let e = load_bytes(Vec::new()).unwrap_err().to_string();
+    assert!(e.contains("not a ZIP archive"), "{e}");
+    let mut legacy = vec![
+        0x80, 2, 0x8a, 10, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19,
+    ];
+    legacy.extend(b".");
+    assert!(matches!(load_bytes(legacy), Err(PtError::LegacyFormat)));
+}
+
+#[test]
+fn missing_pickle_and_missing_record() {
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    z.start_file("archive/version", SimpleFileOptions::default())
+        .unwrap();
+    z.write_all(b"3\n").unwrap();
+    let e = load_bytes(z.finish().unwrap().into_inner())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("record \"archive/data.pkl\" is missing"), "{e}");
+    let e = err_of(float_tensor(4, 0, &[4], &[1]), &[]);
+    assert!(e.contains("record \"archive/data/0\" is missing"), "{e}");
+}
+
+#[test]
+fn bad_byteorder_is_refused() {
+    let e = err_of(P::new().raw(b"N").stop(), &[("byteorder", b"middle")]);
+    assert!(e.contains("byteorder record holds \"middle\""), "{e}");
+}

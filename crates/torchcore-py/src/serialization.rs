@@ -1,0 +1,511 @@
+//! `torchcore.save` / `torchcore.load` (PyTorch checkpoint files, through
+//! `torchcore-pt`), and pickling and copying of tensors, dtypes and
+//! devices.
+//!
+//! Python values map to `torchcore_pt::Value` and back: `None`, `bool`,
+//! `int` (up to 128 bits), `float`, `complex`, `str`, `bytes`/`bytearray`,
+//! `list`, `tuple`, `set`/`frozenset`, `dict`, `collections.OrderedDict`
+//! (with its attributes, such as a state dict's `_metadata`),
+//! `torchcore.Size`, `torchcore.dtype`, `torchcore.device` and
+//! `torchcore.Tensor`. Loaded parameters come back as tensors with their
+//! `requires_grad`.
+
+use std::io::Cursor;
+
+use c10_core::{ScalarType, Tensor};
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
+    PyString, PyTuple,
+};
+use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, Value};
+
+use crate::convert::{PyDevice, PyDtype};
+use crate::tensor::{wrap, PyTensor};
+
+/// Deepest Python structure converted (deeper is refused, not recursed).
+const MAX_DEPTH: usize = 1000;
+
+fn pt_err(py: Python<'_>, e: PtError) -> PyErr {
+    if let PtError::UnsupportedGlobal { .. } = e {
+        // torch raises pickle.UnpicklingError for weights-only refusals.
+        if let Ok(cls) = py
+            .import("pickle")
+            .and_then(|m| m.getattr("UnpicklingError"))
+        {
+            return PyErr::from_value(cls.call1((e.to_string(),)).unwrap_or(cls));
+        }
+    }
+    PyRuntimeError::new_err(e.to_string())
+}
+
+fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "torchcore.save: values nested more than {MAX_DEPTH} deep"
+        )));
+    }
+    let py = obj.py();
+    let rec = |x: &Bound<'_, PyAny>| to_value(x, depth + 1);
+    if obj.is_none() {
+        return Ok(Value::None);
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(Value::Tensor(t.borrow().inner.clone()));
+    }
+    if let Ok(d) = obj.cast::<PyDtype>() {
+        return Ok(Value::Dtype(d.get().st));
+    }
+    if let Ok(d) = obj.cast::<PyDevice>() {
+        return Ok(Value::Device(d.get().d.to_string()));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::Int(i));
+        }
+        return obj
+            .extract::<i128>()
+            .map(Value::BigInt)
+            .map_err(|_| PyValueError::new_err("torchcore.save: ints must fit in 128 bits"));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Value::Float(obj.extract()?));
+    }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok(Value::Complex(c.real(), c.imag()));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Ok(Value::Str(obj.extract()?));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Value::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Value::Bytes(b.to_vec()));
+    }
+    let size_cls = py.import("torchcore")?.getattr("Size")?;
+    if obj.is_instance(&size_cls)? {
+        return Ok(Value::Size(obj.extract()?));
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return Ok(Value::Tuple(
+            t.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
+        ));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return Ok(Value::List(
+            l.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
+        ));
+    }
+    if let Ok(s) = obj.cast::<PySet>() {
+        return Ok(Value::Set(
+            s.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
+        ));
+    }
+    if let Ok(s) = obj.cast::<PyFrozenSet>() {
+        return Ok(Value::Set(
+            s.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
+        ));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let items = d
+            .iter()
+            .map(|(k, v)| Ok((rec(&k)?, rec(&v)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let odict = py.import("collections")?.getattr("OrderedDict")?;
+        if obj.is_instance(&odict)? {
+            let mut attrs = Vec::new();
+            if let Ok(vars) = obj.getattr("__dict__") {
+                if let Ok(vars) = vars.cast::<PyDict>() {
+                    for (k, v) in vars.iter() {
+                        attrs.push((k.extract::<String>()?, rec(&v)?));
+                    }
+                }
+            }
+            return Ok(Value::OrderedDict(OrderedDict { items, attrs }));
+        }
+        return Ok(Value::Dict(items));
+    }
+    Err(PyTypeError::new_err(format!(
+        "torchcore.save cannot save a {} (tensors, dtypes, devices, Size, containers and plain values only)",
+        obj.get_type().name()?
+    )))
+}
+
+fn dtype_obj(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyAny>> {
+    // The exported object (so that `is` comparisons work), else a new one.
+    let m = py.import("torchcore")?;
+    if let Ok(d) = m.getattr(st.torch_name()) {
+        if d.cast::<PyDtype>().is_ok() {
+            return Ok(d.unbind());
+        }
+    }
+    Ok(Bound::new(py, PyDtype { st })?.into_any().unbind())
+}
+
+fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        Value::None => py.None(),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Value::BigInt(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Value::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
+        Value::Complex(a, b) => PyComplex::from_doubles(py, *a, *b).into_any().unbind(),
+        Value::Str(s) => PyString::new(py, s).into_any().unbind(),
+        Value::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
+        Value::List(xs) => {
+            let items = xs
+                .iter()
+                .map(|x| from_value(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any().unbind()
+        }
+        Value::Tuple(xs) => {
+            let items = xs
+                .iter()
+                .map(|x| from_value(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, items)?.into_any().unbind()
+        }
+        Value::Set(xs) => {
+            let items = xs
+                .iter()
+                .map(|x| from_value(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PySet::new(py, items)?.into_any().unbind()
+        }
+        Value::Dict(items) => {
+            let d = PyDict::new(py);
+            for (k, x) in items {
+                d.set_item(from_value(py, k)?, from_value(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+        Value::OrderedDict(od) => {
+            let d = py.import("collections")?.getattr("OrderedDict")?.call0()?;
+            for (k, x) in &od.items {
+                d.set_item(from_value(py, k)?, from_value(py, x)?)?;
+            }
+            for (k, x) in &od.attrs {
+                d.setattr(k.as_str(), from_value(py, x)?)?;
+            }
+            d.unbind()
+        }
+        Value::Size(s) => py
+            .import("torchcore")?
+            .getattr("Size")?
+            .call1((PyTuple::new(py, s)?,))?
+            .unbind(),
+        Value::Dtype(d) => dtype_obj(py, *d)?,
+        Value::Device(d) => {
+            let dev: c10_storage::Device =
+                d.parse().map_err(|e: c10_storage::DeviceParseError| {
+                    PyRuntimeError::new_err(e.to_string())
+                })?;
+            Bound::new(py, PyDevice { d: dev })?.into_any().unbind()
+        }
+        Value::Tensor(t) | Value::Parameter(t) => wrap(py, t.clone())?.into_any().unbind(),
+        Value::Storage(_) => {
+            return Err(PyNotImplementedError::new_err(
+                "torchcore.load: the checkpoint holds a bare storage, not a tensor",
+            ))
+        }
+        _ => {
+            return Err(PyNotImplementedError::new_err(
+                "torchcore.load: an unknown value kind",
+            ))
+        }
+    })
+}
+
+/// A path argument: `str` or `os.PathLike`.
+fn as_path(f: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
+    if f.is_instance_of::<PyString>() {
+        return Ok(Some(f.extract::<String>()?.into()));
+    }
+    if f.hasattr("__fspath__")? {
+        let p = f.call_method0("__fspath__")?;
+        return Ok(Some(p.extract::<String>()?.into()));
+    }
+    Ok(None)
+}
+
+fn map_location_arg(m: Option<&Bound<'_, PyAny>>) -> PyResult<MapLocation> {
+    let Some(m) = m else {
+        return Ok(MapLocation::AsSaved);
+    };
+    if m.is_none() {
+        return Ok(MapLocation::AsSaved);
+    }
+    let text = if let Ok(d) = m.cast::<PyDevice>() {
+        d.get().d.to_string()
+    } else if m.is_instance_of::<PyString>() {
+        m.extract::<String>()?
+    } else {
+        return Err(PyNotImplementedError::new_err(
+            "torchcore.load: map_location must be None, 'cpu' or torchcore.device('cpu') (dicts and callables are not supported)",
+        ));
+    };
+    if text == "cpu" {
+        Ok(MapLocation::Cpu)
+    } else {
+        Err(PyNotImplementedError::new_err(format!(
+            "torchcore.load: map_location={text:?}: torchcore loads checkpoints on the CPU only"
+        )))
+    }
+}
+
+/// `torchcore.save(obj, f)`.
+#[pyfunction]
+#[pyo3(name = "_pt_save", signature = (obj, f))]
+fn pt_save(py: Python<'_>, obj: &Bound<'_, PyAny>, f: &Bound<'_, PyAny>) -> PyResult<()> {
+    let v = to_value(obj, 0)?;
+    match as_path(f)? {
+        Some(path) => py
+            .detach(|| torchcore_pt::save(&v, &path))
+            .map_err(|e| pt_err(py, e)),
+        None => {
+            let bytes = py
+                .detach(|| torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())))
+                .map_err(|e| pt_err(py, e))?
+                .into_inner();
+            f.call_method1("write", (PyBytes::new(py, &bytes),))?;
+            Ok(())
+        }
+    }
+}
+
+/// `torchcore.load(f, map_location=None, mmap=False)`.
+#[pyfunction]
+#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false))]
+fn pt_load(
+    py: Python<'_>,
+    f: &Bound<'_, PyAny>,
+    map_location: Option<&Bound<'_, PyAny>>,
+    mmap: bool,
+) -> PyResult<Py<PyAny>> {
+    let opts = LoadOptions::default().map_location(map_location_arg(map_location)?);
+    let v =
+        match as_path(f)? {
+            Some(path) if mmap => {
+                // SAFETY: `torchcore.load(f, mmap=True)` documents torch's own
+                // contract for `torch.load(mmap=True)` to its callers: the file
+                // must not be written or truncated while the loaded tensors
+                // live. The mappings are private (copy-on-write).
+                py.detach(|| unsafe { torchcore_pt::load_mmap(&path, &opts) })
+            }
+            Some(path) => py.detach(|| torchcore_pt::load_with(&path, &opts)),
+            None if mmap => return Err(PyValueError::new_err(
+                "torchcore.load: mmap=True needs a path (str or os.PathLike), not a file object",
+            )),
+            None => {
+                let data = f.call_method0("read")?;
+                let bytes: Vec<u8> = data.extract()?;
+                py.detach(|| torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts))
+            }
+        }
+        .map_err(|e| pt_err(py, e))?;
+    from_value(py, &v)
+}
+
+/// Rebuilds a tensor from `torchcore.save` bytes (`Tensor.__reduce__`).
+#[pyfunction]
+#[pyo3(name = "_rebuild_tensor_from_pt")]
+fn rebuild_tensor_from_pt<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyTensor>> {
+    let v =
+        torchcore_pt::load_from_reader(Cursor::new(data.to_vec())).map_err(|e| pt_err(py, e))?;
+    match v {
+        Value::Tensor(t) | Value::Parameter(t) => wrap(py, t),
+        other => Err(PyRuntimeError::new_err(format!(
+            "pickled tensor data holds a {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The exported dtype object named `name` (unpickling a dtype).
+#[pyfunction]
+#[pyo3(name = "_dtype_from_name")]
+fn dtype_from_name(py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+    let st = ScalarType::from_torch_name(name).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    dtype_obj(py, st)
+}
+
+/// `torchcore.equal(a, b)`: same sizes and equal elements (NaN is not
+/// equal to itself; -0.0 equals 0.0; dtypes may differ, as in torch).
+#[pyfunction]
+fn equal(py: Python<'_>, a: PyRef<'_, PyTensor>, b: PyRef<'_, PyTensor>) -> PyResult<bool> {
+    if a.inner.sizes() != b.inner.sizes() {
+        return Ok(false);
+    }
+    let xa = crate::convert::flat_values(py, &a.inner)?;
+    let xb = crate::convert::flat_values(py, &b.inner)?;
+    Ok(xa.iter().zip(&xb).all(|(x, y)| match (x, y) {
+        (c10_core::Scalar::Int(p), c10_core::Scalar::Int(q)) => p == q,
+        (c10_core::Scalar::Bool(p), c10_core::Scalar::Bool(q)) => p == q,
+        _ => x.to_f64() == y.to_f64(),
+    }))
+}
+
+fn alias(t: &Tensor) -> PyResult<Tensor> {
+    let mut out = t
+        .as_strided(t.sizes(), t.strides(), Some(t.storage_offset()))
+        .map_err(crate::convert::to_py_err)?;
+    if t.requires_grad() {
+        out.set_requires_grad(true)
+            .map_err(crate::convert::to_py_err)?;
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl PyTensor {
+    /// Pickling: the tensor as a one-tensor checkpoint (its storage, dtype,
+    /// sizes, strides, offset and `requires_grad`). Each tensor is pickled
+    /// on its own: two tensors sharing a storage do not share it after
+    /// unpickling (use `torchcore.save` for that).
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let v = Value::Tensor(self.inner.clone());
+        let bytes = py
+            .detach(|| torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())))
+            .map_err(|e| pt_err(py, e))?
+            .into_inner();
+        let f = py
+            .import("torchcore._C")?
+            .getattr("_rebuild_tensor_from_pt")?;
+        Ok((f, (PyBytes::new(py, &bytes),)))
+    }
+
+    /// `copy.copy`: a new tensor over the same storage (as in torch).
+    fn __copy__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, alias(&self.inner)?)
+    }
+
+    /// `copy.deepcopy`: a tensor over a copy of the storage; tensors that
+    /// share a storage still share (one copy) within one `deepcopy`.
+    fn __deepcopy__<'py>(
+        &self,
+        py: Python<'py>,
+        memo: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let t = &self.inner;
+        let key = ("torchcore.storage", t.storage().id());
+        let base: Tensor = match memo.get_item(key)? {
+            Some(b) => b.cast::<PyTensor>()?.borrow().inner.clone(),
+            None => {
+                let n = t.storage().nbytes();
+                let st = alloc_cpu_copy(t.storage(), n)?;
+                let base = Tensor::from_storage(st, ScalarType::Byte, &[n as i64], &[1], 0)
+                    .map_err(crate::convert::to_py_err)?;
+                memo.set_item(key, wrap(py, base.clone())?)?;
+                base
+            }
+        };
+        let mut out = Tensor::from_storage(
+            base.storage().clone(),
+            t.dtype(),
+            t.sizes(),
+            t.strides(),
+            t.storage_offset(),
+        )
+        .map_err(crate::convert::to_py_err)?;
+        if t.requires_grad() {
+            out.set_requires_grad(true)
+                .map_err(crate::convert::to_py_err)?;
+        }
+        wrap(py, out)
+    }
+}
+
+fn alloc_cpu_copy(src: &c10_storage::Storage, n: usize) -> PyResult<c10_storage::Storage> {
+    let err = |e: c10_storage::StorageError| PyRuntimeError::new_err(e.to_string());
+    let dst = alloc_cpu::empty_storage(n).map_err(err)?;
+    {
+        let s = src.read().map_err(err)?;
+        let mut d = dst.write().map_err(err)?;
+        d.bytes_mut()
+            .map_err(err)?
+            .copy_from_slice(s.bytes().map_err(err)?);
+    }
+    Ok(dst)
+}
+
+#[pymethods]
+impl PyDtype {
+    /// Pickles as `torchcore._C._dtype_from_name(name)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (&'static str,))> {
+        let f = py.import("torchcore._C")?.getattr("_dtype_from_name")?;
+        Ok((f, (self.st.torch_name(),)))
+    }
+    fn __copy__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __deepcopy__<'py>(slf: Bound<'py, Self>, _memo: &Bound<'py, PyAny>) -> Bound<'py, Self> {
+        slf
+    }
+}
+
+#[pymethods]
+impl PyDevice {
+    /// Pickles as `torchcore.device(str(self))`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        Ok((
+            py.import("torchcore")?.getattr("device")?,
+            (self.d.to_string(),),
+        ))
+    }
+    fn __copy__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __deepcopy__<'py>(slf: Bound<'py, Self>, _memo: &Bound<'py, PyAny>) -> Bound<'py, Self> {
+        slf
+    }
+}
+
+/// Registers the functions and the dtypes the loader can produce that the
+/// package did not export yet.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(pt_save, m)?)?;
+    m.add_function(wrap_pyfunction!(pt_load, m)?)?;
+    m.add_function(wrap_pyfunction!(rebuild_tensor_from_pt, m)?)?;
+    m.add_function(wrap_pyfunction!(equal, m)?)?;
+    m.add_function(wrap_pyfunction!(dtype_from_name, m)?)?;
+    for st in [
+        ScalarType::UInt16,
+        ScalarType::UInt32,
+        ScalarType::UInt64,
+        ScalarType::Float8_e4m3fn,
+        ScalarType::Float8_e5m2,
+        ScalarType::Float8_e4m3fnuz,
+        ScalarType::Float8_e5m2fnuz,
+        ScalarType::Float8_e8m0fnu,
+        ScalarType::ComplexHalf,
+        ScalarType::BComplex32,
+        ScalarType::Float4_e2m1fn_x2,
+        ScalarType::Bits1x8,
+        ScalarType::Bits2x4,
+        ScalarType::Bits4x2,
+        ScalarType::Bits8,
+        ScalarType::Bits16,
+    ] {
+        if !m.hasattr(st.torch_name())? {
+            m.add(st.torch_name(), PyDtype { st })?;
+        }
+    }
+    if !m.hasattr("chalf")? {
+        m.add(
+            "chalf",
+            PyDtype {
+                st: ScalarType::ComplexHalf,
+            },
+        )?;
+    }
+    Ok(())
+}

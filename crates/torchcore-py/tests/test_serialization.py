@@ -1,0 +1,108 @@
+"""torchcore.save / torchcore.load against real torch (skipped without
+torch), and pickling / copying of tensors, dtypes, devices and Size."""
+
+import collections
+import copy
+import io
+import pickle
+
+import pytest
+
+import torchcore
+
+torch = pytest.importorskip("torch", reason="torch is not importable: differential tests skipped")
+
+
+def as_torch(t):
+    return torch.from_dlpack(t) if t.numel() else torch.empty(tuple(t.shape), dtype=getattr(torch, str(t.dtype)[6:]))
+
+
+def test_torch_loads_what_torchcore_saved(tmp_path):
+    numbers = torchcore.arange(1, 10)
+    evens = numbers[1::2]
+    w = torchcore.arange(12.0).view(3, 4).t()
+    obj = {"numbers": numbers, "evens": evens, "w": w, "epoch": 3, "lr": 0.5,
+           "shape": torchcore.Size([2, 3]), "dtype": torchcore.bfloat16, "names": ["a", "b"],
+           "od": collections.OrderedDict(x=torchcore.zeros(2, dtype=torchcore.float16))}
+    path = tmp_path / "x.pt"
+    torchcore.save(obj, path)
+    for mmap in (False, True):
+        back = torch.load(path, weights_only=True, mmap=mmap)
+        assert back["numbers"].tolist() == list(range(1, 10))
+        assert back["evens"].untyped_storage().data_ptr() == back["numbers"].untyped_storage().data_ptr()
+        assert back["evens"].storage_offset() == 1 and back["evens"].stride() == (2,)
+        assert back["w"].stride() == (1, 4)
+        assert torch.equal(back["w"], torch.arange(12.0).view(3, 4).t())
+        assert back["shape"] == torch.Size([2, 3]) and back["dtype"] is torch.bfloat16
+        assert back["epoch"] == 3 and back["lr"] == 0.5 and back["names"] == ["a", "b"]
+        assert isinstance(back["od"], collections.OrderedDict)
+        assert back["od"]["x"].dtype == torch.float16
+
+
+def test_torchcore_loads_what_torch_saved(tmp_path):
+    lin = torch.nn.Linear(3, 2)
+    n = torch.arange(1, 10)
+    buf = io.BytesIO()
+    torch.save({"sd": lin.state_dict(), "n": n, "e": n[1::2], "p": torch.nn.Parameter(torch.ones(2)),
+                "u16": torch.arange(5).to(torch.uint16), "f8": torch.ones(3).to(torch.float8_e4m3fn)},
+               buf)
+    buf.seek(0)
+    back = torchcore.load(buf)
+    assert list(back["sd"].keys()) == ["weight", "bias"]
+    assert back["sd"]._metadata[""]["version"] == 1
+    assert back["sd"]["weight"].tolist() == lin.weight.tolist()
+    assert back["p"].requires_grad
+    assert back["u16"].dtype == torchcore.uint16 and back["f8"].dtype == torchcore.float8_e4m3fn
+    back["e"].fill_(0)
+    assert back["n"].tolist() == [1, 0, 3, 0, 5, 0, 7, 0, 9]
+    path = tmp_path / "y.pt"
+    buf.seek(0)
+    path.write_bytes(buf.read())
+    mapped = torchcore.load(path, mmap=True)
+    assert mapped["sd"]["bias"].tolist() == lin.bias.tolist()
+
+
+def test_refused_global_is_an_unpickling_error(tmp_path):
+    class Evil:
+        def __reduce__(self):
+            import os
+            return (os.system, ("echo never",))
+    path = tmp_path / "evil.pt"
+    torch.save({"x": Evil()}, path)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        torchcore.load(path)
+    with pytest.raises(ValueError, match="always weights-only"):
+        torchcore.load(path, weights_only=False)
+
+
+def test_map_location():
+    buf = io.BytesIO()
+    torchcore.save({"x": torchcore.ones(2)}, buf)
+    buf.seek(0)
+    assert torchcore.load(buf, map_location="cpu")["x"].tolist() == [1.0, 1.0]
+    buf.seek(0)
+    with pytest.raises(NotImplementedError):
+        torchcore.load(buf, map_location="cuda:0")
+
+
+def test_pickle_and_copy_of_tensors():
+    t = torchcore.arange(6.0).view(2, 3).t()
+    u = pickle.loads(pickle.dumps(t))
+    assert u.tolist() == t.tolist() and u.stride() == t.stride()
+    assert torchcore.equal(t, u)
+    c = copy.copy(t)
+    assert c is not t and c.data_ptr() == t.data_ptr()  # shares, as in torch
+    d = copy.deepcopy([t, t[0]])
+    assert d[0].data_ptr() != t.data_ptr()
+    assert d[0].untyped_storage().data_ptr() == d[1].untyped_storage().data_ptr()
+    assert d[0].tolist() == t.tolist()
+    assert not torchcore.equal(torchcore.tensor([float("nan")]), torchcore.tensor([float("nan")]))
+    assert torchcore.equal(torchcore.tensor([1]), torchcore.tensor([1.0]))
+
+
+def test_dtype_device_size_pickle_and_copy():
+    for x in [torchcore.float32, torchcore.uint64, torchcore.device("cpu"), torchcore.Size([2, 3])]:
+        assert pickle.loads(pickle.dumps(x)) == x
+        assert copy.deepcopy(x) == x
+        assert copy.copy(x) == x
+    assert pickle.loads(pickle.dumps(torchcore.bfloat16)) is torchcore.bfloat16
