@@ -52,7 +52,7 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::None);
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(Value::Tensor(t.borrow().inner.clone()));
+        return Ok(Value::Tensor(t.get().handle(py)?));
     }
     if let Ok(d) = obj.cast::<PyDtype>() {
         return Ok(Value::Dtype(d.get().st));
@@ -338,12 +338,15 @@ fn dtype_from_name(py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
 /// `torchcore.equal(a, b)`: same sizes and equal elements (NaN is not
 /// equal to itself; -0.0 equals 0.0; dtypes may differ, as in torch).
 #[pyfunction]
-fn equal(py: Python<'_>, a: PyRef<'_, PyTensor>, b: PyRef<'_, PyTensor>) -> PyResult<bool> {
-    if a.inner.sizes() != b.inner.sizes() {
+fn equal(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> PyResult<bool> {
+    // Handles taken one at a time: two tensors' locks are never held at once.
+    let a = a.get().handle(py)?;
+    let b = b.get().handle(py)?;
+    if a.sizes() != b.sizes() {
         return Ok(false);
     }
-    let xa = crate::convert::flat_values(py, &a.inner)?;
-    let xb = crate::convert::flat_values(py, &b.inner)?;
+    let xa = crate::convert::flat_values(py, &a)?;
+    let xb = crate::convert::flat_values(py, &b)?;
     Ok(xa.iter().zip(&xb).all(|(x, y)| match (x, y) {
         (c10_core::Scalar::Int(p), c10_core::Scalar::Int(q)) => p == q,
         (c10_core::Scalar::Bool(p), c10_core::Scalar::Bool(q)) => p == q,
@@ -372,7 +375,7 @@ impl PyTensor {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let v = Value::Tensor(self.inner.clone());
+        let v = Value::Tensor(self.handle(py)?);
         let bytes = py
             .detach(|| torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())))
             .map_err(|e| pt_err(py, e))?
@@ -385,7 +388,7 @@ impl PyTensor {
 
     /// `copy.copy`: a new tensor over the same storage (as in torch).
     fn __copy__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, alias(&self.inner)?)
+        wrap(py, alias(&self.handle(py)?)?)
     }
 
     /// `copy.deepcopy`: a tensor over a copy of the storage; tensors that
@@ -395,10 +398,10 @@ impl PyTensor {
         py: Python<'py>,
         memo: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.inner;
+        let t = &self.handle(py)?;
         let key = ("torchcore.storage", t.storage().id());
         let base: Tensor = match memo.get_item(key)? {
-            Some(b) => b.cast::<PyTensor>()?.borrow().inner.clone(),
+            Some(b) => b.cast::<PyTensor>()?.get().handle(py)?,
             None => {
                 let n = t.storage().nbytes();
                 let st = alloc_cpu_copy(t.storage(), n)?;
