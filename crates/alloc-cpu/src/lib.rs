@@ -210,6 +210,7 @@
 
 mod cpu;
 mod large_cache;
+mod history;
 pub mod mmap;
 
 use std::sync::Once;
@@ -218,6 +219,7 @@ use c10_storage::{
     get_allocator, install_default_allocator, Allocator, DeviceType, Storage, StorageError,
 };
 
+pub use history::{CpuBlock, CpuMemorySnapshot};
 pub use cpu::{CpuAllocator, CpuAllocatorBuilder, FillMode, ALIGNMENT, HEADER_SIZE, JUNK_PATTERN};
 pub use large_cache::{
     empty_cache, large_block_cache_limit, large_block_cache_stats, set_large_block_cache_limit,
