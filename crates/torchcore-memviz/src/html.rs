@@ -280,7 +280,9 @@ fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
     let end = t.max(1);
     for &id in &live {
         let b = &mut bands[id];
-        b.points.push((end, b.offset));
+        if b.points.last() != Some(&(end, b.offset)) {
+            b.points.push((end, b.offset));
+        }
     }
     let times = |e: &Value| e.get("time_us").and_then(Value::as_i64);
     Timeline {
