@@ -120,7 +120,8 @@ impl CapturedStack {
     }
 
     /// The frames, innermost first, without the capturing machinery's own
-    /// frames (resolved on first use).
+    /// frames (those up to the last frame of a `history` module; resolved on
+    /// first use).
     pub fn frames(&self) -> &[StackFrame] {
         self.resolved.get_or_init(|| parse_backtrace(&self.bt.to_string()))
     }
@@ -128,7 +129,8 @@ impl CapturedStack {
 
 /// Parses std's `Backtrace` display form (`  N: name` lines, each
 /// optionally followed by `at file:line:col`), dropping the frames of the
-/// backtrace machinery and of this module.
+/// backtrace machinery and of the recorders (every frame up to the last
+/// one in a module path containing `::history::`).
 fn parse_backtrace(text: &str) -> Vec<StackFrame> {
     let mut frames: Vec<StackFrame> = Vec::new();
     for line in text.lines() {
@@ -165,8 +167,8 @@ fn parse_backtrace(text: &str) -> Vec<StackFrame> {
         .iter()
         .rposition(|f| {
             f.name.starts_with("std::backtrace")
-                || f.name.starts_with("c10_storage::history::")
                 || f.name.starts_with("<std::backtrace")
+                || f.name.contains("::history::")
         })
         .map_or(0, |i| i + 1);
     frames.drain(..skip.min(frames.len()));

@@ -45,6 +45,7 @@
 
 mod convert;
 mod dlpack;
+mod memory;
 mod tensor;
 
 use std::ptr::NonNull;
@@ -115,5 +116,6 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
     tensor::register(m)?;
     dlpack::register(m)?;
+    memory::register(m)?;
     Ok(())
 }

@@ -123,3 +123,4 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``torch.full_like``."""
     return full(t.shape, fill_value, dtype=dtype if dtype is not None else t.dtype,
                 device=device, requires_grad=requires_grad)
+from . import memory  # noqa: E402,F401  (torchcore.memory)
