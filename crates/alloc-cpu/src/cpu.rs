@@ -683,10 +683,7 @@ impl CpuAllocator {
     /// (empty when history was never recorded). Appends a `snapshot`
     /// entry to the trace while recording.
     pub fn memory_snapshot(&self) -> CpuMemorySnapshot {
-        self.history
-            .get()
-            .map(|h| h.snapshot())
-            .unwrap_or_default()
+        self.history.get().map(|h| h.snapshot()).unwrap_or_default()
     }
 
     fn history_block(&self) -> &Arc<CpuHistory> {

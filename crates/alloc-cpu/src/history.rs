@@ -121,8 +121,13 @@ impl CpuHistory {
         let mut g = self.lock();
         if self.recording.load(Ordering::Relaxed) {
             let active: u64 = g.live.values().sum();
-            g.rec
-                .record(c10_storage::history::TraceAction::Snapshot, 0, active, 0, None);
+            g.rec.record(
+                c10_storage::history::TraceAction::Snapshot,
+                0,
+                active,
+                0,
+                None,
+            );
         }
         CpuMemorySnapshot {
             blocks: g

@@ -209,8 +209,8 @@
 #![deny(missing_docs)]
 
 mod cpu;
-mod large_cache;
 mod history;
+mod large_cache;
 pub mod mmap;
 
 use std::sync::Once;
@@ -219,8 +219,8 @@ use c10_storage::{
     get_allocator, install_default_allocator, Allocator, DeviceType, Storage, StorageError,
 };
 
-pub use history::{CpuBlock, CpuMemorySnapshot};
 pub use cpu::{CpuAllocator, CpuAllocatorBuilder, FillMode, ALIGNMENT, HEADER_SIZE, JUNK_PATTERN};
+pub use history::{CpuBlock, CpuMemorySnapshot};
 pub use large_cache::{
     empty_cache, large_block_cache_limit, large_block_cache_stats, set_large_block_cache_limit,
     LargeBlockCacheStats, DEFAULT_LARGE_BLOCK_CACHE_LIMIT, LARGE_BLOCK_BYTES,

@@ -1011,7 +1011,13 @@ impl<D: RawDevice> CachingAllocator<D> {
                 }
             }
             let trace = g.history.as_ref().map(|h| h.entries()).unwrap_or_default();
-            (segments, block_stacks, segment_stacks, trace, g.config.clone())
+            (
+                segments,
+                block_stacks,
+                segment_stacks,
+                trace,
+                g.config.clone(),
+            )
         };
         let to_frames = |st: &c10_storage::history::CapturedStack| {
             st.frames()

@@ -123,7 +123,8 @@ impl CapturedStack {
     /// frames (those up to the last frame of a `history` module; resolved on
     /// first use).
     pub fn frames(&self) -> &[StackFrame] {
-        self.resolved.get_or_init(|| parse_backtrace(&self.bt.to_string()))
+        self.resolved
+            .get_or_init(|| parse_backtrace(&self.bt.to_string()))
     }
 }
 

@@ -24,7 +24,10 @@ fn forward(alloc: &Alloc, layers: usize) -> Result<Vec<DevicePtr>, Box<dyn std::
 }
 
 /// Frees every other activation: 72 MiB free, but in 6-8 MiB holes.
-fn drop_odd(alloc: &Alloc, acts: Vec<DevicePtr>) -> Result<Vec<DevicePtr>, Box<dyn std::error::Error>> {
+fn drop_odd(
+    alloc: &Alloc,
+    acts: Vec<DevicePtr>,
+) -> Result<Vec<DevicePtr>, Box<dyn std::error::Error>> {
     let mut kept = Vec::new();
     for (i, p) in acts.into_iter().enumerate() {
         if i % 2 == 1 {
@@ -50,7 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&out_dir)?;
 
     // A 160 MiB device: room for exactly eight 20 MiB segments.
-    let alloc = CachingAllocator::new(FakeDevice::new(160 << 20), 0, CachingAllocatorConfig::default());
+    let alloc = CachingAllocator::new(
+        FakeDevice::new(160 << 20),
+        0,
+        CachingAllocatorConfig::default(),
+    );
     alloc.record_memory_history(Some(HistoryConfig::default()));
 
     let acts = forward(&alloc, 24)?;
@@ -73,8 +80,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     std::fs::write(&html, page)?;
     println!("snapshot (PyTorch's pickle): {}", pickle.display());
-    println!("  python -m torch.cuda._memory_viz stats {}", pickle.display());
-    println!("picture: open file://{}", std::fs::canonicalize(&html)?.display());
+    println!(
+        "  python -m torch.cuda._memory_viz stats {}",
+        pickle.display()
+    );
+    println!(
+        "picture: open file://{}",
+        std::fs::canonicalize(&html)?.display()
+    );
 
     for p in kept {
         // SAFETY: the example is done with every buffer.

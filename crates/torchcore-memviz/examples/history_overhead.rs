@@ -45,7 +45,10 @@ fn modes() -> Vec<(&'static str, Option<HistoryConfig>)> {
 }
 
 fn main() {
-    println!("{:<24} {:>14} {:>14}", "mode", "cuda ns/pair", "cpu ns/pair");
+    println!(
+        "{:<24} {:>14} {:>14}",
+        "mode", "cuda ns/pair", "cpu ns/pair"
+    );
     for (name, cfg) in modes() {
         let cuda = CachingAllocator::new(
             FakeDevice::new(1 << 30),

@@ -57,7 +57,5 @@ mod value;
 
 pub use html::{format_bytes, render_html, HtmlOptions};
 pub use pickle::{from_pickle, to_pickle, PickleError};
-pub use snapshot::{
-    cpu_snapshot, cuda_snapshot, dump_snapshot, load_snapshot, SnapshotError,
-};
+pub use snapshot::{cpu_snapshot, cuda_snapshot, dump_snapshot, load_snapshot, SnapshotError};
 pub use value::Value;

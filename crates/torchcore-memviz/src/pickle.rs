@@ -359,7 +359,11 @@ pub fn from_pickle(data: &[u8]) -> Result<Value, PickleError> {
                     _ => r.len_u64()?,
                 };
                 let s = std::str::from_utf8(r.take(n)?).map_err(|_| malformed("bad UTF-8"))?;
-                push_node(&mut nodes, &mut stack, Node::Leaf(Value::Str(s.to_string())));
+                push_node(
+                    &mut nodes,
+                    &mut stack,
+                    Node::Leaf(Value::Str(s.to_string())),
+                );
             }
             EMPTY_LIST => push_node(&mut nodes, &mut stack, Node::List(Vec::new())),
             EMPTY_DICT => push_node(&mut nodes, &mut stack, Node::Dict(Vec::new())),

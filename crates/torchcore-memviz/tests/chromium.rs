@@ -359,8 +359,9 @@ mod png_decode {
                         let hlit = b.bits(5)? as usize + 257;
                         let hdist = b.bits(5)? as usize + 1;
                         let hclen = b.bits(4)? as usize + 4;
-                        const ORD: [usize; 19] =
-                            [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+                        const ORD: [usize; 19] = [
+                            16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+                        ];
                         let mut cl = [0u8; 19];
                         for &o in ORD.iter().take(hclen) {
                             cl[o] = b.bits(3)? as u8;

@@ -118,7 +118,10 @@ fn torch_stats_prints_our_segments() {
     assert!(out.contains("total_allocated: 72.0MiB\n"), "{out}");
     // 88 MiB in the large segments, 2 MiB - 1024 in the small one, and the
     // 24 bytes of rounding of the small allocation.
-    assert!(out.contains("total_free: 90.0MiB (0.0% internal)\n"), "{out}");
+    assert!(
+        out.contains("total_free: 90.0MiB (0.0% internal)\n"),
+        "{out}"
+    );
 }
 
 const SEGMENTS_AND_TRACE: &str = r#"
@@ -170,7 +173,10 @@ fn torch_segments_and_trace_account_for_every_byte() {
     assert_eq!(by_state.len(), 4, "{by_state:?}");
     // The trace: 9 segment_alloc, 25 alloc, 12 frees (2 entries each),
     // 1 oom, 1 snapshot.
-    assert!(trace.starts_with("Device 0 ----------------\n60 entries\n"), "{trace}");
+    assert!(
+        trace.starts_with("Device 0 ----------------\n60 entries\n"),
+        "{trace}"
+    );
     assert!(trace.contains("b = a[0:6.0MiB]\n"), "{trace}");
     assert!(trace.contains("c = a[6291456:6.0MiB]\n"), "{trace}");
     assert!(

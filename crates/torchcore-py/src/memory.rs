@@ -17,12 +17,7 @@ use pyo3::types::PyBytes;
 
 use torchcore_memviz::{cpu_snapshot, from_pickle, render_html, to_pickle, HtmlOptions, Value};
 
-fn config(
-    trace: bool,
-    stacks: bool,
-    stacks_on_free: bool,
-    max_entries: usize,
-) -> HistoryConfig {
+fn config(trace: bool, stacks: bool, stacks_on_free: bool, max_entries: usize) -> HistoryConfig {
     HistoryConfig {
         trace,
         // `enabled="state"` keeps one entry, as PyTorch does.
