@@ -561,6 +561,97 @@ mod tests {
         assert_eq!(from_pickle(b"]q\x00h\x00a."), Err(PickleError::TooLarge));
     }
 
+    /// The opcodes of our pickles, walked with their argument lengths.
+    fn opcodes(b: &[u8]) -> Vec<u8> {
+        let mut ops = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let op = b[i];
+            ops.push(op);
+            i += 1 + match op {
+                PROTO | BININT1 => 1,
+                BININT2 => 2,
+                BININT => 4,
+                BINFLOAT => 8,
+                LONG1 => 1 + usize::from(b[i + 1]),
+                BINUNICODE => 4 + u32::from_le_bytes(b[i + 1..i + 5].try_into().unwrap()) as usize,
+                _ => 0,
+            };
+        }
+        ops
+    }
+
+    #[test]
+    fn only_opcodes_the_interactive_viewer_reads() {
+        // The opcodes the unpickler of PyTorch's MemoryViz.js (the viewer
+        // behind pytorch.org/memory_viz and `trace_plot`) handles; it also
+        // refuses protocols other than 2 to 4.
+        let viewer: &[u8] = &[
+            APPENDS,
+            BINGET,
+            BININT,
+            BININT1,
+            BININT2,
+            EMPTY_DICT,
+            EMPTY_LIST,
+            FRAME,
+            LONG1,
+            LONG_BINGET,
+            MARK,
+            MEMOIZE,
+            PROTO,
+            SETITEMS,
+            SHORT_BINUNICODE,
+            STOP,
+            TUPLE2,
+            APPEND,
+            NEWFALSE,
+            BINPUT,
+            BINUNICODE,
+            EMPTY_TUPLE,
+            NEWTRUE,
+            NONE,
+            BINFLOAT,
+            TUPLE,
+            TUPLE1,
+            TUPLE3,
+            LONG_BINPUT,
+            b'l',
+            b'd',
+            SETITEM,
+        ];
+        let v = Value::dict([
+            (
+                "i",
+                Value::List((0..1200).map(|i| Value::Int(i * 977 - 5000)).collect()),
+            ),
+            ("big", Value::Int(0x7f00_0000_0000)),
+            ("f", Value::from(0.25)),
+            ("s", Value::from("segment")),
+            (
+                "b",
+                Value::List(vec![Value::Bool(true), Value::Bool(false), Value::None]),
+            ),
+            (
+                "t",
+                Value::List(
+                    (0..5)
+                        .map(|n| Value::Tuple(vec![Value::Int(1); n]))
+                        .collect(),
+                ),
+            ),
+        ]);
+        let b = to_pickle(&v);
+        assert_eq!(&b[..2], &[PROTO, 2]);
+        for op in opcodes(&b) {
+            assert!(
+                viewer.contains(&op),
+                "opcode {op:#04x} is not read by the viewer"
+            );
+        }
+        assert_eq!(from_pickle(&b), Ok(v));
+    }
+
     #[test]
     fn tuples_floats_and_strings() {
         let v = Value::Tuple(vec![

@@ -100,6 +100,7 @@ fn fragmented_page() -> String {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
 fn the_page_renders_in_headless_chromium() {
     let Some(bin) = find_chromium() else {
         eprintln!(

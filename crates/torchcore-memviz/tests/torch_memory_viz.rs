@@ -87,6 +87,7 @@ print(r.stdout)
 "#;
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
 fn torch_stats_prints_our_segments() {
     if !torch_available("torch_stats_prints_our_segments") {
         return;
@@ -136,6 +137,7 @@ print(mv.trace(data))
 "#;
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
 fn torch_segments_and_trace_account_for_every_byte() {
     if !torch_available("torch_segments_and_trace_account_for_every_byte") {
         return;
@@ -208,6 +210,7 @@ for cmd in ("trace_plot", "segment_plot"):
 "#;
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
 fn torch_trace_plot_and_segment_plot_embed_our_snapshot() {
     if !torch_available("torch_trace_plot_and_segment_plot_embed_our_snapshot") {
         return;
@@ -236,6 +239,7 @@ print(any(f["name"].endswith("fragmented") for f in fr), sorted(fr[0]))
 "#;
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
 fn the_dict_has_pytorchs_keys_and_our_stacks() {
     if !torch_available("the_dict_has_pytorchs_keys_and_our_stacks") {
         return;
@@ -271,6 +275,7 @@ print([e["action"] for e in data["device_traces"][0]])
 "#;
 
 #[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
 fn expandable_segments_trace_maps_and_unmaps() {
     if !torch_available("expandable_segments_trace_maps_and_unmaps") {
         return;
@@ -303,4 +308,49 @@ fn expandable_segments_trace_maps_and_unmaps() {
     assert!(!actions.contains("'segment_alloc'"), "{out}");
     // SAFETY: unused.
     unsafe { a.free(q).expect("free") };
+}
+
+const CPU: &str = r#"
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+with open(sys.argv[1], "rb") as f:
+    data = pickle.load(f)
+print(mv.segsum(data).split("\n\nLegend")[0])
+print(mv.trace(data).splitlines()[1])
+"#;
+
+#[test]
+#[cfg_attr(miri, ignore = "starts processes, which Miri cannot")]
+fn torch_reads_a_cpu_allocator_snapshot() {
+    use c10_storage::Allocator;
+    if !torch_available("torch_reads_a_cpu_allocator_snapshot") {
+        return;
+    }
+    let a = alloc_cpu::CpuAllocator::new();
+    a.record_memory_history(Some(HistoryConfig {
+        stacks: false,
+        ..HistoryConfig::default()
+    }));
+    let big: Vec<_> = (0..3)
+        .map(|_| a.allocate(24 << 20).expect("allocate"))
+        .collect();
+    let small = a.allocate(1000).expect("allocate");
+    drop(a.allocate(5 << 20).expect("allocate"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cpu.pickle");
+    dump_snapshot(&torchcore_memviz::cpu_snapshot(&a.memory_snapshot()), &path).expect("dump");
+    let out = run_python(CPU, &[&path]);
+    assert_eq!(
+        out,
+        "Summary of segments >= 20.0MiB in size\n\
+[aa] 24.0MiB allocated, 0.0B free\n\
+[aa] 24.0MiB allocated, 0.0B free\n\
+[aa] 24.0MiB allocated, 0.0B free\n\
+segments: 4\n\
+total_reserved: 72.0MiB\n\
+total_allocated: 72.0MiB\n\
+total_free: 0.0B\n\
+14 entries\n"
+    );
+    drop((big, small));
 }
