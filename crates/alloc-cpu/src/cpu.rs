@@ -9,8 +9,8 @@ use std::ptr;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
-#[cfg(all(target_os = "linux", not(miri)))]
 use crate::history::{CpuHistory, CpuMemorySnapshot};
+#[cfg(all(target_os = "linux", not(miri)))]
 use crate::large_cache;
 use c10_storage::history::HistoryConfig;
 use c10_storage::{
