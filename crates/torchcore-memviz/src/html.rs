@@ -164,7 +164,14 @@ struct Timeline {
     ooms: Vec<(usize, String)>,
     first_time_us: Option<i64>,
     last_time_us: Option<i64>,
+    /// The point budget ran out: later moves are drawn as slopes.
+    simplified: bool,
 }
+
+/// Polygon corners the timeline may emit in all (a trace where many
+/// long-lived allocations sit above many short-lived ones moves every
+/// band at every free; past this, the bands are drawn with slopes).
+const POINT_BUDGET: usize = 4_000_000;
 
 /// Replays `alloc` / `free_completed` entries into stacked bands.
 fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
@@ -221,6 +228,8 @@ fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
     peak = peak.max(total);
     let mut ooms = Vec::new();
     let mut t = 0usize;
+    let mut budget = POINT_BUDGET;
+    let mut simplified = false;
     for e in trace {
         let action = e.get("action").and_then(Value::as_str).unwrap_or("");
         let addr = u(e.get("addr"));
@@ -257,9 +266,15 @@ fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
                 bands[id].free_t = Some(t);
                 for &above in &live[pos..] {
                     let b = &mut bands[above];
-                    b.points.push((t, b.offset));
-                    b.offset -= freed;
-                    b.points.push((t, b.offset));
+                    if budget >= 2 {
+                        budget -= 2;
+                        b.points.push((t, b.offset));
+                        b.offset -= freed;
+                        b.points.push((t, b.offset));
+                    } else {
+                        simplified = true;
+                        b.offset -= freed;
+                    }
                 }
                 total -= freed;
             }
@@ -292,6 +307,7 @@ fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
         ooms,
         first_time_us: trace.iter().find_map(times),
         last_time_us: trace.iter().rev().find_map(times),
+        simplified,
     }
 }
 
@@ -376,6 +392,9 @@ fn timeline_svg(out: &mut String, tl: &Timeline, opts: &HtmlOptions, device: usi
         H + 28.0,
         tl.events
     );
+    if tl.simplified {
+        out.push_str("<p class=\"note\">This trace moves too many allocations to draw every step: later moves are drawn as slopes.</p>");
+    }
     if tl.bands.len() > order.len() {
         let _ = write!(
             out,
@@ -665,6 +684,22 @@ mod tests {
         assert_eq!(tl.bands[0].points, [(0, 0), (2, 0)]);
         assert_eq!(tl.bands[1].points, [(1, 7), (2, 7), (2, 0)]);
         assert_eq!(tl.peak, 12);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "12.5 million steps are too slow interpreted")]
+    fn fifo_frees_of_many_allocations_stay_within_the_point_budget() {
+        // Freeing 5000 allocations oldest first moves every band above at
+        // every free: 12.5 million moves, more than the budget.
+        let n = 5000u64;
+        let mut trace: Vec<Value> = (0..n).map(|i| entry("alloc", i * 64, 64)).collect();
+        trace.extend((0..n).map(|i| entry("free_completed", i * 64, 64)));
+        let tl = timeline(&trace, &[]);
+        assert!(tl.simplified);
+        let points: usize = tl.bands.iter().map(|b| b.points.len()).sum();
+        assert!(points <= POINT_BUDGET + 2 * n as usize, "{points}");
+        assert_eq!(tl.peak, 64 * n);
+        assert!(tl.bands.iter().all(|b| b.offset == 0 && b.free_t.is_some()));
     }
 
     #[test]
