@@ -6,11 +6,13 @@ use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::ffi::c_void;
 use std::fmt;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::history::{CpuHistory, CpuMemorySnapshot};
 #[cfg(all(target_os = "linux", not(miri)))]
 use crate::large_cache;
+use c10_storage::history::HistoryConfig;
 use c10_storage::{
     default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, DeleterFn, Device,
     DeviceType,
@@ -94,6 +96,10 @@ struct Header {
     /// Size of the underlying allocation (its `Layout` size, or the length
     /// of the mapping).
     total: usize,
+    /// For allocations made while history was recorded, a pointer from
+    /// `Arc::into_raw` on the allocator's history; null otherwise. Owned by
+    /// the allocation, like `stats`.
+    history: *const CpuHistory,
 }
 
 /// The block came from `std::alloc` with [`STD_ALIGN`] alignment.
@@ -394,6 +400,26 @@ unsafe fn delete_cpu(ctx: *mut c_void) {
         let stats = unsafe { Arc::from_raw(header.stats) };
         stats.record_free(header.size);
     }
+    // SAFETY: as above, for the history pointer.
+    unsafe { release_history(data, &header) };
+}
+
+/// Records the free of a recorded block and gives back the block's
+/// reference to the history (nothing for unrecorded blocks).
+///
+/// # Safety
+///
+/// `header` must be the header of the block at `data`, being freed now,
+/// once; its `history` pointer is then null or owns a reference from
+/// `Arc::into_raw`.
+unsafe fn release_history(data: *mut u8, header: &Header) {
+    if header.history.is_null() {
+        return;
+    }
+    // SAFETY: a non-null history pointer came from `Arc::into_raw` in
+    // `allocate`, owned by this allocation, given back once (caller).
+    let h = unsafe { Arc::from_raw(header.history) };
+    h.on_free(data as u64, header.size as u64);
 }
 
 /// The deleter of counted allocations (those made while statistics
@@ -430,6 +456,8 @@ unsafe fn delete_cpu_counted(ctx: *mut c_void) {
     // given back exactly once, here.
     let stats = unsafe { Arc::from_raw(header.stats) };
     stats.record_free(header.size);
+    // SAFETY: as in `delete_cpu`.
+    unsafe { release_history(data, &header) };
 }
 
 /// The default CPU allocator (c10's `DefaultCPUAllocator`): 64-byte aligned
@@ -464,10 +492,19 @@ unsafe fn delete_cpu_counted(ctx: *mut c_void) {
 /// ```
 pub struct CpuAllocator {
     fill: FillMode,
-    track: AtomicBool,
+    /// [`MODE_TRACK`] | [`MODE_RECORD`]: one load and one branch on the
+    /// allocation path when both are off.
+    mode: AtomicU8,
     /// Created the first time tracking is switched on; never removed.
     stats: OnceLock<Arc<StatsBlock>>,
+    /// Created the first time history recording is switched on.
+    history: OnceLock<Arc<CpuHistory>>,
 }
+
+/// Statistics tracking is on.
+const MODE_TRACK: u8 = 1;
+/// History recording is on.
+const MODE_RECORD: u8 = 2;
 
 impl CpuAllocator {
     /// A zero-filling allocator without statistics (the configuration of
@@ -493,8 +530,9 @@ impl CpuAllocator {
     pub const fn with_fill(fill: FillMode) -> CpuAllocator {
         CpuAllocator {
             fill,
-            track: AtomicBool::new(false),
+            mode: AtomicU8::new(0),
             stats: OnceLock::new(),
+            history: OnceLock::new(),
         }
     }
 
@@ -550,7 +588,7 @@ impl CpuAllocator {
     /// assert!(a.tracks_stats());
     /// ```
     pub fn tracks_stats(&self) -> bool {
-        self.track.load(Ordering::Relaxed)
+        self.mode.load(Ordering::Relaxed) & MODE_TRACK != 0
     }
 
     /// Switches statistics tracking on or off, at any time, from any thread.
@@ -584,7 +622,77 @@ impl CpuAllocator {
             // is `Some` as soon as anyone can observe tracking.
             let _ = self.stats_block();
         }
-        self.track.store(on, Ordering::Relaxed);
+        if on {
+            self.mode.fetch_or(MODE_TRACK, Ordering::Relaxed);
+        } else {
+            self.mode.fetch_and(!MODE_TRACK, Ordering::Relaxed);
+        }
+    }
+
+    /// Starts (or reconfigures) history recording with `Some(config)`, or
+    /// stops it and forgets what was recorded with `None` (PyTorch's
+    /// `_record_memory_history`). Off by default: while off, the
+    /// allocation path pays the one branch it already pays for statistics.
+    ///
+    /// Allocations made while recording get an `alloc` entry, and their
+    /// frees (while still recording) `free_requested` and `free_completed`
+    /// entries; allocations made before are not recorded.
+    ///
+    /// ```
+    /// use alloc_cpu::CpuAllocator;
+    /// use c10_storage::Allocator;
+    /// use c10_storage::history::HistoryConfig;
+    /// let a = CpuAllocator::new();
+    /// a.record_memory_history(Some(HistoryConfig { stacks: false, ..HistoryConfig::default() }));
+    /// let p = a.allocate(100)?;
+    /// let q = a.allocate(50)?;
+    /// drop(p);
+    /// let snap = a.memory_snapshot();
+    /// assert_eq!(snap.blocks.len(), 1);
+    /// assert_eq!((snap.blocks[0].addr, snap.blocks[0].size), (q.get() as u64, 50));
+    /// let actions: Vec<&str> = snap.trace.iter().map(|e| e.action.as_str()).collect();
+    /// assert_eq!(actions, ["alloc", "alloc", "free_requested", "free_completed", "snapshot"]);
+    /// a.record_memory_history(None);
+    /// assert!(a.memory_snapshot().trace.is_empty());
+    /// # Ok::<(), c10_storage::AllocError>(())
+    /// ```
+    pub fn record_memory_history(&self, config: Option<HistoryConfig>) {
+        match config {
+            Some(c) => {
+                self.history_block().set(Some(c));
+                self.mode.fetch_or(MODE_RECORD, Ordering::Relaxed);
+            }
+            None => {
+                self.mode.fetch_and(!MODE_RECORD, Ordering::Relaxed);
+                if let Some(h) = self.history.get() {
+                    h.set(None);
+                }
+            }
+        }
+    }
+
+    /// The recording configuration, if history is being recorded.
+    pub fn history_config(&self) -> Option<HistoryConfig> {
+        self.history
+            .get()
+            .filter(|h| h.is_recording())
+            .map(|h| h.config())
+    }
+
+    /// The live allocations made while recording and the recorded trace
+    /// (empty when history was never recorded). Appends a `snapshot`
+    /// entry to the trace while recording.
+    pub fn memory_snapshot(&self) -> CpuMemorySnapshot {
+        self.history.get().map(|h| h.snapshot()).unwrap_or_default()
+    }
+
+    fn history_block(&self) -> &Arc<CpuHistory> {
+        self.history.get_or_init(|| {
+            Arc::new(CpuHistory::new(HistoryConfig {
+                max_entries: 1,
+                ..HistoryConfig::default()
+            }))
+        })
     }
 
     fn stats_block(&self) -> &Arc<StatsBlock> {
@@ -642,6 +750,33 @@ impl fmt::Debug for CpuAllocator {
 }
 
 impl CpuAllocator {
+    /// The statistics and history bookkeeping of an allocation made while
+    /// tracking or recording is on (`mode != 0`): the header's `stats`
+    /// pointer, the deleter, and the header's `history` pointer.
+    #[cold]
+    fn instrumented_alloc(
+        &self,
+        mode: u8,
+        data: *mut u8,
+        nbytes: usize,
+    ) -> (*const StatsBlock, DeleterFn, *const CpuHistory) {
+        let (stats, deleter): (*const StatsBlock, DeleterFn) = if mode & MODE_TRACK != 0 {
+            let block = self.stats_block();
+            block.record_alloc(nbytes);
+            (Arc::into_raw(Arc::clone(block)), delete_cpu_counted)
+        } else {
+            (ptr::null(), delete_cpu)
+        };
+        let history = match self.history.get() {
+            Some(h) if mode & MODE_RECORD != 0 && h.is_recording() => {
+                h.on_alloc(data as u64, nbytes as u64);
+                Arc::into_raw(Arc::clone(h))
+            }
+            _ => ptr::null(),
+        };
+        (stats, deleter, history)
+    }
+
     /// `allocate`, zero-filled when `zero` (junk-filled in junk mode, and
     /// otherwise whatever `malloc` or the kernel hands out: zeroes for fresh
     /// pages and mappings, stale or uninitialised bytes for recycled ones).
@@ -658,13 +793,13 @@ impl CpuAllocator {
             // block and is 64-aligned (base is, HEADER_SIZE is a multiple).
             unsafe { junk_fill(data, nbytes) };
         }
-        let (stats, deleter): (*const StatsBlock, DeleterFn) = if self.tracks_stats() {
-            let block = self.stats_block();
-            block.record_alloc(nbytes);
-            (Arc::into_raw(Arc::clone(block)), delete_cpu_counted)
-        } else {
-            (ptr::null(), delete_cpu)
-        };
+        let mode = self.mode.load(Ordering::Relaxed);
+        let (stats, deleter, history): (*const StatsBlock, DeleterFn, *const CpuHistory) =
+            if mode == 0 {
+                (ptr::null(), delete_cpu, ptr::null())
+            } else {
+                self.instrumented_alloc(mode, data, nbytes)
+            };
         // SAFETY: `base` is 64-aligned and the first HEADER_SIZE bytes of
         // the block belong to the header, which fits (checked at compile
         // time).
@@ -675,6 +810,7 @@ impl CpuAllocator {
                 source,
                 data_offset: data as usize - start as usize,
                 total,
+                history,
             })
         };
         // SAFETY: `deleter(data)` frees exactly this block (and gives back

@@ -209,6 +209,7 @@
 #![deny(missing_docs)]
 
 mod cpu;
+mod history;
 mod large_cache;
 pub mod mmap;
 
@@ -219,6 +220,7 @@ use c10_storage::{
 };
 
 pub use cpu::{CpuAllocator, CpuAllocatorBuilder, FillMode, ALIGNMENT, HEADER_SIZE, JUNK_PATTERN};
+pub use history::{CpuBlock, CpuMemorySnapshot};
 pub use large_cache::{
     empty_cache, large_block_cache_limit, large_block_cache_stats, set_large_block_cache_limit,
     LargeBlockCacheStats, DEFAULT_LARGE_BLOCK_CACHE_LIMIT, LARGE_BLOCK_BYTES,

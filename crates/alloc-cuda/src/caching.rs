@@ -31,13 +31,15 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
+use c10_storage::history::{HistoryConfig, HistoryRecorder, TraceAction};
+
 use crate::sync::{Mutex, MutexGuard};
 
 use crate::config::CachingAllocatorConfig;
 use crate::device::{DeviceError, DevicePtr, EventId, RawDevice, StreamId};
 use crate::error::{CachingAllocatorError, CudaOutOfMemory};
 use crate::expandable::ExpandableSegment;
-use crate::snapshot::{BlockSnapshot, BlockState, SegmentSnapshot, SegmentType};
+use crate::snapshot::{BlockSnapshot, BlockState, MemorySnapshot, SegmentSnapshot, SegmentType};
 use crate::stats::{DeviceStats, StatArray};
 
 mod expandable_ops;
@@ -443,6 +445,9 @@ struct State {
     allowed_memory_maximum: u64,
     set_fraction: bool,
     segments: Vec<Option<ExpandableSegment>>,
+    /// Allocation history, when recording (`None`, the default, costs each
+    /// hook one branch).
+    history: Option<Box<HistoryRecorder>>,
 }
 
 /// PyTorch's CUDA caching allocator for one device, over a [`RawDevice`].
@@ -512,6 +517,7 @@ impl<D: RawDevice> CachingAllocator<D> {
                 allowed_memory_maximum: 0,
                 set_fraction: false,
                 segments: Vec::new(),
+                history: None,
             }),
             callbacks: Mutex::new(Vec::new()),
             oom_observers: Mutex::new(Vec::new()),
@@ -630,6 +636,10 @@ impl<D: RawDevice> CachingAllocator<D> {
     ) -> Result<CudaOutOfMemory, CachingAllocatorError> {
         let (free, total) = self.device.mem_get_info()?;
         g.stats.num_ooms += 1;
+        if let Some(h) = g.history.as_mut() {
+            let stack = h.capture_alloc();
+            h.record(TraceAction::Oom, free, p.size, p.stream.0, stack);
+        }
         let allowed = g.set_fraction.then_some(g.allowed_memory_maximum);
         let err = CudaOutOfMemory {
             tried_to_allocate: p.alloc_size,
@@ -717,6 +727,9 @@ impl<D: RawDevice> CachingAllocator<D> {
             g.stats.oversize_segments.increase(1);
         }
         g.stats.num_device_alloc += 1;
+        if let Some(h) = g.history.as_mut() {
+            h.record_segment(TraceAction::SegmentAlloc, ptr.addr(), size, p.stream.0);
+        }
         tracing::debug!(
             target: "alloc_cuda",
             device = self.index,
@@ -754,6 +767,11 @@ impl<D: RawDevice> CachingAllocator<D> {
             b.allocated = false;
             (b.size, b.pool, !b.stream_uses.is_empty())
         };
+        let st = &mut *g;
+        if let Some(h) = st.history.as_mut() {
+            let b = &st.blocks[id];
+            h.record_free_requested(b.ptr, b.requested_size, b.stream.0);
+        }
         dec(&mut g.stats.allocation, kind, 1);
         dec(&mut g.stats.allocated_bytes, kind, size);
         if size >= g.config.max_split_size() {
@@ -924,6 +942,109 @@ impl<D: RawDevice> CachingAllocator<D> {
     #[cfg(feature = "snapshot-json")]
     pub fn snapshot_json(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string(&self.snapshot())
+    }
+
+    /// Starts (or reconfigures) allocation-history recording with
+    /// `Some(config)`, or stops it and drops what was recorded with `None`
+    /// (PyTorch's `torch.cuda.memory._record_memory_history`). Off by
+    /// default; while off, each alloc and free pays one branch.
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
+    /// use c10_storage::history::{HistoryConfig, TraceAction};
+    /// let a = CachingAllocator::new(FakeDevice::new(1 << 30), 0, CachingAllocatorConfig::default());
+    /// a.record_memory_history(Some(HistoryConfig { stacks: false, ..HistoryConfig::default() }));
+    /// let p = a.malloc(1000, StreamId::DEFAULT)?;
+    /// // SAFETY: `p` is not used any more.
+    /// unsafe { a.free(p)? };
+    /// let snap = a.memory_snapshot();
+    /// let actions: Vec<&str> = snap.device_trace.iter().map(|e| e.action.as_str()).collect();
+    /// assert_eq!(actions, ["segment_alloc", "alloc", "free_requested", "free_completed", "snapshot"]);
+    /// assert_eq!(snap.device_trace[1].size, 1000);
+    /// a.record_memory_history(None);
+    /// assert!(a.memory_snapshot().device_trace.is_empty());
+    /// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
+    /// ```
+    pub fn record_memory_history(&self, config: Option<HistoryConfig>) {
+        let mut g = self.state.lock();
+        match (config, g.history.as_mut()) {
+            (None, _) => g.history = None,
+            (Some(c), Some(h)) => h.reconfigure(c),
+            (Some(c), None) => g.history = Some(Box::new(HistoryRecorder::new(c))),
+        }
+    }
+
+    /// The recording configuration, if history is being recorded.
+    pub fn history_config(&self) -> Option<HistoryConfig> {
+        self.state.lock().history.as_ref().map(|h| h.config())
+    }
+
+    /// Segments with their blocks, the recorded trace and the allocator
+    /// settings: what `torch.cuda.memory._snapshot()` returns for one
+    /// device (torchcore-memviz turns it into that dict and its pickle).
+    /// When recording, a `snapshot` entry is appended to the trace first,
+    /// and live blocks and segments carry their allocation stacks (resolved
+    /// here, after the allocator lock is released).
+    pub fn memory_snapshot(&self) -> MemorySnapshot {
+        let (mut segments, block_stacks, segment_stacks, device_trace, config) = {
+            let mut g = self.state.lock();
+            let active = u64::try_from(g.stats.active_bytes[0].current).unwrap_or(0);
+            if let Some(h) = g.history.as_mut() {
+                h.record(TraceAction::Snapshot, 0, active, 0, None);
+            }
+            let segments = g.snapshot(self.index);
+            let mut block_stacks = Vec::new();
+            let mut segment_stacks = Vec::new();
+            if let Some(h) = g.history.as_ref() {
+                for (si, seg) in segments.iter().enumerate() {
+                    if let Some(st) = h.segment_stack(seg.address) {
+                        segment_stacks.push((si, st));
+                    }
+                    for (bi, b) in seg.blocks.iter().enumerate() {
+                        if b.state == BlockState::Inactive {
+                            continue;
+                        }
+                        if let Some(st) = h.block_stack(b.address) {
+                            block_stacks.push((si, bi, st));
+                        }
+                    }
+                }
+            }
+            let trace = g.history.as_ref().map(|h| h.entries()).unwrap_or_default();
+            (
+                segments,
+                block_stacks,
+                segment_stacks,
+                trace,
+                g.config.clone(),
+            )
+        };
+        let to_frames = |st: &c10_storage::history::CapturedStack| {
+            st.frames()
+                .iter()
+                .map(|f| crate::snapshot::Frame {
+                    filename: f.filename.clone(),
+                    line: f.line,
+                    name: f.name.clone(),
+                })
+                .collect::<Vec<_>>()
+        };
+        for (si, st) in segment_stacks {
+            if let Some(seg) = segments.get_mut(si) {
+                seg.frames = to_frames(&st);
+            }
+        }
+        for (si, bi, st) in block_stacks {
+            if let Some(b) = segments.get_mut(si).and_then(|s| s.blocks.get_mut(bi)) {
+                b.frames = to_frames(&st);
+            }
+        }
+        MemorySnapshot {
+            device: self.index,
+            segments,
+            device_trace,
+            config,
+        }
     }
 
     /// Checks every internal invariant and returns a description of the
@@ -1210,6 +1331,9 @@ impl State {
             (b.ptr, b.size)
         };
         self.allocated.insert(ptr, id);
+        if let Some(h) = self.history.as_mut() {
+            h.record_alloc(ptr, orig_size, p.stream.0);
+        }
         inc(&mut self.stats.allocation, kind, 1);
         inc(&mut self.stats.allocated_bytes, kind, bsize);
         inc(&mut self.stats.active, kind, 1);
@@ -1224,6 +1348,10 @@ impl State {
     /// Moves a block that is no longer in use into its pool, merging it with
     /// free neighbours (PyTorch's `free_block`).
     fn free_block(&mut self, id: BlockId) {
+        if let Some(h) = self.history.as_mut() {
+            let b = &self.blocks[id];
+            h.record_free_completed(b.ptr, b.requested_size, b.stream.0);
+        }
         let (orig_size, requested, kind, prev, next, expandable) = {
             let b = &self.blocks[id];
             (
@@ -1341,6 +1469,9 @@ impl State {
         // `malloc` on this device, and the device was synchronized in this
         // release batch, so no queued work uses it.
         unsafe { dev.free(DevicePtr(ptr))? };
+        if let Some(h) = self.history.as_mut() {
+            h.record_segment(TraceAction::SegmentFree, ptr, size, stream.0);
+        }
         self.total_allocated_memory -= size;
         dec(&mut self.stats.segment, kind, 1);
         dec(&mut self.stats.reserved_bytes, kind, size);

@@ -53,10 +53,16 @@
 //!   thread's [current stream](current_stream).
 //! * [`FakeDevice`]: the simulated device.
 //!
-//! Not ported: CUDA graph private pools, IPC handles, history recording /
-//! stack traces. The pinned host allocator, the `cudaMallocAsync` and raw
-//! backends and the device operations live in the `cuda` module (feature
-//! `cuda`).
+//! * History recording ([`CachingAllocator::record_memory_history`]):
+//!   PyTorch's trace entries (`alloc`, `free_requested`, `free_completed`,
+//!   `segment_alloc`, `segment_free`, `segment_map`, `segment_unmap`,
+//!   `oom`, `snapshot`) with optional Rust stacks, and
+//!   [`CachingAllocator::memory_snapshot`] (the torchcore-memviz crate
+//!   writes it as PyTorch's `_dump_snapshot` pickle).
+//!
+//! Not ported: CUDA graph private pools, IPC handles. The pinned host
+//! allocator, the `cudaMallocAsync` and raw backends and the device
+//! operations live in the `cuda` module (feature `cuda`).
 //!
 //! ```
 //! use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
@@ -135,6 +141,8 @@ pub use config::{Backend, CachingAllocatorConfig, CachingAllocatorConfigBuilder,
 pub use device::{DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
 pub use error::{format_size, CachingAllocatorError, CudaOutOfMemory};
 pub use fake::{FakeCounters, FakeDevice};
-pub use snapshot::{BlockSnapshot, BlockState, Frame, SegmentSnapshot, SegmentType};
+pub use snapshot::{
+    BlockSnapshot, BlockState, Frame, MemorySnapshot, SegmentSnapshot, SegmentType,
+};
 pub use stats::{DeviceStats, Stat, StatArray, StatType};
 pub use stream::{current_stream, set_current_stream, StreamGuard};

@@ -17,7 +17,8 @@ pub enum BlockState {
     Inactive,
 }
 
-/// A stack frame (always empty here: this crate records no history).
+/// A stack frame of an allocation (recorded while history recording is on,
+/// see [`CachingAllocator::record_memory_history`](crate::CachingAllocator::record_memory_history)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
 pub struct Frame {
@@ -41,7 +42,7 @@ pub struct BlockSnapshot {
     pub requested_size: u64,
     /// Allocated, pending free, or inactive.
     pub state: BlockState,
-    /// Allocation stack (empty).
+    /// Allocation stack (empty unless recorded).
     #[cfg_attr(feature = "snapshot-json", serde(default))]
     pub frames: Vec<Frame>,
 }
@@ -100,9 +101,24 @@ pub struct SegmentSnapshot {
     pub segment_pool_id: (u64, u64),
     /// Whether this is (part of) an expandable segment.
     pub is_expandable: bool,
-    /// Stack when the segment was allocated (empty).
+    /// Stack when the segment was allocated (empty unless recorded).
     #[cfg_attr(feature = "snapshot-json", serde(default))]
     pub frames: Vec<Frame>,
     /// Blocks in address order.
     pub blocks: Vec<BlockSnapshot>,
+}
+
+/// Everything `torch.cuda.memory._snapshot()` reports for one device: the
+/// segments, the recorded trace and the configuration
+/// ([`CachingAllocator::memory_snapshot`](crate::CachingAllocator::memory_snapshot)).
+#[derive(Debug, Clone)]
+pub struct MemorySnapshot {
+    /// The device index.
+    pub device: i8,
+    /// Segments by address, with their blocks.
+    pub segments: Vec<SegmentSnapshot>,
+    /// The recorded events, oldest first (empty unless recording).
+    pub device_trace: Vec<c10_storage::history::TraceEntry>,
+    /// The allocator's configuration (`allocator_settings`).
+    pub config: crate::CachingAllocatorConfig,
 }

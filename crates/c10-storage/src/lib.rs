@@ -66,6 +66,7 @@ mod allocator;
 mod data_ptr;
 mod device;
 mod held;
+pub mod history;
 mod storage;
 
 #[cfg(feature = "testing")]

@@ -52,6 +52,7 @@
 mod convert;
 mod dlpack;
 mod serialization;
+mod memory;
 mod tensor;
 
 use std::ptr::NonNull;
@@ -123,5 +124,6 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tensor::register(m)?;
     dlpack::register(m)?;
     serialization::register(m)?;
+    memory::register(m)?;
     Ok(())
 }

@@ -132,6 +132,9 @@ impl State {
         self.total_allocated_memory += msize;
         inc(&mut self.stats.reserved_bytes, kind, msize);
         self.stats.num_device_alloc += 1;
+        if let Some(h) = self.history.as_mut() {
+            h.record_segment(TraceAction::SegmentMap, mptr, msize, stream.0);
+        }
         tracing::debug!(target: "alloc_cuda", address = mptr, size = msize, "segment mapped");
         Ok(true)
     }
@@ -233,6 +236,9 @@ impl State {
         self.total_allocated_memory -= usize_;
         dec(&mut self.stats.reserved_bytes, kind, usize_);
         self.stats.num_device_free += 1;
+        if let Some(h) = self.history.as_mut() {
+            h.record_segment(TraceAction::SegmentUnmap, uptr, usize_, stream.0);
+        }
         tracing::debug!(target: "alloc_cuda", address = uptr, size = usize_, "segment unmapped");
         Ok(())
     }

@@ -148,3 +148,4 @@ from ._C import (  # noqa: F401,E402
 )
 from . import serialization  # noqa: E402
 from .serialization import save, load  # noqa: F401,E402
+from . import memory  # noqa: E402,F401  (torchcore.memory)
