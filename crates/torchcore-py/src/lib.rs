@@ -51,8 +51,8 @@
 
 mod convert;
 mod dlpack;
-mod serialization;
 mod memory;
+mod serialization;
 mod tensor;
 
 use std::ptr::NonNull;

@@ -1627,18 +1627,31 @@ impl fmt::Display for Atom {
 /// Python's precedence, to the same value).
 struct Paren<'a>(&'a IntExpr);
 
+impl IntExpr {
+    /// Whether the expression prints as one operand that binds tighter
+    /// than `*` and `/` on its right: a non-negative constant or one atom.
+    pub(crate) fn prints_bare(&self) -> bool {
+        match self.as_const() {
+            Some(c) => c >= 0,
+            None => matches!(
+                self.terms.iter().next(),
+                Some((m, 1)) if self.terms.len() == 1 && m.len() == 1 && m[0].1 == 1
+            ),
+        }
+    }
+
+    /// Whether the expression prints as a sum of several terms (which
+    /// needs parentheses as the left operand of `*` or `/`).
+    pub(crate) fn prints_as_sum(&self) -> bool {
+        self.terms.len() > 1
+    }
+}
+
 impl fmt::Display for Paren<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Bare: a non-negative constant or one atom. Anything else (a sum,
         // a product, a coefficient) would bind wrongly after `//`.
-        let bare = match self.0.as_const() {
-            Some(c) => c >= 0,
-            None => matches!(
-                self.0.terms.iter().next(),
-                Some((m, 1)) if self.0.terms.len() == 1 && m.len() == 1 && m[0].1 == 1
-            ),
-        };
-        if !bare {
+        if !self.0.prints_bare() {
             write!(f, "({})", self.0)
         } else {
             write!(f, "{}", self.0)

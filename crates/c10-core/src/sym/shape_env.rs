@@ -907,8 +907,19 @@ impl fmt::Display for ExprNode {
                 if d.as_const() == Some(1) {
                     write!(f, "{n}")
                 } else {
-                    // Parenthesised: `s0 + 1/s1` would read as s0 + (1/s1).
-                    write!(f, "({n})/({d})")
+                    // Parenthesised where Python's precedence needs it:
+                    // `s0 + 1/s1` would read as s0 + (1/s1), `s0/2*s1` as
+                    // (s0/2)*s1.
+                    if n.prints_as_sum() {
+                        write!(f, "({n})/")?;
+                    } else {
+                        write!(f, "{n}/")?;
+                    }
+                    if d.prints_bare() {
+                        write!(f, "{d}")
+                    } else {
+                        write!(f, "({d})")
+                    }
                 }
             }
         }

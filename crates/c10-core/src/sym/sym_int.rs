@@ -462,6 +462,9 @@ impl fmt::Debug for SymInt {
 /// let f = n.truediv(&SymInt::from(4))?;
 /// assert_eq!(f.hint(), Some(1.5));
 /// assert_eq!(f.to_string(), "s0/4");
+/// // Printed with Python's precedence: the text evaluates to the value.
+/// let g = n.add(&SymInt::from(2))?.truediv(&n.mul(&SymInt::from(3))?)?;
+/// assert_eq!(g.to_string(), "(s0 + 2)/(3*s0)");
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 #[derive(Clone, Debug)]
