@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
-use aten_shape::views;
+use aten_shape::views::{self, ViewOps};
 use c10_core::{MemoryFormat, Scalar, ScalarType, Storage, Tensor};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError};
 use pyo3::ffi;
@@ -990,7 +990,7 @@ impl PyTensor {
     // ---- in-place metadata ops (every Python reference sees them) ----
 
     fn t_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        inplace(slf, Tensor::t_)
+        inplace(slf, views::t_)
     }
 
     fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, Self>> {
