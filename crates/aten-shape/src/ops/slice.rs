@@ -259,6 +259,7 @@ fn install_slice(t: &Tensor, d: usize, r: DimSlice<i64>) -> Result<Tensor> {
 /// assert_eq!(s.to_vec::<i64>()?, vec![2, 5, 8, 11]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn slice(
     t: &Tensor,
     dim: i64,
@@ -280,6 +281,7 @@ pub fn slice(
 /// assert_eq!((n.storage_offset(), n.to_vec::<i64>()?), (3, vec![3, 4]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     let d = narrow_dim(t.dim(), dim, &length)?;
     narrow_at(t, d, start, length)
@@ -311,6 +313,7 @@ pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result
 /// assert_eq!(col.to_vec::<i64>()?, vec![3, 7, 11]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     let d = select_dim(t.dim(), dim)?;
     select_at(t, d, index)

@@ -184,6 +184,7 @@ pub(crate) fn squeeze_dims_geometry(
 /// assert_eq!(views::squeeze(&b)?.sizes(), &[3, 2]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
@@ -204,6 +205,7 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// assert_eq!(views::squeeze_dim(&b, 1)?.sizes(), &[1, 3, 1]); // size 3: unchanged
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
     let Some(d) = squeeze_dim_index(t.sizes(), dim)? else {
         // Nothing removed: PyTorch returns an alias.
@@ -245,6 +247,7 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// assert_eq!((u.sizes(), u.strides()), (&[1i64, 12][..], &[12i64, 1][..]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, new_stride, wrapped) = unsqueeze_rule(t.sizes(), t.strides(), dim)?;
     if !wrapped {

@@ -273,6 +273,7 @@ pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
 /// assert_eq!((p.sizes(), p.strides()), (&[4i64, 2, 3][..], &[1i64, 12, 4][..]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     check_permute(dims, t.dim())?;
     let (sizes, strides) = (t.sizes(), t.strides());
@@ -297,6 +298,7 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// assert_eq!(views::movedim(&b, &[0], &[-1])?.sizes(), &[3, 4, 2]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
