@@ -82,637 +82,512 @@ pub fn alias(t: &Tensor) -> Result<Tensor> {
 // The trait
 // ---------------------------------------------------------------------------
 
-/// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
-/// function of this module with the tensor as first argument.
-pub trait ViewOps: crate::sealed::Sealed {
-    /// `view(shape)`: same elements, new shape (one `-1` is inferred);
-    /// fails when the strides do not allow it (use `reshape`).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[3, 2, 4])?;
-    /// let y = x.transpose(0, 1)?; // (2, 3, 4) / (4, 8, 1)
-    /// assert_eq!(y.view(&[2, 3, 2, 2])?.strides(), &[4, 8, 2, 1]);
-    /// assert!(y.view(&[6, 4]).is_err());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn view(&self, shape: &[i64]) -> Result<Tensor>;
+/// The op table: every method of [`ViewOps`] is written here once, with
+/// its documentation, and the macro emits the trait and its
+/// implementation for [`Tensor`], each method calling the free function
+/// of the same name and arguments (the op itself, in its family's module
+/// under `crate::ops`). Adding an op is one entry here plus its free
+/// function.
+macro_rules! view_ops_table {
+    (
+        $(#[$trait_attr:meta])*
+        pub trait ViewOps {
+            $( $(#[$attr:meta])* fn $name:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty; )*
+            in_place:
+            $( $(#[$mattr:meta])* fn $mname:ident(&mut self $(, $marg:ident: $mty:ty)* $(,)?) -> $mret:ty; )*
+        }
+    ) => {
+        $(#[$trait_attr])*
+        pub trait ViewOps: crate::sealed::Sealed {
+            $( $(#[$attr])* fn $name(&self $(, $arg: $ty)*) -> $ret; )*
+            $( $(#[$mattr])* fn $mname(&mut self $(, $marg: $mty)*) -> $mret; )*
+        }
 
-    /// `view_as(other)` = `view(other.sizes())`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
-    /// let o = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// assert_eq!(x.view_as(&o)?.sizes(), &[2, 3]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn view_as(&self, other: &Tensor) -> Result<Tensor>;
-
-    /// `reshape(shape)`: a view when the strides allow one, else a
-    /// contiguous copy (with its own storage and version counter).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[3, 2, 4])?;
-    /// let y = x.transpose(0, 1)?;
-    /// assert!(y.reshape(&[2, 3, 2, 2])?.is_alias_of(&x)); // a view
-    /// let c = y.reshape(&[6, 4])?; // a copy
-    /// assert!(!c.is_alias_of(&x));
-    /// assert_eq!(c.strides(), &[4, 1]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn reshape(&self, shape: &[i64]) -> Result<Tensor>;
-
-    /// `reshape_as(other)` = `reshape(other.sizes())`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
-    /// let o = Tensor::zeros(&[3, 2], ScalarType::Float)?;
-    /// assert_eq!(x.reshape_as(&o)?.sizes(), &[3, 2]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn reshape_as(&self, other: &Tensor) -> Result<Tensor>;
-
-    /// `slice(dim, start, end, step)` (Python's `x[start:end:step]` on
-    /// `dim`): out-of-range bounds clamp, `None` means the end; `step > 0`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
-    /// let s = x.slice(0, Some(1), Some(8), 3)?;
-    /// assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (&[3][..], &[3][..], 1));
-    /// assert_eq!(x.slice(0, Some(-100), None, 1)?.sizes(), &[10]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor>;
-
-    /// `narrow(dim, start, length)`: `length` elements from `start`
-    /// (negative `start` counts from the end).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 4, 1, ScalarType::Long)?;
-    /// assert_eq!(x.narrow(0, -3, 2)?.to_vec::<i64>()?, vec![1, 2]);
-    /// assert_eq!(x.narrow(0, 4, 0)?.storage_offset(), 4);
-    /// assert!(x.narrow(0, 3, 2).is_err());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor>;
-
-    /// `select(dim, index)`: drops `dim`, keeping position `index`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
-    /// let s = x.select(1, 2)?;
-    /// assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (&[2, 4][..], &[12, 1][..], 8));
-    /// assert!(x.select(1, 3).unwrap_err().is_index_error());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn select(&self, dim: i64, index: i64) -> Result<Tensor>;
-
-    /// `unbind(dim)`: every `select(dim, i)`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
-    /// let rows = x.unbind(0)?;
-    /// assert_eq!(rows[1].to_vec::<i64>()?, vec![3, 4, 5]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn unbind(&self, dim: i64) -> Result<Vec<Tensor>>;
-
-    /// `split(split_size, dim)`: pieces of `split_size` (the last may be
-    /// shorter).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
-    /// let p = x.split(2, 0)?;
-    /// let lens: Vec<i64> = p.iter().map(|t| t.sizes()[0]).collect();
-    /// assert_eq!(lens, vec![2, 2, 1]);
-    /// assert_eq!(p[2].storage_offset(), 4);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>>;
-
-    /// `split_with_sizes(split_sizes, dim)`: pieces of the given lengths,
-    /// which must add up to the dim's size.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
-    /// let p = x.split_with_sizes(&[1, 4], 0)?;
-    /// assert_eq!(p[1].to_vec::<i64>()?, vec![1, 2, 3, 4]);
-    /// assert!(x.split_with_sizes(&[1, 3], 0).is_err());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>>;
-
-    /// `chunk(chunks, dim)`: `split(ceil(n / chunks))`, so possibly fewer
-    /// than `chunks` pieces.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
-    /// assert_eq!(x.chunk(4, 0)?.len(), 3); // 6 into 4 -> [2, 2, 2]
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>>;
-
-    /// `tensor_split(sections, dim)`: exactly `sections` pieces, the first
-    /// `n % sections` one longer.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
-    /// let lens: Vec<i64> = x.tensor_split(3, 0)?.iter().map(|t| t.sizes()[0]).collect();
-    /// assert_eq!(lens, vec![2, 2, 1]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>>;
-
-    /// `tensor_split(indices, dim)`: pieces `[0:i0]`, `[i0:i1]`, ...,
-    /// `[ik:]`, each sliced with `slice`'s clamping.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
-    /// let lens: Vec<i64> = x.tensor_split_indices(&[1, 4], 0)?.iter().map(|t| t.sizes()[0]).collect();
-    /// assert_eq!(lens, vec![1, 3, 1]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>>;
-
-    /// `transpose(dim0, dim1)`: swaps two dims (equal dims give an alias).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
-    /// let y = x.transpose(0, -1)?;
-    /// assert_eq!((y.sizes(), y.strides()), (&[4, 3, 2][..], &[1, 4, 12][..]));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor>;
-
-    /// `swapaxes` = `transpose`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// assert_eq!(x.swapaxes(0, 1)?.sizes(), &[3, 2]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn swapaxes(&self, axis0: i64, axis1: i64) -> Result<Tensor>;
-
-    /// `swapdims` = `transpose`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// assert_eq!(x.swapdims(1, 0)?.strides(), &[1, 3]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn swapdims(&self, dim0: i64, dim1: i64) -> Result<Tensor>;
-
-    /// `t()`: transpose of a tensor with at most 2 dims (0-d and 1-d
-    /// tensors come back as an alias).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// assert_eq!(x.t()?.sizes(), &[3, 2]);
-    /// let e = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?.t().unwrap_err();
-    /// assert_eq!(e.to_string(), "t() expects a tensor with <= 2 dimensions, but self is 3D");
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn t(&self) -> Result<Tensor>;
-
-    /// `mT`: transpose of the last two dims (a 0-d tensor is returned
-    /// itself; 1-d fails).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[5, 2, 3], ScalarType::Float)?;
-    /// assert_eq!(x.mt()?.sizes(), &[5, 3, 2]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn mt(&self) -> Result<Tensor>;
-
-    /// `numpy_T` (`.T`): all dims reversed.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
-    /// assert_eq!(x.numpy_t()?.strides(), &[1, 4, 12]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn numpy_t(&self) -> Result<Tensor>;
-
-    /// `permute(dims)`: dim `i` of the result is dim `dims[i]` of the input.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
-    /// let y = x.permute(&[2, 0, 1])?;
-    /// assert_eq!((y.sizes(), y.strides()), (&[4, 2, 3][..], &[1, 12, 4][..]));
-    /// assert!(x.permute(&[0, 0, 1]).is_err());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn permute(&self, dims: &[i64]) -> Result<Tensor>;
-
-    /// `movedim(source, destination)`: moves the `source` dims to positions
-    /// `destination`, the others keep their relative order.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3, 4, 5], ScalarType::Float)?;
-    /// let y = x.movedim(&[0, 1], &[2, 3])?;
-    /// assert_eq!((y.sizes(), y.strides()), (&[4, 5, 2, 3][..], &[5, 1, 60, 20][..]));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor>;
-
-    /// `expand(size)`: size-1 dims repeat (stride 0), `-1` keeps a size,
-    /// new dims may be added in front.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[3, 1], ScalarType::Float)?;
-    /// let y = x.expand(&[2, -1, 4])?;
-    /// assert_eq!((y.sizes(), y.strides()), (&[2, 3, 4][..], &[0, 1, 0][..]));
-    /// assert!(x.expand(&[4, 4]).is_err());
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn expand(&self, size: &[i64]) -> Result<Tensor>;
-
-    /// `expand_as(other)` = `expand(other.sizes())`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[3, 1], ScalarType::Float)?;
-    /// let o = Tensor::zeros(&[3, 5], ScalarType::Float)?;
-    /// assert_eq!(x.expand_as(&o)?.sizes(), &[3, 5]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn expand_as(&self, other: &Tensor) -> Result<Tensor>;
-
-    /// `broadcast_to(size)` = `expand(size)`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[3], ScalarType::Float)?;
-    /// assert_eq!(x.broadcast_to(&[2, 3])?.strides(), &[0, 1]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn broadcast_to(&self, size: &[i64]) -> Result<Tensor>;
-
-    /// `squeeze()`: drops every size-1 dim.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[1, 3, 1, 2], ScalarType::Float)?;
-    /// assert_eq!(x.squeeze()?.sizes(), &[3, 2]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn squeeze(&self) -> Result<Tensor>;
-
-    /// `squeeze(dim)`: drops `dim` if its size is 1 (else an alias).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
-    /// assert_eq!(x.squeeze_dim(-1)?.sizes(), &[1, 3]);
-    /// assert_eq!(x.squeeze_dim(1)?.sizes(), &[1, 3, 1]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn squeeze_dim(&self, dim: i64) -> Result<Tensor>;
-
-    /// `squeeze(dims)`: drops those of `dims` whose size is 1.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
-    /// assert_eq!(x.squeeze_dims(&[0, 1])?.sizes(), &[3, 1]);
-    /// let e = x.squeeze_dims(&[0, -3]).unwrap_err();
-    /// assert_eq!(e.to_string(), "dim 0 appears multiple times in the list of dims");
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor>;
-
-    /// Basic integer indexing, `t[i, j]` in Python: selects along the first
-    /// `indices.len()` dims (negative indices count from the end), a view.
-    /// Errors as PyTorch's indexing: `too many indices for tensor of
-    /// dimension 2`, `index 3 is out of bounds for dimension 1 with size 3`
-    /// (both `IndexError`). The list is a Python tuple (`t[(0,)]`); for
-    /// slices, `None` and `...` see [`crate::indexing`].
-    ///
-    /// ```
-    /// use aten_shape::views::ViewOps;
-    /// use c10_core::{ScalarType, Tensor};
-    /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
-    /// assert_eq!(t.index(&[1, -1])?.item::<i64>()?, 5);
-    /// assert_eq!(t.index(&[1])?.to_vec::<i64>()?, vec![3, 4, 5]);
-    /// let e = t.index(&[0, 0, 0]).unwrap_err();
-    /// assert_eq!(e.to_string(), "too many indices for tensor of dimension 2");
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn index(&self, indices: &[i64]) -> Result<Tensor>;
-
-    /// `unsqueeze(dim)`: inserts a size-1 dim at `dim` (which wraps against
-    /// `dim() + 1`).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
-    /// assert_eq!(x.unsqueeze(1)?.strides(), &[12, 12, 4, 1]);
-    /// assert_eq!(x.unsqueeze(-1)?.sizes(), &[2, 3, 4, 1]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn unsqueeze(&self, dim: i64) -> Result<Tensor>;
-
-    /// `flatten(start_dim, end_dim)`: merges dims `start..=end` (a view
-    /// when possible, else a copy; `start == end` returns the same tensor).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
-    /// assert_eq!(x.flatten(1, -1)?.sizes(), &[2, 12]);
-    /// assert!(x.flatten(1, 1)?.is_same(&x));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor>;
-
-    /// `unflatten(dim, sizes)`: splits `dim` into `sizes` (one `-1`
-    /// allowed); always a view (fails rather than copies).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 12], ScalarType::Float)?;
-    /// assert_eq!(x.unflatten(1, &[3, -1])?.sizes(), &[2, 3, 4]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor>;
-
-    /// `ravel()` = `contiguous().view(-1)`.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
-    /// assert_eq!(x.t()?.ravel()?.to_vec::<i64>()?, vec![0, 3, 1, 4, 2, 5]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn ravel(&self) -> Result<Tensor>;
-
-    /// `diagonal(offset, dim1, dim2)`: the diagonal of the `(dim1, dim2)`
-    /// planes as a new last dim (`offset > 0` above the main diagonal).
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 12, 1, ScalarType::Long)?.view(&[3, 4])?;
-    /// let d = x.diagonal(-1, 0, 1)?;
-    /// assert_eq!((d.sizes(), d.strides(), d.storage_offset()), (&[2][..], &[5][..], 4));
-    /// assert_eq!(d.to_vec::<i64>()?, vec![4, 9]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>;
-
-    /// `unfold(dimension, size, step)`: windows of `size` every `step`
-    /// along `dimension`, as a new last dim.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
-    /// let u = x.unfold(0, 3, 2)?;
-    /// assert_eq!((u.sizes(), u.strides()), (&[4, 3][..], &[2, 1][..]));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Tensor>;
-
-    /// `alias()`: a new view with identical geometry.
-    ///
-    /// ```
-    /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
-    /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// let a = x.alias()?;
-    /// assert!(a.is_set_to(&x) && !a.is_same(&x));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn alias(&self) -> Result<Tensor>;
-    /// `moveaxis(source, destination)`: NumPy's name for
-    /// [`movedim`](ViewOps::movedim).
-    ///
-    /// ```
-    /// use aten_shape::views::ViewOps;
-    /// use c10_core::{ScalarType, Tensor};
-    /// let t = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
-    /// assert_eq!(t.moveaxis(&[0], &[-1])?.sizes(), &[3, 4, 2]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn moveaxis(&self, source: &[i64], destination: &[i64]) -> Result<Tensor>;
-    /// `view(dtype)`: the same bytes as another dtype (see [`view_dtype`]).
-    fn view_dtype(&self, dtype: ScalarType) -> Result<Tensor>;
-
-    // In place: each changes this handle's metadata (its `TensorImpl` is
-    // copied first when shared) and bumps the version (`resize_` only when
-    // the sizes change).
-
-    /// In-place `t_()` (see [`t_`]).
-    fn t_(&mut self) -> Result<()>;
-    /// In-place `transpose_(dim0, dim1)` (see [`transpose_`]).
-    fn transpose_(&mut self, dim0: i64, dim1: i64) -> Result<()>;
-    /// In-place `swapaxes_(axis0, axis1)`, an alias of `transpose_`.
-    ///
-    /// ```
-    /// use aten_shape::views::ViewOps;
-    /// use c10_core::{ScalarType, Tensor};
-    /// let mut t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// t.swapaxes_(0, 1)?;
-    /// assert_eq!((t.sizes(), t.version()?), (&[3i64, 2][..], 1));
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    fn swapaxes_(&mut self, axis0: i64, axis1: i64) -> Result<()>;
-    /// In-place `swapdims_(dim0, dim1)`, an alias of `transpose_`.
-    fn swapdims_(&mut self, dim0: i64, dim1: i64) -> Result<()>;
-    /// In-place `squeeze_()` / `squeeze_(dim)` (see [`squeeze_`]).
-    fn squeeze_(&mut self, dim: Option<i64>) -> Result<()>;
-    /// In-place `squeeze_(dims)` (see [`squeeze_dims_`]).
-    fn squeeze_dims_(&mut self, dims: &[i64]) -> Result<()>;
-    /// In-place `unsqueeze_(dim)` (see [`unsqueeze_`]).
-    fn unsqueeze_(&mut self, dim: i64) -> Result<()>;
-    /// In-place `as_strided_(size, stride, storage_offset)` (see
-    /// [`as_strided_`]).
-    fn as_strided_(&mut self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<()>;
-    /// `resize_(sizes, memory_format)` (see [`resize_`]).
-    fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()>;
-    /// `set_(storage, storage_offset, sizes, strides)` (see [`set_`]).
-    fn set_(
-        &mut self,
-        storage: &Storage,
-        offset: i64,
-        sizes: &[i64],
-        strides: &[i64],
-    ) -> Result<()>;
-    /// `set_(source)` (see [`set_to`]).
-    fn set_to(&mut self, source: &Tensor) -> Result<()>;
-    /// `set_(storage)` (see [`set_storage`]).
-    fn set_storage(&mut self, storage: &Storage) -> Result<()>;
+        impl ViewOps for Tensor {
+            $( fn $name(&self $(, $arg: $ty)*) -> $ret { $name(self $(, $arg)*) } )*
+            $( fn $mname(&mut self $(, $marg: $mty)*) -> $mret { $mname(self $(, $marg)*) } )*
+        }
+    };
 }
 
-impl ViewOps for Tensor {
-    fn view(&self, shape: &[i64]) -> Result<Tensor> {
-        view(self, shape)
-    }
-    fn view_as(&self, other: &Tensor) -> Result<Tensor> {
-        view_as(self, other)
-    }
-    fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
-        reshape(self, shape)
-    }
-    fn reshape_as(&self, other: &Tensor) -> Result<Tensor> {
-        reshape_as(self, other)
-    }
-    fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor> {
-        slice(self, dim, start, end, step)
-    }
-    fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-        narrow(self, dim, start, length)
-    }
-    fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
-        select(self, dim, index)
-    }
-    fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
-        unbind(self, dim)
-    }
-    fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
-        split(self, split_size, dim)
-    }
-    fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-        split_with_sizes(self, split_sizes, dim)
-    }
-    fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
-        chunk(self, chunks, dim)
-    }
-    fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
-        tensor_split(self, sections, dim)
-    }
-    fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-        tensor_split_indices(self, indices, dim)
-    }
-    fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
-        transpose(self, dim0, dim1)
-    }
-    fn swapaxes(&self, axis0: i64, axis1: i64) -> Result<Tensor> {
-        swapaxes(self, axis0, axis1)
-    }
-    fn swapdims(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
-        swapdims(self, dim0, dim1)
-    }
-    fn t(&self) -> Result<Tensor> {
-        t(self)
-    }
-    fn mt(&self) -> Result<Tensor> {
-        mt(self)
-    }
-    fn numpy_t(&self) -> Result<Tensor> {
-        numpy_t(self)
-    }
-    fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        permute(self, dims)
-    }
-    fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor> {
-        movedim(self, source, destination)
-    }
-    fn expand(&self, size: &[i64]) -> Result<Tensor> {
-        expand(self, size)
-    }
-    fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
-        expand_as(self, other)
-    }
-    fn broadcast_to(&self, size: &[i64]) -> Result<Tensor> {
-        broadcast_to(self, size)
-    }
-    fn squeeze(&self) -> Result<Tensor> {
-        squeeze(self)
-    }
-    fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
-        squeeze_dim(self, dim)
-    }
-    fn index(&self, indices: &[i64]) -> Result<Tensor> {
-        index(self, indices)
-    }
-    fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
-        squeeze_dims(self, dims)
-    }
-    fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        unsqueeze(self, dim)
-    }
-    fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-        flatten(self, start_dim, end_dim)
-    }
-    fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-        unflatten(self, dim, sizes)
-    }
-    fn ravel(&self) -> Result<Tensor> {
-        ravel(self)
-    }
-    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-        diagonal(self, offset, dim1, dim2)
-    }
-    fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
-        unfold(self, dimension, size, step)
-    }
-    fn alias(&self) -> Result<Tensor> {
-        alias(self)
-    }
-    fn moveaxis(&self, source: &[i64], destination: &[i64]) -> Result<Tensor> {
-        moveaxis(self, source, destination)
-    }
-    fn view_dtype(&self, dtype: ScalarType) -> Result<Tensor> {
-        view_dtype(self, dtype)
-    }
-    fn t_(&mut self) -> Result<()> {
-        t_(self)
-    }
-    fn transpose_(&mut self, dim0: i64, dim1: i64) -> Result<()> {
-        transpose_(self, dim0, dim1)
-    }
-    fn swapaxes_(&mut self, axis0: i64, axis1: i64) -> Result<()> {
-        swapaxes_(self, axis0, axis1)
-    }
-    fn swapdims_(&mut self, dim0: i64, dim1: i64) -> Result<()> {
-        swapdims_(self, dim0, dim1)
-    }
-    fn squeeze_(&mut self, dim: Option<i64>) -> Result<()> {
-        squeeze_(self, dim)
-    }
-    fn squeeze_dims_(&mut self, dims: &[i64]) -> Result<()> {
-        squeeze_dims_(self, dims)
-    }
-    fn unsqueeze_(&mut self, dim: i64) -> Result<()> {
-        unsqueeze_(self, dim)
-    }
-    fn as_strided_(&mut self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<()> {
-        as_strided_(self, sizes, strides, offset)
-    }
-    fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
-        resize_(self, sizes, format)
-    }
-    fn set_(
-        &mut self,
-        storage: &Storage,
-        offset: i64,
-        sizes: &[i64],
-        strides: &[i64],
-    ) -> Result<()> {
-        set_(self, storage, offset, sizes, strides)
-    }
-    fn set_to(&mut self, source: &Tensor) -> Result<()> {
-        set_to(self, source)
-    }
-    fn set_storage(&mut self, storage: &Storage) -> Result<()> {
-        set_storage(self, storage)
+view_ops_table! {
+    /// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
+    /// function of this module with the tensor as first argument.
+    pub trait ViewOps {
+        /// `view(shape)`: same elements, new shape (one `-1` is inferred);
+        /// fails when the strides do not allow it (use `reshape`).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[3, 2, 4])?;
+        /// let y = x.transpose(0, 1)?; // (2, 3, 4) / (4, 8, 1)
+        /// assert_eq!(y.view(&[2, 3, 2, 2])?.strides(), &[4, 8, 2, 1]);
+        /// assert!(y.view(&[6, 4]).is_err());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn view(&self, shape: &[i64]) -> Result<Tensor>;
+
+        /// `view_as(other)` = `view(other.sizes())`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+        /// let o = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        /// assert_eq!(x.view_as(&o)?.sizes(), &[2, 3]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn view_as(&self, other: &Tensor) -> Result<Tensor>;
+
+        /// `reshape(shape)`: a view when the strides allow one, else a
+        /// contiguous copy (with its own storage and version counter).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[3, 2, 4])?;
+        /// let y = x.transpose(0, 1)?;
+        /// assert!(y.reshape(&[2, 3, 2, 2])?.is_alias_of(&x)); // a view
+        /// let c = y.reshape(&[6, 4])?; // a copy
+        /// assert!(!c.is_alias_of(&x));
+        /// assert_eq!(c.strides(), &[4, 1]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn reshape(&self, shape: &[i64]) -> Result<Tensor>;
+
+        /// `reshape_as(other)` = `reshape(other.sizes())`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+        /// let o = Tensor::zeros(&[3, 2], ScalarType::Float)?;
+        /// assert_eq!(x.reshape_as(&o)?.sizes(), &[3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn reshape_as(&self, other: &Tensor) -> Result<Tensor>;
+
+        /// `slice(dim, start, end, step)` (Python's `x[start:end:step]` on
+        /// `dim`): out-of-range bounds clamp, `None` means the end; `step > 0`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
+        /// let s = x.slice(0, Some(1), Some(8), 3)?;
+        /// assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (&[3][..], &[3][..], 1));
+        /// assert_eq!(x.slice(0, Some(-100), None, 1)?.sizes(), &[10]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor>;
+
+        /// `narrow(dim, start, length)`: `length` elements from `start`
+        /// (negative `start` counts from the end).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 4, 1, ScalarType::Long)?;
+        /// assert_eq!(x.narrow(0, -3, 2)?.to_vec::<i64>()?, vec![1, 2]);
+        /// assert_eq!(x.narrow(0, 4, 0)?.storage_offset(), 4);
+        /// assert!(x.narrow(0, 3, 2).is_err());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor>;
+
+        /// `select(dim, index)`: drops `dim`, keeping position `index`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
+        /// let s = x.select(1, 2)?;
+        /// assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (&[2, 4][..], &[12, 1][..], 8));
+        /// assert!(x.select(1, 3).unwrap_err().is_index_error());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn select(&self, dim: i64, index: i64) -> Result<Tensor>;
+
+        /// `unbind(dim)`: every `select(dim, i)`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
+        /// let rows = x.unbind(0)?;
+        /// assert_eq!(rows[1].to_vec::<i64>()?, vec![3, 4, 5]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn unbind(&self, dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `split(split_size, dim)`: pieces of `split_size` (the last may be
+        /// shorter).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+        /// let p = x.split(2, 0)?;
+        /// let lens: Vec<i64> = p.iter().map(|t| t.sizes()[0]).collect();
+        /// assert_eq!(lens, vec![2, 2, 1]);
+        /// assert_eq!(p[2].storage_offset(), 4);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `split_with_sizes(split_sizes, dim)`: pieces of the given lengths,
+        /// which must add up to the dim's size.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+        /// let p = x.split_with_sizes(&[1, 4], 0)?;
+        /// assert_eq!(p[1].to_vec::<i64>()?, vec![1, 2, 3, 4]);
+        /// assert!(x.split_with_sizes(&[1, 3], 0).is_err());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `chunk(chunks, dim)`: `split(ceil(n / chunks))`, so possibly fewer
+        /// than `chunks` pieces.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+        /// assert_eq!(x.chunk(4, 0)?.len(), 3); // 6 into 4 -> [2, 2, 2]
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `tensor_split(sections, dim)`: exactly `sections` pieces, the first
+        /// `n % sections` one longer.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+        /// let lens: Vec<i64> = x.tensor_split(3, 0)?.iter().map(|t| t.sizes()[0]).collect();
+        /// assert_eq!(lens, vec![2, 2, 1]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `tensor_split(indices, dim)`: pieces `[0:i0]`, `[i0:i1]`, ...,
+        /// `[ik:]`, each sliced with `slice`'s clamping.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 5, 1, ScalarType::Long)?;
+        /// let lens: Vec<i64> = x.tensor_split_indices(&[1, 4], 0)?.iter().map(|t| t.sizes()[0]).collect();
+        /// assert_eq!(lens, vec![1, 3, 1]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `transpose(dim0, dim1)`: swaps two dims (equal dims give an alias).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 24, 1, ScalarType::Long)?.view(&[2, 3, 4])?;
+        /// let y = x.transpose(0, -1)?;
+        /// assert_eq!((y.sizes(), y.strides()), (&[4, 3, 2][..], &[1, 4, 12][..]));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor>;
+
+        /// `swapaxes` = `transpose`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        /// assert_eq!(x.swapaxes(0, 1)?.sizes(), &[3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn swapaxes(&self, axis0: i64, axis1: i64) -> Result<Tensor>;
+
+        /// `swapdims` = `transpose`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        /// assert_eq!(x.swapdims(1, 0)?.strides(), &[1, 3]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn swapdims(&self, dim0: i64, dim1: i64) -> Result<Tensor>;
+
+        /// `t()`: transpose of a tensor with at most 2 dims (0-d and 1-d
+        /// tensors come back as an alias).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        /// assert_eq!(x.t()?.sizes(), &[3, 2]);
+        /// let e = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?.t().unwrap_err();
+        /// assert_eq!(e.to_string(), "t() expects a tensor with <= 2 dimensions, but self is 3D");
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn t(&self) -> Result<Tensor>;
+
+        /// `mT`: transpose of the last two dims (a 0-d tensor is returned
+        /// itself; 1-d fails).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[5, 2, 3], ScalarType::Float)?;
+        /// assert_eq!(x.mt()?.sizes(), &[5, 3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn mt(&self) -> Result<Tensor>;
+
+        /// `numpy_T` (`.T`): all dims reversed.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+        /// assert_eq!(x.numpy_t()?.strides(), &[1, 4, 12]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn numpy_t(&self) -> Result<Tensor>;
+
+        /// `permute(dims)`: dim `i` of the result is dim `dims[i]` of the input.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+        /// let y = x.permute(&[2, 0, 1])?;
+        /// assert_eq!((y.sizes(), y.strides()), (&[4, 2, 3][..], &[1, 12, 4][..]));
+        /// assert!(x.permute(&[0, 0, 1]).is_err());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn permute(&self, dims: &[i64]) -> Result<Tensor>;
+
+        /// `movedim(source, destination)`: moves the `source` dims to positions
+        /// `destination`, the others keep their relative order.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3, 4, 5], ScalarType::Float)?;
+        /// let y = x.movedim(&[0, 1], &[2, 3])?;
+        /// assert_eq!((y.sizes(), y.strides()), (&[4, 5, 2, 3][..], &[5, 1, 60, 20][..]));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor>;
+
+        /// `expand(size)`: size-1 dims repeat (stride 0), `-1` keeps a size,
+        /// new dims may be added in front.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[3, 1], ScalarType::Float)?;
+        /// let y = x.expand(&[2, -1, 4])?;
+        /// assert_eq!((y.sizes(), y.strides()), (&[2, 3, 4][..], &[0, 1, 0][..]));
+        /// assert!(x.expand(&[4, 4]).is_err());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn expand(&self, size: &[i64]) -> Result<Tensor>;
+
+        /// `expand_as(other)` = `expand(other.sizes())`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[3, 1], ScalarType::Float)?;
+        /// let o = Tensor::zeros(&[3, 5], ScalarType::Float)?;
+        /// assert_eq!(x.expand_as(&o)?.sizes(), &[3, 5]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn expand_as(&self, other: &Tensor) -> Result<Tensor>;
+
+        /// `broadcast_to(size)` = `expand(size)`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[3], ScalarType::Float)?;
+        /// assert_eq!(x.broadcast_to(&[2, 3])?.strides(), &[0, 1]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn broadcast_to(&self, size: &[i64]) -> Result<Tensor>;
+
+        /// `squeeze()`: drops every size-1 dim.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[1, 3, 1, 2], ScalarType::Float)?;
+        /// assert_eq!(x.squeeze()?.sizes(), &[3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn squeeze(&self) -> Result<Tensor>;
+
+        /// `squeeze(dim)`: drops `dim` if its size is 1 (else an alias).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
+        /// assert_eq!(x.squeeze_dim(-1)?.sizes(), &[1, 3]);
+        /// assert_eq!(x.squeeze_dim(1)?.sizes(), &[1, 3, 1]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn squeeze_dim(&self, dim: i64) -> Result<Tensor>;
+
+        /// `squeeze(dims)`: drops those of `dims` whose size is 1.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[1, 3, 1], ScalarType::Float)?;
+        /// assert_eq!(x.squeeze_dims(&[0, 1])?.sizes(), &[3, 1]);
+        /// let e = x.squeeze_dims(&[0, -3]).unwrap_err();
+        /// assert_eq!(e.to_string(), "dim 0 appears multiple times in the list of dims");
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor>;
+
+        /// Basic integer indexing, `t[i, j]` in Python: selects along the first
+        /// `indices.len()` dims (negative indices count from the end), a view.
+        /// Errors as PyTorch's indexing: `too many indices for tensor of
+        /// dimension 2`, `index 3 is out of bounds for dimension 1 with size 3`
+        /// (both `IndexError`). The list is a Python tuple (`t[(0,)]`); for
+        /// slices, `None` and `...` see [`crate::indexing`].
+        ///
+        /// ```
+        /// use aten_shape::views::ViewOps;
+        /// use c10_core::{ScalarType, Tensor};
+        /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
+        /// assert_eq!(t.index(&[1, -1])?.item::<i64>()?, 5);
+        /// assert_eq!(t.index(&[1])?.to_vec::<i64>()?, vec![3, 4, 5]);
+        /// let e = t.index(&[0, 0, 0]).unwrap_err();
+        /// assert_eq!(e.to_string(), "too many indices for tensor of dimension 2");
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn index(&self, indices: &[i64]) -> Result<Tensor>;
+
+        /// `unsqueeze(dim)`: inserts a size-1 dim at `dim` (which wraps against
+        /// `dim() + 1`).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+        /// assert_eq!(x.unsqueeze(1)?.strides(), &[12, 12, 4, 1]);
+        /// assert_eq!(x.unsqueeze(-1)?.sizes(), &[2, 3, 4, 1]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn unsqueeze(&self, dim: i64) -> Result<Tensor>;
+
+        /// `flatten(start_dim, end_dim)`: merges dims `start..=end` (a view
+        /// when possible, else a copy; `start == end` returns the same tensor).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+        /// assert_eq!(x.flatten(1, -1)?.sizes(), &[2, 12]);
+        /// assert!(x.flatten(1, 1)?.is_same(&x));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor>;
+
+        /// `unflatten(dim, sizes)`: splits `dim` into `sizes` (one `-1`
+        /// allowed); always a view (fails rather than copies).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 12], ScalarType::Float)?;
+        /// assert_eq!(x.unflatten(1, &[3, -1])?.sizes(), &[2, 3, 4]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor>;
+
+        /// `ravel()` = `contiguous().view(-1)`.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
+        /// assert_eq!(x.t()?.ravel()?.to_vec::<i64>()?, vec![0, 3, 1, 4, 2, 5]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn ravel(&self) -> Result<Tensor>;
+
+        /// `diagonal(offset, dim1, dim2)`: the diagonal of the `(dim1, dim2)`
+        /// planes as a new last dim (`offset > 0` above the main diagonal).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 12, 1, ScalarType::Long)?.view(&[3, 4])?;
+        /// let d = x.diagonal(-1, 0, 1)?;
+        /// assert_eq!((d.sizes(), d.strides(), d.storage_offset()), (&[2][..], &[5][..], 4));
+        /// assert_eq!(d.to_vec::<i64>()?, vec![4, 9]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>;
+
+        /// `unfold(dimension, size, step)`: windows of `size` every `step`
+        /// along `dimension`, as a new last dim.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
+        /// let u = x.unfold(0, 3, 2)?;
+        /// assert_eq!((u.sizes(), u.strides()), (&[4, 3][..], &[2, 1][..]));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Tensor>;
+
+        /// `alias()`: a new view with identical geometry.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        /// let a = x.alias()?;
+        /// assert!(a.is_set_to(&x) && !a.is_same(&x));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn alias(&self) -> Result<Tensor>;
+        /// `moveaxis(source, destination)`: NumPy's name for
+        /// [`movedim`](ViewOps::movedim).
+        ///
+        /// ```
+        /// use aten_shape::views::ViewOps;
+        /// use c10_core::{ScalarType, Tensor};
+        /// let t = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+        /// assert_eq!(t.moveaxis(&[0], &[-1])?.sizes(), &[3, 4, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn moveaxis(&self, source: &[i64], destination: &[i64]) -> Result<Tensor>;
+        /// `view(dtype)`: the same bytes as another dtype (see [`view_dtype`]).
+        fn view_dtype(&self, dtype: ScalarType) -> Result<Tensor>;
+
+        // In place: each changes this handle's metadata (its `TensorImpl` is
+        // copied first when shared) and bumps the version (`resize_` only when
+        // the sizes change).
+        in_place:
+
+        /// In-place `t_()` (see [`t_`]).
+        fn t_(&mut self) -> Result<()>;
+        /// In-place `transpose_(dim0, dim1)` (see [`transpose_`]).
+        fn transpose_(&mut self, dim0: i64, dim1: i64) -> Result<()>;
+        /// In-place `swapaxes_(axis0, axis1)`, an alias of `transpose_`.
+        ///
+        /// ```
+        /// use aten_shape::views::ViewOps;
+        /// use c10_core::{ScalarType, Tensor};
+        /// let mut t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        /// t.swapaxes_(0, 1)?;
+        /// assert_eq!((t.sizes(), t.version()?), (&[3i64, 2][..], 1));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn swapaxes_(&mut self, axis0: i64, axis1: i64) -> Result<()>;
+        /// In-place `swapdims_(dim0, dim1)`, an alias of `transpose_`.
+        fn swapdims_(&mut self, dim0: i64, dim1: i64) -> Result<()>;
+        /// In-place `squeeze_()` / `squeeze_(dim)` (see [`squeeze_`]).
+        fn squeeze_(&mut self, dim: Option<i64>) -> Result<()>;
+        /// In-place `squeeze_(dims)` (see [`squeeze_dims_`]).
+        fn squeeze_dims_(&mut self, dims: &[i64]) -> Result<()>;
+        /// In-place `unsqueeze_(dim)` (see [`unsqueeze_`]).
+        fn unsqueeze_(&mut self, dim: i64) -> Result<()>;
+        /// In-place `as_strided_(size, stride, storage_offset)` (see
+        /// [`as_strided_`]).
+        fn as_strided_(&mut self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<()>;
+        /// `resize_(sizes, memory_format)` (see [`resize_`]).
+        fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()>;
+        /// `set_(storage, storage_offset, sizes, strides)` (see [`set_`]).
+        fn set_(
+            &mut self,
+            storage: &Storage,
+            offset: i64,
+            sizes: &[i64],
+            strides: &[i64],
+        ) -> Result<()>;
+        /// `set_(source)` (see [`set_to`]).
+        fn set_to(&mut self, source: &Tensor) -> Result<()>;
+        /// `set_(storage)` (see [`set_storage`]).
+        fn set_storage(&mut self, storage: &Storage) -> Result<()>;
     }
 }
