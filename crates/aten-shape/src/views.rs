@@ -43,7 +43,7 @@
 use c10_core::{MemoryFormat, Result, ScalarType, Storage, Tensor};
 
 pub use crate::infer::broadcast_shapes;
-use crate::ops::install_rearranged;
+pub use crate::ops::alias;
 // Each op lives with its family's rule in `crate::ops` (one module per
 // family: the rule, the concrete, in-place and symbolic faces).
 pub use crate::ops::as_strided::as_strided_;
@@ -62,21 +62,6 @@ pub use crate::ops::transpose::{
     moveaxis, movedim, mt, numpy_t, permute, swapaxes, swapaxes_, swapdims, swapdims_, t, t_,
     transpose, transpose_,
 };
-
-/// Free-function form of [`ViewOps::alias`].
-///
-/// ```
-/// use aten_shape::views;
-/// use c10_core::{ScalarType, Tensor};
-/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
-/// let al = views::alias(&a)?;
-/// assert!(al.is_alias_of(&a) && !al.is_same(&a));
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-pub fn alias(t: &Tensor) -> Result<Tensor> {
-    // SAFETY: the edit changes nothing.
-    unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
-}
 
 // ---------------------------------------------------------------------------
 // The trait

@@ -40,12 +40,11 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        geometry_of, install, install_edit, install_rearranged, make_view, make_view_in_place,
-        wrap, DimSet,
+        alias, geometry_of, install, install_edit, install_rearranged, make_view,
+        make_view_in_place, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
-    pub(crate) use crate::views::alias;
     pub(crate) use c10_core::geometry::{check_same_rank, fmt_list, wrap_dim};
     pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
     pub(crate) use c10_core::{
@@ -200,6 +199,21 @@ pub(crate) fn make_view_in_place(
     } else {
         install(t, geometry, offset)
     }
+}
+
+/// Free-function form of [`ViewOps::alias`](crate::views::ViewOps::alias).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let al = views::alias(&a)?;
+/// assert!(al.is_alias_of(&a) && !al.is_same(&a));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn alias(t: &Tensor) -> Result<Tensor> {
+    // SAFETY: the edit changes nothing.
+    unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }
 
 #[cfg(test)]
