@@ -326,37 +326,11 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     }
 }
 
-/// `infer_size(a, b)` (ATen's broadcasting of two shapes) with PyTorch's
-/// message, `a` being the destination.
-fn infer_size(a: &[i64], b: &[i64]) -> Result<Dims<i64>> {
-    let n = a.len().max(b.len());
-    let mut out: Dims<i64> = smallvec::smallvec![0; n];
-    for i in (0..n).rev() {
-        let offset = n - 1 - i;
-        let sa = if offset < a.len() {
-            a[a.len() - 1 - offset]
-        } else {
-            1
-        };
-        let sb = if offset < b.len() {
-            b[b.len() - 1 - offset]
-        } else {
-            1
-        };
-        if sa != sb && sa != 1 && sb != 1 {
-            return Err(TensorError::runtime(format!(
-                "The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton dimension {i}"
-            )));
-        }
-        out[i] = if sa == 1 { sb } else { sa };
-    }
-    Ok(out)
-}
-
 /// Checks that `src` broadcasts to exactly `dst` (TensorIterator with
 /// `resize_outputs(false)`).
 fn broadcast_shape_check(dst: &[i64], src: &[i64]) -> Result<()> {
-    let shape = infer_size(dst, src)?;
+    // ATen's two-shape broadcast, `dst` being tensor a of its message.
+    let shape = crate::infer::infer_broadcast_size(dst, src)?;
     if shape.as_slice() != dst {
         return Err(TensorError::runtime(format!(
             "output with shape {} doesn't match the broadcast shape {}",

@@ -19,144 +19,8 @@ use c10_core::{Result, TensorError};
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
 pub use c10_core::geometry::DimVec;
 
-/// ATen's `infer_size_dv(shape, numel)`: resolves a single `-1` in `shape`
-/// so that the result holds `numel` elements, with PyTorch's errors.
-///
-/// ```
-/// use aten_shape::infer::infer_size;
-/// assert_eq!(infer_size(&[-1, 4], 24).unwrap().as_slice(), &[6, 4]);
-/// assert_eq!(
-///     infer_size(&[5, 5], 24).unwrap_err().to_string(),
-///     "shape '[5, 5]' is invalid for input of size 24"
-/// );
-/// assert_eq!(
-///     infer_size(&[-1, 0], 0).unwrap_err().to_string(),
-///     "cannot reshape tensor of 0 elements into shape [-1, 0] because the \
-///      unspecified dimension size -1 can be any value and is ambiguous"
-/// );
-/// ```
-#[inline]
-pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
-    let mut res = DimVec::from_slice(shape);
-    infer_size_into(shape, numel, &mut res)?;
-    Ok(res)
-}
-
-/// [`infer_size`] writing the resolved shape into `out` (of
-/// `shape.len()` entries), so that a view op can build it in place.
-#[inline]
-pub(crate) fn infer_size_into(shape: &[i64], numel: i64, out: &mut [i64]) -> Result<()> {
-    // One implementation of the rule for concrete and symbolic sizes.
-    c10_core::sym::rules::infer_size_into(shape, &numel, out)
-}
-
-/// ATen's `computeStride(oldshape, oldstride, newshape)`: the strides that
-/// let a tensor with `oldshape`/`oldstride` be viewed as `newshape` (which
-/// must hold the same number of elements), or `None` when some new dim would
-/// span two non-contiguous chunks of the old layout.
-///
-/// ```
-/// use aten_shape::infer::compute_stride;
-/// // A transposed (3,2,4) tensor can be viewed as (3,2,2,2) ...
-/// let s = compute_stride(&[3, 2, 4], &[4, 12, 1], &[3, 2, 2, 2]).unwrap();
-/// assert_eq!(s.as_slice(), &[4, 12, 2, 1]);
-/// // ... but not as (12, 2).
-/// assert!(compute_stride(&[3, 2, 4], &[4, 12, 1], &[12, 2]).is_none());
-/// ```
-pub fn compute_stride(oldshape: &[i64], oldstride: &[i64], newshape: &[i64]) -> Option<DimVec> {
-    compute_stride_flagged(oldshape, oldstride, newshape).map(|(s, _)| s)
-}
-
-/// [`compute_stride`], also reporting whether any `int64` product wrapped.
-#[inline]
-pub(crate) fn compute_stride_flagged(
-    oldshape: &[i64],
-    oldstride: &[i64],
-    newshape: &[i64],
-) -> Option<(DimVec, bool)> {
-    // (every entry is overwritten when a view is possible)
-    let mut newstride = DimVec::from_slice(newshape);
-    let wrapped = compute_stride_into(oldshape, oldstride, newshape, &mut newstride)?;
-    Some((newstride, wrapped))
-}
-
-/// [`compute_stride`] writing the strides into `newstride` (of
-/// `newshape.len()` entries); `Some(wrapped)` when the view is possible
-/// (`wrapped`: some `int64` product wrapped), `None` otherwise (then
-/// `newstride` holds garbage).
-#[inline]
-pub(crate) fn compute_stride_into(
-    oldshape: &[i64],
-    oldstride: &[i64],
-    newshape: &[i64],
-    newstride: &mut [i64],
-) -> Option<bool> {
-    // One implementation of the rule for concrete and symbolic sizes; at
-    // `i64` no decision can fail.
-    c10_core::sym::rules::compute_stride_into(oldshape, oldstride, newshape, newstride)
-        .ok()
-        .flatten()
-}
-
-/// ATen's `inferExpandGeometry(tensor_sizes, tensor_strides, sizes)`: the
-/// sizes and strides of `expand(sizes)`, plus whether any stride product
-/// wrapped. A 0-dim tensor takes `sizes` verbatim (even `-1`), with all
-/// strides 0, as in PyTorch.
-///
-/// ```
-/// use aten_shape::infer::infer_expand_geometry;
-/// let (sizes, strides) = infer_expand_geometry(&[3, 1], &[1, 1], &[2, 3, 4]).unwrap();
-/// assert_eq!((sizes.as_slice(), strides.as_slice()), (&[2, 3, 4][..], &[0, 1, 0][..]));
-/// ```
-pub fn infer_expand_geometry(
-    tensor_sizes: &[i64],
-    tensor_strides: &[i64],
-    sizes: &[i64],
-) -> Result<(DimVec, DimVec)> {
-    infer_expand_geometry_flagged(tensor_sizes, tensor_strides, sizes).map(|(a, b, _)| (a, b))
-}
-
-/// [`infer_expand_geometry`], also reporting whether a stride product wrapped.
-#[inline]
-pub(crate) fn infer_expand_geometry_flagged(
-    tensor_sizes: &[i64],
-    tensor_strides: &[i64],
-    sizes: &[i64],
-) -> Result<(DimVec, DimVec, bool)> {
-    // (every entry is overwritten below)
-    let mut out_sizes = DimVec::from_slice(sizes);
-    let mut out_strides = DimVec::from_slice(sizes);
-    let wrapped = infer_expand_geometry_into(
-        tensor_sizes,
-        tensor_strides,
-        sizes,
-        &mut out_sizes,
-        &mut out_strides,
-    )?;
-    Ok((out_sizes, out_strides, wrapped))
-}
-
-/// [`infer_expand_geometry`] writing into `out_sizes` and `out_strides`
-/// (of `sizes.len()` entries each); returns whether a stride product
-/// wrapped.
-#[inline]
-pub(crate) fn infer_expand_geometry_into(
-    tensor_sizes: &[i64],
-    tensor_strides: &[i64],
-    sizes: &[i64],
-    out_sizes: &mut [i64],
-    out_strides: &mut [i64],
-) -> Result<bool> {
-    // One implementation of the rule for concrete and symbolic sizes.
-    c10_core::sym::rules::expand_geometry_into(
-        tensor_sizes,
-        tensor_strides,
-        sizes,
-        out_sizes,
-        out_strides,
-    )
-}
-
+pub use crate::ops::expand::infer_expand_geometry;
+pub use crate::ops::reshape::{compute_stride, infer_size};
 /// ATen's two-shape broadcast `infer_size(a, b)` (used by binary ops):
 /// right-aligned, sizes must be equal or one of them 1 (a 1 maps to the
 /// other size, even 0).
@@ -292,7 +156,8 @@ mod tests {
         assert_eq!(s(&[], &[], &[1, 1]), Some(vec![1, 1]));
         // Resize-style strides wrap like PyTorch's (and say so).
         let (st, wrapped) =
-            compute_stride_flagged(&[3, 0], &[1, 1], &[0, 1 << 40, 1 << 40]).unwrap();
+            crate::ops::reshape::compute_stride_flagged(&[3, 0], &[1, 1], &[0, 1 << 40, 1 << 40])
+                .unwrap();
         assert_eq!(st.as_slice(), &[0, 1 << 40, 1]);
         assert!(wrapped);
     }

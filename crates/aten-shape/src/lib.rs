@@ -93,6 +93,7 @@ pub mod generic;
 pub mod indexing;
 pub mod infer;
 pub mod join;
+mod ops;
 pub mod promote;
 pub mod views;
 

@@ -459,8 +459,8 @@ impl Tensor {
     ///
     /// ```
     /// use c10_core::Tensor;
-    /// let mut t = Tensor::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3])?;
-    /// t.t_()?;
+    /// let t = Tensor::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// let t = t.as_strided(&[3, 2], &[1, 3], None)?; // the transpose
     /// assert_eq!(t.to_vec::<i32>()?, [1, 4, 2, 5, 3, 6]); // logical order of the transpose
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
@@ -562,8 +562,8 @@ impl Tensor {
     ///
     /// ```
     /// use c10_core::{ScalarType, Tensor};
-    /// let mut t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
-    /// t.t_()?;
+    /// let t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// let t = t.as_strided(&[3, 2], &[1, 3], None)?; // the transpose
     /// assert_eq!(t.offsets().collect::<Vec<_>>(), [0, 3, 1, 4, 2, 5]);
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
@@ -688,8 +688,8 @@ impl<T: Element> TensorReadGuard<'_, T> {
     ///
     /// ```
     /// use c10_core::Tensor;
-    /// let mut t = Tensor::from_slice(&[1i64, 2, 3, 4], &[2, 2])?;
-    /// t.t_()?;
+    /// let t = Tensor::from_slice(&[1i64, 2, 3, 4], &[2, 2])?;
+    /// let t = t.as_strided(&[2, 2], &[1, 2], None)?; // the transpose
     /// let g = t.read::<i64>()?;
     /// assert_eq!(g.iter().collect::<Vec<_>>(), [1, 3, 2, 4]);
     /// # Ok::<(), c10_core::TensorError>(())
@@ -705,8 +705,8 @@ impl<T: Element> TensorReadGuard<'_, T> {
     /// use c10_core::Tensor;
     /// let t = Tensor::from_slice_1d(&[1.0f32, 2.0, 3.0])?;
     /// assert_eq!(t.read::<f32>()?.as_slice()?, &[1.0, 2.0, 3.0]);
-    /// let mut m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
-    /// m.t_()?;
+    /// let m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let m = m.as_strided(&[2, 2], &[1, 2], None)?; // the transpose
     /// assert!(m.read::<f32>()?.as_slice().is_err()); // not contiguous
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```

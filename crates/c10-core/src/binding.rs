@@ -289,7 +289,10 @@ mod tests {
         let v = rust_side.as_strided(&[2], &[1], None).unwrap();
         assert!(v.binding_object().is_none(), "a view is a new impl");
         let mut cow = rust_side.clone();
-        cow.unsqueeze_(0).unwrap(); // copy-on-write: a new impl
+        // copy-on-write: a new impl
+        cow.edit_metadata()
+            .set_sizes_and_strides(&[1, 4], &[4, 1], None)
+            .unwrap();
         assert!(cow.binding_object().is_none(), "a copy has an empty slot");
         // A second bind is refused with the existing object.
         // SAFETY: refused before anything is stored.

@@ -209,7 +209,12 @@ mod tests {
     #[test]
     fn from_vec_storage_is_resizable() {
         let mut t = Tensor::from(vec![1i64, 2]);
-        t.resize_(&[4], crate::MemoryFormat::Contiguous).unwrap();
+        assert!(t.storage().resizable());
+        t.storage().resize(32).unwrap();
+        assert_eq!(t.storage().nbytes(), 32);
+        t.edit_metadata()
+            .set_sizes_and_strides(&[4], &[1], None)
+            .unwrap();
         assert_eq!(t.get::<i64>(&[1]).unwrap(), 2);
     }
 

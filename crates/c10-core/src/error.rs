@@ -158,7 +158,7 @@ impl TensorError {
     /// use c10_core::{ScalarType, Tensor};
     /// let t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
     /// assert!(t.size(2).unwrap_err().is_index_error());
-    /// assert!(!t.view_dtype(ScalarType::Long).unwrap_err().is_index_error());
+    /// assert!(!t.as_strided(&[4, 4], &[4, 1], None).unwrap_err().is_index_error());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn is_index_error(&self) -> bool {

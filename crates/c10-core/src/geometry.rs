@@ -572,27 +572,6 @@ pub fn infer_dense_strides(sizes: &[i64], strides: &[i64]) -> Result<DimVec> {
     Ok(out)
 }
 
-/// Geometry of `unsqueeze(dim)`: `dim` wraps against `ndim + 1`; the new
-/// dim's stride is `size[dim] * stride[dim]` when `dim < ndim`, else 1.
-///
-/// ```
-/// use c10_core::geometry::unsqueeze_geometry;
-/// let (s, st) = unsqueeze_geometry(&[2, 3], &[3, 1], 1)?;
-/// assert_eq!((&s[..], &st[..]), (&[2i64, 1, 3][..], &[3i64, 3, 1][..]));
-/// let (s, st) = unsqueeze_geometry(&[2, 3], &[3, 1], -1)?; // a new last dim
-/// assert_eq!((&s[..], &st[..]), (&[2i64, 3, 1][..], &[3i64, 1, 1][..]));
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-pub fn unsqueeze_geometry(sizes: &[i64], strides: &[i64], dim: i64) -> Result<(DimVec, DimVec)> {
-    check_same_rank(sizes, strides)?;
-    let (d, new_stride, _) = crate::sym::view_rules::unsqueeze_rule(sizes, strides, dim)?;
-    let mut s = DimVec::from_slice(sizes);
-    let mut st = DimVec::from_slice(strides);
-    s.insert(d, 1);
-    st.insert(d, new_stride);
-    Ok((s, st))
-}
-
 /// The smallest `int64` a c10 `SymInt` stores inline (`-2^62`); PyTorch
 /// rejects smaller values in `SymInt[]` arguments.
 ///
@@ -617,65 +596,6 @@ pub fn check_symint_list(values: &[i64]) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Geometry of `squeeze(dim)` (`Some`) or `squeeze()` (`None`).
-///
-/// ```
-/// use c10_core::geometry::squeeze_geometry;
-/// let (s, st) = squeeze_geometry(&[1, 3, 1], &[3, 1, 1], None)?;
-/// assert_eq!((&s[..], &st[..]), (&[3i64][..], &[1i64][..]));
-/// let (s, _) = squeeze_geometry(&[1, 3, 1], &[3, 1, 1], Some(1))?; // size 3: kept
-/// assert_eq!(&s[..], &[1i64, 3, 1][..]);
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-pub fn squeeze_geometry(
-    sizes: &[i64],
-    strides: &[i64],
-    dim: Option<i64>,
-) -> Result<(DimVec, DimVec)> {
-    use crate::sym::view_rules;
-    let mut s = DimVec::from_slice(sizes);
-    let mut st = DimVec::from_slice(strides);
-    match dim {
-        None => {
-            let k = view_rules::squeeze_into(sizes, strides, &mut s, &mut st)?;
-            s.truncate(k);
-            st.truncate(k);
-        }
-        Some(dim) => {
-            if let Some(d) = view_rules::squeeze_dim_index(sizes, dim)? {
-                s.remove(d);
-                st.remove(d);
-            }
-        }
-    }
-    Ok((s, st))
-}
-
-/// Geometry of `squeeze(dims)`: the listed dims (wrapped, each at most
-/// once: `dim 0 appears multiple times in the list of dims`) that have size
-/// 1 are removed; a 0-d tensor accepts dims `0` and `-1`.
-///
-/// ```
-/// use c10_core::geometry::squeeze_dims_geometry;
-/// let (s, st) = squeeze_dims_geometry(&[2, 1, 3, 1], &[3, 3, 1, 1], &[1, -1, 0])?;
-/// assert_eq!((&s[..], &st[..]), (&[2i64, 3][..], &[3i64, 1][..]));
-/// assert!(squeeze_dims_geometry(&[1, 1], &[1, 1], &[0, -2]).is_err());
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-pub fn squeeze_dims_geometry(
-    sizes: &[i64],
-    strides: &[i64],
-    dims: &[i64],
-) -> Result<(DimVec, DimVec)> {
-    check_same_rank(sizes, strides)?;
-    let mut s = DimVec::from_slice(sizes);
-    let mut st = DimVec::from_slice(strides);
-    let k = crate::sym::view_rules::squeeze_dims_into(sizes, strides, dims, &mut s, &mut st)?;
-    s.truncate(k);
-    st.truncate(k);
-    Ok((s, st))
 }
 
 #[cfg(test)]

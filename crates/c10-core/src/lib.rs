@@ -26,9 +26,14 @@
 //! * factories ([`Tensor::empty`], [`Tensor::zeros`], [`Tensor::arange`],
 //!   [`Tensor::from_vec`], ...), conversions from `Vec`s and nested arrays
 //!   and back ([`convert`]: `Tensor::from([[1i64, 2], [3, 4]])`), typed element access ([`Tensor::get`],
-//!   [`Tensor::read`], [`Tensor::write`]), in-place metadata operations
-//!   ([`Tensor::resize_`], [`Tensor::set_`], ...), and printing
-//!   (`Display` like `print(tensor)`, [`Tensor::explain`]).
+//!   [`Tensor::read`], [`Tensor::write`]), and printing (`Display` like
+//!   `print(tensor)`, [`Tensor::explain`]);
+//! * the copy-on-write hook [`Tensor::edit_metadata`] through which the op
+//!   crate (`aten-shape`) implements the in-place metadata ops (`t_`,
+//!   `resize_`, `set_`, ...). The op rules (every view op's geometry,
+//!   `infer_size`, `computeStride`, `inferExpandGeometry`) live there too;
+//!   c10-core keeps the data model and its own rules (contiguity and
+//!   layout flags, generic over `SymInt` in [`sym::rules`]).
 //!
 //! ## Soundness
 //!

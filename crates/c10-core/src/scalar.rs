@@ -246,8 +246,15 @@ pub(crate) fn c10_type_name(dtype: ScalarType) -> &'static str {
 }
 
 /// The type names c10's `set_` error prints (`toString` of the CPU type:
-/// `long int`, `unsigned char`, ...).
-pub(crate) fn c10_type_name_long(dtype: ScalarType) -> &'static str {
+/// `long int`, `unsigned char`, ...): a dtype's C++ name, for the op
+/// crate's messages.
+///
+/// ```
+/// use c10_core::{scalar::c10_type_name_long, ScalarType};
+/// assert_eq!(c10_type_name_long(ScalarType::Long), "long int");
+/// assert_eq!(c10_type_name_long(ScalarType::Float), "float");
+/// ```
+pub fn c10_type_name_long(dtype: ScalarType) -> &'static str {
     use ScalarType as S;
     match dtype {
         S::Byte => "unsigned char",

@@ -22,10 +22,10 @@ use crate::version::{GradMode, InferenceMode, VersionCounter};
 /// are seen by all (see [`Tensor::write`]).
 ///
 /// **One deliberate difference from PyTorch.** A `TensorImpl` shared by
-/// several handles never changes. In-place *metadata* operations
-/// ([`Tensor::t_`], [`Tensor::unsqueeze_`], [`Tensor::as_strided_`],
-/// [`Tensor::resize_`], [`Tensor::set_`], ...) take `&mut self` and copy the
-/// `TensorImpl` first if another handle shares it, so other handles keep
+/// several handles never changes. In-place *metadata* operations (`t_`,
+/// `unsqueeze_`, `as_strided_`, `resize_`, `set_`, ..., in `aten-shape`)
+/// take `&mut Tensor` and copy the `TensorImpl` first if another handle
+/// shares it (through [`Tensor::edit_metadata`]), so other handles keep
 /// their old sizes and strides. In PyTorch every `at::Tensor` copy would see
 /// the change. Data writes are shared exactly as in PyTorch.
 ///
@@ -47,8 +47,8 @@ use crate::version::{GradMode, InferenceMode, VersionCounter};
 /// shared lock to read ([`Tensor::read`], [`Tensor::get`],
 /// [`Tensor::to_vec`], printing, the source of a copy), an exclusive one to
 /// write ([`Tensor::write`], [`Tensor::set`], [`Tensor::fill_`], the
-/// destination of a copy) or to reallocate (a growing [`Tensor::resize_`]
-/// or [`Tensor::set_`]). All views of a storage share its lock. While
+/// destination of a copy) or to reallocate (a growing `resize_` or
+/// `set_`). All views of a storage share its lock. While
 /// **this thread** holds a guard ([`Tensor::read`] / [`Tensor::write`]),
 /// an access through any view of the same storage that the guard excludes
 /// fails with [`StorageError::Reentrant`](c10_storage::StorageError::Reentrant)
@@ -491,403 +491,33 @@ impl Tensor {
         built.ok_or_else(|| TensorError::runtime("view geometry was abandoned"))
     }
 
-    /// In-place `as_strided_`: this handle gets the new geometry (checked
-    /// against the storage); bumps the version.
-    pub fn as_strided_(
-        &mut self,
-        sizes: &[i64],
-        strides: &[i64],
-        storage_offset: Option<i64>,
-    ) -> Result<()> {
-        self.check_inplace()?;
-        if sizes.iter().any(|&s| s < 0) {
-            // c10's in-place path multiplies the sizes with overflow checks
-            // first; a negative size reads as a huge unsigned factor there.
-            return Err(TensorError::runtime(
-                "numel: integer multiplication overflow",
-            ));
-        }
-        let offset = storage_offset.unwrap_or(self.storage_offset());
-        check_as_strided_args(sizes, strides, offset)?;
-        geometry::check_in_bounds_for_storage(
-            sizes,
-            strides,
-            offset,
-            self.element_size(),
-            self.dtype().elements_per_byte(),
-            self.storage().nbytes(),
-        )?;
-        self.bump_version()?;
-        self.impl_mut()
-            .set_sizes_and_strides(sizes, strides, Some(offset))
-    }
-
-    /// In-place transpose of a ≤2-d tensor (`t_`); bumps the version.
-    pub fn t_(&mut self) -> Result<()> {
-        self.check_inplace()?;
-        let n = self.dim();
-        if n > 2 {
-            return Err(TensorError::runtime(format!(
-                "t_() expects a tensor with <= 2 dimensions, but self is {n}D"
-            )));
-        }
-        self.bump_version()?;
-        if n == 2 {
-            let (sizes, strides) = (self.sizes(), self.strides());
-            let (s, st) = ([sizes[1], sizes[0]], [strides[1], strides[0]]);
-            self.impl_mut().set_sizes_and_strides(&s, &st, None)?;
-        }
-        Ok(())
-    }
-
-    /// In-place `unsqueeze_(dim)` with c10's stride rule for the new dim;
-    /// bumps the version.
-    pub fn unsqueeze_(&mut self, dim: i64) -> Result<()> {
-        self.check_inplace()?;
-        let (sizes, strides) = geometry::unsqueeze_geometry(self.sizes(), self.strides(), dim)?;
-        self.bump_version()?;
-        self.impl_mut()
-            .set_sizes_and_strides(&sizes, &strides, None)
-    }
-
-    /// In-place `squeeze_` of one dim (`Some(d)`) or of every size-1 dim
-    /// (`None`); bumps the version.
-    pub fn squeeze_(&mut self, dim: Option<i64>) -> Result<()> {
-        self.check_inplace()?;
-        let (sizes, strides) = geometry::squeeze_geometry(self.sizes(), self.strides(), dim)?;
-        self.bump_version()?;
-        self.impl_mut()
-            .set_sizes_and_strides(&sizes, &strides, None)
-    }
-
-    /// In-place `squeeze_(dims)`: removes each listed dim that has size 1
-    /// (a dim listed twice: `dim 0 appears multiple times in the list of
-    /// dims`); bumps the version.
+    /// The op crate's hook for in-place metadata ops (`t_`, `resize_`,
+    /// `set_`, ... in `aten-shape`): this handle's `TensorImpl` for
+    /// modification, copied first when another handle shares it (see
+    /// "Who owns a `TensorImpl`" in `docs/ARCHITECTURE.md`: a shared
+    /// `TensorImpl` never changes). Every edit goes through
+    /// [`MetadataEdit`]'s methods, which recompute numel and the layout
+    /// flags themselves, so no flag or size that `unsafe` code trusts is
+    /// taken from the caller. It neither checks autograd's in-place rules
+    /// nor bumps the version: the op does both ([`Tensor::check_inplace`],
+    /// [`Tensor::bump_version`]).
     ///
-    /// ```
-    /// use c10_core::{Tensor, TensorOptions};
-    /// let mut t = Tensor::zeros(&[2, 1, 3, 1], TensorOptions::new())?;
-    /// t.squeeze_dims_(&[1, 0, -1])?;
-    /// assert_eq!(t.sizes(), &[2, 3]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    pub fn squeeze_dims_(&mut self, dims: &[i64]) -> Result<()> {
-        self.check_inplace()?;
-        let (sizes, strides) = geometry::squeeze_dims_geometry(self.sizes(), self.strides(), dims)?;
-        self.bump_version()?;
-        self.impl_mut()
-            .set_sizes_and_strides(&sizes, &strides, None)
-    }
-
-    /// In-place `transpose_(dim0, dim1)`: swaps two dims' sizes and
-    /// strides (dims wrap as in PyTorch); bumps the version.
-    ///
-    /// ```
-    /// use c10_core::{Tensor, TensorOptions};
-    /// let mut t = Tensor::zeros(&[2, 3, 4], TensorOptions::new())?;
-    /// t.transpose_(0, -1)?;
-    /// assert_eq!((t.sizes(), t.strides()), (&[4i64, 3, 2][..], &[1i64, 4, 12][..]));
-    /// assert_eq!(t.version()?, 1);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    pub fn transpose_(&mut self, dim0: i64, dim1: i64) -> Result<()> {
-        self.check_inplace()?;
-        let n = self.dim() as i64;
-        let d0 = geometry::wrap_dim(dim0, n, true)?;
-        let d1 = geometry::wrap_dim(dim1, n, true)?;
-        self.bump_version()?;
-        if d0 != d1 {
-            let mut sizes = geometry::DimVec::from_slice(self.sizes());
-            let mut strides = geometry::DimVec::from_slice(self.strides());
-            sizes.swap(d0, d1);
-            strides.swap(d0, d1);
-            self.impl_mut()
-                .set_sizes_and_strides(&sizes, &strides, None)?;
-        }
-        Ok(())
-    }
-
-    /// `resize_(sizes, memory_format)`: contiguous strides for the new sizes;
-    /// grows the storage (never shrinks it) when it is too small, which every
-    /// view of that storage sees; a non-resizable storage refuses to grow
-    /// with PyTorch's `Trying to resize storage that is not resizable`.
-    /// Bumps the version.
-    pub fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
-        if self.requires_grad() && !InferenceMode::is_enabled() {
-            return Err(TensorError::runtime(
-                "cannot resize variables that require grad",
-            ));
-        }
-        if sizes.iter().any(|&s| s < 0) {
-            // c10 multiplies the sizes with overflow checks first, and a
-            // negative size reads as a huge unsigned factor there.
-            return Err(TensorError::runtime(
-                "numel: integer multiplication overflow",
-            ));
-        }
-        if format == MemoryFormat::Preserve {
-            return Err(TensorError::runtime("Unsupported memory formatPreserve"));
-        }
-        let strides = match format {
-            MemoryFormat::ChannelsLast => geometry::channels_last_strides_2d(sizes)?,
-            MemoryFormat::ChannelsLast3d => geometry::channels_last_strides_3d(sizes)?,
-            _ => geometry::contiguous_strides(sizes)?,
-        };
-        let numel = geometry::compute_numel(sizes)?;
-        if numel > 0 {
-            let needed = geometry::storage_nbytes_contiguous(
-                sizes,
-                self.element_size(),
-                self.storage_offset(),
-            )?;
-            if needed > self.storage().nbytes() {
-                self.storage().resize(needed)?;
-            }
-        }
-        // PyTorch bumps the version only when the sizes change.
-        if self.sizes() != sizes {
-            self.bump_version()?;
-        }
-        // Same sizes: PyTorch's `resize_` (without a memory format) keeps
-        // the strides as they are.
-        let unchanged = self.sizes() == sizes
-            && (format == MemoryFormat::Contiguous || self.strides() == strides.as_slice());
-        if !unchanged {
-            self.impl_mut()
-                .set_sizes_and_strides(sizes, &strides, None)?;
-        }
-        Ok(())
-    }
-
-    /// `set_(storage, storage_offset, sizes, strides)`: this handle now views
-    /// `storage` (same device required, PyTorch's message), growing it when
-    /// needed and resizable; keeps its version counter; bumps the version.
-    pub fn set_(
-        &mut self,
-        storage: &Storage,
-        storage_offset: i64,
-        sizes: &[i64],
-        strides: &[i64],
-    ) -> Result<()> {
-        self.check_inplace()?;
-        if sizes.len() != strides.len() {
-            return Err(TensorError::runtime(format!(
-                "unequal size length ({}) and stride length ({})",
-                sizes.len(),
-                strides.len()
-            )));
-        }
-        if storage_offset < 0 {
-            return Err(TensorError::runtime(format!(
-                "Tensor: invalid storage offset {storage_offset}"
-            )));
-        }
-        if storage.device() != self.device() && !storage.is_alias_of(self.storage()) {
-            return Err(TensorError::runtime(format!(
-                "Attempted to set the storage of a tensor on device \"{}\" to a storage on different device \"{}\".  This is no longer allowed; the devices must match.",
-                self.device(),
-                storage.device()
-            )));
-        }
-        let itemsize = self.element_size();
-        let needed = geometry::storage_nbytes(sizes, strides, itemsize, storage_offset)?;
-        let unchanged = self.sizes() == sizes && self.strides() == strides;
-        if needed > storage.nbytes() {
-            if unchanged || !storage.resizable() {
-                // c10 bounds-checks when resize would be skipped; a
-                // non-resizable storage cannot grow either.
-                geometry::check_in_bounds_for_storage(
-                    sizes,
-                    strides,
-                    storage_offset,
-                    itemsize,
-                    self.dtype().elements_per_byte(),
-                    storage.nbytes(),
-                )?;
-            }
-            storage.resize(needed)?;
-        }
-        self.bump_version()?;
-        let old_storage = self.storage().clone();
-        let imp = self.impl_mut();
-        if !old_storage.is_alias_of(storage) {
-            // Keep sharing the counter with old views (c10: set_ keeps the
-            // tensor's VariableVersion).
-            if matches!(imp.version, VersionCounter::Storage) {
-                imp.version = VersionCounter::OfStorage(old_storage);
-            }
-            imp.storage = storage.clone();
-        }
-        imp.set_sizes_and_strides(sizes, strides, Some(storage_offset))
-    }
-
-    /// `view(dtype)`: the same bytes read as another dtype, a view. With
-    /// the same element size the geometry is unchanged; otherwise the last
-    /// dim is rescaled (it must have stride 1; for a wider dtype its size,
-    /// the storage offset and the other strides must divide by the ratio),
-    /// with PyTorch's errors (`self.size(-1) must be divisible by 2 to view
-    /// Float as Long (different element sizes), but got 3`, `self.dim()
-    /// cannot be 0 to view ...`).
+    /// Not an API for users: call the ops (`aten_shape::views::ViewOps`).
     ///
     /// ```
     /// use c10_core::{ScalarType, Tensor};
-    /// let t = Tensor::zeros(&[2, 4], ScalarType::Float)?;
-    /// let v = t.view_dtype(ScalarType::Long)?;
-    /// assert_eq!((v.sizes(), v.strides()), (&[2i64, 2][..], &[2i64, 1][..]));
-    /// let b = t.view_dtype(ScalarType::Byte)?;
-    /// assert_eq!(b.sizes(), &[2, 16]);
-    /// assert!(b.is_alias_of(&t));
+    /// let mut t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    /// let other = t.clone(); // shares the TensorImpl
+    /// t.edit_metadata().set_sizes_and_strides(&[3, 2], &[1, 3], None)?;
+    /// assert_eq!((t.sizes(), other.sizes()), (&[3i64, 2][..], &[2i64, 3][..]));
+    /// assert!(t.is_alias_of(&other));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn view_dtype(&self, dtype: ScalarType) -> Result<Tensor> {
-        let (old, new) = (self.element_size() as i64, dtype.itemsize() as i64);
-        let n = self.dim();
-        let what = || {
-            format!(
-                "to view {} as {} (different element sizes)",
-                self.dtype().name(),
-                dtype.name()
-            )
-        };
-        let mut sizes = geometry::DimVec::from_slice(self.sizes());
-        let mut strides = geometry::DimVec::from_slice(self.strides());
-        let mut offset = self.storage_offset();
-        if old != new {
-            if n == 0 {
-                return Err(TensorError::runtime(format!(
-                    "self.dim() cannot be 0 {}",
-                    what()
-                )));
-            }
-            if old == 0
-                || new == 0
-                || self.dtype().elements_per_byte() != 1
-                || dtype.elements_per_byte() != 1
-            {
-                return Err(TensorError::runtime(format!(
-                    "cannot view {} as {}",
-                    self.dtype(),
-                    dtype
-                )));
-            }
-            let last = n - 1;
-            if old > new {
-                let ratio = old / new;
-                if strides[last] != 1 {
-                    return Err(TensorError::runtime(format!(
-                        "self.stride(-1) must be 1 {}, but got {}",
-                        what(),
-                        strides[last]
-                    )));
-                }
-                let overflow =
-                    || TensorError::runtime(format!("view(dtype): sizes overflow {}", what()));
-                for st in &mut strides[..last] {
-                    *st = st.checked_mul(ratio).ok_or_else(overflow)?;
-                }
-                sizes[last] = sizes[last].checked_mul(ratio).ok_or_else(overflow)?;
-                offset = offset.checked_mul(ratio).ok_or_else(overflow)?;
-            } else {
-                let ratio = new / old;
-                if sizes[last] % ratio != 0 {
-                    return Err(TensorError::runtime(format!(
-                        "self.size(-1) must be divisible by {ratio} {}, but got {}",
-                        what(),
-                        sizes[last]
-                    )));
-                }
-                if offset % ratio != 0 {
-                    return Err(TensorError::runtime(format!(
-                        "self.storage_offset() must be divisible by {ratio} {}, but got {offset}",
-                        what()
-                    )));
-                }
-                if strides[last] != 1 {
-                    return Err(TensorError::runtime(format!(
-                        "self.stride(-1) must be 1 {}, but got {}",
-                        what(),
-                        strides[last]
-                    )));
-                }
-                for (i, st) in strides[..last].iter_mut().enumerate() {
-                    if *st % ratio != 0 {
-                        return Err(TensorError::runtime(format!(
-                            "self.stride({i}) must be divisible by {ratio} {}, but got {st}",
-                            what()
-                        )));
-                    }
-                    *st /= ratio;
-                }
-                sizes[last] /= ratio;
-                offset /= ratio;
-            }
+    #[doc(hidden)]
+    pub fn edit_metadata(&mut self) -> MetadataEdit<'_> {
+        MetadataEdit {
+            imp: self.impl_mut(),
         }
-        geometry::check_in_bounds_for_storage(
-            &sizes,
-            &strides,
-            offset,
-            dtype.itemsize(),
-            dtype.elements_per_byte(),
-            self.storage().nbytes(),
-        )?;
-        let mut imp = (*self.imp).clone();
-        imp.set_autograd_meta(crate::autograd::view_meta(self.imp.autograd_meta()));
-        imp.dtype = dtype;
-        imp.set_sizes_and_strides(&sizes, &strides, Some(offset))?;
-        Ok(Tensor::from_impl(imp))
-    }
-
-    /// `set_(source)`: this handle views `source`'s storage with
-    /// `source`'s geometry. The dtypes must match (PyTorch: `Could not set
-    /// tensor of type float to a tensor of type long int`).
-    ///
-    /// ```
-    /// use c10_core::{ScalarType, Tensor};
-    /// let src = Tensor::arange(0, 6, 1, ScalarType::Long)?;
-    /// let mut t = Tensor::zeros(&[2], ScalarType::Long)?;
-    /// t.set_to(&src)?;
-    /// assert!(t.is_set_to(&src));
-    /// let mut f = Tensor::zeros(&[2], ScalarType::Float)?;
-    /// assert_eq!(
-    ///     f.set_to(&src).unwrap_err().to_string(),
-    ///     "Could not set tensor of type long int to a tensor of type float"
-    /// );
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    pub fn set_to(&mut self, source: &Tensor) -> Result<()> {
-        self.check_set_dtype(source.dtype())?;
-        let (sizes, strides) = (
-            geometry::DimVec::from_slice(source.sizes()),
-            geometry::DimVec::from_slice(source.strides()),
-        );
-        self.set_(source.storage(), source.storage_offset(), &sizes, &strides)
-    }
-
-    /// `set_(storage)`: this handle views the whole of `storage` as a 1-d
-    /// tensor of its own dtype (`nbytes / itemsize` elements, offset 0).
-    ///
-    /// ```
-    /// use c10_core::{ScalarType, Tensor};
-    /// let src = Tensor::arange(0, 6, 1, ScalarType::Int)?;
-    /// let mut t = Tensor::zeros(&[0], ScalarType::Long)?;
-    /// t.set_storage(src.storage())?; // 24 bytes as int64: 3 elements
-    /// assert_eq!(t.sizes(), &[3]);
-    /// # Ok::<(), c10_core::TensorError>(())
-    /// ```
-    pub fn set_storage(&mut self, storage: &Storage) -> Result<()> {
-        let n = (storage.nbytes() / self.element_size().max(1)) as i64;
-        self.set_(storage, 0, &[n], &[1])
-    }
-
-    fn check_set_dtype(&self, source: ScalarType) -> Result<()> {
-        if source != self.dtype() {
-            return Err(TensorError::runtime(format!(
-                "Could not set tensor of type {} to a tensor of type {}",
-                crate::scalar::c10_type_name_long(source),
-                crate::scalar::c10_type_name_long(self.dtype())
-            )));
-        }
-        Ok(())
     }
 
     /// Marks this new tensor as the output of a recorded operation on
@@ -997,5 +627,49 @@ fn surely_in_bounds(
 /// ATen's `checkAsStridedArgs` (sizes are checked later by the bounds check).
 pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64) -> Result<()> {
     // One rule for concrete and symbolic geometry.
-    crate::sym::view_rules::check_as_strided_args(sizes, strides, &offset)
+    crate::sym::rules::check_as_strided_args(sizes, strides, &offset)
+}
+
+/// A `TensorImpl` being edited in place by an op of the op crate (see
+/// [`Tensor::edit_metadata`]). Each method keeps the `TensorImpl`'s
+/// invariants: numel and the layout flags are recomputed from the new
+/// geometry, never accepted from the caller.
+#[doc(hidden)]
+pub struct MetadataEdit<'a> {
+    imp: &'a mut TensorImpl,
+}
+
+impl MetadataEdit<'_> {
+    /// New sizes, strides and (when given) storage offset: c10's
+    /// `set_sizes_and_strides` (see [`TensorImpl::set_sizes_and_strides`]).
+    pub fn set_sizes_and_strides(
+        &mut self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<()> {
+        self.imp
+            .set_sizes_and_strides(sizes, strides, storage_offset)
+    }
+
+    /// A new storage (`set_`). The tensor keeps its version counter, as
+    /// c10's `set_` keeps the `VariableVersion`: a counter that lived in
+    /// the old storage stays with that storage, so the views that share it
+    /// still do. Element access checks the geometry against the new
+    /// storage.
+    pub fn set_storage(&mut self, storage: &Storage) {
+        if self.imp.storage.is_alias_of(storage) {
+            return;
+        }
+        if matches!(self.imp.version, VersionCounter::Storage) {
+            self.imp.version = VersionCounter::OfStorage(self.imp.storage.clone());
+        }
+        self.imp.storage = storage.clone();
+    }
+
+    /// A new dtype (`view(dtype)` on its fresh view). Element access checks
+    /// the geometry against the storage with the new element size.
+    pub fn set_dtype(&mut self, dtype: ScalarType) {
+        self.imp.dtype = dtype;
+    }
 }

@@ -189,9 +189,9 @@ impl LayoutFlags {
     ///
     /// ```
     /// use c10_core::{Tensor, TensorOptions};
-    /// let mut t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+    /// let t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
     /// assert!(t.impl_ref().flags().is_contiguous());
-    /// t.t_()?; // a transpose is no longer row-major
+    /// let t = t.as_strided(&[3, 2], &[1, 3], None)?; // a transpose is no longer row-major
     /// assert!(!t.impl_ref().flags().is_contiguous());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
@@ -252,8 +252,8 @@ impl LayoutFlags {
     ///
     /// ```
     /// use c10_core::{Tensor, TensorOptions};
-    /// let mut t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
-    /// t.t_()?;
+    /// let t = Tensor::zeros(&[2, 3], TensorOptions::new())?;
+    /// let t = t.as_strided(&[3, 2], &[1, 3], None)?; // the transpose
     /// let flags = t.impl_ref().flags();
     /// assert!(flags.is_non_overlapping_and_dense() && !flags.is_contiguous());
     /// # Ok::<(), c10_core::TensorError>(())
@@ -837,9 +837,9 @@ impl TensorImpl {
     ///
     /// ```
     /// use c10_core::{Tensor, TensorOptions};
-    /// let mut t = Tensor::zeros(&[2, 5], TensorOptions::new())?;
+    /// let t = Tensor::zeros(&[2, 5], TensorOptions::new())?;
     /// assert_eq!(t.impl_ref().strides(), &[5, 1]);
-    /// t.t_()?;
+    /// let t = t.as_strided(&[5, 2], &[1, 5], None)?; // the transpose
     /// assert_eq!(t.impl_ref().strides(), &[1, 5]);
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```

@@ -5,7 +5,7 @@
 //! without the fill would be reported there.
 
 use alloc_cpu::{CpuAllocator, FillMode};
-use c10_core::{MemoryFormat, ScalarType, Tensor};
+use c10_core::{ScalarType, Tensor};
 use c10_storage::Storage;
 
 const N: i64 = if cfg!(miri) { 64 } else { 1 << 16 };
@@ -60,27 +60,6 @@ fn partial_writes_then_reads() {
         };
         assert_eq!(x, want, "element {i}");
     }
-}
-
-/// Growth through `resize_` leaves the old bytes and reads the new tail as
-/// zeros (the tail is initialised lazily, not by the allocator).
-#[test]
-fn resize_growth_reads_zeros_past_the_old_end() {
-    let mut t = Tensor::arange(1, 5, 1, ScalarType::Int).unwrap();
-    t.resize_(&[N], MemoryFormat::Contiguous).unwrap();
-    let v = t.to_vec::<i32>().unwrap();
-    assert_eq!(&v[..4], &[1, 2, 3, 4]);
-    assert!(v[4..].iter().all(|&x| x == 0));
-    // An `empty` that grows before anything is written: all zeros.
-    let mut e = Tensor::empty(&[3], ScalarType::Int).unwrap();
-    e.resize_(&[N], MemoryFormat::Contiguous).unwrap();
-    assert!(e.to_vec::<i32>().unwrap().iter().all(|&x| x == 0));
-    // Shrink then grow: the bytes past the shrunk end are not resurrected.
-    let mut g = Tensor::full(&[8], 9, ScalarType::Int).unwrap();
-    g.resize_(&[2], MemoryFormat::Contiguous).unwrap();
-    g.storage().resize(8).unwrap();
-    g.resize_(&[8], MemoryFormat::Contiguous).unwrap();
-    assert_eq!(g.to_vec::<i32>().unwrap(), [9, 9, 0, 0, 0, 0, 0, 0]);
 }
 
 /// Every way of looking at an `empty` tensor's bytes sees zeros: element

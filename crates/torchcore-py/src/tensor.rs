@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
-use aten_shape::views;
+use aten_shape::views::{self, ViewOps};
 use c10_core::{MemoryFormat, Scalar, ScalarType, Storage, Tensor};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError};
 use pyo3::ffi;
@@ -1205,7 +1205,7 @@ impl PyTensor {
     // ---- in-place metadata ops (every Python reference sees them) ----
 
     fn t_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        inplace(slf, Tensor::t_)
+        inplace(slf, views::t_)
     }
 
     fn transpose_<'py>(slf: &Bound<'py, Self>, dim0: I64, dim1: I64) -> PyResult<Bound<'py, Self>> {

@@ -1,33 +1,28 @@
-//! Shape rules written once over [`ShapeInt`], so that the concrete path
-//! (`T = i64`, where every comparison is a plain `bool` and the code
-//! monomorphises to ordinary integer code) and the symbolic path
-//! (`T = SymInt`, where each decision guards exactly where ATen's C++
-//! guards) share one implementation.
+//! The data model's rules written once over [`ShapeInt`], so that the
+//! concrete path (`T = i64`, where every comparison is a plain `bool` and
+//! the code monomorphises to ordinary integer code) and the symbolic path
+//! (`T = SymInt`, where each decision guards exactly where c10's C++
+//! guards) share one implementation:
 //!
-//! * [`infer_size_into`] — ATen's `infer_size_impl` (the `-1` rule);
-//! * [`compute_stride_into`] — ATen's `computeStride_impl` (can a view be
-//!   made?);
-//! * [`expand_geometry_into`] — ATen's `inferExpandGeometry`;
-//! * [`compute_contiguous`], [`compute_contiguous_sym`],
-//!   [`is_contiguous`] — c10's `_compute_contiguous`,
-//!   `_compute_contiguous_sym` and `SymbolicShapeMeta::compute_contiguous`;
-//! * [`contiguous_strides_into`] — `c10::contiguous_strides`.
+//! * [`compute_contiguous`], [`compute_contiguous_numel`],
+//!   [`compute_contiguous_sym`], [`is_contiguous`] — c10's
+//!   `_compute_contiguous`, `_compute_contiguous_sym` and
+//!   `SymbolicShapeMeta::compute_contiguous`;
+//! * [`contiguous_strides_into`] — `c10::contiguous_strides`;
+//! * [`check_as_strided_args`] — which geometries a tensor may have at all
+//!   (`checkAsStridedArgs`).
 //!
-//! `aten_shape::infer` calls these for `view`, `reshape` and `expand` on
-//! concrete tensors; `aten_shape::generic` calls them for symbolic ones.
+//! The op rules (`infer_size`, `computeStride`, `inferExpandGeometry`,
+//! every view op's geometry) live with their ops in `aten-shape`.
 //!
 //! ```
 //! use c10_core::sym::{rules, ShapeEnv, SymInt};
 //! // Concrete: plain integers, no environment involved.
-//! let mut out = [0i64; 2];
-//! rules::infer_size_into(&[-1, 4], &24, &mut out)?;
-//! assert_eq!(out, [6, 4]);
-//! // Symbolic: the same code records guards.
+//! assert!(rules::is_contiguous(&[2i64, 3], &[3, 1])?);
+//! // Symbolic: the same code records guards where it must decide.
 //! let env = ShapeEnv::new();
-//! let n = env.create_symbol(24, "n")?;
-//! let mut out = [SymInt::from(0), SymInt::from(0)];
-//! rules::infer_size_into(&[SymInt::from(-1), SymInt::from(4)], &n, &mut out)?;
-//! assert_eq!(out[0].to_string(), "((s0)//4)");
+//! let n = env.create_symbol(4, "n")?;
+//! assert!(!rules::is_contiguous(&[n.clone(), SymInt::from(3)], &[SymInt::from(1), n])?);
 //! # Ok::<(), c10_core::TensorError>(())
 //! ```
 
@@ -37,268 +32,6 @@ use crate::error::{Result, TensorError};
 #[inline(always)]
 fn c<T: ShapeInt>(v: i64) -> T {
     T::from_i64(v)
-}
-
-/// ATen's `infer_size_impl(shape, numel)`: resolves a single `-1` in
-/// `shape` so that the result holds `numel` elements, writing into `out`
-/// (of `shape.len()` entries), with PyTorch's errors and, on symbols,
-/// PyTorch's guards: `(newsize > 0 && numel % newsize == 0) || numel ==
-/// newsize` is `expect_true`'d, a `-1` is recognised with
-/// `guard_or_false`.
-///
-/// ```
-/// use c10_core::sym::rules::infer_size_into;
-/// let mut out = [0i64; 2];
-/// assert_eq!(
-///     infer_size_into(&[5, 5], &24, &mut out).unwrap_err().to_string(),
-///     "shape '[5, 5]' is invalid for input of size 24"
-/// );
-/// ```
-#[inline(always)]
-pub fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]) -> Result<()> {
-    let mut newsize: T = c(1);
-    let mut infer_dim: Option<usize> = None;
-    for (i, s) in shape.iter().enumerate() {
-        if s.sym_eq(&c(-1))?.guard_or_false()? {
-            if infer_dim.is_some() {
-                return Err(TensorError::runtime("only one dimension can be inferred"));
-            }
-            infer_dim = Some(i);
-        } else if s.sym_ge(&c(0))?.expect_true()? {
-            // int64 product, wrapping like PyTorch's (a wrapped product can
-            // only make a later numel check fail, never succeed wrongly).
-            newsize = newsize.mul(s)?;
-        } else {
-            return Err(TensorError::runtime(format!(
-                "invalid shape dimension {s} at index {i} of shape {}",
-                fmt_list(shape)
-            )));
-        }
-    }
-    let invalid = || {
-        TensorError::runtime(format!(
-            "shape '{}' is invalid for input of size {numel}",
-            fmt_list(shape)
-        ))
-    };
-    let equal = numel.sym_eq(&newsize)?;
-    let ok = match infer_dim {
-        None => equal,
-        Some(_) => {
-            // `numel % newsize` only where `newsize > 0` may hold: a
-            // constant 0 would divide by zero.
-            let positive = newsize.sym_gt(&c(0))?;
-            if positive.maybe_as_bool() == Some(false) {
-                equal
-            } else {
-                let divides = numel.rem(&newsize)?.sym_eq(&c(0))?;
-                positive.sym_and(&divides)?.sym_or(&equal)?
-            }
-        }
-    };
-    if !ok.expect_true()? {
-        return Err(invalid());
-    }
-    out.clone_from_slice(shape);
-    if let Some(d) = infer_dim {
-        if !newsize.sym_ne(&c(0))?.guard_bool()? {
-            return Err(TensorError::runtime(format!(
-                "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
-                fmt_list(shape)
-            )));
-        }
-        out[d] = numel.div(&newsize)?;
-    }
-    Ok(())
-}
-
-/// ATen's `computeStride_impl(oldshape, oldstride, newshape)`: writes the
-/// strides that let a tensor with `oldshape`/`oldstride` be viewed as
-/// `newshape` into `newstride`; `Ok(Some(wrapped))` when the view is
-/// possible (`wrapped`: some `i64` product overflowed), `Ok(None)` when
-/// some new dim would span two non-contiguous chunks. Guard sites are
-/// ATen's: the zero-numel test (`guard_or_false`), the chunk boundary
-/// (`oldshape[d-1] != 1`, `oldstride[d-1] != tensor_numel*base`), the
-/// loop (`view_numel < tensor_numel`, `newshape[d] == 1`) and the final
-/// `view_numel != tensor_numel`.
-///
-/// ```
-/// use c10_core::sym::rules::compute_stride_into;
-/// let mut s = [0i64; 4];
-/// assert_eq!(compute_stride_into(&[3, 2, 4], &[4, 12, 1], &[3, 2, 2, 2], &mut s)?, Some(false));
-/// assert_eq!(s, [4, 12, 2, 1]);
-/// let mut s = [0i64; 2];
-/// assert_eq!(compute_stride_into(&[3, 2, 4], &[4, 12, 1], &[12, 2], &mut s)?, None);
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-#[inline(always)]
-pub fn compute_stride_into<T: ShapeInt>(
-    oldshape: &[T],
-    oldstride: &[T],
-    newshape: &[T],
-    newstride: &mut [T],
-) -> Result<Option<bool>> {
-    let mut wrapped = false;
-    if oldshape.is_empty() {
-        newstride.iter_mut().for_each(|x| *x = c(1));
-        return Ok(Some(false));
-    }
-    if oldshape.len() != oldstride.len() {
-        return Ok(None);
-    }
-    let mut numel: T = c(1);
-    for s in oldshape {
-        numel = numel.mul(s)?;
-    }
-    if numel.sym_eq(&c(0))?.guard_or_false()? {
-        if oldshape.len() == newshape.len() {
-            let mut same = true;
-            for (a, b) in oldshape.iter().zip(newshape) {
-                if !a.sym_eq(b)?.guard_bool()? {
-                    same = false;
-                    break;
-                }
-            }
-            if same {
-                newstride.clone_from_slice(oldstride);
-                return Ok(Some(false));
-            }
-        }
-        // Strides as if computed by resize_.
-        let mut running: T = c(1);
-        for d in (0..newshape.len()).rev() {
-            newstride[d] = running.clone();
-            if d > 0 {
-                running = newshape[d]
-                    .max(&c(1))?
-                    .mul_flagged(&running, &mut wrapped)?;
-            }
-        }
-        return Ok(Some(wrapped));
-    }
-    let Some(last) = oldstride.last() else {
-        return Ok(None);
-    };
-    let mut view_d: isize = newshape.len() as isize - 1;
-    let mut chunk_base_stride: T = last.clone();
-    let mut tensor_numel: T = c(1);
-    let mut view_numel: T = c(1);
-    for tensor_d in (0..oldshape.len()).rev() {
-        tensor_numel = tensor_numel.mul_flagged(&oldshape[tensor_d], &mut wrapped)?;
-        let chunk_end = tensor_d == 0 || {
-            oldshape[tensor_d - 1].sym_ne(&c(1))?.guard_or_true()? && {
-                let expected = tensor_numel.mul_flagged(&chunk_base_stride, &mut wrapped)?;
-                oldstride[tensor_d - 1].sym_ne(&expected)?.guard_or_true()?
-            }
-        };
-        if chunk_end {
-            while view_d >= 0 {
-                let vd = view_d as usize;
-                let go = view_numel.sym_lt(&tensor_numel)?.guard_or_false()?
-                    || newshape[vd].sym_eq(&c(1))?.guard_or_false()?;
-                if !go {
-                    break;
-                }
-                newstride[vd] = view_numel.mul_flagged(&chunk_base_stride, &mut wrapped)?;
-                view_numel = view_numel.mul_flagged(&newshape[vd], &mut wrapped)?;
-                view_d -= 1;
-            }
-            if view_numel.sym_ne(&tensor_numel)?.guard_or_true()? {
-                return Ok(None);
-            }
-            if tensor_d > 0 {
-                chunk_base_stride = oldstride[tensor_d - 1].clone();
-                tensor_numel = c(1);
-                view_numel = c(1);
-            }
-        }
-    }
-    if view_d != -1 {
-        return Ok(None);
-    }
-    Ok(Some(wrapped))
-}
-
-/// ATen's `inferExpandGeometry(tensor_sizes, tensor_strides, sizes)`,
-/// writing into `out_sizes`/`out_strides` (of `sizes.len()` entries);
-/// returns whether a stride product wrapped. A size-1 dim takes the
-/// target with stride 0; any other dim must equal the target (a guard
-/// on symbols); `-1` keeps the size.
-///
-/// ```
-/// use c10_core::sym::rules::expand_geometry_into;
-/// let (mut sz, mut st) = ([0i64; 3], [0i64; 3]);
-/// expand_geometry_into(&[3, 1], &[1, 1], &[2, 3, 4], &mut sz, &mut st)?;
-/// assert_eq!((sz, st), ([2, 3, 4], [0, 1, 0]));
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-#[inline(always)]
-pub fn expand_geometry_into<T: ShapeInt>(
-    tensor_sizes: &[T],
-    tensor_strides: &[T],
-    sizes: &[T],
-    out_sizes: &mut [T],
-    out_strides: &mut [T],
-) -> Result<bool> {
-    let ndim = sizes.len();
-    let tensor_dim = tensor_sizes.len();
-    if tensor_dim == 0 {
-        out_sizes.clone_from_slice(sizes);
-        out_strides.iter_mut().for_each(|x| *x = c(0));
-        return Ok(false);
-    }
-    if ndim < tensor_dim || tensor_strides.len() != tensor_dim {
-        return Err(TensorError::runtime(format!(
-            "expand: the number of sizes provided ({ndim}) must be greater or equal to the number of dimensions in the tensor ({tensor_dim})"
-        )));
-    }
-    let mut wrapped = false;
-    let lead = ndim - tensor_dim;
-    for i in (0..ndim).rev() {
-        let existing = i >= lead;
-        let is_keep = |t: &T| -> Result<bool> {
-            Ok(t.sym_eq(&c(1))?.guard_or_false()? || t.sym_eq(&c(-1))?.guard_or_false()?)
-        };
-        let (mut size, mut stride) = if existing {
-            (
-                tensor_sizes[i - lead].clone(),
-                tensor_strides[i - lead].clone(),
-            )
-        } else {
-            // New dims are leading, so dim i + 1 is already computed
-            // (and exists: tensor_dim >= 1). The product only matters
-            // (and only counts as wrapped) if the stride is kept below.
-            let mut w = false;
-            let p = out_sizes[i + 1].mul_flagged(&out_strides[i + 1], &mut w)?;
-            if w && is_keep(&sizes[i])? {
-                wrapped = true;
-            }
-            (c(1), p)
-        };
-        let mut target = sizes[i].clone();
-        if target.sym_eq(&c(-1))?.guard_or_false()? {
-            if !existing {
-                return Err(TensorError::runtime(format!(
-                    "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
-                )));
-            }
-            target = size.clone();
-        }
-        if size.sym_ne(&target)?.guard_bool()? {
-            if size.sym_ne(&c(1))?.guard_bool()? {
-                return Err(TensorError::runtime(format!(
-                    "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
-                    fmt_list(sizes),
-                    fmt_list(tensor_sizes)
-                )));
-            }
-            size = target;
-            stride = c(0);
-        }
-        out_sizes[i] = size;
-        out_strides[i] = stride;
-    }
-    Ok(wrapped)
 }
 
 /// c10's eager `_compute_contiguous<T>`: row-major, ignoring size-1
@@ -444,6 +177,59 @@ pub fn contiguous_strides_into<T: ShapeInt>(sizes: &[T], out: &mut [T]) -> Resul
     for d in (0..sizes.len()).rev() {
         out[d] = running.clone();
         running = running.mul(&sizes[d].max(&c(1))?)?;
+    }
+    Ok(())
+}
+
+/// `as_strided`'s argument checks, in c10's order: the two lists of equal
+/// length (`mismatch in length of strides and shape`), no negative size
+/// (c10 reports it as a storage-size overflow), no negative stride, no
+/// negative storage offset. On symbols each comparison is a guard site
+/// (decided statically for size-like symbols).
+///
+/// ```
+/// use c10_core::sym::rules::check_as_strided_args;
+/// assert!(check_as_strided_args(&[2i64, 3], &[3, 1], &0).is_ok());
+/// assert_eq!(
+///     check_as_strided_args(&[2i64, 3], &[3, -1], &0).unwrap_err().to_string(),
+///     "as_strided: Negative strides are not supported at the moment, got strides: [3, -1]"
+/// );
+/// assert!(check_as_strided_args(&[2i64], &[1, 1], &0).is_err());
+/// ```
+#[inline]
+pub fn check_as_strided_args<T: ShapeInt>(sizes: &[T], strides: &[T], offset: &T) -> Result<()> {
+    if sizes.len() != strides.len() {
+        return Err(TensorError::runtime(
+            "mismatch in length of strides and shape",
+        ));
+    }
+    let zero = T::from_i64(0);
+    let negative = |x: &T| -> Result<bool> { x.sym_lt(&zero)?.guard_bool() };
+    for s in sizes {
+        // c10 reaches `computeStorageNbytes` with a negative size and
+        // reports the overflow, except when a zero size comes first and it
+        // returns early, leaving a tensor with a negative size; every
+        // negative size is refused here (found by fuzz/shape_ops).
+        if negative(s)? {
+            return Err(TensorError::runtime(format!(
+                "Storage size calculation overflowed with sizes={} and strides={}",
+                fmt_list(sizes),
+                fmt_list(strides)
+            )));
+        }
+    }
+    for s in strides {
+        if negative(s)? {
+            return Err(TensorError::runtime(format!(
+                "as_strided: Negative strides are not supported at the moment, got strides: {}",
+                fmt_list(strides)
+            )));
+        }
+    }
+    if negative(offset)? {
+        return Err(TensorError::runtime(format!(
+            "Tensor: invalid storage offset {offset}"
+        )));
     }
     Ok(())
 }

@@ -1,0 +1,85 @@
+//! The as_strided family: the symbolic `as_strided` and the in-place `as_strided_` (the concrete out-of-place `as_strided` is `Tensor::as_strided` in c10-core, the checked geometry constructor the data model is built on).
+//!
+//! The rule is written once, generic over [`ShapeInt`] (`i64` on the
+//! concrete path, `SymInt` on the symbolic one), and the faces of each
+//! op sit next to it: the concrete free functions (re-exported by
+//! [`crate::views`]), the in-place twins, and the symbolic
+//! [`Geometry`] methods.
+
+use super::prelude::*;
+
+// ---------------------------------------------------------------------------
+// In place
+// ---------------------------------------------------------------------------
+
+/// In-place `as_strided_(size, stride, storage_offset)`: this handle gets
+/// the new geometry, checked against the storage as
+/// [`Tensor::as_strided`] checks it; bumps the version.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let mut t = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+/// views::as_strided_(&mut t, &[2, 2], &[1, 2], Some(1))?;
+/// assert_eq!(t.to_vec::<i64>()?, vec![1, 3, 2, 4]);
+/// assert!(views::as_strided_(&mut t, &[4, 4], &[4, 1], None).is_err());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn as_strided_(
+    t: &mut Tensor,
+    sizes: &[i64],
+    strides: &[i64],
+    storage_offset: Option<i64>,
+) -> Result<()> {
+    t.check_inplace()?;
+    if sizes.iter().any(|&s| s < 0) {
+        // c10's in-place path multiplies the sizes with overflow checks
+        // first; a negative size reads as a huge unsigned factor there.
+        return Err(TensorError::runtime(
+            "numel: integer multiplication overflow",
+        ));
+    }
+    let offset = storage_offset.unwrap_or(t.storage_offset());
+    c10_core::sym::rules::check_as_strided_args(sizes, strides, &offset)?;
+    c10_core::geometry::check_in_bounds_for_storage(
+        sizes,
+        strides,
+        offset,
+        t.element_size(),
+        t.dtype().elements_per_byte(),
+        t.storage().nbytes(),
+    )?;
+    t.bump_version()?;
+    t.edit_metadata()
+        .set_sizes_and_strides(sizes, strides, Some(offset))
+}
+
+// ---------------------------------------------------------------------------
+// Symbolic geometry
+// ---------------------------------------------------------------------------
+
+impl<T: ShapeInt> Geometry<T> {
+    /// `as_strided(sizes, strides, offset)`: the values as given (on meta
+    /// and fake tensors there is no storage to check against).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let a = Geometry::<i64>::contiguous(&[6])?.as_strided(&[2, 3], &[1, 2], Some(&1))?;
+    /// assert_eq!(a.offset, 1);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn as_strided(
+        &self,
+        sizes: &[T],
+        strides: &[T],
+        offset: Option<&T>,
+    ) -> Result<Geometry<T>> {
+        let offset = offset.cloned().unwrap_or_else(|| self.offset.clone());
+        c10_core::sym::rules::check_as_strided_args(sizes, strides, &offset)?;
+        Ok(Geometry {
+            sizes: sizes.to_vec(),
+            strides: strides.to_vec(),
+            offset,
+        })
+    }
+}

@@ -1,0 +1,121 @@
+//! Dtype views: `view(dtype)`, the same bytes read as another dtype.
+
+use super::prelude::*;
+
+/// `view(dtype)`: the same bytes read as another dtype, a view. With
+/// the same element size the geometry is unchanged; otherwise the last
+/// dim is rescaled (it must have stride 1; for a wider dtype its size,
+/// the storage offset and the other strides must divide by the ratio),
+/// with PyTorch's errors (`t.size(-1) must be divisible by 2 to view
+/// Float as Long (different element sizes), but got 3`, `t.dim()
+/// cannot be 0 to view ...`).
+///
+/// ```
+/// use aten_shape::views::ViewOps;
+/// use c10_core::{ScalarType, Tensor};
+/// let t = Tensor::zeros(&[2, 4], ScalarType::Float)?;
+/// let v = t.view_dtype(ScalarType::Long)?;
+/// assert_eq!((v.sizes(), v.strides()), (&[2i64, 2][..], &[2i64, 1][..]));
+/// let b = t.view_dtype(ScalarType::Byte)?;
+/// assert_eq!(b.sizes(), &[2, 16]);
+/// assert!(b.is_alias_of(&t));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    let (old, new) = (t.element_size() as i64, dtype.itemsize() as i64);
+    let n = t.dim();
+    let what = || {
+        format!(
+            "to view {} as {} (different element sizes)",
+            t.dtype().name(),
+            dtype.name()
+        )
+    };
+    let mut sizes = DimVec::from_slice(t.sizes());
+    let mut strides = DimVec::from_slice(t.strides());
+    let mut offset = t.storage_offset();
+    if old != new {
+        if n == 0 {
+            return Err(TensorError::runtime(format!(
+                "self.dim() cannot be 0 {}",
+                what()
+            )));
+        }
+        if old == 0
+            || new == 0
+            || t.dtype().elements_per_byte() != 1
+            || dtype.elements_per_byte() != 1
+        {
+            return Err(TensorError::runtime(format!(
+                "cannot view {} as {}",
+                t.dtype(),
+                dtype
+            )));
+        }
+        let last = n - 1;
+        if old > new {
+            let ratio = old / new;
+            if strides[last] != 1 {
+                return Err(TensorError::runtime(format!(
+                    "self.stride(-1) must be 1 {}, but got {}",
+                    what(),
+                    strides[last]
+                )));
+            }
+            let overflow =
+                || TensorError::runtime(format!("view(dtype): sizes overflow {}", what()));
+            for st in &mut strides[..last] {
+                *st = st.checked_mul(ratio).ok_or_else(overflow)?;
+            }
+            sizes[last] = sizes[last].checked_mul(ratio).ok_or_else(overflow)?;
+            offset = offset.checked_mul(ratio).ok_or_else(overflow)?;
+        } else {
+            let ratio = new / old;
+            if sizes[last] % ratio != 0 {
+                return Err(TensorError::runtime(format!(
+                    "self.size(-1) must be divisible by {ratio} {}, but got {}",
+                    what(),
+                    sizes[last]
+                )));
+            }
+            if offset % ratio != 0 {
+                return Err(TensorError::runtime(format!(
+                    "self.storage_offset() must be divisible by {ratio} {}, but got {offset}",
+                    what()
+                )));
+            }
+            if strides[last] != 1 {
+                return Err(TensorError::runtime(format!(
+                    "self.stride(-1) must be 1 {}, but got {}",
+                    what(),
+                    strides[last]
+                )));
+            }
+            for (i, st) in strides[..last].iter_mut().enumerate() {
+                if *st % ratio != 0 {
+                    return Err(TensorError::runtime(format!(
+                        "self.stride({i}) must be divisible by {ratio} {}, but got {st}",
+                        what()
+                    )));
+                }
+                *st /= ratio;
+            }
+            sizes[last] /= ratio;
+            offset /= ratio;
+        }
+    }
+    c10_core::geometry::check_in_bounds_for_storage(
+        &sizes,
+        &strides,
+        offset,
+        dtype.itemsize(),
+        dtype.elements_per_byte(),
+        t.storage().nbytes(),
+    )?;
+    // A view (same storage, version counter and autograd view rules) whose
+    // bytes are then read as `dtype`; the geometry was checked against the
+    // storage for that dtype just above.
+    let mut v = t.view_with_geometry(&sizes, &strides, offset)?;
+    v.edit_metadata().set_dtype(dtype);
+    Ok(v)
+}

@@ -1,0 +1,238 @@
+//! The op rules, one module per op family (PyTorch keeps them in ATen's
+//! `TensorShape.cpp`; c10-core holds only the data model they act on).
+//!
+//! Each family module holds its rule once, generic over [`ShapeInt`]
+//! (`i64` for concrete tensors, where it compiles to plain integer code;
+//! `SymInt` for symbolic ones, where each decision guards where ATen's C++
+//! guards), and next to it every face of its ops: the concrete free
+//! functions (re-exported by [`crate::views`] and called by the
+//! [`ViewOps`](crate::views::ViewOps) methods), the in-place twins (which
+//! edit a tensor's metadata through c10-core's copy-on-write hook
+//! [`Tensor::edit_metadata`]), and the symbolic [`Geometry`] methods.
+//! The rules are crate-private: users call the ops.
+//!
+//! | family | module |
+//! |---|---|
+//! | transpose / permute / movedim | `transpose` |
+//! | squeeze / unsqueeze | `squeeze` |
+//! | narrow / slice / select | `slice` |
+//! | split / chunk | `split` |
+//! | view / reshape / flatten / unflatten | `reshape` |
+//! | expand / broadcast | `expand` |
+//! | diagonal / unfold | `diagonal` |
+//! | as_strided | `as_strided` |
+//! | dtype views | `dtype_view` |
+//! | storage-swapping ops (`resize_`, `set_`) | `storage` |
+
+pub(crate) mod as_strided;
+pub(crate) mod diagonal;
+pub(crate) mod dtype_view;
+pub(crate) mod expand;
+pub(crate) mod reshape;
+pub(crate) mod slice;
+pub(crate) mod split;
+pub(crate) mod squeeze;
+pub(crate) mod storage;
+pub(crate) mod transpose;
+
+/// What every family module uses: the data model's types and the shared
+/// view-building helpers below. A family that builds on another's rule
+/// (`split` on `slice`) imports it by name.
+pub(crate) mod prelude {
+    pub(crate) use super::{
+        alias, geometry_of, install, install_edit, install_rearranged, make_view,
+        make_view_in_place, wrap, DimSet,
+    };
+    pub(crate) use crate::generic::{c, Geometry};
+    pub(crate) use crate::infer::DimVec;
+    pub(crate) use c10_core::geometry::{check_same_rank, fmt_list, wrap_dim};
+    pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
+    pub(crate) use c10_core::{
+        DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor,
+        TensorError, TensorImpl,
+    };
+}
+
+use c10_core::geometry::wrap_dim;
+use c10_core::{Result, SizesAndStrides, Tensor, TensorError, TensorImpl};
+
+/// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
+/// fast path for dims already in range.
+#[inline]
+pub(crate) fn wrap(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    if (0..n).contains(&dim) {
+        Ok(dim as usize)
+    } else if dim < 0 && dim >= -n {
+        Ok((dim + n) as usize)
+    } else {
+        wrap_dim(dim, n, true)
+    }
+}
+
+/// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
+#[derive(Debug, Clone)]
+pub(crate) struct DimSet {
+    bits: u64,
+    big: Vec<bool>,
+}
+
+impl DimSet {
+    /// An empty set for dims `0..n`.
+    #[inline]
+    pub fn new(n: usize) -> DimSet {
+        DimSet {
+            bits: 0,
+            big: if n > 64 { vec![false; n] } else { Vec::new() },
+        }
+    }
+    /// Adds `d` (below the `n` of [`DimSet::new`]); false if it was
+    /// already there.
+    #[inline]
+    pub fn insert(&mut self, d: usize) -> bool {
+        if self.big.is_empty() {
+            let bit = 1u64 << d;
+            let fresh = self.bits & bit == 0;
+            self.bits |= bit;
+            fresh
+        } else {
+            !std::mem::replace(&mut self.big[d], true)
+        }
+    }
+    /// Whether `d` is in the set.
+    #[inline]
+    pub fn contains(&self, d: usize) -> bool {
+        if self.big.is_empty() {
+            self.bits & (1u64 << d) != 0
+        } else {
+            self.big[d]
+        }
+    }
+}
+
+/// Installs derived geometry: unchecked when no arithmetic wrapped (it then
+/// provably stays within the input's elements), through the checked
+/// `as_strided` otherwise.
+#[inline]
+pub(crate) fn make_view(
+    t: &Tensor,
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if wrapped {
+        // PyTorch passes the wrapped values to `as_strided` as SymInts,
+        // which cannot hold values below -2^62.
+        if let Some(&v) = sizes
+            .iter()
+            .chain(strides)
+            .find(|&&v| v < c10_core::geometry::MIN_SYMINT)
+        {
+            return Err(TensorError::runtime(format!(
+                "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
+            )));
+        }
+        t.as_strided(sizes, strides, Some(offset))
+    } else {
+        t.view_with_geometry(sizes, strides, offset)
+    }
+}
+
+/// Installs geometry built in place (see [`SizesAndStrides::from_fn`]) that
+/// provably stays within the input's elements: the view's one allocation,
+/// no intermediate copies, no storage check.
+#[inline]
+pub(crate) fn install(t: &Tensor, geometry: SizesAndStrides, offset: i64) -> Result<Tensor> {
+    TensorImpl::view_tensor(t.impl_ref(), geometry, offset)
+}
+
+/// A view of `t` whose geometry is `t`'s changed by `edit`, which works
+/// on the sizes and strides already in place in the new `TensorImpl`
+/// (no intermediate copy). Only for geometry that provably stays within
+/// `t`'s elements (nothing wrapped).
+#[inline]
+pub(crate) fn install_edit(
+    t: &Tensor,
+    offset: i64,
+    edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
+) -> Result<Tensor> {
+    TensorImpl::view_tensor_edit(t.impl_ref(), offset, edit)
+}
+
+/// [`install_edit`] for edits that only reorder dims or insert size-1 dims
+/// (the density flag carries over from `t`).
+///
+/// # Safety
+///
+/// As [`TensorImpl::view_tensor_rearranged`]: `edit` only permutes `t`'s
+/// dims and inserts or removes dims of size 1.
+#[inline]
+pub(crate) unsafe fn install_rearranged(
+    t: &Tensor,
+    offset: i64,
+    edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
+) -> Result<Tensor> {
+    // SAFETY: forwarded to the caller.
+    unsafe { TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit) }
+}
+
+/// A copy of `t`'s sizes and strides to edit into a view's geometry (a
+/// fixed-size copy up to five dims), for the paths that need it on the
+/// stack (wrapped arithmetic).
+#[inline]
+pub(crate) fn geometry_of(t: &Tensor) -> SizesAndStrides {
+    t.impl_ref().sizes_and_strides().clone()
+}
+
+/// [`make_view`] for geometry built in place: installed directly unless
+/// some arithmetic wrapped.
+#[inline]
+pub(crate) fn make_view_in_place(
+    t: &Tensor,
+    geometry: SizesAndStrides,
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if wrapped {
+        make_view(t, geometry.sizes(), geometry.strides(), offset, true)
+    } else {
+        install(t, geometry, offset)
+    }
+}
+
+/// Free-function form of [`ViewOps::alias`](crate::views::ViewOps::alias).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let al = views::alias(&a)?;
+/// assert!(al.is_alias_of(&a) && !al.is_same(&a));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn alias(t: &Tensor) -> Result<Tensor> {
+    // SAFETY: the edit changes nothing.
+    unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_wrap() -> Result<()> {
+        assert_eq!(wrap(-1, 3)?, 2);
+        assert_eq!(wrap(0, 0)?, 0);
+        assert!(wrap(3, 3).is_err());
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_dimset() -> Result<()> {
+        let mut s = DimSet::new(3);
+        assert!(s.insert(1) && !s.insert(1));
+        assert!(s.contains(1) && !s.contains(0));
+        Ok(())
+    }
+}

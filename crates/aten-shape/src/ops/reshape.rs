@@ -1,0 +1,792 @@
+//! The view / reshape / flatten / unflatten family: `view`, `view_as`, `reshape`, `reshape_as`, `flatten`, `unflatten`, `ravel`, with ATen's `infer_size` (the `-1` rule) and `computeStride` (can this shape be a view?).
+//!
+//! The rule is written once, generic over [`ShapeInt`] (`i64` on the
+//! concrete path, `SymInt` on the symbolic one), and the faces of each
+//! op sit next to it: the concrete free functions (re-exported by
+//! [`crate::views`]), the in-place twins, and the symbolic
+//! [`Geometry`] methods.
+
+use super::prelude::*;
+use crate::copy as copy_api;
+
+/// ATen's message when `view`'s strides cannot express the new shape.
+pub(crate) const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
+
+// ---------------------------------------------------------------------------
+// The rule
+// ---------------------------------------------------------------------------
+
+/// ATen's `infer_size_impl(shape, numel)`: resolves a single `-1` in
+/// `shape` so that the result holds `numel` elements, writing into `out`
+/// (of `shape.len()` entries), with PyTorch's errors and, on symbols,
+/// PyTorch's guards: `(newsize > 0 && numel % newsize == 0) || numel ==
+/// newsize` is `expect_true`'d, a `-1` is recognised with
+/// `guard_or_false`.
+#[inline(always)]
+pub(crate) fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]) -> Result<()> {
+    let mut newsize: T = c(1);
+    let mut infer_dim: Option<usize> = None;
+    for (i, s) in shape.iter().enumerate() {
+        if s.sym_eq(&c(-1))?.guard_or_false()? {
+            if infer_dim.is_some() {
+                return Err(TensorError::runtime("only one dimension can be inferred"));
+            }
+            infer_dim = Some(i);
+        } else if s.sym_ge(&c(0))?.expect_true()? {
+            // int64 product, wrapping like PyTorch's (a wrapped product can
+            // only make a later numel check fail, never succeed wrongly).
+            newsize = newsize.mul(s)?;
+        } else {
+            return Err(TensorError::runtime(format!(
+                "invalid shape dimension {s} at index {i} of shape {}",
+                fmt_list(shape)
+            )));
+        }
+    }
+    let invalid = || {
+        TensorError::runtime(format!(
+            "shape '{}' is invalid for input of size {numel}",
+            fmt_list(shape)
+        ))
+    };
+    let equal = numel.sym_eq(&newsize)?;
+    let ok = match infer_dim {
+        None => equal,
+        Some(_) => {
+            // `numel % newsize` only where `newsize > 0` may hold: a
+            // constant 0 would divide by zero.
+            let positive = newsize.sym_gt(&c(0))?;
+            if positive.maybe_as_bool() == Some(false) {
+                equal
+            } else {
+                let divides = numel.rem(&newsize)?.sym_eq(&c(0))?;
+                positive.sym_and(&divides)?.sym_or(&equal)?
+            }
+        }
+    };
+    if !ok.expect_true()? {
+        return Err(invalid());
+    }
+    out.clone_from_slice(shape);
+    if let Some(d) = infer_dim {
+        if !newsize.sym_ne(&c(0))?.guard_bool()? {
+            return Err(TensorError::runtime(format!(
+                "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
+                fmt_list(shape)
+            )));
+        }
+        out[d] = numel.div(&newsize)?;
+    }
+    Ok(())
+}
+
+/// ATen's `computeStride_impl(oldshape, oldstride, newshape)`: writes the
+/// strides that let a tensor with `oldshape`/`oldstride` be viewed as
+/// `newshape` into `newstride`; `Ok(Some(wrapped))` when the view is
+/// possible (`wrapped`: some `i64` product overflowed), `Ok(None)` when
+/// some new dim would span two non-contiguous chunks. Guard sites are
+/// ATen's: the zero-numel test (`guard_or_false`), the chunk boundary
+/// (`oldshape[d-1] != 1`, `oldstride[d-1] != tensor_numel*base`), the
+/// loop (`view_numel < tensor_numel`, `newshape[d] == 1`) and the final
+/// `view_numel != tensor_numel`.
+#[inline(always)]
+pub(crate) fn compute_stride_into<T: ShapeInt>(
+    oldshape: &[T],
+    oldstride: &[T],
+    newshape: &[T],
+    newstride: &mut [T],
+) -> Result<Option<bool>> {
+    let mut wrapped = false;
+    if oldshape.is_empty() {
+        newstride.iter_mut().for_each(|x| *x = c(1));
+        return Ok(Some(false));
+    }
+    if oldshape.len() != oldstride.len() {
+        return Ok(None);
+    }
+    let mut numel: T = c(1);
+    for s in oldshape {
+        numel = numel.mul(s)?;
+    }
+    if numel.sym_eq(&c(0))?.guard_or_false()? {
+        if oldshape.len() == newshape.len() {
+            let mut same = true;
+            for (a, b) in oldshape.iter().zip(newshape) {
+                if !a.sym_eq(b)?.guard_bool()? {
+                    same = false;
+                    break;
+                }
+            }
+            if same {
+                newstride.clone_from_slice(oldstride);
+                return Ok(Some(false));
+            }
+        }
+        // Strides as if computed by resize_.
+        let mut running: T = c(1);
+        for d in (0..newshape.len()).rev() {
+            newstride[d] = running.clone();
+            if d > 0 {
+                running = newshape[d]
+                    .max(&c(1))?
+                    .mul_flagged(&running, &mut wrapped)?;
+            }
+        }
+        return Ok(Some(wrapped));
+    }
+    let Some(last) = oldstride.last() else {
+        return Ok(None);
+    };
+    let mut view_d: isize = newshape.len() as isize - 1;
+    let mut chunk_base_stride: T = last.clone();
+    let mut tensor_numel: T = c(1);
+    let mut view_numel: T = c(1);
+    for tensor_d in (0..oldshape.len()).rev() {
+        tensor_numel = tensor_numel.mul_flagged(&oldshape[tensor_d], &mut wrapped)?;
+        let chunk_end = tensor_d == 0 || {
+            oldshape[tensor_d - 1].sym_ne(&c(1))?.guard_or_true()? && {
+                let expected = tensor_numel.mul_flagged(&chunk_base_stride, &mut wrapped)?;
+                oldstride[tensor_d - 1].sym_ne(&expected)?.guard_or_true()?
+            }
+        };
+        if chunk_end {
+            while view_d >= 0 {
+                let vd = view_d as usize;
+                let go = view_numel.sym_lt(&tensor_numel)?.guard_or_false()?
+                    || newshape[vd].sym_eq(&c(1))?.guard_or_false()?;
+                if !go {
+                    break;
+                }
+                newstride[vd] = view_numel.mul_flagged(&chunk_base_stride, &mut wrapped)?;
+                view_numel = view_numel.mul_flagged(&newshape[vd], &mut wrapped)?;
+                view_d -= 1;
+            }
+            if view_numel.sym_ne(&tensor_numel)?.guard_or_true()? {
+                return Ok(None);
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = oldstride[tensor_d - 1].clone();
+                tensor_numel = c(1);
+                view_numel = c(1);
+            }
+        }
+    }
+    if view_d != -1 {
+        return Ok(None);
+    }
+    Ok(Some(wrapped))
+}
+
+/// What `flatten(start_dim, end_dim)` makes of a tensor (ATen's
+/// `flatten`), decided once for concrete and symbolic sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum FlattenPlan<T> {
+    /// A 0-dim tensor: `reshape([1])`.
+    Scalar,
+    /// `start_dim == end_dim`: the tensor itself.
+    Unchanged,
+    /// `reshape` to these sizes: dims `start..=end` merged into their
+    /// product.
+    Reshape(smallvec::SmallVec<[T; 8]>),
+}
+
+/// [`FlattenPlan`] for `sizes`: both dims wrapped first, then
+/// `flatten() has invalid args: start_dim cannot come after end_dim`; the
+/// merged size is c10's `multiply_integers` (a wrapping `int64` product on
+/// concrete sizes).
+#[inline]
+pub(crate) fn flatten_plan<T: ShapeInt>(
+    sizes: &[T],
+    start_dim: i64,
+    end_dim: i64,
+) -> Result<FlattenPlan<T>> {
+    let n = sizes.len();
+    let s = wrap(start_dim, n)?;
+    let e = wrap(end_dim, n)?;
+    if s > e {
+        return Err(TensorError::runtime(
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        ));
+    }
+    if n == 0 {
+        return Ok(FlattenPlan::Scalar);
+    }
+    if s == e {
+        return Ok(FlattenPlan::Unchanged);
+    }
+    let mut merged = T::from_i64(1);
+    for x in &sizes[s..=e] {
+        merged = merged.mul(x)?;
+    }
+    let mut shape = smallvec::SmallVec::with_capacity(n - (e - s));
+    shape.extend(sizes[..s].iter().cloned());
+    shape.push(merged);
+    shape.extend(sizes[e + 1..].iter().cloned());
+    Ok(FlattenPlan::Reshape(shape))
+}
+
+/// The sizes `unflatten(dim, sizes)` views a tensor of sizes `old` as
+/// (Python's `Tensor.unflatten`): `sizes` checked before `dim`, one `-1`
+/// inferred from the size of `dim`, with PyTorch's messages (`unflatten:
+/// Provided sizes [..] don't multiply up to the size of dim d (n) in the
+/// input tensor`).
+#[inline]
+pub(crate) fn unflatten_shape<T: ShapeInt>(
+    old: &[T],
+    dim: i64,
+    sizes: &[T],
+) -> Result<smallvec::SmallVec<[T; 8]>> {
+    if sizes.is_empty() {
+        return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
+    }
+    let n = old.len();
+    let d = wrap(dim, n)?;
+    if n == 0 {
+        return Err(TensorError::runtime(format!(
+            "unflatten got an unexpected error:\nDimension specified as {d} but tensor has no dimensions"
+        )));
+    }
+    let dim_size = &old[d];
+    let mut shape: smallvec::SmallVec<[T; 8]> =
+        smallvec::SmallVec::with_capacity(n - 1 + sizes.len());
+    shape.extend(old[..d].iter().cloned());
+    shape.extend(sizes.iter().cloned());
+    shape.extend(old[d + 1..].iter().cloned());
+    infer_size_into(sizes, dim_size, &mut shape[d..d + sizes.len()]).map_err(|e| {
+        let msg = e.to_string();
+        if msg.contains("is invalid for input of size") {
+            TensorError::runtime(format!(
+                "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
+                fmt_list(sizes)
+            ))
+        } else {
+            TensorError::runtime(format!("unflatten got an unexpected error:\n{msg}"))
+        }
+    })?;
+    Ok(shape)
+}
+
+// ---------------------------------------------------------------------------
+// Concrete tensors
+// ---------------------------------------------------------------------------
+
+/// ATen's `infer_size_dv(shape, numel)`: resolves a single `-1` in `shape`
+/// so that the result holds `numel` elements, with PyTorch's errors.
+///
+/// ```
+/// use aten_shape::infer::infer_size;
+/// assert_eq!(infer_size(&[-1, 4], 24).unwrap().as_slice(), &[6, 4]);
+/// assert_eq!(
+///     infer_size(&[5, 5], 24).unwrap_err().to_string(),
+///     "shape '[5, 5]' is invalid for input of size 24"
+/// );
+/// assert_eq!(
+///     infer_size(&[-1, 0], 0).unwrap_err().to_string(),
+///     "cannot reshape tensor of 0 elements into shape [-1, 0] because the \
+///      unspecified dimension size -1 can be any value and is ambiguous"
+/// );
+/// ```
+#[inline]
+pub fn infer_size(shape: &[i64], numel: i64) -> Result<DimVec> {
+    let mut res = DimVec::from_slice(shape);
+    infer_size_into(shape, &numel, &mut res)?;
+    Ok(res)
+}
+
+/// ATen's `computeStride(oldshape, oldstride, newshape)`: the strides that
+/// let a tensor with `oldshape`/`oldstride` be viewed as `newshape` (which
+/// must hold the same number of elements), or `None` when some new dim would
+/// span two non-contiguous chunks of the old layout.
+///
+/// ```
+/// use aten_shape::infer::compute_stride;
+/// // A transposed (3,2,4) tensor can be viewed as (3,2,2,2) ...
+/// let s = compute_stride(&[3, 2, 4], &[4, 12, 1], &[3, 2, 2, 2]).unwrap();
+/// assert_eq!(s.as_slice(), &[4, 12, 2, 1]);
+/// // ... but not as (12, 2).
+/// assert!(compute_stride(&[3, 2, 4], &[4, 12, 1], &[12, 2]).is_none());
+/// ```
+pub fn compute_stride(oldshape: &[i64], oldstride: &[i64], newshape: &[i64]) -> Option<DimVec> {
+    compute_stride_flagged(oldshape, oldstride, newshape).map(|(s, _)| s)
+}
+
+/// [`compute_stride`], also reporting whether any `int64` product wrapped.
+#[inline]
+pub(crate) fn compute_stride_flagged(
+    oldshape: &[i64],
+    oldstride: &[i64],
+    newshape: &[i64],
+) -> Option<(DimVec, bool)> {
+    // (every entry is overwritten when a view is possible)
+    let mut newstride = DimVec::from_slice(newshape);
+    let wrapped = compute_stride_into(oldshape, oldstride, newshape, &mut newstride)
+        .ok()
+        .flatten()?;
+    Some((newstride, wrapped))
+}
+
+/// Installs the geometry of a `view`/`reshape` (PyTorch's
+/// `alias_with_sizes_and_strides`, which does not go through `as_strided`).
+/// When a stride product wrapped, c10's `set_sizes_and_strides` replaces
+/// negative strides as it always does (last dim 1, else the next dim's
+/// stride times `max(size, 1)`, failing with `Stride calculation
+/// overflowed`), and the result is then checked against the storage.
+fn make_alias_view(
+    t: &Tensor,
+    sizes: &[i64],
+    mut strides: DimVec,
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if !wrapped {
+        return t.view_with_geometry(sizes, &strides, offset);
+    }
+    let n = strides.len();
+    let mut overflowed = false;
+    for d in (0..n).rev() {
+        if strides[d] < 0 {
+            strides[d] = if d + 1 == n {
+                1
+            } else {
+                let (r, o) = strides[d + 1].overflowing_mul(sizes[d + 1].max(1));
+                overflowed |= o;
+                r
+            };
+        }
+    }
+    if overflowed {
+        return Err(TensorError::runtime("Stride calculation overflowed"));
+    }
+    t.as_strided(sizes, &strides, Some(offset))
+}
+
+// ---------------------------------------------------------------------------
+// as_strided / view / reshape
+// ---------------------------------------------------------------------------
+
+/// `view`'s geometry built in place: `Ok(Some((geometry, wrapped)))` when
+/// `t` can be viewed as `shape`, `Ok(None)` when its strides do not allow
+/// it, `Err` when `shape` is invalid for `t`'s number of elements.
+#[inline]
+fn view_geometry(t: &Tensor, shape: &[i64]) -> Result<Option<(SizesAndStrides, bool)>> {
+    let (sizes, strides, numel) = (t.sizes(), t.strides(), t.numel());
+    let mut outcome: Result<Option<bool>> = Ok(None);
+    let geometry = SizesAndStrides::from_fn(shape.len(), |new_sizes, new_strides| {
+        outcome = infer_size_into(shape, &numel, new_sizes).map(|()| {
+            compute_stride_into(sizes, strides, new_sizes, new_strides)
+                .ok()
+                .flatten()
+        });
+    })?;
+    Ok(outcome?.map(|wrapped| (geometry, wrapped)))
+}
+
+/// Installs `view`'s geometry: directly when nothing wrapped, else through
+/// [`make_alias_view`].
+#[inline]
+fn install_alias(
+    t: &Tensor,
+    geometry: SizesAndStrides,
+    offset: i64,
+    wrapped: bool,
+) -> Result<Tensor> {
+    if wrapped {
+        let strides = DimVec::from_slice(geometry.strides());
+        make_alias_view(t, geometry.sizes(), strides, offset, true)
+    } else {
+        install(t, geometry, offset)
+    }
+}
+
+/// `view(shape)` built in place when `t` can be viewed as `shape` and no
+/// arithmetic wrapped (`Ok(None)` otherwise; errors of `infer_size` are
+/// returned).
+#[inline]
+fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
+    let (sizes, strides, numel) = (t.sizes(), t.strides(), t.numel());
+    TensorImpl::view_tensor_fill_or_abandon(
+        t.impl_ref(),
+        t.storage_offset(),
+        shape.len(),
+        |new_sizes, new_strides| {
+            infer_size_into(shape, &numel, new_sizes)?;
+            Ok(compute_stride_into(sizes, strides, new_sizes, new_strides)
+                .ok()
+                .flatten()
+                == Some(false))
+        },
+    )
+}
+
+/// Free-function form of [`ViewOps::view`](crate::views::ViewOps::view).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let v = views::view(&a, &[3, -1])?;
+/// assert_eq!((v.sizes(), v.strides()), (&[3i64, 4][..], &[4i64, 1][..]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    if let Some(v) = try_view_in_place(t, shape)? {
+        return Ok(v);
+    }
+    match view_geometry(t, shape)? {
+        Some((geometry, wrapped)) => install_alias(t, geometry, t.storage_offset(), wrapped),
+        None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+    }
+}
+
+/// Free-function form of [`ViewOps::view_as`](crate::views::ViewOps::view_as).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let like = Tensor::zeros(&[2, 6], ScalarType::Float)?;
+/// assert_eq!(views::view_as(&a, &like)?.sizes(), &[2, 6]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
+    view(t, other.sizes())
+}
+
+/// Free-function form of [`ViewOps::reshape`](crate::views::ViewOps::reshape).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let r = views::reshape(&views::t(&m)?, &[12])?; // not viewable: copies
+/// assert!(!r.is_alias_of(&m));
+/// assert_eq!(r.get::<i64>(&[1])?, 4);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    if let Some(v) = try_view_in_place(t, shape)? {
+        return Ok(v);
+    }
+    if let Some((geometry, wrapped)) = view_geometry(t, shape)? {
+        return install_alias(t, geometry, t.storage_offset(), wrapped);
+    }
+    let inferred = infer_size(shape, t.numel())?;
+    // `_unsafe_view(self.clone(MemoryFormat::Contiguous), shape)`.
+    let copy = copy_api::clone(t, MemoryFormat::Contiguous)?;
+    match compute_stride_flagged(copy.sizes(), copy.strides(), &inferred) {
+        Some((strides, wrapped)) => {
+            make_alias_view(&copy, &inferred, strides, copy.storage_offset(), wrapped)
+        }
+        None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+    }
+}
+
+/// Free-function form of [`ViewOps::reshape_as`](crate::views::ViewOps::reshape_as).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let like = Tensor::zeros(&[4, 3], ScalarType::Float)?;
+/// assert_eq!(views::reshape_as(&a, &like)?.sizes(), &[4, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn reshape_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
+    reshape(t, other.sizes())
+}
+
+/// Free-function form of [`ViewOps::flatten`](crate::views::ViewOps::flatten).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let b = Tensor::zeros(&[2, 3, 4], ScalarType::Float)?;
+/// assert_eq!(views::flatten(&b, 1, -1)?.sizes(), &[2, 12]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    match flatten_plan(t.sizes(), start_dim, end_dim)? {
+        FlattenPlan::Scalar => reshape(t, &[1]),
+        FlattenPlan::Unchanged => Ok(t.clone()),
+        FlattenPlan::Reshape(shape) => reshape(t, &shape),
+    }
+}
+
+/// Free-function form of [`ViewOps::unflatten`](crate::views::ViewOps::unflatten).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// assert_eq!(views::unflatten(&a, 0, &[2, -1, 3])?.sizes(), &[2, 2, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    view(t, &unflatten_shape(t.sizes(), dim, sizes)?)
+}
+
+/// Free-function form of [`ViewOps::ravel`](crate::views::ViewOps::ravel).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let r = views::ravel(&m)?; // contiguous: a view
+/// assert!(r.is_alias_of(&m) && r.sizes() == [12]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn ravel(t: &Tensor) -> Result<Tensor> {
+    let c = copy_api::contiguous(t, MemoryFormat::Contiguous)?;
+    view(&c, &[-1])
+}
+
+// ---------------------------------------------------------------------------
+// Symbolic geometry
+// ---------------------------------------------------------------------------
+
+impl<T: ShapeInt> Geometry<T> {
+    /// `view(shape)`: ATen's `view_impl` (`infer_size` then
+    /// `computeStride`).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let v = Geometry::<i64>::contiguous(&[2, 3])?.view(&[-1])?;
+    /// assert_eq!(v.sizes, vec![6]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn view(&self, shape: &[T]) -> Result<Geometry<T>> {
+        let numel = self.numel()?;
+        let mut sizes = shape.to_vec();
+        infer_size_into(shape, &numel, &mut sizes)?;
+        let mut strides = sizes.clone();
+        match compute_stride_into(&self.sizes, &self.strides, &sizes, &mut strides)? {
+            Some(_) => Ok(Geometry {
+                sizes,
+                strides,
+                offset: self.offset.clone(),
+            }),
+            None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+        }
+    }
+
+    /// `reshape(shape)`: a view when `computeStride` allows one, else a
+    /// contiguous copy (offset 0). The flag says whether it copied.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let t = Geometry::<i64>::contiguous(&[2, 3])?.transpose(0, 1)?;
+    /// let (r, copied) = t.reshape(&[-1])?;
+    /// assert!(copied && r.strides == vec![1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn reshape(&self, shape: &[T]) -> Result<(Geometry<T>, bool)> {
+        // ATen's reshape asks `is_contiguous()` first (a guarding decision
+        // on symbols: the `Ne(size, 1)` guards PyTorch records); a
+        // contiguous input is viewed.
+        if self.is_contiguous()? {
+            return Ok((self.view(shape)?, false));
+        }
+        let numel = self.numel()?;
+        let mut sizes = shape.to_vec();
+        infer_size_into(shape, &numel, &mut sizes)?;
+        let mut strides = sizes.clone();
+        if compute_stride_into(&self.sizes, &self.strides, &sizes, &mut strides)?.is_some() {
+            return Ok((
+                Geometry {
+                    sizes,
+                    strides,
+                    offset: self.offset.clone(),
+                },
+                false,
+            ));
+        }
+        // `_unsafe_view(clone(Contiguous), shape)`.
+        Ok((Geometry::contiguous(&sizes)?, true))
+    }
+
+    /// `flatten(start_dim, end_dim)`: a `reshape` (so possibly a copy).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let (f, copied) = Geometry::<i64>::contiguous(&[2, 3, 4])?.flatten(1, -1)?;
+    /// assert_eq!((f.sizes, copied), (vec![2, 12], false));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<(Geometry<T>, bool)> {
+        match flatten_plan(&self.sizes, start_dim, end_dim)? {
+            FlattenPlan::Scalar => self.reshape(&[c(1)]),
+            FlattenPlan::Unchanged => Ok((self.clone(), false)),
+            FlattenPlan::Reshape(shape) => self.reshape(&shape),
+        }
+    }
+
+    /// `unflatten(dim, sizes)`: `infer_size` on the dim, then `view`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let u = Geometry::<i64>::contiguous(&[2, 12])?.unflatten(1, &[3, -1])?;
+    /// assert_eq!(u.sizes, vec![2, 3, 4]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn unflatten(&self, dim: i64, sizes: &[T]) -> Result<Geometry<T>> {
+        self.view(&unflatten_shape(&self.sizes, dim, sizes)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use c10_core::sym::rules::is_contiguous;
+    use c10_core::sym::{ShapeEnv, SymInt};
+
+    #[test]
+    fn doc_infer_size_into() -> Result<()> {
+        let mut out = [0i64; 2];
+        assert_eq!(
+            infer_size_into(&[5, 5], &24, &mut out)
+                .unwrap_err()
+                .to_string(),
+            "shape '[5, 5]' is invalid for input of size 24"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn doc_compute_stride_into() -> Result<()> {
+        let mut s = [0i64; 4];
+        assert_eq!(
+            compute_stride_into(&[3, 2, 4], &[4, 12, 1], &[3, 2, 2, 2], &mut s)?,
+            Some(false)
+        );
+        assert_eq!(s, [4, 12, 2, 1]);
+        let mut s = [0i64; 2];
+        assert_eq!(
+            compute_stride_into(&[3, 2, 4], &[4, 12, 1], &[12, 2], &mut s)?,
+            None
+        );
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_flatten_plan() -> Result<()> {
+        let p = flatten_plan(&[2i64, 3, 4], 0, 1)?;
+        assert_eq!(p, FlattenPlan::Reshape([6i64, 4].into_iter().collect()));
+        assert_eq!(flatten_plan::<i64>(&[], 0, -1)?, FlattenPlan::Scalar);
+        assert_eq!(flatten_plan(&[2i64, 3], 1, 1)?, FlattenPlan::Unchanged);
+        assert!(flatten_plan(&[2i64, 3], 1, 0).is_err());
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_unflatten_shape() -> Result<()> {
+        assert_eq!(&unflatten_shape(&[2i64, 12], 1, &[3, -1])?[..], &[2, 3, 4]);
+        assert_eq!(
+            unflatten_shape(&[2i64, 12], 1, &[5, -1]).unwrap_err().to_string(),
+            "unflatten: Provided sizes [5, -1] don't multiply up to the size of dim 1 (12) in the input tensor"
+        );
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    fn sym3(env: &std::sync::Arc<ShapeEnv>) -> (SymInt, SymInt, SymInt) {
+        (
+            env.create_symbol(4, "x.size(0)").unwrap(),
+            env.create_symbol(6, "x.size(1)").unwrap(),
+            env.create_symbol(8, "x.size(2)").unwrap(),
+        )
+    }
+
+    fn guards(env: &ShapeEnv) -> Vec<String> {
+        env.guards().iter().map(|g| g.to_string()).collect()
+    }
+
+    #[test]
+    fn view_minus_one_8_records_the_cpp_guards() {
+        let env = ShapeEnv::new();
+        let (a, b, c) = sym3(&env);
+        let numel = a.mul(&b).unwrap().mul(&c).unwrap();
+        let shape = [SymInt::from(-1), SymInt::from(8)];
+        let mut out = shape.clone();
+        infer_size_into(&shape, &numel, &mut out).unwrap();
+        assert_eq!(out[0].to_string(), "((s0*s1*s2)//8)");
+        let sizes = [a.clone(), b.clone(), c.clone()];
+        let strides = [b.mul(&c).unwrap(), c.clone(), SymInt::from(1)];
+        let mut st = out.clone();
+        let r = compute_stride_into(&sizes, &strides, &out, &mut st).unwrap();
+        assert_eq!(r, Some(false));
+        assert_eq!(st[0].to_string(), "8");
+        assert_eq!(st[1].to_string(), "1");
+        let g = guards(&env);
+        assert_eq!(g[0], "Eq(Mod(s0*s1*s2, 8), 0) | Eq(s0*s1*s2, 8)");
+        // Semantically the C++ set: divisibility, 8 < numel, 8*(numel//8) == numel.
+        for (vals, ok) in [
+            ([4, 6, 8], true),
+            ([5, 7, 8], true),
+            ([3, 3, 3], false),
+            ([2, 2, 2], false),
+            ([2, 2, 4], true),
+        ] {
+            assert_eq!(
+                env.evaluate_guards(&|s| Some(vals[s as usize])).unwrap(),
+                ok,
+                "{vals:?}: {g:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn view_minus_one_5_fails_with_negated_guard() {
+        let env = ShapeEnv::new();
+        let (a, b, c) = sym3(&env);
+        let numel = a.mul(&b).unwrap().mul(&c).unwrap();
+        let shape = [SymInt::from(-1), SymInt::from(5)];
+        let mut out = shape.clone();
+        let e = infer_size_into(&shape, &numel, &mut out).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shape '[-1, 5]' is invalid for input of size s0*s1*s2"
+        );
+        assert_eq!(
+            guards(&env),
+            ["~(Eq(Mod(s0*s1*s2, 5), 0) | Eq(s0*s1*s2, 5))"]
+        );
+    }
+
+    #[test]
+    fn transposed_view_is_decided_statically() {
+        let env = ShapeEnv::new();
+        let (a, b, c) = sym3(&env);
+        let sizes = [b.clone(), a.clone(), c.clone()];
+        let strides = [c.clone(), b.mul(&c).unwrap(), SymInt::from(1)];
+        let numel = a.mul(&b).unwrap().mul(&c).unwrap();
+        let mut st = [SymInt::from(0)];
+        let r = compute_stride_into(&sizes, &strides, &[numel], &mut st).unwrap();
+        assert_eq!(r, None);
+        eprintln!("{:?}", guards(&env));
+        assert!(env.guards().is_empty(), "{:?}", guards(&env));
+        assert!(!is_contiguous(&sizes, &strides).unwrap());
+        assert!(env.guards().is_empty(), "{:?}", guards(&env));
+    }
+
+    #[test]
+    fn concrete_rules_are_plain_integer_code() {
+        let mut out = [0i64; 3];
+        infer_size_into(&[2, -1, 3], &24, &mut out).unwrap();
+        assert_eq!(out, [2, 4, 3]);
+        assert_eq!(
+            infer_size_into(&[-1, -1], &24, &mut [0; 2])
+                .unwrap_err()
+                .to_string(),
+            "only one dimension can be inferred"
+        );
+        assert_eq!(
+            infer_size_into(&[-2, 3], &24, &mut [0; 2])
+                .unwrap_err()
+                .to_string(),
+            "invalid shape dimension -2 at index 0 of shape [-2, 3]"
+        );
+        assert_eq!(
+            infer_size_into(&[-1, 0], &0, &mut [0; 2]).unwrap_err().to_string(),
+            "cannot reshape tensor of 0 elements into shape [-1, 0] because the unspecified dimension size -1 can be any value and is ambiguous"
+        );
+    }
+}

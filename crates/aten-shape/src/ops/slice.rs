@@ -1,0 +1,480 @@
+//! The narrow / slice / select family: `slice`, `narrow`, `select`, `index` (integer indices).
+//!
+//! The rule is written once, generic over [`ShapeInt`] (`i64` on the
+//! concrete path, `SymInt` on the symbolic one), and the faces of each
+//! op sit next to it: the concrete free functions (re-exported by
+//! [`crate::views`]), the in-place twins, and the symbolic
+//! [`Geometry`] methods.
+
+use super::prelude::*;
+
+// ---------------------------------------------------------------------------
+// The rule
+// ---------------------------------------------------------------------------
+
+/// The geometry of one dim after `slice`/`narrow`/`select`: the new
+/// storage offset, the dim's new size and stride, and whether some `i64`
+/// arithmetic wrapped (then the concrete ops install the view through the
+/// checked `as_strided`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DimSlice<T> {
+    /// The new storage offset.
+    pub offset: T,
+    /// The dim's new size (unused by `select`, which drops the dim).
+    pub size: T,
+    /// The dim's new stride (unused by `select`).
+    pub stride: T,
+    /// Whether an `i64` product or sum wrapped.
+    pub wrapped: bool,
+}
+
+/// `slice(dim, ...)`'s dim: ATen's 0-dim check (an index error), then
+/// `dim` wrapped.
+#[inline(always)]
+pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
+    if ndim == 0 {
+        return Err(TensorError::index(
+            "slice() cannot be applied to a 0-dim tensor.",
+        ));
+    }
+    wrap(dim, ndim)
+}
+
+/// ATen's `slice` on one dim of size `size` and stride `stride` of a
+/// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
+/// non-negative and clamped to `[0, size]`, the end kept at or after the
+/// start (each clamp a `guard_bool` site on symbols), then size
+/// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
+/// start * stride`.
+#[inline(always)]
+pub(crate) fn slice_rule<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    if step <= 0 {
+        return Err(TensorError::runtime("slice step must be positive"));
+    }
+    let zero: T = T::from_i64(0);
+    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
+    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = s.add(size)?;
+    }
+    if e.sym_lt(&zero)?.guard_bool()? {
+        e = e.add(size)?;
+    }
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = zero.clone();
+    } else if s.sym_gt(size)?.guard_bool()? {
+        s = size.clone();
+    }
+    // Each end is clamped to [0, size] on its own, then the end is kept
+    // at or after the start (the guards PyTorch records for `x[1:3]`,
+    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
+    if e.maybe_as_int() == Some(i64::MAX) {
+        e = size.clone();
+    } else if e.sym_lt(&zero)?.guard_bool()? {
+        e = zero;
+    } else if e.sym_gt(size)?.guard_bool()? {
+        e = size.clone();
+    }
+    if e.sym_lt(&s)?.guard_bool()? {
+        e = s.clone();
+    }
+    let mut wrapped = false;
+    let step_offset = s.mul_flagged(stride, &mut wrapped)?;
+    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
+    let len = e.sub(&s)?;
+    // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
+    // PyTorch's int64 arithmetic does; when the wrapped quotient is
+    // negative PyTorch would build a tensor with a negative size, which
+    // is refused here.
+    let new_size = len
+        .add_flagged(&T::from_i64(step - 1), &mut wrapped)?
+        .div(&T::from_i64(step))?;
+    if let Some(v) = new_size.maybe_as_int() {
+        if v < 0 {
+            return Err(TensorError::runtime(format!(
+                "slice: the size computed for step {step} overflowed (got {v})"
+            )));
+        }
+    }
+    let new_stride = stride.mul_flagged(&T::from_i64(step), &mut wrapped)?;
+    Ok(DimSlice {
+        offset,
+        size: new_size,
+        stride: new_stride,
+        wrapped,
+    })
+}
+
+/// `narrow(dim, start, length)`, part 1: ATen's checks before the size
+/// is read (0-dim tensor, `length >= 0` as `expect_true` on symbols),
+/// then `dim` wrapped.
+#[inline(always)]
+pub(crate) fn narrow_dim<T: ShapeInt>(ndim: usize, dim: i64, length: &T) -> Result<usize> {
+    if ndim == 0 {
+        return Err(TensorError::runtime(
+            "narrow() cannot be applied to a 0-dim tensor.",
+        ));
+    }
+    if !length.sym_ge(&T::from_i64(0))?.expect_true()? {
+        return Err(TensorError::runtime(
+            "narrow(): length must be non-negative.",
+        ));
+    }
+    wrap(dim, ndim)
+}
+
+/// `narrow`, part 2: `start` checked against the dim's size `cur`
+/// (`-cur <= start <= cur`, then `start + length <= cur`, ATen's errors)
+/// and made non-negative; returns `(start, start + length)` for
+/// [`slice_rule`] with step 1.
+#[inline(always)]
+pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: i64, length: &T) -> Result<(T, T)> {
+    let mut st: T = T::from_i64(start);
+    let lo_ok = cur.mul(&T::from_i64(-1))?.sym_le(&st)?.guard_bool()?;
+    if !(lo_ok && st.sym_le(cur)?.guard_bool()?) {
+        let lo = match cur.maybe_as_int() {
+            Some(v) => v.wrapping_neg().to_string(),
+            None => format!("-{cur}"),
+        };
+        return Err(TensorError::index(format!(
+            "start out of range (expected to be in range of [{lo}, {cur}], but got {start})"
+        )));
+    }
+    if st.sym_lt(&T::from_i64(0))?.guard_bool()? {
+        st = st.add(cur)?;
+    }
+    if !st.sym_le(&cur.sub(length)?)?.expect_true()? {
+        return Err(TensorError::runtime(format!(
+            "start ({st}) + length ({length}) exceeds dimension size ({cur})."
+        )));
+    }
+    let end = st.add(length)?;
+    Ok((st, end))
+}
+
+/// `select(dim, ...)`'s dim: ATen's 0-dim check (an index error), then
+/// `dim` wrapped.
+#[inline(always)]
+pub(crate) fn select_dim(ndim: usize, dim: i64) -> Result<usize> {
+    if ndim == 0 {
+        return Err(TensorError::index(
+            "select() cannot be applied to a 0-dim tensor.",
+        ));
+    }
+    wrap(dim, ndim)
+}
+
+/// `select(dim, index)` on the wrapped dim `d`: ATen's range check
+/// (`size <= -1 - index || size <= index` is an index error, each a
+/// `guard_bool` site on symbols), then the new storage offset `offset +
+/// index * strides[d]` (a negative index counts from the end). The dim
+/// itself is dropped by the caller. Returns the offset and whether the
+/// `i64` arithmetic wrapped.
+#[inline(always)]
+pub(crate) fn select_offset<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    offset: &T,
+    d: usize,
+    index: i64,
+) -> Result<(T, bool)> {
+    let size = &sizes[d];
+    let idx: T = T::from_i64(index);
+    // `!index` is `-1 - index` without overflow.
+    if size.sym_le(&T::from_i64(!index))?.guard_bool()? || size.sym_le(&idx)?.guard_bool()? {
+        return Err(TensorError::index(format!(
+            "select(): index {index} out of range for tensor of size {} at dimension {d}",
+            fmt_list(sizes)
+        )));
+    }
+    let mut wrapped = false;
+    let idx = if index < 0 {
+        idx.add_flagged(size, &mut wrapped)?
+    } else {
+        idx
+    };
+    let step_offset = idx.mul_flagged(&strides[d], &mut wrapped)?;
+    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
+    Ok((offset, wrapped))
+}
+
+// ---------------------------------------------------------------------------
+// Concrete tensors
+// ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// slice / narrow / select and the list-returning ops
+// ---------------------------------------------------------------------------
+
+/// `slice` on an already wrapped dim.
+pub(crate) fn slice_at(
+    t: &Tensor,
+    d: usize,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let r = slice_rule(
+        &t.sizes()[d],
+        &t.strides()[d],
+        &t.storage_offset(),
+        start.as_ref(),
+        end.as_ref(),
+        step,
+    )?;
+    install_slice(t, d, r)
+}
+
+/// Installs the view of `t` whose dim `d` is sliced as `r` says.
+#[inline(always)]
+fn install_slice(t: &Tensor, d: usize, r: DimSlice<i64>) -> Result<Tensor> {
+    let edit = |geometry: &mut SizesAndStrides| {
+        let (new_sizes, new_strides) = geometry.sizes_and_strides_mut();
+        new_sizes[d] = r.size;
+        new_strides[d] = r.stride;
+        Ok(())
+    };
+    if !r.wrapped {
+        return install_edit(t, r.offset, edit);
+    }
+    let mut geometry = geometry_of(t);
+    edit(&mut geometry)?;
+    make_view_in_place(t, geometry, r.offset, true)
+}
+
+/// Free-function form of [`ViewOps::slice`](crate::views::ViewOps::slice).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let s = views::slice(&a, 0, Some(2), Some(100), 3)?; // a[2:100:3]
+/// assert_eq!(s.to_vec::<i64>()?, vec![2, 5, 8, 11]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn slice(
+    t: &Tensor,
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
+    let d = slice_dim(t.dim(), dim)?;
+    slice_at(t, d, start, end, step)
+}
+
+/// Free-function form of [`ViewOps::narrow`](crate::views::ViewOps::narrow).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
+/// let n = views::narrow(&a, 0, 3, 2)?;
+/// assert_eq!((n.storage_offset(), n.to_vec::<i64>()?), (3, vec![3, 4]));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    let d = narrow_dim(t.dim(), dim, &length)?;
+    narrow_at(t, d, start, length)
+}
+
+/// `narrow` on an already wrapped dim (of a tensor with at least one dim),
+/// `length >= 0`.
+pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
+    let (start, end) = narrow_bounds(&t.sizes()[d], start, &length)?;
+    // The slice rule inlined here with step 1, its step arithmetic folded.
+    let r = slice_rule(
+        &t.sizes()[d],
+        &t.strides()[d],
+        &t.storage_offset(),
+        Some(&start),
+        Some(&end),
+        1,
+    )?;
+    install_slice(t, d, r)
+}
+
+/// Free-function form of [`ViewOps::select`](crate::views::ViewOps::select).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// let col = views::select(&m, 1, -1)?;
+/// assert_eq!(col.to_vec::<i64>()?, vec![3, 7, 11]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    let d = select_dim(t.dim(), dim)?;
+    select_at(t, d, index)
+}
+
+/// `select` on an already wrapped dim.
+pub(crate) fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
+    let (offset, wrapped) = select_offset(t.sizes(), t.strides(), &t.storage_offset(), d, index)?;
+    if !wrapped {
+        return install_edit(t, offset, |geometry| Ok(geometry.remove_dim(d)?));
+    }
+    let mut geometry = geometry_of(t);
+    geometry.remove_dim(d)?;
+    make_view_in_place(t, geometry, offset, true)
+}
+
+/// Free-function form of [`ViewOps::index`](crate::views::ViewOps::index): [`crate::indexing::index`]
+/// with integer entries, as Python's tuple `t[(i, j)]` (so `t[(0,)]` of a
+/// 0-dim tensor is `too many indices for tensor of dimension 0`).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
+/// assert_eq!(views::index(&m, &[2, -1])?.item::<i64>()?, 11);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
+    let list: Vec<crate::indexing::TensorIndex> = indices
+        .iter()
+        .map(|&i| crate::indexing::TensorIndex::Int(i))
+        .collect();
+    crate::indexing::index_as(t, &list, true)
+}
+
+// ---------------------------------------------------------------------------
+// Symbolic geometry
+// ---------------------------------------------------------------------------
+
+impl<T: ShapeInt> Geometry<T> {
+    /// `slice(dim, start, end, step)` with the clamping of ATen's
+    /// `slice` (each clamp a guard site on symbols).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let s = Geometry::<i64>::contiguous(&[10])?.slice(0, Some(&2), None, 3)?;
+    /// assert_eq!((s.sizes, s.strides, s.offset), (vec![3], vec![3], 2));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<&T>,
+        end: Option<&T>,
+        step: i64,
+    ) -> Result<Geometry<T>> {
+        let d = slice_dim(self.dim(), dim)?;
+        self.slice_at(d, start, end, step)
+    }
+
+    /// `slice` on the wrapped dim `d`.
+    pub(crate) fn slice_at(
+        &self,
+        d: usize,
+        start: Option<&T>,
+        end: Option<&T>,
+        step: i64,
+    ) -> Result<Geometry<T>> {
+        let r = slice_rule(
+            &self.sizes[d],
+            &self.strides[d],
+            &self.offset,
+            start,
+            end,
+            step,
+        )?;
+        let mut g = self.clone();
+        g.offset = r.offset;
+        g.sizes[d] = r.size;
+        g.strides[d] = r.stride;
+        Ok(g)
+    }
+
+    /// `narrow(dim, start, length)`: ATen's checks, then `slice`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let n = Geometry::<i64>::contiguous(&[4, 6])?.narrow(1, 1, &3)?;
+    /// assert_eq!((n.sizes, n.offset), (vec![4, 3], 1));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn narrow(&self, dim: i64, start: i64, length: &T) -> Result<Geometry<T>> {
+        let d = narrow_dim(self.dim(), dim, length)?;
+        let (st, end) = narrow_bounds(&self.sizes[d], start, length)?;
+        self.slice_at(d, Some(&st), Some(&end), 1)
+    }
+
+    /// `select(dim, index)`.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let s = Geometry::<i64>::contiguous(&[4, 6])?.select(1, -1)?;
+    /// assert_eq!((s.sizes, s.offset), (vec![4], 5));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn select(&self, dim: i64, index: i64) -> Result<Geometry<T>> {
+        let d = select_dim(self.dim(), dim)?;
+        let (offset, _) = select_offset(&self.sizes, &self.strides, &self.offset, d, index)?;
+        let mut g = self.clone();
+        g.offset = offset;
+        g.sizes.remove(d);
+        g.strides.remove(d);
+        Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_slice_dim() -> Result<()> {
+        assert_eq!(slice_dim(2, -1)?, 1);
+        assert!(slice_dim(0, 0).unwrap_err().is_index_error());
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_slice_rule() -> Result<()> {
+        let r = slice_rule(&10i64, &1, &0, Some(&2), None, 3)?;
+        assert_eq!((r.offset, r.size, r.stride), (2, 3, 3));
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_narrow_dim() -> Result<()> {
+        assert_eq!(narrow_dim(2, -1, &3i64)?, 1);
+        assert!(narrow_dim(2, 0, &-1i64).is_err());
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_narrow_bounds() -> Result<()> {
+        assert_eq!(narrow_bounds(&6i64, -2, &2)?, (4, 6));
+        assert!(narrow_bounds(&6i64, 5, &2).is_err());
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_select_dim() -> Result<()> {
+        assert_eq!(select_dim(2, -2)?, 0);
+        assert!(select_dim(0, 0).unwrap_err().is_index_error());
+        Ok::<(), c10_core::TensorError>(())
+    }
+
+    #[test]
+    fn doc_select_offset() -> Result<()> {
+        assert_eq!(select_offset(&[4i64, 6], &[6, 1], &0, 1, -1)?, (5, false));
+        assert!(select_offset(&[4i64, 6], &[6, 1], &0, 1, 6)
+            .unwrap_err()
+            .is_index_error());
+        Ok::<(), c10_core::TensorError>(())
+    }
+}
