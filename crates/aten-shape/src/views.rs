@@ -560,8 +560,9 @@ view_ops_table! {
         /// In-place `as_strided_(size, stride, storage_offset)` (see
         /// [`as_strided_`]).
         fn as_strided_(&mut self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<()>;
-        /// `resize_(sizes, memory_format)` (see [`resize_`]).
-        fn resize_(&mut self, sizes: &[i64], format: MemoryFormat) -> Result<()>;
+        /// `resize_(sizes, memory_format)` (see [`resize_`]; `None` is
+        /// PyTorch's default).
+        fn resize_(&mut self, sizes: &[i64], format: impl Into<Option<MemoryFormat>>) -> Result<()>;
         /// `set_(storage, storage_offset, sizes, strides)` (see [`set_`]).
         fn set_(
             &mut self,

@@ -240,8 +240,14 @@ fn resize_restrides_by_the_memory_format_rule() {
         .t()
         .unwrap();
     assert_eq!(t.strides(), &[1, 4]);
-    t.resize_(&[4, 3], MemoryFormat::Contiguous).unwrap();
+    t.resize_(&[4, 3], None).unwrap();
     assert_eq!((t.sizes(), t.strides()), (&[4i64, 3][..], &[1i64, 4][..]));
+    assert_eq!(t.version().unwrap(), 0, "same sizes: no version bump");
+    // An explicit memory format restrides even at the same sizes (issue
+    // #25, item 8; PyTorch 2.15: `x.t().resize_(4, 3,
+    // memory_format=torch.contiguous_format).stride() == (3, 1)`).
+    t.resize_(&[4, 3], MemoryFormat::Contiguous).unwrap();
+    assert_eq!((t.sizes(), t.strides()), (&[4i64, 3][..], &[3i64, 1][..]));
     assert_eq!(t.version().unwrap(), 0, "same sizes: no version bump");
     // New sizes: contiguous strides, whatever the old layout.
     t.resize_(&[3, 4], MemoryFormat::Contiguous).unwrap();

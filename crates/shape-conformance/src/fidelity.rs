@@ -370,7 +370,8 @@ fn apply(
                 x.index(&ints(a, "index")?).and_then(|view| view.fill_(v))
             }
             "copy_" => copy::copy_(&x, &src("src")?),
-            "resize_" => x.resize_(&ints(a, "size")?, MemoryFormat::Contiguous),
+            // PyTorch's `memory_format=None` when the case names none.
+            "resize_" => x.resize_(&ints(a, "size")?, memory_format(a)?),
             "set_" => {
                 let s = src("source")?;
                 if a.contains_key("size") {
@@ -416,8 +417,8 @@ fn apply(
     }
     Ok(match op {
         "to" => copy::to_dtype(&x, dtype(a.get("dtype").unwrap_or(&Value::Null))?),
-        "clone" => copy::clone(&x, MemoryFormat::Preserve),
-        "contiguous" => copy::contiguous(&x, MemoryFormat::Contiguous),
+        "clone" => copy::clone(&x, memory_format(a)?.unwrap_or(MemoryFormat::Preserve)),
+        "contiguous" => copy::contiguous(&x, memory_format(a)?.unwrap_or(MemoryFormat::Contiguous)),
         "detach" => Ok(x.detach()),
         "t" => x.t(),
         "view" => x.view(&ints(a, "size")?),
@@ -439,6 +440,24 @@ fn dtype(v: &Value) -> Result<ScalarType, Unsupported> {
         .as_str()
         .ok_or_else(|| Unsupported(format!("dtype {v}")))?;
     ScalarType::from_torch_name(s).map_err(|e| Unsupported(format!("dtype {s}: {e}")))
+}
+
+/// The optional `memory_format` argument (`"contiguous_format"`,
+/// `"channels_last"`, `"channels_last_3d"`, `"preserve_format"`, with or
+/// without a `torch.` prefix); `None` when absent or null.
+fn memory_format(a: &Map<String, Value>) -> Result<Option<MemoryFormat>, Unsupported> {
+    let name = match a.get("memory_format") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => s.strip_prefix("torch.").unwrap_or(s),
+        Some(other) => return Err(Unsupported(format!("memory_format {other}"))),
+    };
+    Ok(Some(match name {
+        "contiguous_format" => MemoryFormat::Contiguous,
+        "channels_last" => MemoryFormat::ChannelsLast,
+        "channels_last_3d" => MemoryFormat::ChannelsLast3d,
+        "preserve_format" => MemoryFormat::Preserve,
+        other => return Err(Unsupported(format!("memory_format {other:?}"))),
+    }))
 }
 
 fn int(a: &Map<String, Value>, key: &str) -> Result<i64, Unsupported> {

@@ -1242,7 +1242,12 @@ impl PyTensor {
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         let sizes = int_list(sizes, "resize_(): argument 'size'")?;
-        let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
+        // None stays None: PyTorch keeps the strides of a same-size resize
+        // unless a memory format is given.
+        let f = match memory_format {
+            Some(o) if !o.is_none() => Some(format_arg(Some(o), MemoryFormat::Contiguous)?),
+            _ => None,
+        };
         inplace_nogil(slf, |t| t.resize_(&sizes, f))
     }
 
@@ -1251,7 +1256,7 @@ impl PyTensor {
         other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
         let sizes = other.get().with(slf.py(), |o| o.sizes().to_vec())?;
-        inplace_nogil(slf, |t| t.resize_(&sizes, MemoryFormat::Contiguous))
+        inplace_nogil(slf, |t| t.resize_(&sizes, None))
     }
 
     #[pyo3(signature = (size, stride, storage_offset = None))]

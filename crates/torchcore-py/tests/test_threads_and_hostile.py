@@ -438,3 +438,18 @@ def test_extreme_int_arguments_never_panic():
                         escaped.append((arity, args, type(e).__name__, str(e)[:200]))
     assert n_calls > 100_000
     assert escaped == []
+
+
+def test_resize_to_the_same_sizes_restrides_only_with_a_memory_format():
+    # PyTorch 2.15: `x.t().resize_(4, 3)` keeps strides (1, 4); with
+    # `memory_format=torch.contiguous_format` it restrides to (3, 1).
+    x = tc.zeros(3, 4).t()
+    x.resize_(4, 3)
+    assert x.stride() == (1, 4)
+    x.resize_(4, 3, memory_format=None)
+    assert x.stride() == (1, 4)
+    x.resize_(4, 3, memory_format=tc.contiguous_format)
+    assert x.stride() == (3, 1)
+    y = tc.zeros(3, 4).t()
+    y.resize_as_(tc.zeros(4, 3))
+    assert y.stride() == (1, 4)

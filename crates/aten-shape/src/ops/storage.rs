@@ -12,24 +12,34 @@ use c10_core::InferenceMode;
 /// grow with PyTorch's `Trying to resize storage that is not resizable`.
 /// Bumps the version when the sizes change.
 ///
-/// With the sizes it already has, the tensor keeps its strides for
-/// `MemoryFormat::Contiguous`, which stands for PyTorch's default
-/// `memory_format=None` (ATen's `resize_impl_cpu_` returns early and only
-/// an explicit memory format restrides; the conformance corpus records
-/// `x.t().resize_(2, 2)` keeping strides `(1, 2)`); the channels-last
-/// formats restride.
+/// `format` is PyTorch's optional `memory_format`. Without one (`None`), a
+/// tensor resized to the sizes it already has keeps its strides (ATen's
+/// `resize_impl_cpu_` returns early), and new sizes get contiguous
+/// strides. With one (`Some(format)`, a `MemoryFormat` converts), the
+/// tensor is always restrided to that format, same sizes included:
+/// `x.t().resize_(4, 3, memory_format=torch.contiguous_format)` gives
+/// strides `(3, 1)` in PyTorch, `x.t().resize_(4, 3)` keeps `(1, 4)`.
 ///
 /// ```
 /// use aten_shape::views::ViewOps;
 /// use c10_core::{MemoryFormat, ScalarType, Tensor};
 /// let mut t = Tensor::zeros(&[3, 4], ScalarType::Float)?.t()?;
-/// t.resize_(&[4, 3], MemoryFormat::Contiguous)?; // same sizes: unchanged
+/// t.resize_(&[4, 3], None)?; // same sizes, no format: unchanged
 /// assert_eq!(t.strides(), &[1, 4]);
-/// t.resize_(&[2, 3], MemoryFormat::Contiguous)?; // new sizes: contiguous
+/// t.resize_(&[4, 3], MemoryFormat::Contiguous)?; // an explicit format restrides
 /// assert_eq!(t.strides(), &[3, 1]);
+/// let mut u = Tensor::zeros(&[3, 4], ScalarType::Float)?.t()?;
+/// u.resize_(&[2, 3], None)?; // new sizes: contiguous
+/// assert_eq!(u.strides(), &[3, 1]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn resize_(t: &mut Tensor, sizes: &[i64], format: MemoryFormat) -> Result<()> {
+pub fn resize_(
+    t: &mut Tensor,
+    sizes: &[i64],
+    format: impl Into<Option<MemoryFormat>>,
+) -> Result<()> {
+    let explicit = format.into();
+    let format = explicit.unwrap_or(MemoryFormat::Contiguous);
     if t.requires_grad() && !InferenceMode::is_enabled() {
         return Err(TensorError::runtime(
             "cannot resize variables that require grad",
@@ -65,10 +75,9 @@ pub fn resize_(t: &mut Tensor, sizes: &[i64], format: MemoryFormat) -> Result<()
     if t.sizes() != sizes {
         t.bump_version()?;
     }
-    // Same sizes: PyTorch's `resize_` (without a memory format) keeps
-    // the strides as they are.
-    let unchanged = t.sizes() == sizes
-        && (format == MemoryFormat::Contiguous || t.strides() == strides.as_slice());
+    // Same sizes and no memory format: PyTorch keeps the strides as they
+    // are; an explicit format always restrides.
+    let unchanged = t.sizes() == sizes && (explicit.is_none() || t.strides() == strides.as_slice());
     if !unchanged {
         t.edit_metadata()
             .set_sizes_and_strides(sizes, &strides, None)?;
