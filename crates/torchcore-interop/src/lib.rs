@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`dlpack`] | always | DLPack export and import (classic and versioned 1.x): PyTorch, JAX, CuPy, NumPy |
 //! | `ndarray` | `ndarray` | `ArrayViewD`/`ArrayViewMutD` of a tensor under its storage guard; tensors from `ndarray` arrays |
-//! | `safetensors` | `safetensors` | load a `.safetensors` file as views of one read-only memory map; save tensors of any layout |
+//! | `safetensors` | `safetensors` | `load` a `.safetensors` file into one writable storage (every tensor a view of it), or `unsafe load_mmap` it as views of one read-only memory map; save tensors of any layout |
 //!
 //! Everything keeps the workspace's soundness model (see
 //! `docs/ARCHITECTURE.md`): bytes are reached through storage guards,

@@ -10,6 +10,7 @@
 //! | [`core`] | `c10-core` | `Tensor`, `TensorImpl`, dtypes, dispatch keys, factories |
 //! | [`shape`] | `aten-shape` | every view op, `reshape`, `contiguous`, `clone`, `copy_` |
 //! | `interop` | `torchcore-interop` | DLPack (feature `dlpack`, on by default), `ndarray` and `safetensors` (features of the same names) |
+//! | [`caching`] | `alloc-cuda` | PyTorch's CUDA caching allocator algorithm, runnable on any machine with its simulated device (`FakeDevice`) |
 //! | `cuda` | `alloc-cuda` | the CUDA backend (feature `cuda`): `torchcore::cuda::init()`, allocators, `to_device`; see `docs/cuda.md` |
 //!
 //! `use torchcore::prelude::*;` brings the tensor type, options, dtypes,
@@ -42,6 +43,20 @@
 )]
 
 pub use alloc_cpu as cpu;
+/// PyTorch's CUDA caching allocator algorithm (`CachingAllocator`), with
+/// its simulated device (`FakeDevice`) so it runs on any machine; the real
+/// backend is the `cuda` module (feature `cuda`).
+///
+/// ```
+/// use torchcore::caching::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
+/// let cache = CachingAllocator::new(FakeDevice::new(1 << 30), 0, CachingAllocatorConfig::default());
+/// let p = cache.malloc(300, StreamId::DEFAULT)?;
+/// assert_eq!(cache.device().counters().malloc_calls, 1);
+/// // SAFETY: nothing uses `p` any more.
+/// unsafe { cache.free(p)? };
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub use alloc_cuda as caching;
 pub use aten_shape as shape;
 pub use c10_core as core;
 pub use c10_storage as storage;
@@ -70,9 +85,22 @@ pub mod cuda {
     pub use alloc_cuda::cuda::*;
 }
 
-/// The types and traits most programs need.
+/// The types and traits most programs need: the tensor type, options,
+/// dtypes, devices, errors and their [`ErrorKind`](c10_core::ErrorKind),
+/// every shape op as a method, and the [`s!`](aten_shape::s) indexing macro.
+///
+/// ```
+/// use torchcore::prelude::*;
+/// let x = Tensor::arange(0, 12, 1, ScalarType::Long)?.view(&[3, 4])?;
+/// assert_eq!(x.i(s![1.., 2])?.to_vec::<i64>()?, vec![6, 10]); // x[1:, 2]
+/// let err = x.select(0, 3).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::Index);
+/// # Ok::<(), TensorError>(())
+/// ```
 pub mod prelude {
     pub use aten_shape::prelude::*;
+    pub use aten_shape::s;
+    pub use c10_core::ErrorKind;
     pub use c10_core::{
         Device, DeviceType, Element, InferenceMode, MemoryFormat, Scalar, ScalarType, Storage,
         Tensor, TensorError, TensorOptions,
