@@ -67,7 +67,7 @@ const EXAMPLES: &[Example] = &[
         features: &[],
         args: &[],
         expect: &[
-            "shape [4, 3], strides [1, 4]",
+            "exported: device kDLCPU:0, dtype kDLFloat 32-bit, shape [4, 3], strides [1, 4]",
             "after the consumer's write: view[1, 2] = -1",
             "after dropping the last view: 1 deleter call",
             "versioned export flags: read-only = true",

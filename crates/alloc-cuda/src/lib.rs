@@ -99,6 +99,7 @@
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
 // `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     warn(
@@ -115,6 +116,7 @@ mod adapter;
 mod caching;
 pub mod config;
 #[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub mod cuda;
 mod device;
 mod error;
@@ -138,3 +140,8 @@ pub use fake::{FakeCounters, FakeDevice};
 pub use snapshot::{BlockSnapshot, BlockState, Frame, SegmentSnapshot, SegmentType};
 pub use stats::{DeviceStats, Stat, StatArray, StatType};
 pub use stream::{current_stream, set_current_stream, StreamGuard};
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

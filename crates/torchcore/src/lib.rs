@@ -30,6 +30,7 @@
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
 // `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     warn(
@@ -42,6 +43,7 @@
     )
 )]
 
+#[doc(inline)]
 pub use alloc_cpu as cpu;
 /// PyTorch's CUDA caching allocator algorithm (`CachingAllocator`), with
 /// its simulated device (`FakeDevice`) so it runs on any machine; the real
@@ -56,13 +58,19 @@ pub use alloc_cpu as cpu;
 /// unsafe { cache.free(p)? };
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[doc(inline)]
 pub use alloc_cuda as caching;
+#[doc(inline)]
 pub use aten_shape as shape;
+#[doc(inline)]
 pub use c10_core as core;
+#[doc(inline)]
 pub use c10_storage as storage;
 /// Zero-copy interop: DLPack, and with their features `ndarray` views and
 /// `safetensors` files (see `docs/interop.md`).
 #[cfg(feature = "dlpack")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dlpack")))]
+#[doc(inline)]
 pub use torchcore_interop as interop;
 
 /// The CUDA backend (feature `cuda`; see `docs/cuda.md`): everything in
@@ -78,6 +86,7 @@ pub use torchcore_interop as interop;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub mod cuda {
     /// The caching allocator crate (the algorithm, its configuration and
     /// statistics, the fake device).
@@ -100,6 +109,7 @@ pub mod cuda {
 pub mod prelude {
     pub use aten_shape::prelude::*;
     pub use aten_shape::s;
+    pub use c10_core::tensor;
     pub use c10_core::ErrorKind;
     pub use c10_core::{
         Device, DeviceType, Element, InferenceMode, MemoryFormat, Scalar, ScalarType, Storage,
@@ -113,3 +123,15 @@ pub mod prelude {
 #[cfg(all(doctest, feature = "cuda"))]
 #[doc = include_str!("../../../docs/cuda.md")]
 pub struct CudaGuide;
+
+/// `README.md`: its Rust example (handing a tensor to `ndarray`) is
+/// compiled and run as a doctest (the dev-dependency on
+/// `torchcore-interop` turns its `ndarray` feature on for tests).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;
