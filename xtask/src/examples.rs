@@ -262,9 +262,10 @@ pub fn doc_paths(_args: &[String]) -> Result<(), String> {
             }
         }
     }
+    files.retain(|f| f.is_file());
     files.sort();
     let mut found = Vec::new();
-    for file in files.iter().filter(|f| f.is_file()) {
+    for file in &files {
         let text = std::fs::read_to_string(file)
             .map_err(|e| format!("reading {}: {e}", file.display()))?;
         for (n, line) in machine_paths(&text) {
