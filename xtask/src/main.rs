@@ -4,10 +4,17 @@
 //!
 //! Commands:
 //!
-//! * `ci`: what `.ci/run` runs: rustfmt check, clippy with `-D warnings`,
-//!   the README's test command (`test` below), alloc-cuda's clippy and
-//!   tests with all its features (the CUDA backend), and the docs with
-//!   warnings denied. `--miri` adds Miri.
+//! * `ci`: what `.ci/run` runs: rustfmt check, no machine paths in the
+//!   docs (`doc-paths`), clippy with `-D warnings`, the README's test
+//!   command (`test` below), every example with its output checked
+//!   (`examples`), alloc-cuda's clippy and tests with all its features (the
+//!   CUDA backend), and the docs with warnings denied. `--miri` adds Miri.
+//! * `examples`: runs every example under `crates/*/examples/` and checks
+//!   lines of its output (`examples.rs`; an example without an entry there
+//!   fails the step).
+//! * `doc-paths`: fails on absolute machine paths (`/work/`, `/tmp/`,
+//!   `/root/`, ...) in `README.md`, `CHANGELOG.md`, the crates' READMEs and
+//!   `docs/*.md`.
 //! * `test [--python-only] [--python PY] [-- PYTEST_ARGS]`: the README's
 //!   test command: `cargo test`, then the Python package's suite (see
 //!   `pytest.rs`).
@@ -33,6 +40,7 @@ use std::time::Instant;
 mod asan;
 mod bench;
 mod cargo_json;
+mod examples;
 mod interop;
 mod pytest;
 mod test_cuda;
@@ -48,6 +56,8 @@ fn main() -> ExitCode {
         Some("test-cuda") => return test_cuda::test_cuda(&args[1..]),
         Some("asan") => asan::asan(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
+        Some("examples") => examples::examples(&args[1..]),
+        Some("doc-paths") => examples::doc_paths(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
             Ok(())
@@ -68,7 +78,10 @@ fn print_help() {
         "cargo xtask <command>
 
 commands:
-  ci [--miri]     fmt check, clippy -D warnings, tests, docs (-D warnings); --miri adds Miri
+  ci [--miri]     fmt check, doc-paths, clippy -D warnings, tests, examples, docs
+                  (-D warnings); --miri adds Miri
+  examples        run every example and check lines of its output
+  doc-paths       fail on absolute machine paths in README.md and docs/*.md
   test [--python-only] [--python PY] [-- PYTEST_ARGS..]
                   cargo test, then build crates/torchcore-py into target/py-venv
                   (maturin develop) and run its pytest suite (with PY: under that
@@ -123,6 +136,7 @@ fn cargo() -> Command {
 fn ci(args: &[String]) -> Result<(), String> {
     let with_miri = args.iter().any(|a| a == "--miri");
     run("fmt", cargo().args(["fmt", "--all", "--", "--check"]))?;
+    examples::doc_paths(&[])?;
     run(
         "clippy",
         cargo().args([
@@ -136,6 +150,7 @@ fn ci(args: &[String]) -> Result<(), String> {
     )?;
     // The README's test command: `cargo test`, then the Python suite.
     pytest::test(&[])?;
+    examples::examples(&[])?;
     // The CUDA backend is behind a feature the plain workspace commands
     // leave off: lint and test it too (no GPU needed: the fake driver, the
     // no-driver paths, and the PTX compile where an NVRTC is installed).

@@ -306,3 +306,8 @@ pub fn install_default() {
 pub fn empty_storage(nbytes: usize) -> Result<Storage, StorageError> {
     Storage::new(nbytes, cpu_allocator(), true)
 }
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

@@ -940,6 +940,7 @@ impl<D: RawDevice> CachingAllocator<D> {
     /// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
     /// ```
     #[cfg(feature = "snapshot-json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "snapshot-json")))]
     pub fn snapshot_json(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string(&self.snapshot())
     }

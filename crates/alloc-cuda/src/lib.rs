@@ -105,6 +105,7 @@
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
 // `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     warn(
@@ -121,6 +122,7 @@ mod adapter;
 mod caching;
 pub mod config;
 #[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub mod cuda;
 mod device;
 mod error;
@@ -146,3 +148,8 @@ pub use snapshot::{
 };
 pub use stats::{DeviceStats, Stat, StatArray, StatType};
 pub use stream::{current_stream, set_current_stream, StreamGuard};
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

@@ -5,6 +5,9 @@
 //! `docs/benchmarks.md` ("Symbolic view ops").
 //!
 //!     cargo run --release -p aten-shape --example sym_views_bench
+//!
+//! `-- --quick` runs each op once, untimed in any useful sense: a smoke
+//! test (`cargo xtask examples` runs it so in debug mode).
 
 use std::time::Instant;
 
@@ -14,12 +17,13 @@ use c10_core::sym::{ShapeEnv, SymInt};
 use c10_core::{Device, Result, Tensor, TensorOptions};
 
 fn time(name: &str, mut f: impl FnMut() -> Result<()>) -> Result<()> {
-    for _ in 0..200 {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (warm_up, runs, n) = if quick { (0, 1, 1) } else { (200, 15, 2000) };
+    for _ in 0..warm_up {
         f()?;
     }
     let mut samples = Vec::new();
-    for _ in 0..15 {
-        let n = 2000;
+    for _ in 0..runs {
         let t0 = Instant::now();
         for _ in 0..n {
             f()?;

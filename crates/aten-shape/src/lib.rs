@@ -87,6 +87,7 @@
     )
 )]
 
+pub mod compare;
 pub mod convert;
 pub mod copy;
 pub mod generic;
@@ -109,9 +110,15 @@ mod sealed {
 
 /// Everything needed to call the shape ops as methods on `Tensor`.
 pub mod prelude {
+    pub use crate::compare::CompareOps;
     pub use crate::convert::TensorExt;
     pub use crate::copy::CopyOps;
     pub use crate::indexing::{IndexOps, TensorIndex};
     pub use crate::views::ViewOps;
     pub use c10_core::{MemoryFormat, Tensor};
 }
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

@@ -656,7 +656,7 @@ pub struct TensorReadGuard<'a, T: Element> {
 }
 
 impl<T: Element> TensorReadGuard<'_, T> {
-    fn read_at(&self, off: i64) -> T {
+    pub(crate) fn read_at(&self, off: i64) -> T {
         // SAFETY: `off` is an element offset of this tensor's layout, which
         // `Tensor::read` checked lies inside the host storage (initialised
         // bytes, held by our read guard); the dtype matches `T`.

@@ -96,7 +96,11 @@ pub enum TensorError {
     #[error("{0}")]
     NotImplemented(String),
     /// The element type asked for is not the tensor's dtype.
-    #[error("expected a tensor of dtype {expected} but this tensor has dtype {actual}")]
+    #[error(
+        "expected a tensor of dtype {expected} but this tensor has dtype {actual}; \
+         convert it first with `t.to(ScalarType::{expected:?})?` (the prelude's `TensorExt`), \
+         or read elements of any dtype as f64 with `to_f64_vec()`"
+    )]
     DtypeMismatch {
         /// The dtype the caller's element type maps to.
         expected: ScalarType,

@@ -58,6 +58,7 @@
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
 // `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     warn(
@@ -73,6 +74,7 @@
 pub mod access;
 pub mod autograd;
 pub mod binding;
+pub mod compare;
 pub mod convert;
 pub mod device_ops;
 pub mod dispatch_key;
@@ -80,13 +82,17 @@ pub mod error;
 mod explain;
 mod extra_meta;
 pub mod factories;
+pub mod from_impls;
 pub mod geometry;
 mod impl_arc;
+pub mod iter;
 pub mod options;
 pub mod printing;
 mod ranges;
 pub mod scalar;
 pub mod scalar_type;
+#[cfg(feature = "serde")]
+mod serde_impls;
 pub mod sizes_and_strides;
 pub mod sym;
 pub mod tensor;
@@ -181,3 +187,8 @@ macro_rules! __element_types {
         $(impl sealed::Sealed for $ty {})*
     };
 }
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

@@ -108,13 +108,58 @@ pub unsafe trait Allocator: Send + Sync {
     fn device_type(&self) -> DeviceType;
 
     /// Copies `count` bytes between two buffers of this allocator's device
-    /// (c10's `copy_data`; CPU allocators use [`default_copy_data`]).
+    /// (c10's `copy_data`).
+    ///
+    /// The default is a `memcpy` ([`default_copy_data`]) when
+    /// [`device_type`](Allocator::device_type) is host-accessible (CPU), the
+    /// only sensible body for host memory, so host allocators need not
+    /// write it. Allocators for memory the host cannot address (CUDA, ...)
+    /// **must** override it with their device's copy: for them the default
+    /// copies nothing and panics, since a host `memcpy` of device
+    /// addresses would be undefined behaviour.
     ///
     /// # Safety
     ///
     /// `src` must be valid for reads and `dst` for writes of `count` bytes on
-    /// this allocator's device, and the two ranges must not overlap.
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize);
+    /// this allocator's device, and the two ranges must not overlap. (For the
+    /// default on a host-accessible device, that is exactly
+    /// [`std::ptr::copy_nonoverlapping`]'s contract; nothing is touched when
+    /// `count == 0`.)
+    ///
+    /// ```
+    /// use c10_storage::{AllocError, Allocator, DataPtr, Device, DeviceType};
+    /// struct Nothing; // an allocator that only hands out empty buffers
+    /// // SAFETY: it never returns memory.
+    /// unsafe impl Allocator for Nothing {
+    ///     fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
+    ///         Err(AllocError::OutOfMemory { nbytes, message: "none".into() })
+    ///     }
+    ///     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    ///     // no copy_data: the default memcpy serves host memory
+    /// }
+    /// let (src, mut dst) = ([1u8, 2, 3], [0u8; 3]);
+    /// // SAFETY: both arrays hold 3 bytes and do not overlap.
+    /// unsafe { Nothing.copy_data(dst.as_mut_ptr(), src.as_ptr(), 3) };
+    /// assert_eq!(dst, src);
+    /// ```
+    #[allow(
+        clippy::panic,
+        reason = "a device allocator without its own copy_data is a bug in that allocator, not reachable from user input; copying would be UB"
+    )]
+    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+        let device = self.device_type();
+        if device.is_host_accessible() {
+            // SAFETY: the caller guarantees `src`/`dst` valid for `count`
+            // bytes and disjoint, and host-accessible memory is addressable
+            // from this thread: `copy_nonoverlapping`'s contract.
+            unsafe { default_copy_data(dst, src, count) }
+        } else if count > 0 {
+            panic!(
+                "{}: an allocator for {device:?} memory must implement Allocator::copy_data (the default memcpy only serves host memory)",
+                self.name()
+            );
+        }
+    }
 
     /// A deleter that frees the data pointer of a "simple" allocation when
     /// called on it, if this allocator supports the raw API (c10's

@@ -50,6 +50,7 @@
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
 // `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     warn(
@@ -67,9 +68,13 @@ mod data_ptr;
 mod device;
 mod held;
 pub mod history;
+mod stats;
 mod storage;
 
+#[cfg(feature = "serde")]
+mod serde_impls;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 pub use allocator::{
@@ -80,6 +85,7 @@ pub use allocator::{
 pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
 pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
 pub use held::GuardKind;
+pub use stats::StatsCounter;
 pub use storage::{
     lazy_fill_count, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard,
     StorageWriteGuard, WriteReadGuard,
@@ -90,3 +96,8 @@ pub use storage::{
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/custom-allocator.md")]
 pub struct CustomAllocatorGuide;
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
     };
     println!(
-        "exported: device {:?}, dtype {:?}, shape {shape:?}, strides {strides:?}, byte_offset {}",
+        "exported: device {}, dtype {}, shape {shape:?}, strides {strides:?}, byte_offset {}",
         dl.device, dl.dtype, dl.byte_offset
     );
     // A consumer writes through the pointer; we see it.

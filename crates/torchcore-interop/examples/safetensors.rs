@@ -1,5 +1,7 @@
-//! Save tensors of any layout to a `.safetensors` file, and load it back
-//! as views of one read-only memory mapping.
+//! Save tensors of any layout to a `.safetensors` file and load it back
+//! twice: with `load` (the file read once into one writable storage, every
+//! tensor a view of it) and with `unsafe load_mmap` (one read-only memory
+//! mapping, nothing copied, writes refused).
 //!
 //! Run: `cargo run -p torchcore-interop --example safetensors --features safetensors`
 
@@ -7,7 +9,7 @@ use std::collections::HashMap;
 
 use aten_shape::prelude::*;
 use c10_core::{MemoryFormat, ScalarType, Tensor};
-use torchcore_interop::safetensors::{load, save};
+use torchcore_interop::safetensors::{load, load_mmap, save};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
@@ -33,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("metadata: {:?}", file.metadata());
     for (name, t) in file.tensors() {
         println!(
-            "{name}: {} {:?} (view of the mapping: {}) = {:?}",
+            "{name}: {} {:?} (view of the file's storage: {}) = {:?}",
             t.dtype(),
             t.sizes(),
             t.storage().is_alias_of(file.storage()),
@@ -41,12 +43,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
+    // `load` copied the file into memory: its tensors are writable.
     let wt = file.get("w.t").ok_or("missing w.t")?;
-    match wt.set::<f32>(&[0, 0], 1.0) {
-        Err(e) => println!("writing to a loaded tensor: {e}"),
-        Ok(()) => println!("unexpected: the write succeeded"),
+    wt.set::<f32>(&[0, 0], 100.0)?;
+    println!("load: writable, w.t[0, 0] = {:?}", wt.get::<f32>(&[0, 0])?);
+
+    // SAFETY: the file lives in this example's private temporary directory;
+    // nothing writes to or truncates it while `mapped` is alive.
+    let mapped = unsafe { load_mmap(&path)? };
+    let wm = mapped.get("w.t").ok_or("missing w.t")?;
+    println!("load_mmap: w.t[0, 0] = {:?}", wm.get::<f32>(&[0, 0])?);
+    match wm.set::<f32>(&[0, 0], 1.0) {
+        Err(e) => println!("load_mmap: writing fails: {e}"),
+        Ok(()) => println!("unexpected: the write to the read-only mapping succeeded"),
     }
-    let mine = wt.clone_in(MemoryFormat::Contiguous)?;
+    let mine = wm.clone_in(MemoryFormat::Contiguous)?;
     mine.set::<f32>(&[0, 0], 1.0)?;
     println!("a clone is writable: {:?}", mine.get::<f32>(&[0, 0])?);
     Ok(())

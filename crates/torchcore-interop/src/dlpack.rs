@@ -1157,5 +1157,6 @@ pub unsafe fn from_dlpack_versioned(managed: *mut DLManagedTensorVersioned) -> R
     unsafe { build_import(plan, read_only, owner) }
 }
 
+mod display;
 #[cfg(test)]
 mod tests;

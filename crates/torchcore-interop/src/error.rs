@@ -36,6 +36,7 @@ pub enum InteropError {
     Mmap(#[from] alloc_cpu::mmap::MmapError),
     /// The `safetensors` crate rejected a header or failed to write a file.
     #[cfg(feature = "safetensors")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "safetensors")))]
     #[error("safetensors: {0}")]
     Safetensors(#[from] ::safetensors::SafeTensorError),
 }

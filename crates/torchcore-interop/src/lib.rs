@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`dlpack`] | always | DLPack export and import (classic and versioned 1.x): PyTorch, JAX, CuPy, NumPy |
 //! | `ndarray` | `ndarray` | `ArrayViewD`/`ArrayViewMutD` of a tensor under its storage guard; tensors from `ndarray` arrays |
-//! | `safetensors` | `safetensors` | load a `.safetensors` file as views of one read-only memory map; save tensors of any layout |
+//! | `safetensors` | `safetensors` | `load` a `.safetensors` file into one writable storage (every tensor a view of it), or `unsafe load_mmap` it as views of one read-only memory map; save tensors of any layout |
 //!
 //! Everything keeps the workspace's soundness model (see
 //! `docs/ARCHITECTURE.md`): bytes are reached through storage guards,
@@ -36,6 +36,7 @@
 // No panics on paths user input can reach: library code may not unwrap,
 // expect or panic (tests may). The few justified sites carry an
 // `#[allow(..., reason = "...")]` saying why they cannot fire.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     warn(
@@ -51,8 +52,10 @@
 pub mod dlpack;
 mod error;
 #[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
 pub mod ndarray;
 #[cfg(feature = "safetensors")]
+#[cfg_attr(docsrs, doc(cfg(feature = "safetensors")))]
 pub mod safetensors;
 
 pub use error::{InteropError, Result};
@@ -62,3 +65,8 @@ pub use error::{InteropError, Result};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/interop.md")]
 pub struct InteropGuide;
+
+/// This crate's `README.md`: its example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;

@@ -55,6 +55,18 @@ use c10_storage::{StorageReadGuard, StorageWriteGuard};
 
 use crate::error::{InteropError, Result};
 
+/// The `ndarray` crate this module is built against (0.17), re-exported so
+/// that a program can name its types without a dependency of its own (or
+/// a second, mismatched version of it).
+///
+/// ```
+/// use torchcore_interop::ndarray::{ndarray::array, from_ndarray};
+/// let t = from_ndarray(array![[1.0f32, 2.0], [3.0, 4.0]])?;
+/// assert_eq!(t.sizes(), &[2, 2]);
+/// # Ok::<(), torchcore_interop::InteropError>(())
+/// ```
+pub use ::ndarray;
+
 /// Zero-copy `ndarray` views of a tensor, under its storage's guards.
 ///
 /// ```

@@ -6,6 +6,9 @@
 //! ```text
 //! cargo run --release -p torchcore-memviz --example history_overhead
 //! ```
+//!
+//! `-- --quick` runs a thousandth of the pairs once (CI's check that the
+//! example works; its numbers mean nothing).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -18,13 +21,23 @@ use c10_storage::Allocator;
 const PAIRS: u32 = 200_000;
 const RUNS: usize = 7;
 
+/// `(pairs, runs)`: the full measurement, or a smoke run with `--quick`.
+fn sizes() -> (u32, usize) {
+    if std::env::args().any(|a| a == "--quick") {
+        (PAIRS / 1000, 1)
+    } else {
+        (PAIRS, RUNS)
+    }
+}
+
 fn best(mut f: impl FnMut(u32)) -> f64 {
-    f(PAIRS / 10); // warm up
-    (0..RUNS)
+    let (pairs, runs) = sizes();
+    f(pairs / 10); // warm up
+    (0..runs)
         .map(|_| {
             let t = Instant::now();
-            f(PAIRS);
-            t.elapsed().as_nanos() as f64 / f64::from(PAIRS)
+            f(pairs);
+            t.elapsed().as_nanos() as f64 / f64::from(pairs)
         })
         .fold(f64::INFINITY, f64::min)
 }

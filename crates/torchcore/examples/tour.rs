@@ -9,24 +9,30 @@
 //! (steps 9-13), and finally the same view ops on symbolic sizes, with the
 //! guards they record (step 14). `cargo run --example tour -- --explain`
 //! adds each view's long `explain()` output.
+//!
+//! Every line names the Rust call it made (with PyTorch's spelling in a
+//! comment where it differs), and the tour uses `torchcore::...` paths
+//! only: everything here works in a program that depends on `torchcore`
+//! alone.
 
-use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
-use c10_storage::{get_allocator, set_allocator_scoped, Allocator};
+use torchcore::caching::{CachingAllocator, CachingAllocatorConfig, FakeDevice, StreamId};
+use torchcore::cpu::CpuAllocator;
 use torchcore::interop::dlpack::{from_dlpack, to_dlpack};
 use torchcore::prelude::*;
+use torchcore::storage::{get_allocator, set_allocator_scoped, Allocator};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let explain = std::env::args().any(|a| a == "--explain");
     heading("1. One storage, many views");
     let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;
-    println!("a = arange(12)\n{a}");
+    println!("let a = Tensor::arange(0, 12, 1, ScalarType::Long)?;\n{a}");
     show("a", &a);
 
     let b = a.view(&[3, 4])?;
-    println!("\nb = a.view(3, 4)\n{b}");
+    println!("\nlet b = a.view(&[3, 4])?;\n{b}");
     show("b", &b);
     let c = a.slice(0, Some(2), None, 1)?;
-    println!("\nc = a[2:]\n{c}");
+    println!("\nlet c = a.slice(0, Some(2), None, 1)?;   // Python: a[2:]\n{c}");
     show("c", &c);
     println!(
         "\nSame storage? a/b: {}, a/c: {}. Storage use count: {} (a, b and c share it).",
@@ -37,13 +43,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("2. A write through a view shows everywhere");
     b.set::<i64>(&[1, 1], 99)?;
-    println!("b[1, 1] = 99");
+    println!("b.set::<i64>(&[1, 1], 99)?;");
     println!(
-        "a[5] = {}   (element (1, 1) of b is storage offset 0 + 1*4 + 1*1 = 5)",
+        "a.get::<i64>(&[5])? = {}   (element (1, 1) of b is storage offset 0 + 1*4 + 1*1 = 5)",
         a.get::<i64>(&[5])?
     );
     println!(
-        "c[3] = {}   (c starts at offset 2, so its element 3 is storage offset 5 too)",
+        "c.get::<i64>(&[3])? = {}   (c starts at offset 2, so its element 3 is storage offset 5 too)",
         c.get::<i64>(&[3])?
     );
     if explain {
@@ -52,14 +58,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("3. The version counter is shared by a base and its views");
     println!(
-        "a._version = {}, b._version = {}, c._version = {}",
+        "a.version()? = {}, b.version()? = {}, c.version()? = {}   (1, not 0: step 2's b.set(..) was an in-place write, and the three share one counter)",
         a.version()?,
         b.version()?,
         c.version()?
     );
     c.fill_(7)?;
     println!(
-        "after c.fill_(7): a._version = {}, b._version = {}",
+        "after c.fill_(7)?: a.version()? = {}, b.version()? = {}   (Python: a._version)",
         a.version()?,
         b.version()?
     );
@@ -67,17 +73,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("4. A transposed tensor cannot be viewed, but it can be reshaped");
     let t = b.t()?;
-    show("t = b.t()", &t);
+    show("let t = b.t()?", &t);
     match t.view(&[12]) {
         Ok(_) => println!("unexpected: the view succeeded"),
-        Err(e) => println!("t.view(12) fails, as in PyTorch:\n  {e}"),
+        Err(e) => println!("t.view(&[12]) fails, as in PyTorch:\n  {e}"),
     }
     let r = t.reshape(&[12])?;
-    println!("t.reshape(12) copies instead:\n{r}");
-    println!("shares a's storage? {}", r.is_alias_of(&a));
+    println!("t.reshape(&[12])? copies instead:\n{r}");
+    println!("r.is_alias_of(&a) = {}", r.is_alias_of(&a));
     let r2 = t.reshape(&[2, 2, 3])?;
     println!(
-        "but t.reshape(2, 2, 3) only splits a dim, so it stays a view (computeStride found strides {:?}): shares storage? {}",
+        "but t.reshape(&[2, 2, 3])? only splits a dim, so it stays a view (computeStride found strides {:?}): is_alias_of(&a) = {}",
         r2.strides(),
         r2.is_alias_of(&a)
     );
@@ -89,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let five = a.view(&[1, 2, 1, 3, 2])?;
     let six = a.view(&[1, 2, 1, 3, 2, 1])?;
     println!(
-        "5-d view: inline = {}; 6-d view: inline = {} (one extra heap block of 6*16 bytes)",
+        "a.view(&[1, 2, 1, 3, 2])?: inline = {}; a.view(&[1, 2, 1, 3, 2, 1])?: inline = {} (one extra heap block of 6*16 bytes)",
         five.impl_ref().sizes_and_strides().is_inline(),
         six.impl_ref().sizes_and_strides().is_inline()
     );
@@ -102,18 +108,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     heading("6. Autograd metadata is allocated only when asked for");
     let mut w = Tensor::zeros(&[2, 2], ScalarType::Float)?;
     println!(
-        "w = zeros(2, 2): requires_grad = {}, autograd metadata allocated: {}",
+        "let mut w = Tensor::zeros(&[2, 2], ScalarType::Float)?: w.requires_grad() = {}, w.has_autograd_meta() = {}",
         w.requires_grad(),
         w.has_autograd_meta()
     );
     w.set_requires_grad(false)?;
     println!(
-        "after requires_grad_(False): metadata allocated: {}",
+        "after w.set_requires_grad(false)?: w.has_autograd_meta() = {}",
         w.has_autograd_meta()
     );
     w.set_requires_grad(true)?;
     println!(
-        "after requires_grad_(True):  metadata allocated: {}",
+        "after w.set_requires_grad(true)?:  w.has_autograd_meta() = {}   (Python: w.requires_grad_(True))",
         w.has_autograd_meta()
     );
 
@@ -121,7 +127,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let row = Tensor::arange(0, 3, 1, ScalarType::Float)?;
     let e = row.expand(&[2, 3])?;
     println!(
-        "row.expand(2, 3) has strides {:?}: both rows read the same storage cells\n{e}",
+        "row.expand(&[2, 3])? has strides {:?}: both rows read the same storage cells\n{e}",
         e.strides()
     );
     if explain {
@@ -130,21 +136,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     heading("8. Errors say what PyTorch says");
     for (what, r) in [
-        ("a.view(5, 5)", a.view(&[5, 5]).map(drop)),
+        ("a.view(&[5, 5])", a.view(&[5, 5]).map(drop)),
         ("a.select(0, 12)", a.select(0, 12).map(drop)),
         ("b.transpose(0, 2)", b.transpose(0, 2).map(drop)),
         (
-            "Tensor::empty(&[2, -3])",
+            "Tensor::empty(&[2, -3], ..)",
             Tensor::empty(&[2, -3], ScalarType::Float).map(drop),
         ),
     ] {
         if let Err(e) = r {
-            println!("{what:>26}: {e}");
+            println!("{what:>30}: {e}");
         }
     }
     match "cuda:01".parse::<Device>() {
         Ok(d) => println!("unexpected: parsed {d}"),
-        Err(e) => println!("{:>26}: {e}", "\"cuda:01\".parse::<Device>()"),
+        Err(e) => println!("{:>30}: {e}", "\"cuda:01\".parse::<Device>()"),
     }
 
     allocator_half()?;
@@ -159,7 +165,7 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
     let x = Tensor::zeros(&[256, 256], ScalarType::Float)?;
     let served_by = x.storage().allocator().map(|a| a.name().to_string());
     println!(
-        "registry[cpu] = {}; x = zeros(256, 256) was served by {}",
+        "get_allocator(DeviceType::Cpu)?.name() = {}; Tensor::zeros(&[256, 256], ..) was served by {}",
         cpu.name(),
         served_by.as_deref().unwrap_or("(no allocator)")
     );
@@ -172,7 +178,7 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
             st.allocations
         ),
         None => println!(
-            "{} keeps no statistics by default (switch them on with CpuAllocator::builder().track_stats(true)); step 13's allocator does",
+            "{} keeps no statistics by default (switch them on with CpuAllocator::builder().track_stats(true)); step 13's allocator does so",
             cpu.name()
         ),
     }
@@ -181,7 +187,7 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
     let img = Tensor::arange(0, 2 * 3 * 4 * 5, 1, ScalarType::Float)?.view(&[2, 3, 4, 5])?;
     let nhwc = img.contiguous_in(MemoryFormat::ChannelsLast)?;
     println!(
-        "img: strides {:?}, channels_last? {}\nimg.contiguous(memory_format=channels_last): strides {:?}, channels_last? {}, same values? {}",
+        "img: strides {:?}, is_contiguous_in(MemoryFormat::ChannelsLast) = {}\nimg.contiguous_in(MemoryFormat::ChannelsLast)?: strides {:?}, is_contiguous_in(MemoryFormat::ChannelsLast) = {}, same values? {}",
         img.strides(),
         img.is_contiguous_in(MemoryFormat::ChannelsLast),
         nhwc.strides(),
@@ -196,7 +202,7 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
     let back = unsafe { from_dlpack(capsule)? };
     back.set::<i32>(&[1, 2], 42)?;
     println!(
-        "back = from_dlpack(to_dlpack(src)): sizes {:?}, strides {:?}; wrote back[1, 2] = 42, src[1, 2] = {} (no copy)",
+        "let back = unsafe {{ from_dlpack(to_dlpack(&src)?)? }}: sizes {:?}, strides {:?}; back.set::<i32>(&[1, 2], 42)?, then src.get::<i32>(&[1, 2])? = {} (no copy)",
         back.sizes(),
         back.strides(),
         src.get::<i32>(&[1, 2])?
@@ -204,12 +210,14 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
     let mut grow = src.clone();
     match grow.resize_(&[100], MemoryFormat::Contiguous) {
         Ok(()) => println!("unexpected: the exported storage was reallocated"),
-        Err(e) => println!("while exported, src.resize_(100) is refused: {e}"),
+        Err(e) => {
+            println!("while exported, resize_(&[100], MemoryFormat::Contiguous) is refused: {e}")
+        }
     }
     drop(back);
     grow.resize_(&[100], MemoryFormat::Contiguous)?;
     println!(
-        "after the consumer released it, resize_(100) works: {:?}",
+        "after the consumer released it (drop(back)), resize_ works: sizes {:?}",
         grow.sizes()
     );
 
@@ -220,20 +228,20 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
     let p1 = cache.malloc(300, s)?;
     let p2 = cache.malloc(1000, s)?;
     println!(
-        "malloc(300), malloc(1000): one 2 MiB segment from cudaMalloc, split into blocks of 512 and 1024 bytes ({} cudaMalloc call)",
-        cache.device().counters().malloc_calls
+        "cache.malloc(300, s)?, cache.malloc(1000, s)?: one 2 MiB segment from the device, split into blocks of 512 and 1024 bytes ({})",
+        calls(cache.device().counters().malloc_calls, "cudaMalloc")
     );
     // SAFETY: nothing uses p1 any more.
     unsafe { cache.free(p1)? };
     let p3 = cache.malloc(400, s)?;
     println!(
-        "free the first, malloc(400): reused from the cache ({} cudaMalloc calls so far, same address: {})",
-        cache.device().counters().malloc_calls,
+        "unsafe {{ cache.free(p1)? }}, then cache.malloc(400, s)?: reused from the cache ({} so far, same address: {})",
+        calls(cache.device().counters().malloc_calls, "cudaMalloc"),
         p3 == p1
     );
     let stats = cache.stats().to_flat_map();
     println!(
-        "stats: allocated_bytes.all.current = {}, reserved_bytes.all.current = {}, segment.all.current = {}",
+        "cache.stats().to_flat_map(): allocated_bytes.all.current = {}, reserved_bytes.all.current = {}, segment.all.current = {}",
         stats["allocated_bytes.all.current"],
         stats["reserved_bytes.all.current"],
         stats["segment.all.current"]
@@ -245,7 +253,7 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
             .map(|b| format!("{} {:?}", b.size, b.state))
             .collect();
         println!(
-            "snapshot: segment of {} bytes at {:#x}: [{}]",
+            "cache.snapshot(): segment of {} bytes at {:#x}: [{}]",
             seg.total_size,
             seg.address,
             blocks.join(", ")
@@ -258,39 +266,50 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
     }
     cache.empty_cache()?;
     println!(
-        "after freeing everything and empty_cache(): {} cudaFree call(s), reserved = {}",
-        cache.device().counters().free_calls,
+        "after freeing everything and cache.empty_cache()?: {}, reserved = {}",
+        calls(cache.device().counters().free_calls, "cudaFree"),
         cache.stats().to_flat_map()["reserved_bytes.all.current"]
     );
 
     heading("13. Your own allocator, registered for a scope");
-    static MINE: std::sync::LazyLock<custom_allocator::CachingCpuAllocator> =
-        std::sync::LazyLock::new(custom_allocator::CachingCpuAllocator::new);
-    let mine: &'static custom_allocator::CachingCpuAllocator = &MINE;
+    // Any `&'static dyn Allocator` can be registered: here a CPU allocator
+    // configured to keep statistics (docs/custom-allocator.md shows how to
+    // write one from scratch).
+    static MINE: std::sync::LazyLock<CpuAllocator> =
+        std::sync::LazyLock::new(|| CpuAllocator::builder().track_stats(true).build());
+    let mine: &'static CpuAllocator = &MINE;
+    let is_mine = |t: &Tensor| {
+        t.storage().allocator().is_some_and(|a| {
+            std::ptr::addr_eq(a as *const dyn Allocator, mine as *const CpuAllocator)
+        })
+    };
     {
         let _scope = set_allocator_scoped(DeviceType::Cpu, mine, 10)?;
+        println!("let _scope = set_allocator_scoped(DeviceType::Cpu, mine, 10)?;");
         let t = Tensor::zeros(&[1024], ScalarType::Float)?;
+        let u = Tensor::zeros(&[256], ScalarType::Float)?;
         println!(
-            "inside the scope, zeros(1024) comes from {}",
-            t.storage().allocator().map(|a| a.name()).unwrap_or("?")
-        );
-        drop(t);
-        let _u = Tensor::zeros(&[1024], ScalarType::Float)?;
-        println!(
-            "free it and allocate the same size again: cache hits {}, misses {}",
-            mine.cache_hits(),
-            mine.cache_misses()
+            "inside the scope, Tensor::zeros(&[1024], ..) comes from mine? {}",
+            is_mine(&t)
         );
         if let Some(st) = mine.stats() {
             println!(
-                "its stats: {} bytes live, peak {} bytes, {} allocations",
+                "mine.stats() with zeros(1024) and zeros(256) alive: {} bytes live, peak {} bytes, {} allocations",
                 st.current_bytes, st.peak_bytes, st.allocations
+            );
+        }
+        drop((t, u));
+        if let Some(st) = mine.stats() {
+            println!(
+                "after dropping both: {} bytes live, peak {} bytes",
+                st.current_bytes, st.peak_bytes
             );
         }
     }
     let after = Tensor::zeros(&[4], ScalarType::Float)?;
     println!(
-        "after the scope, new tensors come from {} again",
+        "after the scope guard is dropped, new tensors come from mine? {} (from {})",
+        is_mine(&after),
         after.storage().allocator().map(|a| a.name()).unwrap_or("?")
     );
     Ok(())
@@ -310,25 +329,43 @@ fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
         env.create_symbol(8, "x.size(2)")?,
     ];
     let x = Tensor::empty_symint(&sizes, TensorOptions::new().device(Device::META))?;
-    show_sym("x (example sizes 4, 6, 8)", &x);
+    show_sym(
+        "let x = Tensor::empty_symint(&[s0, s1, s2], meta)?  (example sizes 4, 6, 8)",
+        &x,
+    );
+    // Each op prints the guards it recorded (Python: ShapeEnv.guards).
+    let mut seen = env.guards().len();
     let y = sym_view_op(&x, |g| g.view(&[SymInt::from(-1), SymInt::from(8)]))?;
-    show_sym("y = x.view(-1, 8)", &y);
+    show_sym("let y = sym_view_op(&x, |g| g.view(&[-1, 8]))?", &y);
+    seen = new_guards(&env, seen);
     let z = sym_view_op(&y, |g| g.narrow(0, 1, &SymInt::from(3)))?;
-    show_sym("z = y.narrow(0, 1, 3)", &z);
+    show_sym("let z = sym_view_op(&y, |g| g.narrow(0, 1, 3))?", &z);
+    seen = new_guards(&env, seen);
     let w = sym_view_op(&z, |g| g.transpose(0, 1))?;
-    show_sym("w = z.t()", &w);
+    show_sym("let w = sym_view_op(&z, |g| g.transpose(0, 1))?", &w);
+    seen = new_guards(&env, seen);
     let r = sym_reshape(&w, &[SymInt::from(-1)])?;
-    show_sym("r = w.reshape(-1)  (a copy: not viewable)", &r);
-    println!("\nGuards (the trace is valid exactly where all hold):");
-    for g in env.produce_guards() {
+    show_sym(
+        "let r = sym_reshape(&w, &[-1])?  (a copy: not viewable)",
+        &r,
+    );
+    new_guards(&env, seen);
+    // `produce_guards` is those guards (named by their sources) plus one
+    // range guard per symbol, listed first: print only the range guards.
+    let recorded = env.guards().len();
+    let all = env.produce_guards();
+    println!(
+        "\nenv.produce_guards() adds one range guard per symbol to these {recorded} (sizes 0 and 1\nare specialised, as in PyTorch); the trace is valid exactly where all of them hold:"
+    );
+    for g in all.iter().take(all.len().saturating_sub(recorded)) {
         println!("    {g}");
     }
     for vals in [[5, 7, 8], [4, 6, 16], [1, 6, 8], [3, 3, 3]] {
         let ok = env.evaluate_guards(&|s| vals.get(s as usize).copied())?;
-        println!("valid for sizes {vals:?}? {ok}");
+        println!("env.evaluate_guards(sizes {vals:?}) = {ok}");
     }
     if let Err(e) = x.checked_sizes() {
-        println!("\nx.checked_sizes(): {e}");
+        println!("\nx.checked_sizes() fails: {e}");
     }
     Ok(())
 }
@@ -347,6 +384,23 @@ fn show_sym(name: &str, t: &Tensor) {
         t.sym_storage_offset(),
         t.sym_numel()
     );
+}
+
+/// Prints the guards `env` recorded since the first `seen`; returns the new count.
+fn new_guards(env: &torchcore::core::sym::ShapeEnv, seen: usize) -> usize {
+    let all = env.guards();
+    if all.len() == seen {
+        println!("    records no guard");
+    }
+    for g in all.iter().skip(seen) {
+        println!("    records guard: {g}");
+    }
+    all.len()
+}
+
+/// "1 cudaMalloc call", "2 cudaMalloc calls".
+fn calls(n: u64, what: &str) -> String {
+    format!("{n} {what} call{}", if n == 1 { "" } else { "s" })
 }
 
 fn heading(title: &str) {

@@ -8,6 +8,9 @@
 //! cargo run --release -p torchcore --example transpose_vs_memcpy
 //! ```
 //!
+//! `-- --quick` runs one 256x256 matrix once: a smoke test (`cargo xtask
+//! examples` runs it so in debug mode), not a measurement.
+//!
 //! Two sources: a `Vec` handed over with `Tensor::from_vec` (the global
 //! allocator's pages) and a tensor torchcore allocated itself (alloc-cpu
 //! advises huge pages for large blocks), since the transpose's source side
@@ -36,7 +39,13 @@ fn best(v: &[f64]) -> f64 {
 
 fn main() -> Result<(), TensorError> {
     set_copy_threads(1);
-    for side in [4096usize, 2048, 1024] {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (sides, runs): (&[usize], usize) = if quick {
+        (&[256], 1)
+    } else {
+        (&[4096, 2048, 1024], 15)
+    };
+    for &side in sides {
         let n = side * side;
         let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let from_vec = Tensor::from_vec(data.clone(), &[side as i64, side as i64])?;
@@ -45,7 +54,7 @@ fn main() -> Result<(), TensorError> {
         let (tv, to) = (from_vec.transpose(0, 1)?, own.transpose(0, 1)?);
         let mut dst = vec![0f32; n];
         let (mut m, mut a, mut b) = (vec![], vec![], vec![]);
-        for _ in 0..15 {
+        for _ in 0..runs {
             let t0 = cpu_ms();
             black_box(&mut dst[..]).copy_from_slice(black_box(&data));
             black_box(&dst);

@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use c10_storage::{
-    default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType,
+    AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType, StatsCounter,
 };
 use parking_lot::Mutex;
 
@@ -63,12 +63,8 @@ struct Cache {
     free: [Mutex<Vec<FreeBlock>>; CLASSES],
     hits: AtomicU64,
     misses: AtomicU64,
-    live_bytes: AtomicU64,
-    peak_bytes: AtomicU64,
-    allocated: AtomicU64,
-    freed: AtomicU64,
-    allocations: AtomicU64,
-    frees: AtomicU64,
+    /// Bytes live, peak, totals: c10-storage's reusable counter.
+    stats: StatsCounter,
 }
 
 impl Drop for Cache {
@@ -104,12 +100,7 @@ impl CachingCpuAllocator {
                 free: std::array::from_fn(|_| Mutex::new(Vec::new())),
                 hits: AtomicU64::new(0),
                 misses: AtomicU64::new(0),
-                live_bytes: AtomicU64::new(0),
-                peak_bytes: AtomicU64::new(0),
-                allocated: AtomicU64::new(0),
-                freed: AtomicU64::new(0),
-                allocations: AtomicU64::new(0),
-                frees: AtomicU64::new(0),
+                stats: StatsCounter::new(),
             }),
         }
     }
@@ -164,10 +155,7 @@ unsafe fn give_back(ctx: *mut c_void) {
     // SAFETY: guaranteed by the caller; consumed exactly once.
     let ticket = unsafe { Box::from_raw(ctx.cast::<Ticket>()) };
     let c = &ticket.cache;
-    c.live_bytes
-        .fetch_sub(ticket.nbytes as u64, Ordering::Relaxed);
-    c.freed.fetch_add(ticket.nbytes as u64, Ordering::Relaxed);
-    c.frees.fetch_add(1, Ordering::Relaxed);
+    c.stats.record_free(ticket.nbytes);
     c.free[ticket.class].lock().push(FreeBlock(ticket.data));
 }
 
@@ -206,10 +194,7 @@ unsafe impl Allocator for CachingCpuAllocator {
                 p
             }
         };
-        let now = c.live_bytes.fetch_add(nbytes as u64, Ordering::Relaxed) + nbytes as u64;
-        c.peak_bytes.fetch_max(now, Ordering::Relaxed);
-        c.allocated.fetch_add(nbytes as u64, Ordering::Relaxed);
-        c.allocations.fetch_add(1, Ordering::Relaxed);
+        c.stats.record_alloc(nbytes);
         let ticket = Box::into_raw(Box::new(Ticket {
             data,
             class,
@@ -225,27 +210,14 @@ unsafe impl Allocator for CachingCpuAllocator {
         DeviceType::Cpu
     }
 
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
-        // SAFETY: forwarded to the caller.
-        unsafe { default_copy_data(dst, src, count) }
-    }
+    // `copy_data` is not written: the default `memcpy` serves CPU memory.
 
     fn stats(&self) -> Option<AllocatorStats> {
-        let c = &self.cache;
-        Some(AllocatorStats {
-            current_bytes: c.live_bytes.load(Ordering::Relaxed),
-            peak_bytes: c.peak_bytes.load(Ordering::Relaxed),
-            allocated_bytes: c.allocated.load(Ordering::Relaxed),
-            freed_bytes: c.freed.load(Ordering::Relaxed),
-            allocations: c.allocations.load(Ordering::Relaxed),
-            frees: c.frees.load(Ordering::Relaxed),
-        })
+        Some(self.cache.stats.snapshot())
     }
 
     fn reset_peak_stats(&self) {
-        let c = &self.cache;
-        c.peak_bytes
-            .store(c.live_bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.cache.stats.reset_peak();
     }
 
     fn name(&self) -> &str {

@@ -115,9 +115,8 @@ pub(super) fn render_machine(r: &Report<'_>, s: &mut String) {
         Some(t) => {
             let _ = writeln!(
                 s,
-                "* libtorch {} (pip wheel at `{}`), `at::set_num_threads(1)`",
-                t.version,
-                t.dir.display()
+                "* libtorch {} (pip wheel; `$TORCH` below is its install directory, `python -c \"import torch, os; print(os.path.dirname(torch.__file__))\"`), `at::set_num_threads(1)`",
+                t.version
             );
         }
         None => {
@@ -138,7 +137,14 @@ pub(super) fn render_machine(r: &Report<'_>, s: &mut String) {
             "cargo xtask bench --no-run   # report from results on disk"
         );
     }
+    // No machine paths in the docs (`cargo xtask ci` checks): the torch
+    // directory becomes `$TORCH`, the workspace root a relative path.
+    let root = format!("{}/", crate::root().display());
     for c in r.commands {
+        let mut c = c.replace(&root, "");
+        if let Some(t) = r.torch_info {
+            c = c.replace(&t.dir.display().to_string(), "$TORCH");
+        }
         let _ = writeln!(s, "{c}");
     }
     let _ = writeln!(s, "```\n");
