@@ -527,6 +527,10 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tens of thousands of dims: minutes when interpreted; printing is safe code"
+)]
 fn ten_thousand_size_one_dims_print_without_recursion() {
     const N: usize = 10_000;
     let (s, explained) = on_small_stack(|| {
@@ -579,6 +583,10 @@ fn deep_tensors_with_long_dims_keep_torch_layout() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tens of thousands of dims: minutes when interpreted; printing is safe code"
+)]
 fn deep_tensor_with_two_elements_prints_in_linear_time() {
     // 50,000 dims with one of size 2: the separator between the two items
     // has 49,999 newlines (as PyTorch's layout would); the walk must not
