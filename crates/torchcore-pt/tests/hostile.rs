@@ -480,6 +480,7 @@ fn zip_with_aliases(records: &[(&str, &[u8])], aliases: &[(String, usize)]) -> V
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "thousands of records: too slow under Miri")]
 fn overlapping_records_cannot_multiply_memory() {
     // 2000 storage keys whose records all alias one 64 KiB record: loading
     // them would read 125 MiB from a 200 KiB file.
