@@ -50,7 +50,7 @@ def test_torchcore_loads_what_torch_saved(tmp_path):
                 "u16": torch.arange(5).to(torch.uint16), "f8": torch.ones(3).to(torch.float8_e4m3fn)},
                buf)
     buf.seek(0)
-    back = torchcore.load(buf)
+    back = torchcore.load(buf, map_location=torch.device("cpu"))
     assert list(back["sd"].keys()) == ["weight", "bias"]
     assert back["sd"]._metadata[""]["version"] == 1
     assert back["sd"]["weight"].tolist() == lin.weight.tolist()
@@ -99,8 +99,15 @@ def test_map_location():
     buf.seek(0)
     assert torchcore.load(buf, map_location="cpu")["x"].tolist() == [1.0, 1.0]
     buf.seek(0)
+    assert torchcore.load(buf, map_location={"cuda:0": "cpu"})["x"].tolist() == [1.0, 1.0]
+    buf.seek(0)
+    assert torchcore.load(buf, map_location=torchcore.device("cpu"))["x"].tolist() == [1.0, 1.0]
+    buf.seek(0)
     with pytest.raises(NotImplementedError):
         torchcore.load(buf, map_location="cuda:0")
+    buf.seek(0)
+    with pytest.raises(NotImplementedError):
+        torchcore.load(buf, map_location=lambda storage, loc: storage)
 
 
 def test_pickle_and_copy_of_tensors():
