@@ -428,3 +428,89 @@ fn bad_byteorder_is_refused() {
     let e = err_of(P::new().raw(b"N").stop(), &[("byteorder", b"middle")]);
     assert!(e.contains("byteorder record holds \"middle\""), "{e}");
 }
+
+/// A ZIP written by hand: `records` stored, plus extra central-directory
+/// entries `(name, index of the record whose local header they point at)`.
+fn zip_with_aliases(records: &[(&str, &[u8])], aliases: &[(String, usize)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    let mut offsets = Vec::new();
+    let mut meta = Vec::new();
+    for (name, data) in records {
+        let crc = crc32fast::hash(data);
+        offsets.push(out.len() as u32);
+        meta.push((crc, data.len() as u32));
+        out.extend_from_slice(b"PK\x03\x04");
+        out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(data);
+    }
+    let entries: Vec<(String, usize)> = records
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.to_string(), i))
+        .chain(aliases.iter().cloned())
+        .collect();
+    for (name, i) in &entries {
+        let (crc, len) = meta[*i];
+        central.extend_from_slice(b"PK\x01\x02");
+        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        central.extend_from_slice(&crc.to_le_bytes());
+        central.extend_from_slice(&len.to_le_bytes());
+        central.extend_from_slice(&len.to_le_bytes());
+        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        central.extend_from_slice(&[0; 12]);
+        central.extend_from_slice(&offsets[*i].to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+    }
+    let cd_start = out.len() as u32;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(b"PK\x05\x06\0\0\0\0");
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    out.extend_from_slice(&cd_start.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "thousands of records: too slow under Miri")]
+fn overlapping_records_cannot_multiply_memory() {
+    // 2000 storage keys whose records all alias one 64 KiB record: loading
+    // them would read 125 MiB from a 200 KiB file.
+    let n = 2000;
+    let mut pkl = P::new().raw(b"(");
+    for k in 0..n {
+        pkl = pkl.tensor("ByteStorage", &k.to_string(), 65536, 0, &[1], &[1]);
+    }
+    let pkl = pkl.raw(b"l").stop();
+    let big = vec![7u8; 65536];
+    let aliases: Vec<(String, usize)> = (1..n).map(|k| (format!("archive/data/{k}"), 1)).collect();
+    let bytes = zip_with_aliases(
+        &[("archive/data.pkl", &pkl), ("archive/data/0", &big)],
+        &aliases,
+    );
+    let e = load_bytes(bytes).unwrap_err().to_string();
+    assert!(e.contains("overlapping records"), "{e}");
+    // One alias is fine memory-wise (each record is read and CRC-checked).
+    let pkl = P::new()
+        .raw(b"(")
+        .tensor("ByteStorage", "0", 65536, 0, &[1], &[1])
+        .tensor("ByteStorage", "1", 65536, 0, &[1], &[1])
+        .raw(b"l")
+        .stop();
+    let bytes = zip_with_aliases(
+        &[("archive/data.pkl", &pkl), ("archive/data/0", &big)],
+        &[("archive/data/1".to_string(), 1)],
+    );
+    match load_bytes(bytes) {
+        Ok(v) => assert_eq!(v.tensors().len(), 2),
+        Err(e) => assert!(e.to_string().contains("damaged checkpoint archive"), "{e}"),
+    }
+}

@@ -340,3 +340,34 @@ fn torchcore_reads_freshly_generated_torch_corpus() {
         assert_eq!(&common::describe(&v), expected, "{name}");
     }
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "memory maps files (foreign mmap calls)")]
+fn mmap_load_is_private_copy_on_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("n.pt");
+    let numbers = Tensor::arange(1, 10, 1, ScalarType::Long).unwrap();
+    let evens = numbers.as_strided(&[4], &[2], Some(1)).unwrap();
+    save(
+        &Value::List(vec![Value::Tensor(numbers), Value::Tensor(evens)]),
+        &path,
+    )
+    .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    // SAFETY: a private temporary file that nothing else writes.
+    let v = unsafe { torchcore_pt::load_mmap(&path, &Default::default()) }.unwrap();
+    let Value::List(items) = v else {
+        panic!("not a list")
+    };
+    let (n, e) = (items[0].as_tensor().unwrap(), items[1].as_tensor().unwrap());
+    assert!(n.storage().is_alias_of(e.storage()));
+    e.fill_(0i64).unwrap();
+    assert_eq!(n.to_vec::<i64>().unwrap(), [1, 0, 3, 0, 5, 0, 7, 0, 9]);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "writes reached the file"
+    );
+    // The mapping starts on the record: 64-byte aligned data.
+    assert_eq!(n.storage().data_addr().unwrap() % 64, 0);
+}

@@ -245,9 +245,22 @@ fn map_location_arg(m: Option<&Bound<'_, PyAny>>) -> PyResult<MapLocation> {
         d.get().d.to_string()
     } else if m.is_instance_of::<PyString>() {
         m.extract::<String>()?
+    } else if let Ok(d) = m.cast::<PyDict>() {
+        // {'cuda:0': 'cpu', ...}: every target must be the CPU.
+        for (_, v) in d.iter() {
+            if map_location_arg(Some(&v))? != MapLocation::Cpu {
+                return Err(PyNotImplementedError::new_err(
+                    "torchcore.load: map_location dicts may only map to 'cpu'",
+                ));
+            }
+        }
+        return Ok(MapLocation::Cpu);
+    } else if m.hasattr("type")? && m.hasattr("index")? {
+        // A torch.device (or another device-like object).
+        m.str()?.extract::<String>()?
     } else {
         return Err(PyNotImplementedError::new_err(
-            "torchcore.load: map_location must be None, 'cpu' or torchcore.device('cpu') (dicts and callables are not supported)",
+            "torchcore.load: map_location must be None, 'cpu', a cpu device or a dict mapping to 'cpu' (callables are not supported)",
         ));
     };
     if text == "cpu" {

@@ -106,12 +106,15 @@ pub fn describe(v: &Value) -> Json {
 /// The Python with torch to run differential tests with, or `None` (and a
 /// message) when there is none: CI has no torch.
 pub fn torch_python() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("TORCHCORE_TORCH_PYTHON").map(PathBuf::from),
-        Some(PathBuf::from("/work/torchvenv/bin/python")),
-        Some(PathBuf::from("python3")),
-    ];
-    for c in candidates.into_iter().flatten() {
+    // TORCHCORE_TORCH_PYTHON, when set, is the only candidate.
+    let candidates: Vec<PathBuf> = match std::env::var_os("TORCHCORE_TORCH_PYTHON") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => vec![
+            PathBuf::from("/work/torchvenv/bin/python"),
+            PathBuf::from("python3"),
+        ],
+    };
+    for c in candidates {
         let ok = std::process::Command::new(&c)
             .args(["-c", "import torch"])
             .output()
