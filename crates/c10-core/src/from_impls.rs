@@ -24,11 +24,15 @@
 use crate::scalar_type::Element;
 use crate::tensor::Tensor;
 
-/// Builds a CPU tensor from elements in row-major order; see
-/// `convert::build` for why the panic cannot fire.
+/// Builds a CPU tensor from elements in row-major order. The sizes always
+/// match the data (every caller derives them from it), so the only failure
+/// left is the registered CPU allocator refusing the block: out of memory,
+/// where `Vec`'s own `From<&[T]>` aborts too. `From` cannot return an
+/// error; callers that must handle allocation failure use the fallible
+/// `Tensor::from_vec` / `Tensor::from_slice`.
 #[allow(
     clippy::panic,
-    reason = "cannot fire: sizes match the data, and the CPU allocator is always present and CPU"
+    reason = "fires only if the CPU allocator fails (out of memory), as std's From<&[T]> for Vec would; From cannot return an error and the fallible constructors exist"
 )]
 fn build<T: Element>(v: Vec<T>, sizes: &[i64]) -> Tensor {
     match Tensor::from_vec(v, sizes) {
