@@ -471,7 +471,7 @@ unsafe fn delete_cpu_counted(ctx: *mut c_void) {
 /// * Failure is an [`AllocError::OutOfMemory`] with c10's message, never an
 ///   abort.
 ///
-/// The process-wide instance is [`default_cpu_allocator`](crate::default_cpu_allocator);
+/// The process-wide instance is [`builtin_cpu_allocator`](crate::builtin_cpu_allocator);
 /// build your own with [`CpuAllocator::builder`] and register it with
 /// [`c10_storage::set_allocator`] if it should serve all CPU storages.
 ///

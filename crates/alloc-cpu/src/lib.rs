@@ -147,7 +147,7 @@
 //!
 //! ## The default and the registry
 //!
-//! [`default_cpu_allocator`] is a process-wide zero-filling allocator
+//! [`builtin_cpu_allocator`] is a process-wide zero-filling allocator
 //! without statistics (c10's `GetDefaultCPUAllocator`). [`cpu_allocator`]
 //! makes sure it is installed as the CPU **default** with
 //! [`c10_storage::install_default_allocator`] and returns whatever the
@@ -230,26 +230,42 @@ pub use large_cache::{
 static DEFAULT_CPU_ALLOCATOR: CpuAllocator = CpuAllocator::new();
 static INSTALL_DEFAULT: Once = Once::new();
 
-/// The process-wide default CPU allocator (c10's
+/// The [`CpuAllocator`] this crate ships, as a process-wide static (c10's
 /// `GetDefaultCPUAllocator`): zero fill, statistics off (switch them on
 /// with [`CpuAllocator::set_track_stats`] if you need them).
 ///
-/// This is the default even when a user registered another CPU allocator;
-/// [`cpu_allocator`] is what storages should use.
+/// It is always this crate's allocator, even when a user registered another
+/// CPU allocator; [`cpu_allocator`] returns the one currently registered,
+/// which is what storages use. (Before 0.2 this function was called
+/// `default_cpu_allocator`, a name that read like "the allocator in use".)
 ///
 /// ```
-/// use alloc_cpu::{default_cpu_allocator, FillMode};
-/// assert_eq!(default_cpu_allocator().fill_mode(), FillMode::Zero);
-/// assert!(std::ptr::eq(default_cpu_allocator(), default_cpu_allocator()));
+/// use alloc_cpu::{builtin_cpu_allocator, FillMode};
+/// assert_eq!(builtin_cpu_allocator().fill_mode(), FillMode::Zero);
+/// assert!(std::ptr::eq(builtin_cpu_allocator(), builtin_cpu_allocator()));
 /// ```
-pub fn default_cpu_allocator() -> &'static CpuAllocator {
+pub fn builtin_cpu_allocator() -> &'static CpuAllocator {
     &DEFAULT_CPU_ALLOCATOR
+}
+
+/// The old name of [`builtin_cpu_allocator`].
+///
+/// ```
+/// #![allow(deprecated)]
+/// assert!(std::ptr::eq(alloc_cpu::default_cpu_allocator(), alloc_cpu::builtin_cpu_allocator()));
+/// ```
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `builtin_cpu_allocator`: it is this crate's allocator, not necessarily the one in use (`cpu_allocator`)"
+)]
+pub fn default_cpu_allocator() -> &'static CpuAllocator {
+    builtin_cpu_allocator()
 }
 
 /// The allocator for CPU storages (c10's `GetCPUAllocator`): whatever the
 /// registry holds for [`DeviceType::Cpu`].
 ///
-/// The first call installs [`default_cpu_allocator`] as the CPU default
+/// The first call installs [`builtin_cpu_allocator`] as the CPU default
 /// with [`c10_storage::install_default_allocator`], so it is what you get
 /// unless a user registered an allocator with [`c10_storage::set_allocator`]
 /// (at any priority, before or after that first call): a registration
@@ -274,7 +290,7 @@ pub fn cpu_allocator() -> &'static dyn Allocator {
     }
 }
 
-/// Installs [`default_cpu_allocator`] as the CPU default (once; later calls
+/// Installs [`builtin_cpu_allocator`] as the CPU default (once; later calls
 /// do nothing). [`cpu_allocator`] calls it, so you only need it to make
 /// `c10_storage::get_allocator(DeviceType::Cpu)` work before any call to
 /// [`cpu_allocator`].

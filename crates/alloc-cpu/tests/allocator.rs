@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use alloc_cpu::{
-    cpu_allocator, default_cpu_allocator, empty_storage, CpuAllocator, FillMode, ALIGNMENT,
+    builtin_cpu_allocator, cpu_allocator, empty_storage, CpuAllocator, FillMode, ALIGNMENT,
     JUNK_PATTERN,
 };
 use c10_storage::{AllocError, Allocator, AllocatorStats, Device, DeviceType, Storage};
@@ -74,8 +74,8 @@ fn default_allocator_is_aligned_and_registered() {
         let p = a.allocate(n).unwrap();
         assert_eq!(p.get() as usize % 64, 0);
     }
-    assert_eq!(default_cpu_allocator().fill_mode(), FillMode::Zero);
-    assert!(!default_cpu_allocator().tracks_stats());
+    assert_eq!(builtin_cpu_allocator().fill_mode(), FillMode::Zero);
+    assert!(!builtin_cpu_allocator().tracks_stats());
 }
 
 #[test]
@@ -404,12 +404,12 @@ fn raw_allocate_and_deallocate_round_trip() {
     unsafe { a.raw_deallocate(p) }.unwrap();
     assert_eq!(stats(&a).current_bytes, 0);
     // c10: the CPU DataPtr's deleter is the raw deleter (when uncounted).
-    let p = default_cpu_allocator().allocate(3).unwrap();
+    let p = builtin_cpu_allocator().allocate(3).unwrap();
     assert!(std::ptr::fn_addr_eq(
         p.deleter(),
-        default_cpu_allocator().raw_deleter().unwrap()
+        builtin_cpu_allocator().raw_deleter().unwrap()
     ));
-    assert!(default_cpu_allocator().is_simple_data_ptr(&p));
+    assert!(builtin_cpu_allocator().is_simple_data_ptr(&p));
 }
 
 fn oom_text(n: usize) -> String {

@@ -1,7 +1,7 @@
 //! The allocator conformance kit of `c10-storage` (feature "testing") run
 //! on this crate's allocators.
 
-use alloc_cpu::{default_cpu_allocator, CpuAllocator, FillMode, ALIGNMENT};
+use alloc_cpu::{builtin_cpu_allocator, CpuAllocator, FillMode, ALIGNMENT};
 use c10_storage::testing::{check_allocator, KitOptions};
 use c10_storage::Allocator;
 
@@ -28,7 +28,7 @@ fn default_allocator_conforms() {
     let report = check_allocator(alloc_cpu::cpu_allocator(), &shared);
     report.assert_ok();
     assert!(report.failures.is_empty() && report.passed.contains(&"alignment"));
-    let report = check_allocator(default_cpu_allocator(), &options());
+    let report = check_allocator(builtin_cpu_allocator(), &options());
     assert!(report.is_ok());
 }
 

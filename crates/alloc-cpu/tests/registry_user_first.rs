@@ -1,7 +1,7 @@
 //! A user allocator registered *before* the first `cpu_allocator()` call
 //! wins over the default. (One test per file: the registry is process-wide.)
 
-use alloc_cpu::{cpu_allocator, default_cpu_allocator, CpuAllocator, FillMode};
+use alloc_cpu::{builtin_cpu_allocator, cpu_allocator, CpuAllocator, FillMode};
 use c10_storage::{get_allocator, set_allocator, Allocator, DeviceType};
 
 static USER: CpuAllocator = CpuAllocator::with_fill(FillMode::Junk);
@@ -22,5 +22,5 @@ fn registration_before_first_use_wins() {
         &alloc_cpu::JUNK_PATTERN.to_ne_bytes()
     );
     // The default is still reachable directly.
-    assert_eq!(default_cpu_allocator().fill_mode(), FillMode::Zero);
+    assert_eq!(builtin_cpu_allocator().fill_mode(), FillMode::Zero);
 }

@@ -2,7 +2,7 @@
 //! default wins over it, at priority 0. (One test per file: the registry is
 //! process-wide.)
 
-use alloc_cpu::{cpu_allocator, default_cpu_allocator, CpuAllocator};
+use alloc_cpu::{builtin_cpu_allocator, cpu_allocator, CpuAllocator};
 use c10_storage::{allocator_priority, set_allocator, Allocator, DeviceType};
 
 static USER: CpuAllocator = CpuAllocator::new();
@@ -13,10 +13,10 @@ fn same(a: &dyn Allocator, b: &CpuAllocator) -> bool {
 
 #[test]
 fn registration_after_first_use_wins() {
-    assert!(same(cpu_allocator(), default_cpu_allocator()));
+    assert!(same(cpu_allocator(), builtin_cpu_allocator()));
     // The default is not a registration: no priority recorded.
     assert_eq!(allocator_priority(DeviceType::Cpu), None);
     assert!(set_allocator(DeviceType::Cpu, &USER, 0).unwrap());
     assert!(same(cpu_allocator(), &USER));
-    assert!(!same(cpu_allocator(), default_cpu_allocator()));
+    assert!(!same(cpu_allocator(), builtin_cpu_allocator()));
 }

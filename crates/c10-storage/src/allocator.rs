@@ -396,7 +396,7 @@ pub fn set_allocator(
 ///
 /// Priorities work as for [`set_allocator`]: if a registration with a
 /// higher priority is in place, this one does not take
-/// ([`ScopedAllocator::took`] is false) and the guard restores nothing. If
+/// ([`AllocatorGuard::took`] is false) and the guard restores nothing. If
 /// another registration replaces this one while the guard lives, dropping
 /// the guard leaves that newer registration in place. Drop nested guards in
 /// reverse order of creation (as scopes do).
@@ -427,14 +427,14 @@ pub fn set_allocator_scoped(
     device_type: DeviceType,
     allocator: &'static dyn Allocator,
     priority: u8,
-) -> Result<ScopedAllocator, AllocError> {
+) -> Result<AllocatorGuard, AllocError> {
     check_device_type(device_type, allocator)?;
     let _guard = WRITE_LOCK.lock();
     let s = slot(device_type);
     let prev = s.current.load(Ordering::Acquire);
     let prev_priority = s.priority.load(Ordering::Relaxed);
     if !prev.is_null() && priority < prev_priority {
-        return Ok(ScopedAllocator {
+        return Ok(AllocatorGuard {
             device_type,
             ours: None,
             prev: None,
@@ -453,7 +453,7 @@ pub fn set_allocator_scoped(
         // frees.
         Some(unsafe { &*prev })
     };
-    Ok(ScopedAllocator {
+    Ok(AllocatorGuard {
         device_type,
         ours: Some(ours),
         prev,
@@ -462,9 +462,10 @@ pub fn set_allocator_scoped(
 }
 
 /// The guard of [`set_allocator_scoped`]: dropping it ends the
-/// registration.
+/// registration. (Called `ScopedAllocator` before 0.2; that name is kept
+/// as a deprecated alias.)
 #[must_use = "the registration ends when the guard is dropped"]
-pub struct ScopedAllocator {
+pub struct AllocatorGuard {
     device_type: DeviceType,
     /// The slot value this guard stored (`None`: the registration did not
     /// take).
@@ -474,9 +475,16 @@ pub struct ScopedAllocator {
     prev_priority: u8,
 }
 
-impl std::fmt::Debug for ScopedAllocator {
+/// The old name of [`AllocatorGuard`].
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `AllocatorGuard`: it is a guard, not an allocator"
+)]
+pub type ScopedAllocator = AllocatorGuard;
+
+impl std::fmt::Debug for AllocatorGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScopedAllocator")
+        f.debug_struct("AllocatorGuard")
             .field("device_type", &self.device_type)
             .field("allocator", &self.ours.map(|a| a.name()))
             .field("restores", &self.prev.map(|a| a.name()))
@@ -485,7 +493,7 @@ impl std::fmt::Debug for ScopedAllocator {
     }
 }
 
-impl ScopedAllocator {
+impl AllocatorGuard {
     /// Whether the registration took (no registration of higher priority
     /// was in place).
     ///
@@ -511,7 +519,7 @@ impl ScopedAllocator {
     }
 }
 
-impl Drop for ScopedAllocator {
+impl Drop for AllocatorGuard {
     fn drop(&mut self) {
         let Some(ours) = self.ours else {
             return;

@@ -77,10 +77,12 @@ mod serde_impls;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
+#[allow(deprecated)]
+pub use allocator::ScopedAllocator;
 pub use allocator::{
     allocator_priority, default_copy_data, get_allocator, install_default_allocator,
-    register_allocator, set_allocator, set_allocator_scoped, AllocError, Allocator, AllocatorStats,
-    ScopedAllocator,
+    register_allocator, set_allocator, set_allocator_scoped, AllocError, Allocator, AllocatorGuard,
+    AllocatorStats,
 };
 pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
 pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};

@@ -87,7 +87,7 @@ fn _memory_record_history(
     let cfg = enabled.then(|| config(trace, stacks, stacks_on_free, max_entries));
     match device {
         "cpu" => {
-            let a = alloc_cpu::default_cpu_allocator();
+            let a = alloc_cpu::builtin_cpu_allocator();
             if clear_history {
                 a.record_memory_history(None);
             }
@@ -117,7 +117,7 @@ fn _memory_record_history(
 fn snapshot_value(device: &str) -> PyResult<Value> {
     match device {
         "cpu" => Ok(cpu_snapshot(
-            &alloc_cpu::default_cpu_allocator().memory_snapshot(),
+            &alloc_cpu::builtin_cpu_allocator().memory_snapshot(),
         )),
         "cuda" => {
             #[cfg(feature = "cuda")]

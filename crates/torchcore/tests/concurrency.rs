@@ -10,7 +10,7 @@
 use std::sync::mpsc;
 use std::sync::OnceLock;
 
-use alloc_cpu::{default_cpu_allocator, CpuAllocator, FillMode, JUNK_PATTERN};
+use alloc_cpu::{builtin_cpu_allocator, CpuAllocator, FillMode, JUNK_PATTERN};
 use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, CachingDeviceAllocator, FakeDevice};
 use c10_storage::{Allocator, Storage};
 use custom_allocator::CachingCpuAllocator;
@@ -126,7 +126,7 @@ fn every_allocator_at_once() {
     });
     let custom: &'static CachingCpuAllocator = CUSTOM.get_or_init(CachingCpuAllocator::new);
     let allocators: [&'static dyn Allocator; 5] =
-        [default_cpu_allocator(), &TRACKING, &JUNK, cuda, custom];
+        [builtin_cpu_allocator(), &TRACKING, &JUNK, cuda, custom];
     let tracking_before = TRACKING.stats().expect("stats").current_bytes;
 
     let (tx, rx) = mpsc::channel::<(Storage, u8)>();
