@@ -30,6 +30,14 @@ CASES = [
     ("m[3, 1:5]", "m[3, 1:5]", "m[3, 1:5]"),
     ("empty(3, 4)", "mod.empty(3, 4)", "np.empty((3, 4), dtype=np.float32)"),
     ("s.clone()", "s.clone()", "s.copy()"),
+    ("m.reshape(8, 6)", "m.reshape(8, 6)", "m.reshape(8, 6)"),
+    ("big.clone() (1 MiB)", "big.clone()", "big.copy()"),
+    ("l.tolist() (1,000 f32)", "l.tolist()", "l.tolist()"),
+    ("tensor(py_list) (1,000 floats)", "mod.tensor(py_list)", "np.array(py_list, dtype=np.float32)"),
+    ("x0.item()", "x0.item()", "x0.item()"),
+    ("from_numpy(n)", "mod.from_numpy(n)", "np.asarray(n)"),
+    ("l.numpy()", "l.numpy()", "np.asarray(l)"),
+    ("np.asarray(l)", "np.asarray(l)", "np.asarray(l)"),
 ]
 
 
@@ -40,6 +48,11 @@ def setup(mod):
         "a": mod.arange(12, dtype=mod.float32) if mod is not np else np.arange(12, dtype=np.float32),
         "m": (mod.arange(48, dtype=mod.float32) if mod is not np else np.arange(48, dtype=np.float32)).reshape(6, 8),
         "s": (mod.arange(12, dtype=mod.float32) if mod is not np else np.arange(12, dtype=np.float32)).reshape(3, 4),
+        "big": mod.zeros(262144, dtype=mod.float32) if mod is not np else np.zeros(262144, dtype=np.float32),
+        "l": mod.arange(1000, dtype=mod.float32) if mod is not np else np.arange(1000, dtype=np.float32),
+        "py_list": [float(i) for i in range(1000)],
+        "x0": mod.tensor(3.5) if mod is not np else np.float32(3.5),
+        "n": np.arange(12, dtype=np.float32) if np is not None else None,
     }
 
 
