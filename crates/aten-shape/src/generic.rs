@@ -233,6 +233,14 @@ pub fn sym_view_op(
 /// ```
 pub fn sym_reshape(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
     let (g, copied) = Geometry::of(t).reshape(shape)?;
+    view_or_copy(t, g, copied)
+}
+
+/// The result of a reshaping rule that may copy: a view of `t` with
+/// geometry `g`, or (`copied`) a new tensor with `g`'s contiguous layout
+/// on `t`'s (fake) device, as ATen's `_unsafe_view(clone(Contiguous),
+/// shape)` gives.
+pub(crate) fn view_or_copy(t: &Tensor, g: Geometry<SymInt>, copied: bool) -> Result<Tensor> {
     if !copied {
         return g.view_of(t);
     }

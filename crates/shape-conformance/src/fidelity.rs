@@ -367,7 +367,8 @@ fn apply(
             "zero_" => x.zero_(),
             "setitem" => {
                 let v = scalar(a, "value")?;
-                x.index(&ints(a, "index")?).and_then(|view| view.fill_(v))
+                x.index_ints(&ints(a, "index")?)
+                    .and_then(|view| view.fill_(v))
             }
             "copy_" => copy::copy_(&x, &src("src")?),
             // PyTorch's `memory_format=None` when the case names none.
@@ -424,7 +425,7 @@ fn apply(
         "view" => x.view(&ints(a, "size")?),
         "view_dtype" => x.view_dtype(dtype(a.get("dtype").unwrap_or(&Value::Null))?),
         "select" => x.select(int(a, "dim")?, int(a, "index")?),
-        "getitem" => x.index(&ints(a, "index")?),
+        "getitem" => x.index_ints(&ints(a, "index")?),
         "slice" => x.slice(
             0,
             Some(int(a, "start")?),

@@ -247,7 +247,7 @@ fn run_symbolic(g: Geometry<SymInt>, chain: &[Value]) -> Result<Out<SymInt>, Str
             }
             "narrow" => {
                 let len = arg_int(step.get("length").ok_or("length")?, &g.sizes)?;
-                g.narrow(i(step, "dim")?, i(step, "start")?, &len)
+                g.narrow(i(step, "dim")?, &SymInt::from(i(step, "start")?), &len)
             }
             "slice" => {
                 let (s, e) = (
@@ -256,7 +256,7 @@ fn run_symbolic(g: Geometry<SymInt>, chain: &[Value]) -> Result<Out<SymInt>, Str
                 );
                 g.slice(i(step, "dim")?, s.as_ref(), e.as_ref(), i(step, "step")?)
             }
-            "select" => g.select(i(step, "dim")?, i(step, "index")?),
+            "select" => g.select(i(step, "dim")?, &SymInt::from(i(step, "index")?)),
             "expand" => g.expand(&arg_list(step.get("sizes"), &g.sizes)?),
             "squeeze" => g.squeeze(),
             "squeeze_dim" => g.squeeze_dim(i(step, "dim")?),

@@ -27,6 +27,18 @@ use super::prelude::*;
 /// ```
 pub fn as_strided_(
     t: &mut Tensor,
+    sizes: impl IntoShape,
+    strides: impl IntoShape,
+    storage_offset: Option<i64>,
+) -> Result<()> {
+    let sizes = concrete_list(sizes.into_shape()?, "as_strided_")?;
+    let strides = concrete_list(strides.into_shape()?, "as_strided_")?;
+    as_strided_ints(t, sizes.as_ref(), strides.as_ref(), storage_offset)
+}
+
+/// [`as_strided_`] with concrete arguments.
+fn as_strided_ints(
+    t: &mut Tensor,
     sizes: &[i64],
     strides: &[i64],
     storage_offset: Option<i64>,

@@ -215,6 +215,9 @@ pub(crate) fn unfold_fill<T: ShapeInt>(
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.diagonal(offset, dim1, dim2));
+    }
     let (sizes, strides) = (t.sizes(), t.strides());
     let plan = diagonal_plan(sizes, strides, &t.storage_offset(), offset, dim1, dim2)?;
     // At least two dims (`dim1` and `dim2` differ).
@@ -235,6 +238,9 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.unfold(dimension, size, step));
+    }
     let (sizes, strides) = (t.sizes(), t.strides());
     let plan = unfold_plan(sizes, strides, dimension, size, step)?;
     let m = sizes.len() + 1;

@@ -40,12 +40,13 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        alias, geometry_of, install, install_edit, install_rearranged, make_view,
-        make_view_in_place, wrap, DimSet,
+        alias, concrete_list, geometry_of, install, install_edit, install_rearranged, make_view,
+        make_view_in_place, sym_op, sym_ops, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
     pub(crate) use c10_core::geometry::{check_same_rank, fmt_list, wrap_dim};
+    pub(crate) use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape};
     pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
     pub(crate) use c10_core::{
         DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor,
@@ -53,7 +54,9 @@ pub(crate) mod prelude {
     };
 }
 
+use crate::generic::Geometry;
 use c10_core::geometry::wrap_dim;
+use c10_core::sym::SymInt;
 use c10_core::{Result, SizesAndStrides, Tensor, TensorError, TensorImpl};
 
 /// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
@@ -67,6 +70,46 @@ pub(crate) fn wrap(dim: i64, ndim: usize) -> Result<usize> {
         Ok((dim + n) as usize)
     } else {
         wrap_dim(dim, n, true)
+    }
+}
+
+/// The symbolic face of a view op: `op` on the geometry of `t` (its
+/// `SymInt` sizes, strides and offset), installed as a view of `t`. Every
+/// op calls it when `t` has symbolic sizes or an argument is symbolic;
+/// kept out of line so the concrete path pays one flag test.
+#[cold]
+#[inline(never)]
+pub(crate) fn sym_op(
+    t: &Tensor,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<Tensor> {
+    crate::generic::sym_view_op(t, op)
+}
+
+/// [`sym_op`] for the list-returning ops (`split`, `chunk`, `unbind`, ...).
+#[cold]
+#[inline(never)]
+pub(crate) fn sym_ops(
+    t: &Tensor,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Vec<Geometry<SymInt>>>,
+) -> Result<Vec<Tensor>> {
+    op(&Geometry::of(t))?.iter().map(|g| g.view_of(t)).collect()
+}
+
+/// The concrete values of a list argument of an op that has no symbolic
+/// face (the in-place ops that swap geometry or storage): symbolic values
+/// are refused with c10's error for reading a symbolic int as an int.
+#[inline]
+pub(crate) fn concrete_list<I: AsRef<[i64]>>(
+    shape: c10_core::shape_arg::Shape<I>,
+    op: &str,
+) -> Result<I> {
+    match shape {
+        c10_core::shape_arg::Shape::Ints(v) => Ok(v),
+        c10_core::shape_arg::Shape::Sym(v) => Err(TensorError::runtime(format!(
+            "{op}(): symbolic sizes {} are not supported by this in-place op",
+            c10_core::sym::fmt_list(&v)
+        ))),
     }
 }
 
@@ -212,6 +255,9 @@ pub(crate) fn make_view_in_place(
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn alias(t: &Tensor) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| Ok(g.clone()));
+    }
     // SAFETY: the edit changes nothing.
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }

@@ -186,6 +186,9 @@ pub(crate) fn squeeze_dims_geometry(
 /// ```
 #[inline]
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.squeeze());
+    }
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
@@ -207,6 +210,9 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.squeeze_dim(dim));
+    }
     let Some(d) = squeeze_dim_index(t.sizes(), dim)? else {
         // Nothing removed: PyTorch returns an alias.
         return alias(t);
@@ -228,6 +234,9 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.squeeze_dims(dims));
+    }
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
@@ -249,6 +258,9 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.unsqueeze(dim));
+    }
     let (d, new_stride, wrapped) = unsqueeze_rule(t.sizes(), t.strides(), dim)?;
     if !wrapped {
         // SAFETY: the edit inserts one dim of size 1.

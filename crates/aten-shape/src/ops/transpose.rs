@@ -163,6 +163,9 @@ fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.transpose(dim0, dim1));
+    }
     let (a, b) = transpose_dims(t.dim(), dim0, dim1)?;
     if a == b {
         return alias(t);
@@ -256,6 +259,10 @@ pub fn mt(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        let reversed: DimVec = (0..t.dim() as i64).rev().collect();
+        return sym_op(t, |g| g.permute(&reversed));
+    }
     let mut sizes = DimVec::from_slice(t.sizes());
     let mut strides = DimVec::from_slice(t.strides());
     sizes.reverse();
@@ -275,6 +282,9 @@ pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.permute(dims));
+    }
     check_permute(dims, t.dim())?;
     let (sizes, strides) = (t.sizes(), t.strides());
     // SAFETY: `dims` names each of the dims exactly once (checked just
@@ -300,6 +310,9 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_op(t, |g| g.movedim_dims(source, destination));
+    }
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
