@@ -93,8 +93,8 @@ macro_rules! view_ops_table {
 
         #[allow(deprecated)]
         impl ViewOps for Tensor {
-            $( fn $name(&self $(, $arg: $ty)*) -> $ret { $name(self $(, $arg)*) } )*
-            $( fn $mname(&mut self $(, $marg: $mty)*) -> $mret { $mname(self $(, $marg)*) } )*
+            $( #[inline] fn $name(&self $(, $arg: $ty)*) -> $ret { $name(self $(, $arg)*) } )*
+            $( #[inline] fn $mname(&mut self $(, $marg: $mty)*) -> $mret { $mname(self $(, $marg)*) } )*
         }
     };
 }

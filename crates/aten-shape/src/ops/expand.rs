@@ -182,8 +182,9 @@ fn legacy_type_name(t: &Tensor) -> String {
 #[inline]
 pub fn expand(t: &Tensor, size: impl IntoShape) -> Result<Tensor> {
     match size.into_shape()? {
-        Shape::Ints(s) if !t.has_symbolic_sizes_strides() => expand_ints(t, s.as_ref()),
-        s => expand_sym(t, &s.to_sym_ints()),
+        Shape::Ints(s) => expand_ints(t, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || expand_sym(t, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => expand_sym(t, &s),
     }
 }
 

@@ -41,7 +41,7 @@ pub(crate) mod transpose;
 pub(crate) mod prelude {
     pub(crate) use super::{
         alias, concrete_list, geometry_of, install, install_edit, install_rearranged, make_view,
-        make_view_in_place, sym_op, sym_ops, wrap, DimSet,
+        make_view_in_place, on_symbolic, retry_symbolic, sym_ints, sym_op, sym_ops, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
@@ -84,6 +84,44 @@ pub(crate) fn sym_op(
     op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
 ) -> Result<Tensor> {
     crate::generic::sym_view_op(t, op)
+}
+
+/// The symbolic face of a view op, run after its concrete face failed:
+/// when `t` has symbolic sizes (the concrete face then fails in the view
+/// constructor, which refuses symbolic tensors before building anything),
+/// [`sym_op`]`(t, op)`; otherwise the concrete error `e`. This keeps the
+/// concrete path free of any test: the dispatch costs nothing until an
+/// op fails.
+#[cold]
+#[inline(never)]
+pub(crate) fn retry_symbolic(
+    t: &Tensor,
+    e: TensorError,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<Tensor> {
+    on_symbolic(t, e, || crate::generic::sym_view_op(t, op))
+}
+
+/// [`retry_symbolic`] for symbolic faces that are not one geometry rule
+/// (`reshape`, which may copy; ops with symbolic arguments): `f()` when
+/// `t` has symbolic sizes, else the concrete error `e`.
+#[cold]
+#[inline(never)]
+pub(crate) fn on_symbolic<R>(
+    t: &Tensor,
+    e: TensorError,
+    f: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    if t.has_symbolic_sizes_strides() {
+        f()
+    } else {
+        Err(e)
+    }
+}
+
+/// Concrete values as `SymInt`s (for a symbolic face called with them).
+pub(crate) fn sym_ints(v: &[i64]) -> Vec<SymInt> {
+    v.iter().map(|&x| SymInt::Int(x)).collect()
 }
 
 /// [`sym_op`] for the list-returning ops (`split`, `chunk`, `unbind`, ...).
@@ -254,10 +292,14 @@ pub(crate) fn make_view_in_place(
 /// assert!(al.is_alias_of(&a) && !al.is_same(&a));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn alias(t: &Tensor) -> Result<Tensor> {
-    if t.has_symbolic_sizes_strides() {
-        return sym_op(t, |g| Ok(g.clone()));
-    }
+    alias_ints(t).or_else(move |e| retry_symbolic(t, e, move |g| Ok(g.clone())))
+}
+
+/// The concrete face of [`alias`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn alias_ints(t: &Tensor) -> Result<Tensor> {
     // SAFETY: the edit changes nothing.
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }

@@ -431,8 +431,9 @@ fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
 #[inline]
 pub fn view(t: &Tensor, shape: impl IntoShape) -> Result<Tensor> {
     match shape.into_shape()? {
-        Shape::Ints(s) if !t.has_symbolic_sizes_strides() => view_ints(t, s.as_ref()),
-        s => view_sym(t, &s.to_sym_ints()),
+        Shape::Ints(s) => view_ints(t, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || view_sym(t, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => view_sym(t, &s),
     }
 }
 
@@ -499,8 +500,9 @@ pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 #[inline]
 pub fn reshape(t: &Tensor, shape: impl IntoShape) -> Result<Tensor> {
     match shape.into_shape()? {
-        Shape::Ints(s) if !t.has_symbolic_sizes_strides() => reshape_ints(t, s.as_ref()),
-        s => reshape_sym(t, &s.to_sym_ints()),
+        Shape::Ints(s) => reshape_ints(t, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || reshape_sym(t, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => reshape_sym(t, &s),
     }
 }
 
@@ -549,10 +551,16 @@ pub fn reshape_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 /// assert_eq!(views::flatten(&b, 1, -1)?.sizes(), &[2, 12]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-    if t.has_symbolic_sizes_strides() {
-        return flatten_sym(t, start_dim, end_dim);
-    }
+    flatten_ints(t, start_dim, end_dim)
+        .or_else(move |e| on_symbolic(t, e, move || flatten_sym(t, start_dim, end_dim)))
+}
+
+/// The concrete face of [`flatten`] (which returns `t` itself for
+/// `start == end`, right for symbolic tensors too; every other outcome
+/// builds a view, which a symbolic tensor makes fail).
+fn flatten_ints(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
     match flatten_plan(t.sizes(), start_dim, end_dim)? {
         FlattenPlan::Scalar => reshape_ints(t, &[1]),
         FlattenPlan::Unchanged => Ok(t.clone()),
@@ -585,8 +593,9 @@ fn flatten_sym(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 #[inline]
 pub fn unflatten(t: &Tensor, dim: i64, sizes: impl IntoShape) -> Result<Tensor> {
     match sizes.into_shape()? {
-        Shape::Ints(s) if !t.has_symbolic_sizes_strides() => unflatten_ints(t, dim, s.as_ref()),
-        s => unflatten_sym(t, dim, &s.to_sym_ints()),
+        Shape::Ints(s) => unflatten_ints(t, dim, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || unflatten_sym(t, dim, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => unflatten_sym(t, dim, &s),
     }
 }
 

@@ -272,12 +272,11 @@ pub fn slice(
 ) -> Result<Tensor> {
     let (start, end) = (start.into_slice_bound()?, end.into_slice_bound()?);
     let step = step.into_sym_int()?;
-    if let (Some(s), Some(e), SymInt::Int(step)) = (int_bound(&start), int_bound(&end), &step) {
-        if !t.has_symbolic_sizes_strides() {
-            return slice_ints(t, dim, s, e, *step);
-        }
+    if let (Some(s), Some(e), SymInt::Int(st)) = (int_bound(&start), int_bound(&end), &step) {
+        return slice_ints(t, dim, s, e, *st)
+            .or_else(|err| on_symbolic(t, err, || slice_sym(t, dim, &start, &end, &step)));
     }
-    slice_sym(t, dim, start, end, step)
+    slice_sym(t, dim, &start, &end, &step)
 }
 
 /// A bound that is absent or concrete (`Some(None)` is "absent").
@@ -310,9 +309,9 @@ pub(crate) fn slice_ints(
 fn slice_sym(
     t: &Tensor,
     dim: i64,
-    start: Option<SymInt>,
-    end: Option<SymInt>,
-    step: SymInt,
+    start: &Option<SymInt>,
+    end: &Option<SymInt>,
+    step: &SymInt,
 ) -> Result<Tensor> {
     let step = step.guard_int()?;
     sym_op(t, |g| g.slice(dim, start.as_ref(), end.as_ref(), step))
@@ -336,9 +335,8 @@ pub fn narrow(
     length: impl IntoSymInt,
 ) -> Result<Tensor> {
     match (start.into_sym_int()?, length.into_sym_int()?) {
-        (SymInt::Int(s), SymInt::Int(l)) if !t.has_symbolic_sizes_strides() => {
-            narrow_ints(t, dim, s, l)
-        }
+        (SymInt::Int(s), SymInt::Int(l)) => narrow_ints(t, dim, s, l)
+            .or_else(move |e| on_symbolic(t, e, move || narrow_sym(t, dim, &s.into(), &l.into()))),
         (s, l) => narrow_sym(t, dim, &s, &l),
     }
 }
@@ -386,7 +384,8 @@ pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result
 #[inline]
 pub fn select(t: &Tensor, dim: i64, index: impl IntoSymInt) -> Result<Tensor> {
     match index.into_sym_int()? {
-        SymInt::Int(i) if !t.has_symbolic_sizes_strides() => select_ints(t, dim, i),
+        SymInt::Int(i) => select_ints(t, dim, i)
+            .or_else(move |e| on_symbolic(t, e, move || select_sym(t, dim, &i.into()))),
         i => select_sym(t, dim, &i),
     }
 }
