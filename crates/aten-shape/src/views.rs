@@ -46,7 +46,7 @@ pub use crate::infer::broadcast_shapes;
 pub use crate::ops::alias;
 // Each op lives with its family's rule in `crate::ops` (one module per
 // family: the rule, the concrete, in-place and symbolic faces).
-pub use crate::ops::as_strided::as_strided_;
+pub use crate::ops::as_strided::{as_strided, as_strided_};
 pub use crate::ops::diagonal::{diagonal, unfold};
 pub use crate::ops::dtype_view::view_dtype;
 pub use crate::ops::expand::{broadcast_to, expand, expand_as};
@@ -70,6 +70,22 @@ pub use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape, Slic
 // The trait
 // ---------------------------------------------------------------------------
 
+/// One entry of [`VIEW_OPS`].
+///
+/// ```
+/// use aten_shape::views::VIEW_OPS;
+/// assert!(VIEW_OPS.iter().all(|op| !op.name.is_empty()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewOpInfo {
+    /// The method's (and free function's) name.
+    pub name: &'static str,
+    /// The arguments after `self`, as written in the table.
+    pub args: &'static str,
+    /// Whether the op changes `self` in place (takes `&mut self`).
+    pub in_place: bool,
+}
+
 /// The op table: every method of [`ViewOps`] is written here once, with
 /// its documentation, and the macro emits the trait and its
 /// implementation for [`Tensor`], each method calling the free function
@@ -90,6 +106,30 @@ macro_rules! view_ops_table {
             $( $(#[$attr])* fn $name(&self $(, $arg: $ty)*) -> $ret; )*
             $( $(#[$mattr])* fn $mname(&mut self $(, $marg: $mty)*) -> $mret; )*
         }
+
+        /// Every op of the [`ViewOps`] table, in table order: its name and
+        /// its arguments as written there (after `self`). The conformance
+        /// runners and the Python package are checked against this list
+        /// (an op's name and signature are written once, here).
+        ///
+        /// ```
+        /// use aten_shape::views::VIEW_OPS;
+        /// let narrow = VIEW_OPS.iter().find(|op| op.name == "narrow").unwrap();
+        /// assert_eq!(narrow.args, "dim: i64, start: impl IntoSymInt, length: impl IntoSymInt");
+        /// assert!(VIEW_OPS.iter().any(|op| op.name == "transpose_" && op.in_place));
+        /// ```
+        pub const VIEW_OPS: &[ViewOpInfo] = &[
+            $( ViewOpInfo {
+                name: stringify!($name),
+                args: stringify!($($arg: $ty),*),
+                in_place: false,
+            }, )*
+            $( ViewOpInfo {
+                name: stringify!($mname),
+                args: stringify!($($marg: $mty),*),
+                in_place: true,
+            }, )*
+        ];
 
         #[allow(deprecated)]
         impl ViewOps for Tensor {

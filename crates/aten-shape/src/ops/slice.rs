@@ -281,7 +281,7 @@ pub fn slice(
 
 /// A bound that is absent or concrete (`Some(None)` is "absent").
 #[inline(always)]
-fn int_bound(b: &Option<SymInt>) -> Option<Option<i64>> {
+pub(crate) fn int_bound(b: &Option<SymInt>) -> Option<Option<i64>> {
     match b {
         None => Some(None),
         Some(SymInt::Int(v)) => Some(Some(*v)),
