@@ -26,6 +26,51 @@
 //! **Dims** are `i64` and may be negative; they wrap with c10's
 //! `maybe_wrap_dim` (0-dim tensors accept `0` and `-1`).
 //!
+//! **Sizes and indices take what you have.** A shape is any
+//! [`IntoShape`]: `&[i64]`, `&[2, 3]`, `[2usize, 3]`, `Vec<usize>`,
+//! `(2, 3)`, `-1` (a 1-d shape), or `SymInt`s; a size, index or offset
+//! (`narrow`'s `start`/`length`, `select`'s `index`, `split`'s size,
+//! `slice`'s bounds and step) is any [`IntoSymInt`] (`i64`, `i32`,
+//! `usize`, ..., `SymInt`). `usize` values above `i64::MAX` are an error.
+//!
+//! ```
+//! use aten_shape::views::ViewOps;
+//! use c10_core::{ScalarType, Tensor};
+//! let x = Tensor::arange(0, 24, 1, ScalarType::Long)?;
+//! let dims: Vec<usize> = vec![2, 3, 4];
+//! assert_eq!(x.view(&dims)?.sizes(), x.view((2, 3, 4))?.sizes());
+//! assert_eq!(x.narrow(0, 2usize, 3usize)?.storage_offset(), 2);
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+//!
+//! **Concrete and symbolic tensors alike.** On a tensor with symbolic
+//! sizes (a fake tensor made with a [`ShapeEnv`](c10_core::sym::ShapeEnv),
+//! e.g. [`Tensor::empty_symint`]), or with symbolic arguments, every op
+//! here returns a symbolic view, recording in the `ShapeEnv` the guards
+//! ATen's C++ records (the op's rule on [`Geometry<SymInt>`](crate::generic::Geometry)),
+//! as PyTorch's ops do on fake tensors. The concrete path pays nothing
+//! for this: the concrete face runs first, and a symbolic tensor makes it
+//! fail in the view constructor before anything is built; only then is
+//! the tensor's symbolic flag read and the symbolic face run. The
+//! in-place ops and `view_dtype` stay concrete-only (an error on
+//! symbolic sizes).
+//!
+//! ```
+//! use aten_shape::views::ViewOps;
+//! use c10_core::sym::ShapeEnv;
+//! use c10_core::{Device, Tensor, TensorOptions};
+//! let env = ShapeEnv::new();
+//! let (a, b) = (env.create_symbol(4, "x.size(0)")?, env.create_symbol(6, "x.size(1)")?);
+//! let x = Tensor::empty_symint(&[a.clone(), b.clone()], TensorOptions::new().device(Device::META))?;
+//! let y = x.view(-1)?.narrow(0, 2, &b)?; // x.view(-1)[2 : 2 + s1]
+//! assert!(y.is_alias_of(&x));
+//! assert_eq!((y.sym_sizes()[0].to_string(), y.sym_storage_offset().to_string()), ("s1".into(), "2".into()));
+//! let z = x.view((-1, 3))?; // decides that 3 divides s0*s1: a guard
+//! assert!(z.has_symbolic_sizes_strides());
+//! assert!(!env.guards().is_empty());
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+//!
 //! **Cost.** Geometry is computed on the stack ([`DimVec`](crate::infer::DimVec)); a view op makes
 //! exactly one heap allocation (its `TensorImpl`) for tensors of up to 5
 //! dims. List-returning ops add the `Vec`.
@@ -115,7 +160,8 @@ macro_rules! view_ops_table {
         /// ```
         /// use aten_shape::views::VIEW_OPS;
         /// let narrow = VIEW_OPS.iter().find(|op| op.name == "narrow").unwrap();
-        /// assert_eq!(narrow.args, "dim: i64, start: impl IntoSymInt, length: impl IntoSymInt");
+        /// // As `stringify!` writes it (a space before each colon).
+        /// assert_eq!(narrow.args, "dim : i64, start : impl IntoSymInt, length : impl IntoSymInt");
         /// assert!(VIEW_OPS.iter().any(|op| op.name == "transpose_" && op.in_place));
         /// ```
         pub const VIEW_OPS: &[ViewOpInfo] = &[
@@ -140,8 +186,10 @@ macro_rules! view_ops_table {
 }
 
 view_ops_table! {
-    /// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
-    /// function of this module with the tensor as first argument.
+    /// PyTorch's view ops as methods on [`Tensor`], for concrete and
+    /// symbolic tensors alike (see the [module docs](self)). Every method
+    /// is also a free function of this module with the tensor as first
+    /// argument.
     pub trait ViewOps {
         /// `view(shape)`: same elements, new shape (one `-1` is inferred);
         /// fails when the strides do not allow it (use `reshape`).
