@@ -222,6 +222,7 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 
 /// The concrete face of [`diagonal`] (a symbolic tensor makes it fail in the
 /// view constructor, before anything is built).
+#[inline]
 fn diagonal_ints(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let plan = diagonal_plan(sizes, strides, &t.storage_offset(), offset, dim1, dim2)?;

@@ -217,6 +217,7 @@ pub(crate) fn select_offset<T: ShapeInt>(
 // ---------------------------------------------------------------------------
 
 /// `slice` on an already wrapped dim.
+#[inline]
 pub(crate) fn slice_at(
     t: &Tensor,
     d: usize,
@@ -272,9 +273,15 @@ pub fn slice(
 ) -> Result<Tensor> {
     let (start, end) = (start.into_slice_bound()?, end.into_slice_bound()?);
     let step = step.into_sym_int()?;
-    if let (Some(s), Some(e), SymInt::Int(st)) = (int_bound(&start), int_bound(&end), &step) {
-        return slice_ints(t, dim, s, e, *st)
-            .or_else(|err| on_symbolic(t, err, || slice_sym(t, dim, &start, &end, &step)));
+    if let (Some(s), Some(e), &SymInt::Int(st)) = (int_bound(&start), int_bound(&end), &step) {
+        // The retry captures plain integers only (nothing kept alive or
+        // address-taken on the concrete path).
+        return slice_ints(t, dim, s, e, st).or_else(move |err| {
+            on_symbolic(t, err, move || {
+                let (s, e) = (s.map(SymInt::Int), e.map(SymInt::Int));
+                slice_sym(t, dim, &s, &e, &SymInt::Int(st))
+            })
+        });
     }
     slice_sym(t, dim, &start, &end, &step)
 }
