@@ -9,7 +9,7 @@
 //!
 //! | argument | accepted |
 //! |---|---|
-//! | shape ([`IntoShape`]) | slices `&[T]`, arrays `[T; N]`, `Vec<T>` and `&Vec<T>` of any integer type `T` (`i64`, `usize`, `i32`, ...) or of [`SymInt`]; `&[i64; N]` (so `&[2, 3]` and `&[]` need no annotation); tuples of up to 6 integers; one integer (a 1-d shape, `t.view(-1)`); `()` (0-d) |
+//! | shape ([`IntoShape`]) | slices `&[T]`, `Vec<T>` and `&Vec<T>` of any integer type `T` (`i64`, `usize`, `i32`, ...) or of [`SymInt`]; arrays `&[i64; N]` by reference (so `&[2, 3]` and `&[]` need no annotation) and arrays of the other types by value (`[2usize, 3]`, `[s0, s1]`); tuples of up to 6 integers; one integer (a 1-d shape, `t.view(-1)`); `()` (0-d) |
 //! | scalar ([`IntoSymInt`]) | `i64`, `i32`, `isize`, `usize`, `u32`, `u64`, `SymInt`, `&SymInt` |
 //! | slice bound ([`IntoSliceBound`]) | `None`, `Some(i64)`, any scalar above, `Option<SymInt>` via [`SliceBound`] |
 //!
@@ -27,9 +27,10 @@
 //! # Ok::<(), c10_core::TensorError>(())
 //! ```
 //!
-//! Only `i64` arrays are accepted by reference: with one such impl, a
-//! literal `&[2, 3]` is an `&[i64; 2]` and `&[]` an `&[i64; 0]` without
-//! annotations. Other arrays go by value (`[2usize, 3]`) or as slices
+//! Only `i64` arrays are accepted by reference, and only by reference:
+//! with one such impl, a literal `&[2, 3]` is an `&[i64; 2]` and `&[]` an
+//! `&[i64; 0]` without annotations, and no borrow is needless. Other
+//! arrays go by value (`[2usize, 3]`, a literal `[2, 3]`) or as slices
 //! (`&a[..]`).
 //!
 //! **Cost.** Conversions are generic and inlined at the call: `&[i64]`,
@@ -216,18 +217,19 @@ impl IntoShape for DimVec {
     }
 }
 
-// Every integer type converts element by element (checked for the
-// unsigned and pointer-sized ones).
-impl<E: ShapeElem, const N: usize> IntoShape for [E; N] {
-    type Ints = [i64; N];
-    #[inline(always)]
-    fn into_shape(self) -> Result<Shape<[i64; N]>> {
-        Ok(Shape::Ints(array_of(&self)?))
-    }
-}
-
+// Every other integer type converts element by element (checked for the
+// unsigned and pointer-sized ones). Arrays of them go by value: an
+// `[i64; N]` goes by reference (`&a`), so that `&[2, 3]` is not a
+// needless borrow of a value that would do.
 macro_rules! converted_lists {
     ($($t:ty),*) => {$(
+        impl<const N: usize> IntoShape for [$t; N] {
+            type Ints = [i64; N];
+            #[inline(always)]
+            fn into_shape(self) -> Result<Shape<[i64; N]>> {
+                Ok(Shape::Ints(array_of(&self)?))
+            }
+        }
         impl IntoShape for &[$t] {
             type Ints = DimVec;
             #[inline]
@@ -417,12 +419,14 @@ mod tests {
         let want = vec![2i64, 3];
         assert_eq!(ints(&[2i64, 3][..])?, want);
         assert_eq!(ints(&[2usize, 3][..])?, want);
-        assert_eq!(ints([2i64, 3])?, want);
+        assert_eq!(ints([2i32, 3])?, want);
         assert_eq!(ints([2usize, 3])?, want);
         assert_eq!(ints(&[2, 3])?, want);
         assert_eq!(ints(vec![2i64, 3])?, want);
         assert_eq!(ints(vec![2usize, 3])?, want);
-        assert_eq!(ints(&vec![2usize, 3])?, want);
+        let v = vec![2usize, 3];
+        assert_eq!(ints(&v)?, want);
+        assert_eq!(v.len(), 2);
         assert_eq!(ints((2, 3))?, want);
         assert_eq!(ints((2usize, 3i64))?, want);
         assert_eq!(ints((1, 2, 3, 4, 5, 6))?.len(), 6);
