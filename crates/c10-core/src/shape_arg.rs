@@ -380,6 +380,12 @@ pub trait IntoSliceBound {
 
 /// An optional `SymInt` bound, for `slice` (a bare `Option<SymInt>` is
 /// not accepted, so that a plain `None` needs no type annotation).
+///
+/// ```
+/// use c10_core::shape_arg::{IntoSliceBound, SliceBound};
+/// assert_eq!(SliceBound(None).into_slice_bound()?, None);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct SliceBound(pub Option<SymInt>);
 

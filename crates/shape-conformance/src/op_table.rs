@@ -18,6 +18,10 @@
 //! ```
 
 /// Table ops whose corpus op name differs: (table name, corpus name).
+///
+/// ```
+/// assert!(shape_conformance::op_table::CORPUS_NAMES.contains(&("numpy_t", "T")));
+/// ```
 pub const CORPUS_NAMES: &[(&str, &str)] = &[
     ("mt", "mT"),
     ("numpy_t", "T"),
@@ -29,6 +33,11 @@ pub const CORPUS_NAMES: &[(&str, &str)] = &[
 ];
 
 /// Table ops that no runner replays, with the reason.
+///
+/// ```
+/// use shape_conformance::op_table::NOT_IN_RUNNERS;
+/// assert!(NOT_IN_RUNNERS.iter().all(|(_, why)| !why.is_empty()));
+/// ```
 pub const NOT_IN_RUNNERS: &[(&str, &str)] = &[
     ("index", "the deprecated old name of index_ints"),
     (
@@ -52,6 +61,10 @@ pub const NOT_IN_RUNNERS: &[(&str, &str)] = &[
 ];
 
 /// The corpus name of table op `name`.
+///
+/// ```
+/// assert_eq!(shape_conformance::op_table::corpus_name("squeeze_dim"), "squeeze");
+/// ```
 pub fn corpus_name(name: &str) -> &str {
     CORPUS_NAMES
         .iter()
@@ -61,6 +74,10 @@ pub fn corpus_name(name: &str) -> &str {
 
 /// Non-view ops the runners also dispatch (copies, autograd, factories,
 /// element writes): not in the view-op table by design.
+///
+/// ```
+/// assert!(shape_conformance::op_table::NON_VIEW_OPS.contains(&"clone"));
+/// ```
 pub const NON_VIEW_OPS: &[&str] = &[
     "contiguous",
     "clone",
