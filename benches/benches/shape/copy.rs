@@ -49,7 +49,7 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group(name);
         g.throughput(Throughput::Bytes(f32_bytes(&d)));
         g.bench_function("ours", |b| b.iter(|| black_box(&t).contiguous().unwrap()));
-        let into = Tensor::zeros(&dims(&d), ScalarType::Float).unwrap();
+        let into = Tensor::zeros(dims(&d), ScalarType::Float).unwrap();
         g.bench_function("ours_prealloc", |b| {
             b.iter(|| into.copy_(black_box(&t)).unwrap())
         });
@@ -57,7 +57,7 @@ pub fn benches(c: &mut Criterion) {
             // The same transpose from a source that torchcore allocated
             // (huge-page backed, as alloc-cpu advises for large blocks)
             // rather than a `Vec` handed over with `from_vec`.
-            let own = Tensor::empty(&dims(&d), ScalarType::Float).unwrap();
+            let own = Tensor::empty(dims(&d), ScalarType::Float).unwrap();
             own.copy_(&ours(&d)).unwrap();
             let own_t = own.transpose(0, 1).unwrap();
             g.bench_function("ours_own_src", |b| {

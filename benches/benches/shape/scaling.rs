@@ -13,7 +13,7 @@ use torchcore::shape::copy::{set_copy_threads, PARALLEL_MIN_BYTES};
 pub fn views(c: &mut Criterion) {
     let mut narrow = c.benchmark_group("scale_narrow");
     for &r in &SCALE_RANKS {
-        let t = Tensor::zeros(&vec![2; r], ScalarType::Float).unwrap();
+        let t = Tensor::zeros(vec![2; r], ScalarType::Float).unwrap();
         narrow.bench_with_input(BenchmarkId::new("ours", r), &t, |b, t| {
             b.iter(|| black_box(t).narrow(0, 0, 1).unwrap())
         });
@@ -21,7 +21,7 @@ pub fn views(c: &mut Criterion) {
     narrow.finish();
     let mut permute = c.benchmark_group("scale_permute");
     for &r in &SCALE_RANKS {
-        let t = Tensor::zeros(&vec![2; r], ScalarType::Float).unwrap();
+        let t = Tensor::zeros(vec![2; r], ScalarType::Float).unwrap();
         let order: Vec<i64> = (0..r as i64).rev().collect();
         permute.bench_with_input(BenchmarkId::new("ours", r), &t, |b, t| {
             b.iter(|| black_box(t).permute(&order).unwrap())

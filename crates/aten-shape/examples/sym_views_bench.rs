@@ -11,7 +11,6 @@
 
 use std::time::Instant;
 
-use aten_shape::generic::{sym_reshape, sym_view_op};
 use aten_shape::views::ViewOps;
 use c10_core::sym::{ShapeEnv, SymInt};
 use c10_core::{Device, Result, Tensor, TensorOptions};
@@ -44,39 +43,24 @@ fn main() -> Result<()> {
     ];
     let meta = TensorOptions::new().device(Device::META);
     let x = Tensor::empty_symint(&sizes, meta)?;
-    let xt = sym_view_op(&x, |g| g.transpose(0, 1))?;
-    let (m1, e8) = (SymInt::from(-1), SymInt::from(8));
+    // The ordinary view ops: on a symbolic tensor they take the symbolic
+    // path themselves.
+    let xt = x.transpose(0, 1)?;
+    let three = SymInt::from(3);
     println!("symbolic (s0, s1, s2):");
-    time("transpose(0, 1)", || {
-        sym_view_op(&x, |g| g.transpose(0, 1)).map(drop)
-    })?;
-    time("view(-1)", || {
-        sym_view_op(&x, |g| g.view(std::slice::from_ref(&m1))).map(drop)
-    })?;
-    time("view(-1, 8)", || {
-        sym_view_op(&x, |g| g.view(&[m1.clone(), e8.clone()])).map(drop)
-    })?;
-    time("narrow(1, 1, 3)", || {
-        sym_view_op(&x, |g| g.narrow(1, 1, &SymInt::from(3))).map(drop)
-    })?;
-    time("select(1, 2)", || {
-        sym_view_op(&x, |g| g.select(1, 2)).map(drop)
-    })?;
+    time("transpose(0, 1)", || x.transpose(0, 1).map(drop))?;
+    time("view(-1)", || x.view(-1).map(drop))?;
+    time("view(-1, 8)", || x.view((-1, 8)).map(drop))?;
+    time("narrow(1, 1, 3)", || x.narrow(1, 1, &three).map(drop))?;
+    time("select(1, 2)", || x.select(1, 2).map(drop))?;
     time("narrow -> transpose -> unsqueeze -> expand", || {
-        let y = sym_view_op(&x, |g| {
-            let g = g
-                .narrow(1, 1, &SymInt::from(3))?
-                .transpose(0, 2)?
-                .unsqueeze(0)?;
-            let mut target = g.sizes.clone();
-            target[0] = SymInt::from(5);
-            g.expand(&target)
-        })?;
-        drop(y);
-        Ok(())
+        let g = x.narrow(1, 1, 3)?.transpose(0, 2)?.unsqueeze(0)?;
+        let mut target = g.sym_sizes();
+        target[0] = SymInt::from(5);
+        g.expand(target).map(drop)
     })?;
     time("transpose(0, 1).reshape(-1) (copy)", || {
-        sym_reshape(&xt, std::slice::from_ref(&m1)).map(drop)
+        xt.reshape(-1).map(drop)
     })?;
     time("is_contiguous() of x.transpose(0, 1)", || {
         xt.guard_is_contiguous().map(drop)

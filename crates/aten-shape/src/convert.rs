@@ -1,11 +1,13 @@
-//! Method forms of the dtype conversion and the joining ops, through the
-//! [`TensorExt`] extension trait (in the [`prelude`](crate::prelude)).
+//! The method form of the dtype conversion, through the [`TensorExt`]
+//! extension trait (in the [`prelude`](crate::prelude)). The joining ops
+//! are functions, as in PyTorch (`torch.cat`, `torch.stack`):
+//! [`join::cat`] and [`join::stack`], both in the prelude.
 
 use c10_core::{Result, ScalarType, Tensor};
 
 use crate::{copy, join};
 
-/// Conversion and joining methods on [`Tensor`].
+/// The conversion method on [`Tensor`] (and the deprecated `cat_with`).
 ///
 /// ```
 /// use aten_shape::prelude::*;
@@ -13,7 +15,8 @@ use crate::{copy, join};
 /// let t = Tensor::from([1.7f32, -2.2]);
 /// let i = t.to(ScalarType::Long)?;
 /// assert_eq!(i.to_vec::<i64>()?, vec![1, -2]);
-/// assert_eq!(t.cat_with(&[&t], 0)?.sizes(), &[4]);
+/// assert_eq!(cat(&[&t, &t], 0)?.sizes(), &[4]);
+/// assert_eq!(stack(&[&t, &t], 0)?.sizes(), &[2, 2]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub trait TensorExt: crate::sealed::Sealed {
@@ -32,14 +35,20 @@ pub trait TensorExt: crate::sealed::Sealed {
     fn to(&self, dtype: ScalarType) -> Result<Tensor>;
 
     /// [`join::cat`] of `self` followed by `others` along `dim`.
+    /// Deprecated: `cat` and `stack` are functions only, as in PyTorch.
     ///
     /// ```
+    /// # #![allow(deprecated)]
     /// use aten_shape::prelude::*;
     /// let a = Tensor::from([[1u8, 2]]);
     /// let c = a.cat_with(&[&a, &a], 0)?;
     /// assert_eq!(c.sizes(), &[3, 2]);
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `join::cat(&[&a, &b], dim)` (in the prelude): cat and stack are functions, as torch.cat and torch.stack"
+    )]
     fn cat_with(&self, others: &[&Tensor], dim: i64) -> Result<Tensor>;
 }
 

@@ -9,17 +9,24 @@
 //! (crate-private `ops`), next to the rule it shares with the concrete op
 //! in [`crate::views`]; contiguity comes from [`c10_core::sym::rules`].
 //!
+//! **On tensors, call the ordinary ops**: `x.view(..)`, `x.narrow(..)`
+//! and every other [`ViewOps`](crate::views::ViewOps) method run these
+//! rules themselves when `x` has symbolic sizes or an argument is
+//! symbolic (see [`crate::views`]). This module is for code that works on
+//! bare geometry, and [`sym_view_op`] for a rule applied to a tensor's
+//! geometry directly.
+//!
 //! ```
 //! use aten_shape::generic::Geometry;
 //! use c10_core::sym::{DimDynamic, ShapeEnv, SymInt};
 //! let env = ShapeEnv::new();
 //! let x = Geometry::symbolic(&env, &[4, 6, 8], "x")?;
-//! let y = x.transpose(0, 1)?.narrow(2, 2, &SymInt::from(4))?;
+//! let y = x.transpose(0, 1)?.narrow(2, &SymInt::from(2), &SymInt::from(4))?;
 //! assert_eq!(y.to_string(), "sizes [s1, s0, 4], strides [s2, s1*s2, 1], offset 2");
 //! let guards: Vec<String> = env.guards().iter().map(|g| g.to_string()).collect();
 //! assert_eq!(guards, ["2 <= s2 - 4"]);
 //! // The same code on plain integers:
-//! let c = Geometry::<i64>::contiguous(&[4, 6, 8])?.transpose(0, 1)?.narrow(2, 2, &4)?;
+//! let c = Geometry::<i64>::contiguous(&[4, 6, 8])?.transpose(0, 1)?.narrow(2, &2, &4)?;
 //! assert_eq!((c.sizes, c.strides, c.offset), (vec![6, 4, 4], vec![8, 48, 1], 2));
 //! # Ok::<(), c10_core::TensorError>(())
 //! ```
@@ -189,7 +196,10 @@ pub use crate::ops::split::GuardInt;
 
 /// Runs a view op's geometry rule on a tensor whose geometry may be
 /// symbolic and returns the view (the symbolic path of the view ops; the
-/// rule is the same function the concrete path uses at `i64`).
+/// rule is the same function the concrete path uses at `i64`). The
+/// ordinary ops call it themselves on symbolic tensors (`x.view(-1)` is
+/// the usual spelling of the example below); it stays for rules applied
+/// to a tensor's geometry directly.
 ///
 /// ```
 /// use aten_shape::generic::{sym_view_op, Geometry};
@@ -233,6 +243,14 @@ pub fn sym_view_op(
 /// ```
 pub fn sym_reshape(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
     let (g, copied) = Geometry::of(t).reshape(shape)?;
+    view_or_copy(t, g, copied)
+}
+
+/// The result of a reshaping rule that may copy: a view of `t` with
+/// geometry `g`, or (`copied`) a new tensor with `g`'s contiguous layout
+/// on `t`'s (fake) device, as ATen's `_unsafe_view(clone(Contiguous),
+/// shape)` gives.
+pub(crate) fn view_or_copy(t: &Tensor, g: Geometry<SymInt>, copied: bool) -> Result<Tensor> {
     if !copied {
         return g.view_of(t);
     }

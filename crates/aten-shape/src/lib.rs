@@ -65,7 +65,8 @@
 //! * [`join`]: `cat` and `stack` (copying, with dtype promotion through
 //!   [`promote`]'s `promote_types`/`result_type`).
 //! * [`convert`]: [`TensorExt`](convert::TensorExt) (in the [`prelude`]):
-//!   `t.to(ScalarType)` and `t.cat_with(...)`.
+//!   `t.to(ScalarType)`. `cat` and `stack` are functions only (as
+//!   `torch.cat`/`torch.stack`), in the [`prelude`].
 //!
 //! Every op is a free function (`views::transpose(&t, 0, 1)`, like
 //! `torch.transpose`) and a method through a sealed extension trait in the
@@ -114,7 +115,9 @@ pub mod prelude {
     pub use crate::convert::TensorExt;
     pub use crate::copy::CopyOps;
     pub use crate::indexing::{IndexOps, TensorIndex};
+    pub use crate::join::{cat, stack};
     pub use crate::views::ViewOps;
+    pub use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt};
     pub use c10_core::{MemoryFormat, Tensor};
 }
 

@@ -26,6 +26,51 @@
 //! **Dims** are `i64` and may be negative; they wrap with c10's
 //! `maybe_wrap_dim` (0-dim tensors accept `0` and `-1`).
 //!
+//! **Sizes and indices take what you have.** A shape is any
+//! [`IntoShape`]: `&[i64]`, `&[2, 3]`, `[2usize, 3]`, `Vec<usize>`,
+//! `(2, 3)`, `-1` (a 1-d shape), or `SymInt`s; a size, index or offset
+//! (`narrow`'s `start`/`length`, `select`'s `index`, `split`'s size,
+//! `slice`'s bounds and step) is any [`IntoSymInt`] (`i64`, `i32`,
+//! `usize`, ..., `SymInt`). `usize` values above `i64::MAX` are an error.
+//!
+//! ```
+//! use aten_shape::views::ViewOps;
+//! use c10_core::{ScalarType, Tensor};
+//! let x = Tensor::arange(0, 24, 1, ScalarType::Long)?;
+//! let dims: Vec<usize> = vec![2, 3, 4];
+//! assert_eq!(x.view(&dims)?.sizes(), x.view((2, 3, 4))?.sizes());
+//! assert_eq!(x.narrow(0, 2usize, 3usize)?.storage_offset(), 2);
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+//!
+//! **Concrete and symbolic tensors alike.** On a tensor with symbolic
+//! sizes (a fake tensor made with a [`ShapeEnv`](c10_core::sym::ShapeEnv),
+//! e.g. [`Tensor::empty_symint`]), or with symbolic arguments, every op
+//! here returns a symbolic view, recording in the `ShapeEnv` the guards
+//! ATen's C++ records (the op's rule on [`Geometry<SymInt>`](crate::generic::Geometry)),
+//! as PyTorch's ops do on fake tensors. The concrete path pays nothing
+//! for this: the concrete face runs first, and a symbolic tensor makes it
+//! fail in the view constructor before anything is built; only then is
+//! the tensor's symbolic flag read and the symbolic face run. The
+//! in-place ops and `view_dtype` stay concrete-only (an error on
+//! symbolic sizes).
+//!
+//! ```
+//! use aten_shape::views::ViewOps;
+//! use c10_core::sym::ShapeEnv;
+//! use c10_core::{Device, Tensor, TensorOptions};
+//! let env = ShapeEnv::new();
+//! let (a, b) = (env.create_symbol(4, "x.size(0)")?, env.create_symbol(6, "x.size(1)")?);
+//! let x = Tensor::empty_symint(&[a.clone(), b.clone()], TensorOptions::new().device(Device::META))?;
+//! let y = x.view(-1)?.narrow(0, 2, &b)?; // x.view(-1)[2 : 2 + s1]
+//! assert!(y.is_alias_of(&x));
+//! assert_eq!((y.sym_sizes()[0].to_string(), y.sym_storage_offset().to_string()), ("s1".into(), "2".into()));
+//! let z = x.view((-1, 3))?; // decides that 3 divides s0*s1: a guard
+//! assert!(z.has_symbolic_sizes_strides());
+//! assert!(!env.guards().is_empty());
+//! # Ok::<(), c10_core::TensorError>(())
+//! ```
+//!
 //! **Cost.** Geometry is computed on the stack ([`DimVec`](crate::infer::DimVec)); a view op makes
 //! exactly one heap allocation (its `TensorImpl`) for tensors of up to 5
 //! dims. List-returning ops add the `Vec`.
@@ -46,12 +91,14 @@ pub use crate::infer::broadcast_shapes;
 pub use crate::ops::alias;
 // Each op lives with its family's rule in `crate::ops` (one module per
 // family: the rule, the concrete, in-place and symbolic faces).
-pub use crate::ops::as_strided::as_strided_;
+pub use crate::ops::as_strided::{as_strided, as_strided_};
 pub use crate::ops::diagonal::{diagonal, unfold};
 pub use crate::ops::dtype_view::view_dtype;
 pub use crate::ops::expand::{broadcast_to, expand, expand_as};
 pub use crate::ops::reshape::{flatten, ravel, reshape, reshape_as, unflatten, view, view_as};
-pub use crate::ops::slice::{index, narrow, select, slice};
+#[allow(deprecated)]
+pub use crate::ops::slice::index;
+pub use crate::ops::slice::{index_ints, narrow, select, slice};
 pub use crate::ops::split::{
     chunk, split, split_with_sizes, tensor_split, tensor_split_indices, unbind,
 };
@@ -62,10 +109,27 @@ pub use crate::ops::transpose::{
     moveaxis, movedim, mt, numpy_t, permute, swapaxes, swapaxes_, swapdims, swapdims_, t, t_,
     transpose, transpose_,
 };
+pub use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape, SliceBound};
 
 // ---------------------------------------------------------------------------
 // The trait
 // ---------------------------------------------------------------------------
+
+/// One entry of [`VIEW_OPS`].
+///
+/// ```
+/// use aten_shape::views::VIEW_OPS;
+/// assert!(VIEW_OPS.iter().all(|op| !op.name.is_empty()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewOpInfo {
+    /// The method's (and free function's) name.
+    pub name: &'static str,
+    /// The arguments after `self`, as written in the table.
+    pub args: &'static str,
+    /// Whether the op changes `self` in place (takes `&mut self`).
+    pub in_place: bool,
+}
 
 /// The op table: every method of [`ViewOps`] is written here once, with
 /// its documentation, and the macro emits the trait and its
@@ -88,16 +152,44 @@ macro_rules! view_ops_table {
             $( $(#[$mattr])* fn $mname(&mut self $(, $marg: $mty)*) -> $mret; )*
         }
 
+        /// Every op of the [`ViewOps`] table, in table order: its name and
+        /// its arguments as written there (after `self`). The conformance
+        /// runners and the Python package are checked against this list
+        /// (an op's name and signature are written once, here).
+        ///
+        /// ```
+        /// use aten_shape::views::VIEW_OPS;
+        /// let narrow = VIEW_OPS.iter().find(|op| op.name == "narrow").unwrap();
+        /// // As `stringify!` writes it (a space before each colon).
+        /// assert_eq!(narrow.args, "dim : i64, start : impl IntoSymInt, length : impl IntoSymInt");
+        /// assert!(VIEW_OPS.iter().any(|op| op.name == "transpose_" && op.in_place));
+        /// ```
+        pub const VIEW_OPS: &[ViewOpInfo] = &[
+            $( ViewOpInfo {
+                name: stringify!($name),
+                args: stringify!($($arg: $ty),*),
+                in_place: false,
+            }, )*
+            $( ViewOpInfo {
+                name: stringify!($mname),
+                args: stringify!($($marg: $mty),*),
+                in_place: true,
+            }, )*
+        ];
+
+        #[allow(deprecated)]
         impl ViewOps for Tensor {
-            $( fn $name(&self $(, $arg: $ty)*) -> $ret { $name(self $(, $arg)*) } )*
-            $( fn $mname(&mut self $(, $marg: $mty)*) -> $mret { $mname(self $(, $marg)*) } )*
+            $( #[inline] fn $name(&self $(, $arg: $ty)*) -> $ret { $name(self $(, $arg)*) } )*
+            $( #[inline] fn $mname(&mut self $(, $marg: $mty)*) -> $mret { $mname(self $(, $marg)*) } )*
         }
     };
 }
 
 view_ops_table! {
-    /// PyTorch's view ops as methods on [`Tensor`]. Every method is also a free
-    /// function of this module with the tensor as first argument.
+    /// PyTorch's view ops as methods on [`Tensor`], for concrete and
+    /// symbolic tensors alike (see the [module docs](self)). Every method
+    /// is also a free function of this module with the tensor as first
+    /// argument.
     pub trait ViewOps {
         /// `view(shape)`: same elements, new shape (one `-1` is inferred);
         /// fails when the strides do not allow it (use `reshape`).
@@ -110,7 +202,7 @@ view_ops_table! {
         /// assert!(y.view(&[6, 4]).is_err());
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn view(&self, shape: &[i64]) -> Result<Tensor>;
+        fn view(&self, shape: impl IntoShape) -> Result<Tensor>;
 
         /// `view_as(other)` = `view(other.sizes())`.
         ///
@@ -136,7 +228,7 @@ view_ops_table! {
         /// assert_eq!(c.strides(), &[4, 1]);
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn reshape(&self, shape: &[i64]) -> Result<Tensor>;
+        fn reshape(&self, shape: impl IntoShape) -> Result<Tensor>;
 
         /// `reshape_as(other)` = `reshape(other.sizes())`.
         ///
@@ -160,7 +252,13 @@ view_ops_table! {
         /// assert_eq!(x.slice(0, Some(-100), None, 1)?.sizes(), &[10]);
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor>;
+        fn slice(
+            &self,
+            dim: i64,
+            start: impl IntoSliceBound,
+            end: impl IntoSliceBound,
+            step: impl IntoSymInt,
+        ) -> Result<Tensor>;
 
         /// `narrow(dim, start, length)`: `length` elements from `start`
         /// (negative `start` counts from the end).
@@ -173,7 +271,7 @@ view_ops_table! {
         /// assert!(x.narrow(0, 3, 2).is_err());
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor>;
+        fn narrow(&self, dim: i64, start: impl IntoSymInt, length: impl IntoSymInt) -> Result<Tensor>;
 
         /// `select(dim, index)`: drops `dim`, keeping position `index`.
         ///
@@ -185,7 +283,7 @@ view_ops_table! {
         /// assert!(x.select(1, 3).unwrap_err().is_index_error());
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn select(&self, dim: i64, index: i64) -> Result<Tensor>;
+        fn select(&self, dim: i64, index: impl IntoSymInt) -> Result<Tensor>;
 
         /// `unbind(dim)`: every `select(dim, i)`.
         ///
@@ -210,7 +308,7 @@ view_ops_table! {
         /// assert_eq!(p[2].storage_offset(), 4);
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>>;
+        fn split(&self, split_size: impl IntoSymInt, dim: i64) -> Result<Vec<Tensor>>;
 
         /// `split_with_sizes(split_sizes, dim)`: pieces of the given lengths,
         /// which must add up to the dim's size.
@@ -223,7 +321,7 @@ view_ops_table! {
         /// assert!(x.split_with_sizes(&[1, 3], 0).is_err());
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>>;
+        fn split_with_sizes(&self, split_sizes: impl IntoShape, dim: i64) -> Result<Vec<Tensor>>;
 
         /// `chunk(chunks, dim)`: `split(ceil(n / chunks))`, so possibly fewer
         /// than `chunks` pieces.
@@ -258,7 +356,7 @@ view_ops_table! {
         /// assert_eq!(lens, vec![1, 3, 1]);
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>>;
+        fn tensor_split_indices(&self, indices: impl IntoShape, dim: i64) -> Result<Vec<Tensor>>;
 
         /// `transpose(dim0, dim1)`: swaps two dims (equal dims give an alias).
         ///
@@ -360,7 +458,7 @@ view_ops_table! {
         /// assert!(x.expand(&[4, 4]).is_err());
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn expand(&self, size: &[i64]) -> Result<Tensor>;
+        fn expand(&self, size: impl IntoShape) -> Result<Tensor>;
 
         /// `expand_as(other)` = `expand(other.sizes())`.
         ///
@@ -381,7 +479,7 @@ view_ops_table! {
         /// assert_eq!(x.broadcast_to(&[2, 3])?.strides(), &[0, 1]);
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn broadcast_to(&self, size: &[i64]) -> Result<Tensor>;
+        fn broadcast_to(&self, size: impl IntoShape) -> Result<Tensor>;
 
         /// `squeeze()`: drops every size-1 dim.
         ///
@@ -421,19 +519,25 @@ view_ops_table! {
         /// Errors as PyTorch's indexing: `too many indices for tensor of
         /// dimension 2`, `index 3 is out of bounds for dimension 1 with size 3`
         /// (both `IndexError`). The list is a Python tuple (`t[(0,)]`); for
-        /// slices, `None` and `...` see [`crate::indexing`].
+        /// slices, `None` and `...` see [`crate::indexing`]. (Named for
+        /// what it takes: ATen's `index` is advanced indexing with index
+        /// tensors, which this crate does not have.)
         ///
         /// ```
         /// use aten_shape::views::ViewOps;
         /// use c10_core::{ScalarType, Tensor};
-        /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view(&[2, 3])?;
-        /// assert_eq!(t.index(&[1, -1])?.item::<i64>()?, 5);
-        /// assert_eq!(t.index(&[1])?.to_vec::<i64>()?, vec![3, 4, 5]);
-        /// let e = t.index(&[0, 0, 0]).unwrap_err();
+        /// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view((2, 3))?;
+        /// assert_eq!(t.index_ints([1, -1])?.item::<i64>()?, 5);
+        /// assert_eq!(t.index_ints(1)?.to_vec::<i64>()?, vec![3, 4, 5]);
+        /// let e = t.index_ints(&[0, 0, 0]).unwrap_err();
         /// assert_eq!(e.to_string(), "too many indices for tensor of dimension 2");
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn index(&self, indices: &[i64]) -> Result<Tensor>;
+        fn index_ints(&self, indices: impl IntoShape) -> Result<Tensor>;
+
+        /// The old name of [`index_ints`](ViewOps::index_ints).
+        #[deprecated(since = "0.2.0", note = "renamed `index_ints` (ATen's `index` is advanced indexing)")]
+        fn index(&self, indices: impl IntoShape) -> Result<Tensor>;
 
         /// `unsqueeze(dim)`: inserts a size-1 dim at `dim` (which wraps against
         /// `dim() + 1`).
@@ -468,7 +572,7 @@ view_ops_table! {
         /// assert_eq!(x.unflatten(1, &[3, -1])?.sizes(), &[2, 3, 4]);
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
-        fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor>;
+        fn unflatten(&self, dim: i64, sizes: impl IntoShape) -> Result<Tensor>;
 
         /// `ravel()` = `contiguous().view(-1)`.
         ///
@@ -559,17 +663,26 @@ view_ops_table! {
         fn unsqueeze_(&mut self, dim: i64) -> Result<()>;
         /// In-place `as_strided_(size, stride, storage_offset)` (see
         /// [`as_strided_`]).
-        fn as_strided_(&mut self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<()>;
+        fn as_strided_(
+            &mut self,
+            sizes: impl IntoShape,
+            strides: impl IntoShape,
+            offset: Option<i64>,
+        ) -> Result<()>;
         /// `resize_(sizes, memory_format)` (see [`resize_`]; `None` is
         /// PyTorch's default).
-        fn resize_(&mut self, sizes: &[i64], format: impl Into<Option<MemoryFormat>>) -> Result<()>;
+        fn resize_(
+            &mut self,
+            sizes: impl IntoShape,
+            format: impl Into<Option<MemoryFormat>>,
+        ) -> Result<()>;
         /// `set_(storage, storage_offset, sizes, strides)` (see [`set_`]).
         fn set_(
             &mut self,
             storage: &Storage,
             offset: i64,
-            sizes: &[i64],
-            strides: &[i64],
+            sizes: impl IntoShape,
+            strides: impl IntoShape,
         ) -> Result<()>;
         /// `set_(source)` (see [`set_to`]).
         fn set_to(&mut self, source: &Tensor) -> Result<()>;

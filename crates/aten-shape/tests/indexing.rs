@@ -95,7 +95,7 @@ fn errors_match_python() {
     let z = Tensor::from_vec(vec![5i64], &[]).unwrap();
     assert!(msg(z.i(s![0])).starts_with("invalid index of a 0-dim tensor."));
     assert_eq!(
-        msg(z.index(&[0])),
+        msg(z.index_ints(&[0])),
         "too many indices for tensor of dimension 0"
     );
     assert_eq!(

@@ -781,7 +781,7 @@ fn zero_element_tensors_with_absurd_dims_never_panic() {
     // Everything else is an error or a result, never a panic.
     for op in 0..12 {
         let _ = match op {
-            0 => z.narrow(1, (1 << 62) - 1, 1),
+            0 => z.narrow(1, (1i64 << 62) - 1, 1),
             1 => z.unfold(1, 3, i64::MAX),
             2 => z.diagonal(1 << 61, 0, 1),
             3 => z.slice(1, Some(i64::MIN), Some(i64::MAX), i64::MAX),
@@ -790,7 +790,7 @@ fn zero_element_tensors_with_absurd_dims_never_panic() {
             6 => z.movedim(&[0], &[1]),
             7 => z.permute(&[1, 0]),
             8 => z.expand(&[-1, -1]),
-            9 => z.split(1 << 61, 1).map(|v| v[0].clone()),
+            9 => z.split(1i64 << 61, 1).map(|v| v[0].clone()),
             10 => z.chunk(2, 1).map(|v| v[0].clone()),
             _ => z.tensor_split(1, 1).map(|v| v[0].clone()),
         };

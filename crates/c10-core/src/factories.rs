@@ -141,6 +141,19 @@ unsafe fn new_storage_for_overwrite(nbytes: usize, device: Device) -> Result<Sto
     Ok(unsafe { Storage::new_for_overwrite(nbytes, alloc, true) }?)
 }
 
+/// The sizes of a factory that fills its tensor: symbolic sizes have no
+/// data to fill (use [`Tensor::empty`], which makes a symbolic meta
+/// tensor).
+fn concrete_sizes<I: AsRef<[i64]>>(shape: crate::shape_arg::Shape<I>, op: &str) -> Result<I> {
+    match shape {
+        crate::shape_arg::Shape::Ints(s) => Ok(s),
+        crate::shape_arg::Shape::Sym(s) => Err(TensorError::runtime(format!(
+            "{op}(): symbolic sizes {} need Tensor::empty (a symbolic meta tensor)",
+            crate::sym::fmt_list(&s)
+        ))),
+    }
+}
+
 impl Tensor {
     /// An uninitialised tensor in PyTorch; here its storage is initialised
     /// lazily: creating it costs the allocation alone (no pass over the
@@ -160,8 +173,21 @@ impl Tensor {
     /// assert!(Tensor::empty(&[2, -3], TensorOptions::new()).is_err());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn empty(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
-        Tensor::empty_with(sizes, options.into(), Fill::Lazy)
+    ///
+    /// Sizes are any [`IntoShape`](crate::shape_arg::IntoShape) (`&[i64]`,
+    /// `Vec<usize>`, `(2, 3)`, ...); symbolic sizes make the tensor of
+    /// [`Tensor::empty_symint`].
+    #[inline]
+    pub fn empty(
+        sizes: impl crate::shape_arg::IntoShape,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        match sizes.into_shape()? {
+            crate::shape_arg::Shape::Ints(s) => {
+                Tensor::empty_with(s.as_ref(), options.into(), Fill::Lazy)
+            }
+            crate::shape_arg::Shape::Sym(s) => Tensor::empty_symint(&s, options),
+        }
     }
 
     /// [`Tensor::empty`] with the storage's bytes starting as `fill` says.
@@ -254,13 +280,25 @@ impl Tensor {
     /// );
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn zeros(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
+    ///
+    /// Sizes are any [`IntoShape`](crate::shape_arg::IntoShape) with
+    /// concrete values.
+    #[inline]
+    pub fn zeros(
+        sizes: impl crate::shape_arg::IntoShape,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let sizes = concrete_sizes(sizes.into_shape()?, "zeros")?;
+        Tensor::zeros_impl(sizes.as_ref(), options.into())
+    }
+
+    fn zeros_impl(sizes: &[i64], options: TensorOptions) -> Result<Tensor> {
         if sizes.iter().any(|&s| s < 0) {
             return Err(TensorError::runtime(
                 "zeros: Dimension size must be non-negative.",
             ));
         }
-        let o = options.into();
+        let o = options;
         // The allocator's own zeros when it has them (`calloc`: fresh pages
         // come zeroed from the kernel), else one fill below; a lazily
         // initialised storage would read as zeros too, but would pay a
@@ -287,9 +325,16 @@ impl Tensor {
     /// assert_eq!(Tensor::ones(&[2], ScalarType::Bool)?.to_vec::<bool>()?, vec![true, true]);
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn ones(sizes: &[i64], options: impl Into<TensorOptions>) -> Result<Tensor> {
+    ///
+    /// Sizes are any [`IntoShape`](crate::shape_arg::IntoShape) with
+    /// concrete values.
+    pub fn ones(
+        sizes: impl crate::shape_arg::IntoShape,
+        options: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
         let o = options.into();
-        Tensor::full(sizes, 1, o.dtype(o.dtype_or_default()))
+        let sizes = concrete_sizes(sizes.into_shape()?, "ones")?;
+        Tensor::full(sizes.as_ref(), 1, o.dtype(o.dtype_or_default()))
     }
 
     /// A tensor filled with `value` converted to the dtype. Without a
@@ -307,10 +352,12 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn full(
-        sizes: &[i64],
+        sizes: impl crate::shape_arg::IntoShape,
         value: impl Into<Scalar>,
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
+        let sizes = concrete_sizes(sizes.into_shape()?, "full")?;
+        let sizes = sizes.as_ref();
         let value = value.into();
         let o = options.into();
         let dtype = o.dtype.unwrap_or(match value {

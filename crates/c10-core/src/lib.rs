@@ -93,6 +93,7 @@ pub mod scalar;
 pub mod scalar_type;
 #[cfg(feature = "serde")]
 mod serde_impls;
+pub mod shape_arg;
 pub mod sizes_and_strides;
 pub mod sym;
 pub mod tensor;
@@ -113,6 +114,7 @@ pub use half as __half;
 pub use options::{MemoryFormat, TensorOptions};
 pub use scalar::Scalar;
 pub use scalar_type::{Element, ScalarType, TypeMeta};
+pub use shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape, SliceBound};
 pub use sizes_and_strides::SizesAndStrides;
 pub use tensor::Tensor;
 pub use tensor_impl::{LayoutFlags, TensorImpl};

@@ -35,6 +35,7 @@
 pub mod fidelity;
 pub mod indexing;
 pub mod join;
+pub mod op_table;
 pub mod symbolic;
 
 use std::fmt;
@@ -494,7 +495,7 @@ pub fn apply_op(
             let (d, s, st) = (a.int("dimension")?, a.int("size")?, a.int("step")?);
             t.unfold(d, s, st)
         }
-        "movedim" => {
+        "movedim" | "moveaxis" => {
             let (s, d) = (a.ints("source")?, a.ints("destination")?);
             t.movedim(&s, &d)
         }

@@ -5,16 +5,16 @@
 //! A case is an input shape whose every dim of size ≥ 2 is a symbol, a
 //! chain of view ops, PyTorch's output sizes/strides/offsets as
 //! expressions, and the guards PyTorch recorded. The runner replays the
-//! chain on [`aten_shape::generic::Geometry<SymInt>`] in a fresh
-//! [`ShapeEnv`], then compares *semantically*, never textually: under
+//! chain with the ordinary view ops on a symbolic meta tensor in a fresh
+//! [`ShapeEnv`] (the ops dispatch to their symbolic path), then compares *semantically*, never textually: under
 //! many assignments of the symbols (the hints first, then random and
 //! boundary values)
 //!
 //! * **results**: where both guard sets accept, PyTorch's and the Rust
 //!   expressions evaluate to the same integers (and both error, or not);
 //! * **soundness**: where the Rust guards accept, the Rust expressions
-//!   equal what the concrete view ops (the ones the conformance corpora
-//!   check against PyTorch) give on a meta tensor of those sizes, laid out
+//!   equal what the same calls (the concrete path of the view ops, which
+//!   the conformance corpora check against PyTorch) give on a meta tensor of those sizes, laid out
 //!   as the symbolic input's strides say under that assignment (a trace
 //!   assumes its inputs are laid out like the example);
 //! * **guards**: the number of assignments one guard set accepts and the
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use aten_shape::generic::Geometry;
-use aten_shape::views::ViewOps;
+use aten_shape::views::{self, ViewOps};
 use c10_core::sym::expr::SymbolId;
 use c10_core::sym::expr::{py_floordiv, py_mod};
 use c10_core::sym::{ShapeEnv, ShapeEnvConfig, SymInt};
@@ -226,98 +226,61 @@ fn dims(step: &Value) -> Result<Vec<i64>, String> {
         .collect()
 }
 
-/// Runs the chain on symbolic geometry.
-fn run_symbolic(g: Geometry<SymInt>, chain: &[Value]) -> Result<Out<SymInt>, String> {
-    let mut g = g;
-    for step in chain {
-        let op = step.get("op").and_then(Value::as_str).ok_or("missing op")?;
-        let r: c10_core::Result<Geometry<SymInt>> = match op {
-            "view" => g.view(&arg_list(step.get("shape"), &g.sizes)?),
-            "reshape" => g
-                .reshape(&arg_list(step.get("shape"), &g.sizes)?)
-                .map(|x| x.0),
-            "transpose" => {
-                let d = dims(step)?;
-                g.transpose(d[0], d[1])
-            }
-            "permute" => g.permute(&dims(step)?),
-            "movedim" => {
-                let d = dims(step)?;
-                g.movedim(d[0], d[1])
-            }
-            "narrow" => {
-                let len = arg_int(step.get("length").ok_or("length")?, &g.sizes)?;
-                g.narrow(i(step, "dim")?, i(step, "start")?, &len)
-            }
-            "slice" => {
-                let (s, e) = (
-                    opt(step, "start").map(SymInt::from),
-                    opt(step, "end").map(SymInt::from),
-                );
-                g.slice(i(step, "dim")?, s.as_ref(), e.as_ref(), i(step, "step")?)
-            }
-            "select" => g.select(i(step, "dim")?, i(step, "index")?),
-            "expand" => g.expand(&arg_list(step.get("sizes"), &g.sizes)?),
-            "squeeze" => g.squeeze(),
-            "squeeze_dim" => g.squeeze_dim(i(step, "dim")?),
-            "unsqueeze" => g.unsqueeze(i(step, "dim")?),
-            "flatten" => g.flatten(i(step, "start")?, i(step, "end")?).map(|x| x.0),
-            "unflatten" => g.unflatten(i(step, "dim")?, &arg_list(step.get("sizes"), &g.sizes)?),
-            "diagonal" => g.diagonal(i(step, "offset")?, i(step, "dim1")?, i(step, "dim2")?),
-            "unfold" => g.unfold(i(step, "dim")?, i(step, "size")?, i(step, "step")?),
-            "contiguous" => g.contiguous_copy(),
-            "as_strided" => g.as_strided(
-                &arg_list(step.get("sizes"), &g.sizes)?,
-                &arg_list(step.get("strides"), &g.sizes)?,
-                opt(step, "offset").map(SymInt::from).as_ref(),
-            ),
-            "split" | "chunk" => {
-                let pieces = if op == "split" {
-                    let size = arg_int(step.get("size").ok_or("size")?, &g.sizes)?;
-                    g.split(&size, i(step, "dim")?)
-                } else {
-                    g.chunk(i(step, "chunks")?, i(step, "dim")?)
-                };
-                return Ok(match pieces {
-                    Ok(p) => Out::Geoms(
-                        p.into_iter()
-                            .map(|g| (g.sizes, g.strides, g.offset))
-                            .collect(),
-                    ),
-                    Err(e) => Out::Error(e.to_string()),
-                });
-            }
-            "is_contiguous" => {
-                return Ok(match g.is_contiguous() {
-                    Ok(b) => Out::Bool(b),
-                    Err(e) => Out::Error(e.to_string()),
-                })
-            }
-            other => return Err(format!("unknown op {other}")),
-        };
-        match r {
-            Ok(n) => g = n,
-            Err(e) => return Ok(Out::Error(e.to_string())),
-        }
+/// The op names [`run_chain`] dispatches (checked against the op table
+/// in [`crate::op_table`]).
+pub(crate) const RUNNER_OPS: &[&str] = &[
+    "view",
+    "reshape",
+    "transpose",
+    "permute",
+    "movedim",
+    "narrow",
+    "slice",
+    "select",
+    "expand",
+    "squeeze",
+    "squeeze_dim",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "diagonal",
+    "unfold",
+    "contiguous",
+    "as_strided",
+    "split",
+    "chunk",
+    "is_contiguous",
+];
+
+/// Whether [`run_chain`] knows op `op` (a one-step chain without
+/// arguments fails on them, not on the name).
+#[cfg(test)]
+pub(crate) fn dispatches(op: &str) -> bool {
+    let Ok(x) = Tensor::empty(&[2, 3], meta()) else {
+        return false;
+    };
+    let step = serde_json::json!({ "op": op });
+    match run_chain(x, std::slice::from_ref(&step)) {
+        Err(e) => !e.starts_with("unknown op"),
+        Ok(_) => true,
     }
-    Ok(Out::Geoms(vec![(g.sizes, g.strides, g.offset)]))
 }
 
-/// Runs the chain with the concrete view ops on a meta tensor with the
-/// given input layout (the symbolic input's strides evaluated under the
-/// assignment: a trace assumes its inputs are laid out like the example).
-fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i64>, String> {
-    let opts = TensorOptions::default()
-        .dtype(ScalarType::Float)
-        .device(Device::new(DeviceType::Meta, -1));
-    let mut t = Tensor::empty_strided(sizes, strides, opts).map_err(|e| e.to_string())?;
-    let geo = |t: &Tensor| (t.sizes().to_vec(), t.strides().to_vec(), t.storage_offset());
+/// Runs the chain with the ordinary view ops on `x`, a symbolic or a
+/// concrete meta tensor: the same calls for both (the ops dispatch on
+/// the tensor and on their arguments), so the soundness check below
+/// compares the ops' symbolic path with their concrete path. Arguments
+/// that name a size (`{"size": k, "add": n}`) are that size of the
+/// current tensor as a `SymInt`.
+fn run_chain(x: Tensor, chain: &[Value]) -> Result<Out<SymInt>, String> {
+    let geo = |t: &Tensor| (t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());
+    let mut t = x;
     for step in chain {
         let op = step.get("op").and_then(Value::as_str).ok_or("missing op")?;
-        let cur = t.sizes().to_vec();
+        let cur = t.sym_sizes();
         let r: c10_core::Result<Tensor> = match op {
-            "view" => t.view(&arg_list(step.get("shape"), &cur)?),
-            "reshape" => t.reshape(&arg_list(step.get("shape"), &cur)?),
+            "view" => t.view(arg_list(step.get("shape"), &cur)?),
+            "reshape" => t.reshape(arg_list(step.get("shape"), &cur)?),
             "transpose" => {
                 let d = dims(step)?;
                 t.transpose(d[0], d[1])
@@ -338,18 +301,19 @@ fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i
                 i(step, "step")?,
             ),
             "select" => t.select(i(step, "dim")?, i(step, "index")?),
-            "expand" => t.expand(&arg_list(step.get("sizes"), &cur)?),
+            "expand" => t.expand(arg_list(step.get("sizes"), &cur)?),
             "squeeze" => t.squeeze(),
             "squeeze_dim" => t.squeeze_dim(i(step, "dim")?),
             "unsqueeze" => t.unsqueeze(i(step, "dim")?),
             "flatten" => t.flatten(i(step, "start")?, i(step, "end")?),
-            "unflatten" => t.unflatten(i(step, "dim")?, &arg_list(step.get("sizes"), &cur)?),
+            "unflatten" => t.unflatten(i(step, "dim")?, arg_list(step.get("sizes"), &cur)?),
             "diagonal" => t.diagonal(i(step, "offset")?, i(step, "dim1")?, i(step, "dim2")?),
             "unfold" => t.unfold(i(step, "dim")?, i(step, "size")?, i(step, "step")?),
-            "contiguous" => aten_shape::copy::contiguous(&t, c10_core::MemoryFormat::Contiguous),
-            "as_strided" => t.as_strided(
-                &arg_list(step.get("sizes"), &cur)?,
-                &arg_list(step.get("strides"), &cur)?,
+            "contiguous" => contiguous(&t),
+            "as_strided" => views::as_strided(
+                &t,
+                arg_list(step.get("sizes"), &cur)?,
+                arg_list(step.get("strides"), &cur)?,
                 opt(step, "offset"),
             ),
             "split" | "chunk" => {
@@ -364,8 +328,13 @@ fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i
                     Err(e) => Out::Error(e.to_string()),
                 });
             }
-            "is_contiguous" => return Ok(Out::Bool(t.is_contiguous())),
-            other => return Err(format!("unknown op {other}")),
+            "is_contiguous" => {
+                return Ok(match t.guard_is_contiguous() {
+                    Ok(b) => Out::Bool(b),
+                    Err(e) => Out::Error(e.to_string()),
+                })
+            }
+            other => return Err(format!("unknown op {other} (known: {RUNNER_OPS:?})")),
         };
         match r {
             Ok(n) => t = n,
@@ -373,6 +342,55 @@ fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i
         }
     }
     Ok(Out::Geoms(vec![geo(&t)]))
+}
+
+/// `contiguous()` of a concrete or symbolic meta tensor: itself when
+/// `is_contiguous()` (a guarding decision on symbols), else a new
+/// contiguous meta tensor of the same sizes.
+fn contiguous(t: &Tensor) -> c10_core::Result<Tensor> {
+    if !t.has_symbolic_sizes_strides() {
+        return aten_shape::copy::contiguous(t, c10_core::MemoryFormat::Contiguous);
+    }
+    if t.guard_is_contiguous()? {
+        return Ok(t.clone());
+    }
+    Tensor::empty_symint(&t.sym_sizes(), meta())
+}
+
+fn meta() -> TensorOptions {
+    TensorOptions::default()
+        .dtype(ScalarType::Float)
+        .device(Device::new(DeviceType::Meta, -1))
+}
+
+/// The chain on a concrete meta tensor with the given input layout (the
+/// symbolic input's strides evaluated under the assignment: a trace
+/// assumes its inputs are laid out like the example).
+fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i64>, String> {
+    let t = Tensor::empty_strided(sizes, strides, meta()).map_err(|e| e.to_string())?;
+    let concrete = |v: &[SymInt]| -> Result<Vec<i64>, String> {
+        v.iter()
+            .map(|x| {
+                x.maybe_as_int()
+                    .ok_or(format!("symbolic value {x} from a concrete tensor"))
+            })
+            .collect()
+    };
+    Ok(match run_chain(t, chain)? {
+        Out::Error(e) => Out::Error(e),
+        Out::Bool(b) => Out::Bool(b),
+        Out::Geoms(gs) => Out::Geoms(
+            gs.iter()
+                .map(|(s, st, o)| {
+                    Ok((
+                        concrete(s)?,
+                        concrete(st)?,
+                        concrete(std::slice::from_ref(o))?[0],
+                    ))
+                })
+                .collect::<Result<_, String>>()?,
+        ),
+    })
 }
 
 fn eval_sym(out: &Out<SymInt>, value: &dyn Fn(SymbolId) -> Option<i64>) -> Option<Out<i64>> {
@@ -495,7 +513,12 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
     });
     let g = Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?;
     let input_strides = g.strides.clone();
-    let rust = run_symbolic(g, chain)?;
+    // The symbolic input as a tensor (a fake tensor of these sizes,
+    // strides and storage offset), run through the ordinary ops.
+    let x = Tensor::empty_strided_symint(&g.sizes, &g.strides, meta())
+        .and_then(|base| g.view_of(&base))
+        .map_err(|e| e.to_string())?;
+    let rust = run_chain(x, chain)?;
     let nd = hints.len();
     // Index nd is the input's storage offset (a symbol without 0/1
     // specialisation), always 0.

@@ -317,9 +317,8 @@ fn allocator_half() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Step 14: view ops over symbolic sizes (what `torch.compile` traces with).
 fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
-    use torchcore::core::sym::{ShapeEnv, SymInt};
+    use torchcore::core::sym::ShapeEnv;
     use torchcore::core::TensorOptions;
-    use torchcore::shape::generic::{sym_reshape, sym_view_op};
 
     heading("14. Views over symbolic sizes, and the guards they record");
     let env = ShapeEnv::new();
@@ -335,20 +334,19 @@ fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
     );
     // Each op prints the guards it recorded (Python: ShapeEnv.guards).
     let mut seen = env.guards().len();
-    let y = sym_view_op(&x, |g| g.view(&[SymInt::from(-1), SymInt::from(8)]))?;
-    show_sym("let y = sym_view_op(&x, |g| g.view(&[-1, 8]))?", &y);
+    // The ordinary view ops: on a symbolic tensor they take the symbolic
+    // path themselves and return symbolic tensors.
+    let y = x.view((-1, 8))?;
+    show_sym("let y = x.view((-1, 8))?", &y);
     seen = new_guards(&env, seen);
-    let z = sym_view_op(&y, |g| g.narrow(0, 1, &SymInt::from(3)))?;
-    show_sym("let z = sym_view_op(&y, |g| g.narrow(0, 1, 3))?", &z);
+    let z = y.narrow(0, 1, 3)?;
+    show_sym("let z = y.narrow(0, 1, 3)?", &z);
     seen = new_guards(&env, seen);
-    let w = sym_view_op(&z, |g| g.transpose(0, 1))?;
-    show_sym("let w = sym_view_op(&z, |g| g.transpose(0, 1))?", &w);
+    let w = z.transpose(0, 1)?;
+    show_sym("let w = z.transpose(0, 1)?", &w);
     seen = new_guards(&env, seen);
-    let r = sym_reshape(&w, &[SymInt::from(-1)])?;
-    show_sym(
-        "let r = sym_reshape(&w, &[-1])?  (a copy: not viewable)",
-        &r,
-    );
+    let r = w.reshape(-1)?;
+    show_sym("let r = w.reshape(-1)?  (a copy: not viewable)", &r);
     new_guards(&env, seen);
     // `produce_guards` is those guards (named by their sources) plus one
     // range guard per symbol, listed first: print only the range guards.

@@ -7,10 +7,69 @@
 //! [`Geometry`] methods.
 
 use super::prelude::*;
+use super::slice::int_bound;
 
 // ---------------------------------------------------------------------------
 // In place
 // ---------------------------------------------------------------------------
+
+/// `as_strided(size, stride, storage_offset)` for concrete and symbolic
+/// tensors alike: on a concrete tensor with concrete arguments it is
+/// [`Tensor::as_strided`] (checked against the storage); on a symbolic
+/// tensor, or with symbolic arguments, a symbolic view (meta and fake
+/// tensors have no storage to check against). `None` keeps the tensor's
+/// storage offset. (A free function only: [`Tensor::as_strided`] is the
+/// method.)
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::sym::ShapeEnv;
+/// use c10_core::{Device, ScalarType, Tensor, TensorOptions};
+/// let t = Tensor::arange(0, 6, 1, ScalarType::Long)?;
+/// let v = views::as_strided(&t, (2, 2), (1, 2), 1)?;
+/// assert_eq!(v.to_vec::<i64>()?, vec![1, 3, 2, 4]);
+/// let env = ShapeEnv::new();
+/// let n = env.create_symbol(6, "n")?;
+/// let x = Tensor::empty_symint(&[n.clone()], TensorOptions::new().device(Device::META))?;
+/// let w = views::as_strided(&x, [n.clone()], [1], None)?;
+/// assert_eq!(w.sym_sizes(), vec![n]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[inline]
+pub fn as_strided(
+    t: &Tensor,
+    sizes: impl IntoShape,
+    strides: impl IntoShape,
+    storage_offset: impl IntoSliceBound,
+) -> Result<Tensor> {
+    let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+    let offset = storage_offset.into_slice_bound()?;
+    if let (Some(s), Some(st), Some(o)) = (sizes.ints(), strides.ints(), int_bound(&offset)) {
+        return t.as_strided(s, st, o).or_else(|e| {
+            on_symbolic(t, e, || {
+                as_strided_sym(t, &sym_ints(s), &sym_ints(st), offset.as_ref())
+            })
+        });
+    }
+    as_strided_sym(
+        t,
+        &sizes.to_sym_ints(),
+        &strides.to_sym_ints(),
+        offset.as_ref(),
+    )
+}
+
+/// The symbolic face of [`as_strided`].
+#[cold]
+#[inline(never)]
+fn as_strided_sym(
+    t: &Tensor,
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    offset: Option<&SymInt>,
+) -> Result<Tensor> {
+    sym_op(t, |g| g.as_strided(sizes, strides, offset))
+}
 
 /// In-place `as_strided_(size, stride, storage_offset)`: this handle gets
 /// the new geometry, checked against the storage as
@@ -26,6 +85,18 @@ use super::prelude::*;
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn as_strided_(
+    t: &mut Tensor,
+    sizes: impl IntoShape,
+    strides: impl IntoShape,
+    storage_offset: Option<i64>,
+) -> Result<()> {
+    let sizes = concrete_list(sizes.into_shape()?, "as_strided_")?;
+    let strides = concrete_list(strides.into_shape()?, "as_strided_")?;
+    as_strided_ints(t, sizes.as_ref(), strides.as_ref(), storage_offset)
+}
+
+/// [`as_strided_`] with concrete arguments.
+fn as_strided_ints(
     t: &mut Tensor,
     sizes: &[i64],
     strides: &[i64],

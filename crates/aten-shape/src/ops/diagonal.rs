@@ -214,7 +214,16 @@ pub(crate) fn unfold_fill<T: ShapeInt>(
 /// assert_eq!(d.to_vec::<i64>()?, vec![1, 6, 11]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    diagonal_ints(t, offset, dim1, dim2)
+        .or_else(move |e| retry_symbolic(t, e, move |g| g.diagonal(offset, dim1, dim2)))
+}
+
+/// The concrete face of [`diagonal`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+#[inline]
+fn diagonal_ints(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let plan = diagonal_plan(sizes, strides, &t.storage_offset(), offset, dim1, dim2)?;
     // At least two dims (`dim1` and `dim2` differ).
@@ -234,7 +243,15 @@ pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 /// assert_eq!((w.sizes(), w.to_vec::<i64>()?[4]), (&[3i64, 4][..], 4));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn unfold(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
+    unfold_ints(t, dimension, size, step)
+        .or_else(move |e| retry_symbolic(t, e, move |g| g.unfold(dimension, size, step)))
+}
+
+/// The concrete face of [`unfold`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn unfold_ints(t: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let plan = unfold_plan(sizes, strides, dimension, size, step)?;
     let m = sizes.len() + 1;

@@ -179,7 +179,24 @@ fn legacy_type_name(t: &Tensor) -> String {
 /// assert_eq!((e.sizes(), e.strides()), (&[2i64, 3][..], &[0i64, 1][..]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
+#[inline]
+pub fn expand(t: &Tensor, size: impl IntoShape) -> Result<Tensor> {
+    match size.into_shape()? {
+        Shape::Ints(s) => expand_ints(t, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || expand_sym(t, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => expand_sym(t, &s),
+    }
+}
+
+/// The symbolic face of [`expand`].
+#[cold]
+#[inline(never)]
+fn expand_sym(t: &Tensor, size: &[SymInt]) -> Result<Tensor> {
+    sym_op(t, |g| g.expand(size))
+}
+
+/// [`expand`] with concrete sizes on a concrete tensor.
+pub(crate) fn expand_ints(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     if size.len() < t.dim() {
         return Err(TensorError::runtime(format!(
             "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
@@ -223,7 +240,10 @@ pub fn expand(t: &Tensor, size: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn expand_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
-    expand(t, other.sizes())
+    if t.has_symbolic_sizes_strides() || other.has_symbolic_sizes_strides() {
+        return expand_sym(t, &other.sym_sizes());
+    }
+    expand_ints(t, other.sizes())
 }
 
 /// Free-function form of [`ViewOps::broadcast_to`](crate::views::ViewOps::broadcast_to).
@@ -235,7 +255,8 @@ pub fn expand_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 /// assert_eq!(views::broadcast_to(&col, &[2, 3, 5])?.strides(), &[0, 1, 0]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn broadcast_to(t: &Tensor, size: &[i64]) -> Result<Tensor> {
+#[inline]
+pub fn broadcast_to(t: &Tensor, size: impl IntoShape) -> Result<Tensor> {
     expand(t, size)
 }
 

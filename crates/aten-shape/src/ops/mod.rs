@@ -40,12 +40,13 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        alias, geometry_of, install, install_edit, install_rearranged, make_view,
-        make_view_in_place, wrap, DimSet,
+        alias, concrete_list, geometry_of, install, install_edit, install_rearranged, make_view,
+        make_view_in_place, on_symbolic, retry_symbolic, sym_ints, sym_op, sym_ops, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
     pub(crate) use c10_core::geometry::{check_same_rank, fmt_list, wrap_dim};
+    pub(crate) use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape};
     pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
     pub(crate) use c10_core::{
         DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor,
@@ -53,7 +54,9 @@ pub(crate) mod prelude {
     };
 }
 
+use crate::generic::Geometry;
 use c10_core::geometry::wrap_dim;
+use c10_core::sym::SymInt;
 use c10_core::{Result, SizesAndStrides, Tensor, TensorError, TensorImpl};
 
 /// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
@@ -67,6 +70,84 @@ pub(crate) fn wrap(dim: i64, ndim: usize) -> Result<usize> {
         Ok((dim + n) as usize)
     } else {
         wrap_dim(dim, n, true)
+    }
+}
+
+/// The symbolic face of a view op: `op` on the geometry of `t` (its
+/// `SymInt` sizes, strides and offset), installed as a view of `t`. Every
+/// op calls it when `t` has symbolic sizes or an argument is symbolic;
+/// kept out of line so the concrete path pays one flag test.
+#[cold]
+#[inline(never)]
+pub(crate) fn sym_op(
+    t: &Tensor,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<Tensor> {
+    crate::generic::sym_view_op(t, op)
+}
+
+/// The symbolic face of a view op, run after its concrete face failed:
+/// when `t` has symbolic sizes (the concrete face then fails in the view
+/// constructor, which refuses symbolic tensors before building anything),
+/// [`sym_op`]`(t, op)`; otherwise the concrete error `e`. This keeps the
+/// concrete path free of any test: the dispatch costs nothing until an
+/// op fails.
+#[cold]
+#[inline(never)]
+pub(crate) fn retry_symbolic(
+    t: &Tensor,
+    e: TensorError,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<Tensor> {
+    on_symbolic(t, e, || crate::generic::sym_view_op(t, op))
+}
+
+/// [`retry_symbolic`] for symbolic faces that are not one geometry rule
+/// (`reshape`, which may copy; ops with symbolic arguments): `f()` when
+/// `t` has symbolic sizes, else the concrete error `e`.
+#[cold]
+#[inline(never)]
+pub(crate) fn on_symbolic<R>(
+    t: &Tensor,
+    e: TensorError,
+    f: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    if t.has_symbolic_sizes_strides() {
+        f()
+    } else {
+        Err(e)
+    }
+}
+
+/// Concrete values as `SymInt`s (for a symbolic face called with them).
+pub(crate) fn sym_ints(v: &[i64]) -> Vec<SymInt> {
+    v.iter().map(|&x| SymInt::Int(x)).collect()
+}
+
+/// [`sym_op`] for the list-returning ops (`split`, `chunk`, `unbind`, ...).
+#[cold]
+#[inline(never)]
+pub(crate) fn sym_ops(
+    t: &Tensor,
+    op: impl FnOnce(&Geometry<SymInt>) -> Result<Vec<Geometry<SymInt>>>,
+) -> Result<Vec<Tensor>> {
+    op(&Geometry::of(t))?.iter().map(|g| g.view_of(t)).collect()
+}
+
+/// The concrete values of a list argument of an op that has no symbolic
+/// face (the in-place ops that swap geometry or storage): symbolic values
+/// are refused with c10's error for reading a symbolic int as an int.
+#[inline]
+pub(crate) fn concrete_list<I: AsRef<[i64]>>(
+    shape: c10_core::shape_arg::Shape<I>,
+    op: &str,
+) -> Result<I> {
+    match shape {
+        c10_core::shape_arg::Shape::Ints(v) => Ok(v),
+        c10_core::shape_arg::Shape::Sym(v) => Err(TensorError::runtime(format!(
+            "{op}(): symbolic sizes {} are not supported by this in-place op",
+            c10_core::sym::fmt_list(&v)
+        ))),
     }
 }
 
@@ -211,7 +292,14 @@ pub(crate) fn make_view_in_place(
 /// assert!(al.is_alias_of(&a) && !al.is_same(&a));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn alias(t: &Tensor) -> Result<Tensor> {
+    alias_ints(t).or_else(move |e| retry_symbolic(t, e, move |g| Ok(g.clone())))
+}
+
+/// The concrete face of [`alias`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn alias_ints(t: &Tensor) -> Result<Tensor> {
     // SAFETY: the edit changes nothing.
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }

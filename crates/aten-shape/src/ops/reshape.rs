@@ -428,7 +428,38 @@ fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
 /// assert_eq!((v.sizes(), v.strides()), (&[3i64, 4][..], &[4i64, 1][..]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+#[inline]
+pub fn view(t: &Tensor, shape: impl IntoShape) -> Result<Tensor> {
+    match shape.into_shape()? {
+        Shape::Ints(s) => view_ints(t, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || view_sym(t, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => view_sym(t, &s),
+    }
+}
+
+/// The symbolic face of [`view`].
+#[cold]
+#[inline(never)]
+fn view_sym(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
+    sym_op(t, |g| g.view(shape))
+}
+
+/// The symbolic face of [`reshape`].
+#[cold]
+#[inline(never)]
+fn reshape_sym(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
+    crate::generic::sym_reshape(t, shape)
+}
+
+/// Whether either tensor has symbolic sizes (the `*_as` ops then take
+/// the symbolic path with `other`'s `SymInt` sizes).
+#[inline]
+fn either_symbolic(t: &Tensor, other: &Tensor) -> bool {
+    t.has_symbolic_sizes_strides() || other.has_symbolic_sizes_strides()
+}
+
+/// [`view`] with concrete sizes on a concrete tensor.
+pub(crate) fn view_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     if let Some(v) = try_view_in_place(t, shape)? {
         return Ok(v);
     }
@@ -449,7 +480,10 @@ pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
-    view(t, other.sizes())
+    if either_symbolic(t, other) {
+        return view_sym(t, &other.sym_sizes());
+    }
+    view_ints(t, other.sizes())
 }
 
 /// Free-function form of [`ViewOps::reshape`](crate::views::ViewOps::reshape).
@@ -463,7 +497,17 @@ pub fn view_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 /// assert_eq!(r.get::<i64>(&[1])?, 4);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+#[inline]
+pub fn reshape(t: &Tensor, shape: impl IntoShape) -> Result<Tensor> {
+    match shape.into_shape()? {
+        Shape::Ints(s) => reshape_ints(t, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || reshape_sym(t, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => reshape_sym(t, &s),
+    }
+}
+
+/// [`reshape`] with concrete sizes on a concrete tensor.
+pub(crate) fn reshape_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     if let Some(v) = try_view_in_place(t, shape)? {
         return Ok(v);
     }
@@ -492,7 +536,10 @@ pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn reshape_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
-    reshape(t, other.sizes())
+    if either_symbolic(t, other) {
+        return reshape_sym(t, &other.sym_sizes());
+    }
+    reshape_ints(t, other.sizes())
 }
 
 /// Free-function form of [`ViewOps::flatten`](crate::views::ViewOps::flatten).
@@ -504,12 +551,34 @@ pub fn reshape_as(t: &Tensor, other: &Tensor) -> Result<Tensor> {
 /// assert_eq!(views::flatten(&b, 1, -1)?.sizes(), &[2, 12]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    flatten_ints(t, start_dim, end_dim)
+        .or_else(move |e| on_symbolic(t, e, move || flatten_sym(t, start_dim, end_dim)))
+}
+
+/// The concrete face of [`flatten`] (which returns `t` itself for
+/// `start == end`, right for symbolic tensors too; every other outcome
+/// builds a view, which a symbolic tensor makes fail).
+fn flatten_ints(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
     match flatten_plan(t.sizes(), start_dim, end_dim)? {
-        FlattenPlan::Scalar => reshape(t, &[1]),
+        FlattenPlan::Scalar => reshape_ints(t, &[1]),
         FlattenPlan::Unchanged => Ok(t.clone()),
-        FlattenPlan::Reshape(shape) => reshape(t, &shape),
+        FlattenPlan::Reshape(shape) => reshape_ints(t, &shape),
     }
+}
+
+/// The symbolic face of [`flatten`] (`start == end` returns `t` itself,
+/// as on the concrete path).
+#[cold]
+#[inline(never)]
+fn flatten_sym(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    let g = Geometry::of(t);
+    if flatten_plan(&g.sizes, start_dim, end_dim)? == FlattenPlan::Unchanged {
+        return Ok(t.clone());
+    }
+    let (g, copied) = g.flatten(start_dim, end_dim)?;
+    crate::generic::view_or_copy(t, g, copied)
 }
 
 /// Free-function form of [`ViewOps::unflatten`](crate::views::ViewOps::unflatten).
@@ -521,8 +590,25 @@ pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 /// assert_eq!(views::unflatten(&a, 0, &[2, -1, 3])?.sizes(), &[2, 2, 3]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-    view(t, &unflatten_shape(t.sizes(), dim, sizes)?)
+#[inline]
+pub fn unflatten(t: &Tensor, dim: i64, sizes: impl IntoShape) -> Result<Tensor> {
+    match sizes.into_shape()? {
+        Shape::Ints(s) => unflatten_ints(t, dim, s.as_ref())
+            .or_else(|e| on_symbolic(t, e, || unflatten_sym(t, dim, &sym_ints(s.as_ref())))),
+        Shape::Sym(s) => unflatten_sym(t, dim, &s),
+    }
+}
+
+/// [`unflatten`] with concrete sizes on a concrete tensor.
+fn unflatten_ints(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    view_ints(t, &unflatten_shape(t.sizes(), dim, sizes)?)
+}
+
+/// The symbolic face of [`unflatten`].
+#[cold]
+#[inline(never)]
+fn unflatten_sym(t: &Tensor, dim: i64, sizes: &[SymInt]) -> Result<Tensor> {
+    sym_op(t, |g| g.unflatten(dim, sizes))
 }
 
 /// Free-function form of [`ViewOps::ravel`](crate::views::ViewOps::ravel).
@@ -536,8 +622,25 @@ pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn ravel(t: &Tensor) -> Result<Tensor> {
+    if t.has_symbolic_sizes_strides() {
+        return ravel_sym(t);
+    }
     let c = copy_api::contiguous(t, MemoryFormat::Contiguous)?;
-    view(&c, &[-1])
+    view_ints(&c, &[-1])
+}
+
+/// The symbolic face of [`ravel`]: `contiguous()` (itself when
+/// `is_contiguous()`, a guarding decision) then `view(-1)`.
+#[cold]
+#[inline(never)]
+fn ravel_sym(t: &Tensor) -> Result<Tensor> {
+    let g = Geometry::of(t);
+    let minus_one = [SymInt::from(-1)];
+    if g.is_contiguous()? {
+        return g.view(&minus_one)?.view_of(t);
+    }
+    let flat = Geometry::contiguous(&g.sizes)?.view(&minus_one)?;
+    crate::generic::view_or_copy(t, flat, true)
 }
 
 // ---------------------------------------------------------------------------

@@ -135,8 +135,8 @@ pub(crate) fn narrow_dim<T: ShapeInt>(ndim: usize, dim: i64, length: &T) -> Resu
 /// and made non-negative; returns `(start, start + length)` for
 /// [`slice_rule`] with step 1.
 #[inline(always)]
-pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: i64, length: &T) -> Result<(T, T)> {
-    let mut st: T = T::from_i64(start);
+pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Result<(T, T)> {
+    let mut st: T = start.clone();
     let lo_ok = cur.mul(&T::from_i64(-1))?.sym_le(&st)?.guard_bool()?;
     if !(lo_ok && st.sym_le(cur)?.guard_bool()?) {
         let lo = match cur.maybe_as_int() {
@@ -183,22 +183,25 @@ pub(crate) fn select_offset<T: ShapeInt>(
     strides: &[T],
     offset: &T,
     d: usize,
-    index: i64,
+    index: &T,
 ) -> Result<(T, bool)> {
     let size = &sizes[d];
-    let idx: T = T::from_i64(index);
-    // `!index` is `-1 - index` without overflow.
-    if size.sym_le(&T::from_i64(!index))?.guard_bool()? || size.sym_le(&idx)?.guard_bool()? {
+    // `-1 - index`, which cannot overflow (`!index` on plain integers).
+    let neg_bound: T = match index.maybe_as_int() {
+        Some(i) => T::from_i64(!i),
+        None => T::from_i64(-1).sub(index)?,
+    };
+    if size.sym_le(&neg_bound)?.guard_bool()? || size.sym_le(index)?.guard_bool()? {
         return Err(TensorError::index(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {d}",
             fmt_list(sizes)
         )));
     }
     let mut wrapped = false;
-    let idx = if index < 0 {
-        idx.add_flagged(size, &mut wrapped)?
+    let idx = if index.sym_lt(&T::from_i64(0))?.guard_bool()? {
+        index.add_flagged(size, &mut wrapped)?
     } else {
-        idx
+        index.clone()
     };
     let step_offset = idx.mul_flagged(&strides[d], &mut wrapped)?;
     let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
@@ -214,6 +217,7 @@ pub(crate) fn select_offset<T: ShapeInt>(
 // ---------------------------------------------------------------------------
 
 /// `slice` on an already wrapped dim.
+#[inline]
 pub(crate) fn slice_at(
     t: &Tensor,
     d: usize,
@@ -263,12 +267,61 @@ fn install_slice(t: &Tensor, d: usize, r: DimSlice<i64>) -> Result<Tensor> {
 pub fn slice(
     t: &Tensor,
     dim: i64,
+    start: impl IntoSliceBound,
+    end: impl IntoSliceBound,
+    step: impl IntoSymInt,
+) -> Result<Tensor> {
+    let (start, end) = (start.into_slice_bound()?, end.into_slice_bound()?);
+    let step = step.into_sym_int()?;
+    if let (Some(s), Some(e), &SymInt::Int(st)) = (int_bound(&start), int_bound(&end), &step) {
+        // The retry captures plain integers only (nothing kept alive or
+        // address-taken on the concrete path).
+        return slice_ints(t, dim, s, e, st).or_else(move |err| {
+            on_symbolic(t, err, move || {
+                let (s, e) = (s.map(SymInt::Int), e.map(SymInt::Int));
+                slice_sym(t, dim, &s, &e, &SymInt::Int(st))
+            })
+        });
+    }
+    slice_sym(t, dim, &start, &end, &step)
+}
+
+/// A bound that is absent or concrete (`Some(None)` is "absent").
+#[inline(always)]
+pub(crate) fn int_bound(b: &Option<SymInt>) -> Option<Option<i64>> {
+    match b {
+        None => Some(None),
+        Some(SymInt::Int(v)) => Some(Some(*v)),
+        Some(SymInt::Sym(_)) => None,
+    }
+}
+
+/// [`slice`] with concrete bounds on a concrete tensor.
+#[inline]
+pub(crate) fn slice_ints(
+    t: &Tensor,
+    dim: i64,
     start: Option<i64>,
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
     let d = slice_dim(t.dim(), dim)?;
     slice_at(t, d, start, end, step)
+}
+
+/// The symbolic face of [`slice`]; a symbolic `step` is specialised to
+/// its hint (`guard_int`), as the rule's step is a plain integer.
+#[cold]
+#[inline(never)]
+fn slice_sym(
+    t: &Tensor,
+    dim: i64,
+    start: &Option<SymInt>,
+    end: &Option<SymInt>,
+    step: &SymInt,
+) -> Result<Tensor> {
+    let step = step.guard_int()?;
+    sym_op(t, |g| g.slice(dim, start.as_ref(), end.as_ref(), step))
 }
 
 /// Free-function form of [`ViewOps::narrow`](crate::views::ViewOps::narrow).
@@ -282,15 +335,37 @@ pub fn slice(
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 #[inline]
-pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+pub fn narrow(
+    t: &Tensor,
+    dim: i64,
+    start: impl IntoSymInt,
+    length: impl IntoSymInt,
+) -> Result<Tensor> {
+    match (start.into_sym_int()?, length.into_sym_int()?) {
+        (SymInt::Int(s), SymInt::Int(l)) => narrow_ints(t, dim, s, l)
+            .or_else(move |e| on_symbolic(t, e, move || narrow_sym(t, dim, &s.into(), &l.into()))),
+        (s, l) => narrow_sym(t, dim, &s, &l),
+    }
+}
+
+/// [`narrow`] with a concrete start and length on a concrete tensor.
+#[inline]
+pub(crate) fn narrow_ints(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     let d = narrow_dim(t.dim(), dim, &length)?;
     narrow_at(t, d, start, length)
+}
+
+/// The symbolic face of [`narrow`].
+#[cold]
+#[inline(never)]
+fn narrow_sym(t: &Tensor, dim: i64, start: &SymInt, length: &SymInt) -> Result<Tensor> {
+    sym_op(t, |g| g.narrow(dim, start, length))
 }
 
 /// `narrow` on an already wrapped dim (of a tensor with at least one dim),
 /// `length >= 0`.
 pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
-    let (start, end) = narrow_bounds(&t.sizes()[d], start, &length)?;
+    let (start, end) = narrow_bounds(&t.sizes()[d], &start, &length)?;
     // The slice rule inlined here with step 1, its step arithmetic folded.
     let r = slice_rule(
         &t.sizes()[d],
@@ -314,14 +389,31 @@ pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 #[inline]
-pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+pub fn select(t: &Tensor, dim: i64, index: impl IntoSymInt) -> Result<Tensor> {
+    match index.into_sym_int()? {
+        SymInt::Int(i) => select_ints(t, dim, i)
+            .or_else(move |e| on_symbolic(t, e, move || select_sym(t, dim, &i.into()))),
+        i => select_sym(t, dim, &i),
+    }
+}
+
+/// [`select`] with a concrete index on a concrete tensor.
+#[inline]
+pub(crate) fn select_ints(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     let d = select_dim(t.dim(), dim)?;
     select_at(t, d, index)
 }
 
+/// The symbolic face of [`select`].
+#[cold]
+#[inline(never)]
+fn select_sym(t: &Tensor, dim: i64, index: &SymInt) -> Result<Tensor> {
+    sym_op(t, |g| g.select(dim, index))
+}
+
 /// `select` on an already wrapped dim.
 pub(crate) fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
-    let (offset, wrapped) = select_offset(t.sizes(), t.strides(), &t.storage_offset(), d, index)?;
+    let (offset, wrapped) = select_offset(t.sizes(), t.strides(), &t.storage_offset(), d, &index)?;
     if !wrapped {
         return install_edit(t, offset, |geometry| Ok(geometry.remove_dim(d)?));
     }
@@ -330,18 +422,68 @@ pub(crate) fn select_at(t: &Tensor, d: usize, index: i64) -> Result<Tensor> {
     make_view_in_place(t, geometry, offset, true)
 }
 
-/// Free-function form of [`ViewOps::index`](crate::views::ViewOps::index): [`crate::indexing::index`]
+/// Free-function form of [`ViewOps::index_ints`](crate::views::ViewOps::index_ints): [`crate::indexing::index`]
 /// with integer entries, as Python's tuple `t[(i, j)]` (so `t[(0,)]` of a
 /// 0-dim tensor is `too many indices for tensor of dimension 0`).
+/// Symbolic indices (or a symbolic tensor) select dim by dim.
 ///
 /// ```
 /// use aten_shape::views;
 /// use c10_core::{ScalarType, Tensor};
 /// let m = Tensor::arange(0, 12, 1, ScalarType::Long)?.as_strided(&[3, 4], &[4, 1], None)?;
-/// assert_eq!(views::index(&m, &[2, -1])?.item::<i64>()?, 11);
+/// assert_eq!(views::index_ints(&m, [2, -1])?.item::<i64>()?, 11);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn index(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
+#[inline]
+pub fn index_ints(t: &Tensor, indices: impl IntoShape) -> Result<Tensor> {
+    match indices.into_shape()? {
+        Shape::Ints(i) if !t.has_symbolic_sizes_strides() => index_concrete(t, i.as_ref()),
+        i => index_sym(t, &i.to_sym_ints()),
+    }
+}
+
+/// The old name of [`index_ints`] (ATen's `index` is advanced indexing,
+/// which this is not).
+///
+/// ```
+/// # #![allow(deprecated)]
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let m = Tensor::arange(0, 4, 1, ScalarType::Long)?;
+/// assert_eq!(views::index(&m, &[1])?.item::<i64>()?, 1);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `index_ints` (ATen's `index` is advanced indexing)"
+)]
+#[inline]
+pub fn index(t: &Tensor, indices: impl IntoShape) -> Result<Tensor> {
+    index_ints(t, indices)
+}
+
+/// The symbolic face of [`index_ints`]: one `select(0, i)` per index,
+/// after the same "too many indices" check.
+#[cold]
+#[inline(never)]
+fn index_sym(t: &Tensor, indices: &[SymInt]) -> Result<Tensor> {
+    if indices.len() > t.dim() {
+        return Err(TensorError::index(format!(
+            "too many indices for tensor of dimension {}",
+            t.dim()
+        )));
+    }
+    sym_op(t, |g| {
+        let mut g = g.clone();
+        for i in indices {
+            g = g.select(0, i)?;
+        }
+        Ok(g)
+    })
+}
+
+/// [`index_ints`] on a concrete tensor with concrete indices.
+fn index_concrete(t: &Tensor, indices: &[i64]) -> Result<Tensor> {
     let list: Vec<crate::indexing::TensorIndex> = indices
         .iter()
         .map(|&i| crate::indexing::TensorIndex::Int(i))
@@ -401,11 +543,11 @@ impl<T: ShapeInt> Geometry<T> {
     ///
     /// ```
     /// use aten_shape::generic::Geometry;
-    /// let n = Geometry::<i64>::contiguous(&[4, 6])?.narrow(1, 1, &3)?;
+    /// let n = Geometry::<i64>::contiguous(&[4, 6])?.narrow(1, &1, &3)?;
     /// assert_eq!((n.sizes, n.offset), (vec![4, 3], 1));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn narrow(&self, dim: i64, start: i64, length: &T) -> Result<Geometry<T>> {
+    pub fn narrow(&self, dim: i64, start: &T, length: &T) -> Result<Geometry<T>> {
         let d = narrow_dim(self.dim(), dim, length)?;
         let (st, end) = narrow_bounds(&self.sizes[d], start, length)?;
         self.slice_at(d, Some(&st), Some(&end), 1)
@@ -415,11 +557,11 @@ impl<T: ShapeInt> Geometry<T> {
     ///
     /// ```
     /// use aten_shape::generic::Geometry;
-    /// let s = Geometry::<i64>::contiguous(&[4, 6])?.select(1, -1)?;
+    /// let s = Geometry::<i64>::contiguous(&[4, 6])?.select(1, &-1)?;
     /// assert_eq!((s.sizes, s.offset), (vec![4], 5));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
-    pub fn select(&self, dim: i64, index: i64) -> Result<Geometry<T>> {
+    pub fn select(&self, dim: i64, index: &T) -> Result<Geometry<T>> {
         let d = select_dim(self.dim(), dim)?;
         let (offset, _) = select_offset(&self.sizes, &self.strides, &self.offset, d, index)?;
         let mut g = self.clone();
@@ -457,8 +599,8 @@ mod tests {
 
     #[test]
     fn doc_narrow_bounds() -> Result<()> {
-        assert_eq!(narrow_bounds(&6i64, -2, &2)?, (4, 6));
-        assert!(narrow_bounds(&6i64, 5, &2).is_err());
+        assert_eq!(narrow_bounds(&6i64, &-2, &2)?, (4, 6));
+        assert!(narrow_bounds(&6i64, &5, &2).is_err());
         Ok::<(), c10_core::TensorError>(())
     }
 
@@ -471,8 +613,8 @@ mod tests {
 
     #[test]
     fn doc_select_offset() -> Result<()> {
-        assert_eq!(select_offset(&[4i64, 6], &[6, 1], &0, 1, -1)?, (5, false));
-        assert!(select_offset(&[4i64, 6], &[6, 1], &0, 1, 6)
+        assert_eq!(select_offset(&[4i64, 6], &[6, 1], &0, 1, &-1)?, (5, false));
+        assert!(select_offset(&[4i64, 6], &[6, 1], &0, 1, &6)
             .unwrap_err()
             .is_index_error());
         Ok::<(), c10_core::TensorError>(())

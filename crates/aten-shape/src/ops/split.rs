@@ -155,6 +155,9 @@ fn pieces_vec(n: i64) -> Result<Vec<Tensor>> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_ops(t, |g| g.unbind(dim));
+    }
     let d = wrap(dim, t.dim())?;
     if t.dim() == 0 {
         return Err(TensorError::index(format!(
@@ -179,7 +182,16 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 /// assert_eq!(parts.iter().map(|p| p.numel()).collect::<Vec<_>>(), vec![5, 5, 2]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
+#[inline]
+pub fn split(t: &Tensor, split_size: impl IntoSymInt, dim: i64) -> Result<Vec<Tensor>> {
+    match split_size.into_sym_int()? {
+        SymInt::Int(s) if !t.has_symbolic_sizes_strides() => split_ints(t, s, dim),
+        s => sym_ops(t, |g| g.split(&s, dim)),
+    }
+}
+
+/// [`split`] with a concrete size on a concrete tensor.
+pub(crate) fn split_ints(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
     let SplitPlan {
         dim: d,
         num_splits,
@@ -209,7 +221,21 @@ pub fn split(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
 /// assert!(views::split_with_sizes(&a, &[2, 3], 0).is_err()); // must sum to 12
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+#[inline]
+pub fn split_with_sizes(t: &Tensor, split_sizes: impl IntoShape, dim: i64) -> Result<Vec<Tensor>> {
+    match split_sizes.into_shape()? {
+        Shape::Ints(s) if !t.has_symbolic_sizes_strides() => {
+            split_with_sizes_ints(t, s.as_ref(), dim)
+        }
+        s => {
+            let s = s.to_sym_ints();
+            sym_ops(t, |g| g.split_with_sizes(&s, dim))
+        }
+    }
+}
+
+/// [`split_with_sizes`] with concrete sizes on a concrete tensor.
+fn split_with_sizes_ints(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(TensorError::runtime(
             "split expects at least a 1-dimensional tensor",
@@ -255,6 +281,9 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_ops(t, |g| g.chunk(chunks, dim));
+    }
     let (d, split_size, all_empty) = chunk_split_size(t.sizes(), chunks, dim)?;
     if all_empty {
         // `chunks` empty pieces (split_with_sizes of all zeros).
@@ -264,7 +293,7 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         }
         return Ok(out);
     }
-    split(t, split_size, d as i64)
+    split_ints(t, split_size, d as i64)
 }
 
 /// Free-function form of [`ViewOps::tensor_split`](crate::views::ViewOps::tensor_split).
@@ -278,6 +307,9 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.has_symbolic_sizes_strides() {
+        return sym_ops(t, |g| g.tensor_split(sections, dim));
+    }
     if t.dim() == 0 {
         return Err(TensorError::runtime(format!(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
@@ -323,7 +355,21 @@ pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> 
 /// assert_eq!(parts[1].to_vec::<i64>()?, vec![1, 2, 3, 4]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub fn tensor_split_indices(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+#[inline]
+pub fn tensor_split_indices(t: &Tensor, indices: impl IntoShape, dim: i64) -> Result<Vec<Tensor>> {
+    match indices.into_shape()? {
+        Shape::Ints(i) if !t.has_symbolic_sizes_strides() => {
+            tensor_split_indices_ints(t, i.as_ref(), dim)
+        }
+        i => {
+            let i = i.to_sym_ints();
+            sym_ops(t, |g| g.tensor_split_indices(&i, dim))
+        }
+    }
+}
+
+/// [`tensor_split_indices`] with concrete indices on a concrete tensor.
+fn tensor_split_indices_ints(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
     if t.dim() == 0 {
         return Err(TensorError::runtime(format!(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
@@ -415,6 +461,137 @@ impl<T: ShapeInt> Geometry<T> {
             return Ok(out);
         }
         self.split(&split_size, d as i64)
+    }
+
+    /// `unbind(dim)`: every `select(dim, i)`; the number of pieces is a
+    /// plain integer, so on symbols the dim's size is `guard_int`'ed.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let rows = Geometry::<i64>::contiguous(&[3, 4])?.unbind(0)?;
+    /// assert_eq!((rows.len(), rows[2].offset), (3, 8));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn unbind(&self, dim: i64) -> Result<Vec<Geometry<T>>>
+    where
+        T: GuardInt,
+    {
+        let d = wrap(dim, self.dim())?;
+        if self.dim() == 0 {
+            return Err(TensorError::index(format!(
+                "Dimension specified as {d} but tensor has no dimensions"
+            )));
+        }
+        let n = self.sizes[d].guard_int()?;
+        (0..n).map(|i| self.select(d as i64, &c(i))).collect()
+    }
+
+    /// `split_with_sizes(split_sizes, dim)`: consecutive slices of the
+    /// given lengths, which must add up to the dim's size (the same
+    /// checks and errors as the concrete op).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let p = Geometry::<i64>::contiguous(&[5])?.split_with_sizes(&[1, 4], 0)?;
+    /// assert_eq!((p[1].sizes.clone(), p[1].offset), (vec![4], 1));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn split_with_sizes(&self, split_sizes: &[T], dim: i64) -> Result<Vec<Geometry<T>>> {
+        if self.dim() == 0 {
+            return Err(TensorError::runtime(
+                "split expects at least a 1-dimensional tensor",
+            ));
+        }
+        let d = wrap(dim, self.dim())?;
+        let mut out = Vec::with_capacity(split_sizes.len());
+        let mut start: T = c(0);
+        for length in split_sizes {
+            if length.sym_lt(&c(0))?.guard_bool()? {
+                return Err(TensorError::runtime(format!(
+                    "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
+                    fmt_list(split_sizes)
+                )));
+            }
+            let end = start.add(length)?;
+            out.push(self.slice_at(d, Some(&start), Some(&end), 1)?);
+            start = end;
+        }
+        if !start.sym_eq(&self.sizes[d])?.expect_true()? {
+            return Err(TensorError::runtime(format!(
+                "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {dim}), but got split_sizes={}",
+                self.sizes[d],
+                fmt_list(split_sizes)
+            )));
+        }
+        Ok(out)
+    }
+
+    /// `tensor_split(sections, dim)`: exactly `sections` pieces, the first
+    /// `size % sections` one longer (each comparison a guard on symbols).
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let p = Geometry::<i64>::contiguous(&[5])?.tensor_split(3, 0)?;
+    /// assert_eq!(p.iter().map(|g| g.sizes[0]).collect::<Vec<_>>(), vec![2, 2, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Geometry<T>>> {
+        if self.dim() == 0 {
+            return Err(TensorError::runtime(format!(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
+                self.dim()
+            )));
+        }
+        let d = wrap(dim, self.dim())?;
+        if sections <= 0 {
+            return Err(TensorError::runtime(format!(
+                "number of sections must be larger than 0, got {sections}"
+            )));
+        }
+        let size = &self.sizes[d];
+        let min_split = size.div(&c(sections))?;
+        let extra = size.rem(&c(sections))?;
+        let mut out = Vec::with_capacity(sections as usize);
+        let mut start: T = c(0);
+        for i in 0..sections {
+            let len = if extra.sym_gt(&c(i))?.guard_bool()? {
+                min_split.add(&c(1))?
+            } else {
+                min_split.clone()
+            };
+            let end = start.add(&len)?;
+            out.push(self.slice_at(d, Some(&start), Some(&end), 1)?);
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// `tensor_split(indices, dim)`: pieces `[0:i0]`, `[i0:i1]`, ...,
+    /// `[ik:]`, each sliced with `slice`'s clamping.
+    ///
+    /// ```
+    /// use aten_shape::generic::Geometry;
+    /// let p = Geometry::<i64>::contiguous(&[5])?.tensor_split_indices(&[1, 4], 0)?;
+    /// assert_eq!(p.iter().map(|g| g.sizes[0]).collect::<Vec<_>>(), vec![1, 3, 1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn tensor_split_indices(&self, indices: &[T], dim: i64) -> Result<Vec<Geometry<T>>> {
+        if self.dim() == 0 {
+            return Err(TensorError::runtime(format!(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
+                self.dim()
+            )));
+        }
+        let d = wrap(dim, self.dim())?;
+        let mut out = Vec::with_capacity(indices.len() + 1);
+        let mut start: T = c(0);
+        for end in indices {
+            out.push(self.slice_at(d, Some(&start), Some(end), 1)?);
+            start = end.clone();
+        }
+        let size = self.sizes[d].clone();
+        out.push(self.slice_at(d, Some(&start), Some(&size), 1)?);
+        Ok(out)
     }
 }
 

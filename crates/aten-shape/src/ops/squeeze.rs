@@ -186,6 +186,12 @@ pub(crate) fn squeeze_dims_geometry(
 /// ```
 #[inline]
 pub fn squeeze(t: &Tensor) -> Result<Tensor> {
+    squeeze_ints(t).or_else(move |e| retry_symbolic(t, e, move |g| g.squeeze()))
+}
+
+/// The concrete face of [`squeeze`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn squeeze_ints(t: &Tensor) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
@@ -207,6 +213,12 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
+    squeeze_dim_ints(t, dim).or_else(move |e| retry_symbolic(t, e, move |g| g.squeeze_dim(dim)))
+}
+
+/// The concrete face of [`squeeze_dim`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn squeeze_dim_ints(t: &Tensor, dim: i64) -> Result<Tensor> {
     let Some(d) = squeeze_dim_index(t.sizes(), dim)? else {
         // Nothing removed: PyTorch returns an alias.
         return alias(t);
@@ -227,7 +239,14 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
 /// assert_eq!(views::squeeze_dims(&b, &[0, 2])?.sizes(), &[3]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    squeeze_dims_ints(t, dims).or_else(move |e| retry_symbolic(t, e, move |g| g.squeeze_dims(dims)))
+}
+
+/// The concrete face of [`squeeze_dims`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn squeeze_dims_ints(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
@@ -249,6 +268,12 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    unsqueeze_ints(t, dim).or_else(move |e| retry_symbolic(t, e, move |g| g.unsqueeze(dim)))
+}
+
+/// The concrete face of [`unsqueeze`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn unsqueeze_ints(t: &Tensor, dim: i64) -> Result<Tensor> {
     let (d, new_stride, wrapped) = unsqueeze_rule(t.sizes(), t.strides(), dim)?;
     if !wrapped {
         // SAFETY: the edit inserts one dim of size 1.

@@ -35,10 +35,15 @@ use c10_core::InferenceMode;
 /// ```
 pub fn resize_(
     t: &mut Tensor,
-    sizes: &[i64],
+    sizes: impl IntoShape,
     format: impl Into<Option<MemoryFormat>>,
 ) -> Result<()> {
-    let explicit = format.into();
+    let sizes = concrete_list(sizes.into_shape()?, "resize_")?;
+    resize_ints(t, sizes.as_ref(), format.into())
+}
+
+/// [`resize_`] with concrete sizes.
+fn resize_ints(t: &mut Tensor, sizes: &[i64], explicit: Option<MemoryFormat>) -> Result<()> {
     let format = explicit.unwrap_or(MemoryFormat::Contiguous);
     if t.requires_grad() && !InferenceMode::is_enabled() {
         return Err(TensorError::runtime(
@@ -89,6 +94,19 @@ pub fn resize_(
 /// `storage` (same device required, PyTorch's message), growing it when
 /// needed and resizable; keeps its version counter; bumps the version.
 pub fn set_(
+    t: &mut Tensor,
+    storage: &Storage,
+    storage_offset: i64,
+    sizes: impl IntoShape,
+    strides: impl IntoShape,
+) -> Result<()> {
+    let sizes = concrete_list(sizes.into_shape()?, "set_")?;
+    let strides = concrete_list(strides.into_shape()?, "set_")?;
+    set_ints(t, storage, storage_offset, sizes.as_ref(), strides.as_ref())
+}
+
+/// [`set_`] with concrete sizes and strides.
+fn set_ints(
     t: &mut Tensor,
     storage: &Storage,
     storage_offset: i64,

@@ -162,7 +162,15 @@ fn wrap_into(dims: &[i64], n: usize, set: &mut DimSet) -> Result<bool> {
 /// assert_eq!((tr.sizes(), tr.strides()), (&[4i64, 3][..], &[1i64, 4][..]));
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn transpose(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+    transpose_ints(t, dim0, dim1)
+        .or_else(move |e| retry_symbolic(t, e, move |g| g.transpose(dim0, dim1)))
+}
+
+/// The concrete face of [`transpose`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn transpose_ints(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
     let (a, b) = transpose_dims(t.dim(), dim0, dim1)?;
     if a == b {
         return alias(t);
@@ -255,7 +263,19 @@ pub fn mt(t: &Tensor) -> Result<Tensor> {
 /// assert_eq!(views::numpy_t(&b)?.sizes(), &[3, 2, 5]); // all dims reversed
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
+#[inline]
 pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
+    numpy_t_ints(t).or_else(move |e| {
+        retry_symbolic(t, e, move |g| {
+            let reversed: DimVec = (0..t.dim() as i64).rev().collect();
+            g.permute(&reversed)
+        })
+    })
+}
+
+/// The concrete face of [`numpy_t`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn numpy_t_ints(t: &Tensor) -> Result<Tensor> {
     let mut sizes = DimVec::from_slice(t.sizes());
     let mut strides = DimVec::from_slice(t.strides());
     sizes.reverse();
@@ -275,6 +295,12 @@ pub fn numpy_t(t: &Tensor) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    permute_ints(t, dims).or_else(move |e| retry_symbolic(t, e, move |g| g.permute(dims)))
+}
+
+/// The concrete face of [`permute`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn permute_ints(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     check_permute(dims, t.dim())?;
     let (sizes, strides) = (t.sizes(), t.strides());
     // SAFETY: `dims` names each of the dims exactly once (checked just
@@ -300,6 +326,13 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// ```
 #[inline]
 pub fn movedim(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    movedim_ints(t, source, destination)
+        .or_else(move |e| retry_symbolic(t, e, move |g| g.movedim_dims(source, destination)))
+}
+
+/// The concrete face of [`movedim`] (a symbolic tensor makes it fail in the
+/// view constructor, before anything is built).
+fn movedim_ints(t: &Tensor, source: &[i64], destination: &[i64]) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);

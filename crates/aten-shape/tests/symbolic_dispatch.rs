@@ -1,0 +1,391 @@
+//! One op API for concrete and symbolic tensors: every view op, called as
+//! a method or a free function on a tensor with symbolic sizes, returns a
+//! symbolic view with the geometry and the guards of the `Geometry<SymInt>`
+//! rule (the path the symbolic corpus checks against PyTorch's fake
+//! tensors); symbolic arguments work on both kinds of tensor; shapes and
+//! indices take the integer types users have.
+
+use std::sync::Arc;
+
+use aten_shape::generic::{sym_reshape, sym_view_op, Geometry};
+use aten_shape::views::{self, ViewOps};
+use c10_core::sym::{ShapeEnv, SymInt};
+use c10_core::{Device, Result, ScalarType, Tensor, TensorOptions};
+
+/// A fresh environment and a meta tensor of sizes `(s0, s1, s2)` (hints
+/// 4, 6, 8), contiguous.
+fn symbolic() -> (Arc<ShapeEnv>, Tensor) {
+    let env = ShapeEnv::new();
+    let sizes = [
+        env.create_symbol(4, "x.size(0)").unwrap(),
+        env.create_symbol(6, "x.size(1)").unwrap(),
+        env.create_symbol(8, "x.size(2)").unwrap(),
+    ];
+    let x = Tensor::empty_symint(&sizes, TensorOptions::new().device(Device::META)).unwrap();
+    (env, x)
+}
+
+type SymGeom = (Vec<String>, Vec<String>, String);
+
+fn sym_geom(t: &Tensor) -> SymGeom {
+    let s = |v: Vec<SymInt>| v.iter().map(|x| x.to_string()).collect();
+    (
+        s(t.sym_sizes()),
+        s(t.sym_strides()),
+        t.sym_storage_offset().to_string(),
+    )
+}
+
+fn guards(env: &ShapeEnv) -> Vec<String> {
+    env.guards().iter().map(|g| g.to_string()).collect()
+}
+
+/// The outcome of one op on a fresh symbolic tensor: its geometry (or
+/// error text) and the guards it recorded.
+fn outcome(
+    op: impl Fn(&Tensor) -> Result<Tensor>,
+) -> (std::result::Result<SymGeom, String>, Vec<String>) {
+    let (env, x) = symbolic();
+    let r = op(&x).map(|t| sym_geom(&t)).map_err(|e| e.to_string());
+    (r, guards(&env))
+}
+
+/// Asserts that the ordinary op and the `Geometry` rule agree (result
+/// and guards) on a fresh symbolic tensor.
+fn same(
+    name: &str,
+    ordinary: impl Fn(&Tensor) -> Result<Tensor>,
+    rule: impl Fn(&Tensor) -> Result<Tensor>,
+) {
+    let a = outcome(ordinary);
+    let b = outcome(rule);
+    assert_eq!(a, b, "{name}: ordinary op vs Geometry rule");
+}
+
+#[test]
+fn every_single_view_op_dispatches_to_the_symbolic_rule() {
+    let s = |v: i64| SymInt::from(v);
+    same(
+        "view",
+        |x| x.view([-1, 8]),
+        |x| sym_view_op(x, |g| g.view(&[s(-1), s(8)])),
+    );
+    same(
+        "view (bad)",
+        |x| x.view([5, -1, 7]),
+        |x| sym_view_op(x, |g| g.view(&[s(5), s(-1), s(7)])),
+    );
+    same(
+        "views::view",
+        |x| views::view(x, (-1,)),
+        |x| sym_view_op(x, |g| g.view(&[s(-1)])),
+    );
+    same(
+        "reshape (view)",
+        |x| x.reshape(-1),
+        |x| sym_reshape(x, &[s(-1)]),
+    );
+    same(
+        "reshape (copy)",
+        |x| x.transpose(0, 1)?.reshape(-1),
+        |x| sym_reshape(&sym_view_op(x, |g| g.transpose(0, 1))?, &[s(-1)]),
+    );
+    same(
+        "transpose",
+        |x| x.transpose(0, -1),
+        |x| sym_view_op(x, |g| g.transpose(0, -1)),
+    );
+    same(
+        "swapaxes",
+        |x| x.swapaxes(0, 1),
+        |x| sym_view_op(x, |g| g.transpose(0, 1)),
+    );
+    same(
+        "swapdims",
+        |x| views::swapdims(x, 1, 2),
+        |x| sym_view_op(x, |g| g.transpose(1, 2)),
+    );
+    same(
+        "mt",
+        |x| x.mt(),
+        |x| sym_view_op(x, |g| g.transpose(-2, -1)),
+    );
+    same(
+        "numpy_t",
+        |x| x.numpy_t(),
+        |x| sym_view_op(x, |g| g.permute(&[2, 1, 0])),
+    );
+    same(
+        "permute",
+        |x| x.permute(&[2, 0, 1]),
+        |x| sym_view_op(x, |g| g.permute(&[2, 0, 1])),
+    );
+    same(
+        "permute (bad)",
+        |x| x.permute(&[0, 0, 1]),
+        |x| sym_view_op(x, |g| g.permute(&[0, 0, 1])),
+    );
+    same(
+        "movedim",
+        |x| x.movedim(&[0], &[-1]),
+        |x| sym_view_op(x, |g| g.movedim_dims(&[0], &[-1])),
+    );
+    same(
+        "moveaxis",
+        |x| x.moveaxis(&[0, 1], &[2, 0]),
+        |x| sym_view_op(x, |g| g.movedim_dims(&[0, 1], &[2, 0])),
+    );
+    same(
+        "narrow",
+        |x| x.narrow(1, 1, 3),
+        |x| sym_view_op(x, |g| g.narrow(1, &s(1), &s(3))),
+    );
+    same(
+        "narrow (bad)",
+        |x| x.narrow(1, 7, 3),
+        |x| sym_view_op(x, |g| g.narrow(1, &s(7), &s(3))),
+    );
+    same(
+        "select",
+        |x| x.select(1, -2),
+        |x| sym_view_op(x, |g| g.select(1, &s(-2))),
+    );
+    same(
+        "slice",
+        |x| x.slice(2, Some(1), None, 3),
+        |x| sym_view_op(x, |g| g.slice(2, Some(&s(1)), None, 3)),
+    );
+    same(
+        "slice (i32)",
+        |x| x.slice(0, 1, 3, 1),
+        |x| sym_view_op(x, |g| g.slice(0, Some(&s(1)), Some(&s(3)), 1)),
+    );
+    same(
+        "expand",
+        |x| x.unsqueeze(0)?.expand([5, -1, -1, -1]),
+        |x| sym_view_op(x, |g| g.unsqueeze(0)?.expand(&[s(5), s(-1), s(-1), s(-1)])),
+    );
+    same(
+        "broadcast_to",
+        |x| x.broadcast_to([2, -1, -1, -1]),
+        |x| sym_view_op(x, |g| g.expand(&[s(2), s(-1), s(-1), s(-1)])),
+    );
+    same(
+        "squeeze",
+        |x| x.unsqueeze(1)?.squeeze(),
+        |x| sym_view_op(x, |g| g.unsqueeze(1)?.squeeze()),
+    );
+    same(
+        "squeeze_dim",
+        |x| x.squeeze_dim(0),
+        |x| sym_view_op(x, |g| g.squeeze_dim(0)),
+    );
+    same(
+        "squeeze_dims",
+        |x| x.squeeze_dims(&[0, 2]),
+        |x| sym_view_op(x, |g| g.squeeze_dims(&[0, 2])),
+    );
+    same(
+        "unsqueeze",
+        |x| x.unsqueeze(-1),
+        |x| sym_view_op(x, |g| g.unsqueeze(-1)),
+    );
+    same(
+        "flatten",
+        |x| x.flatten(0, 1),
+        |x| {
+            let (g, copied) = Geometry::of(x).flatten(0, 1)?;
+            assert!(!copied);
+            g.view_of(x)
+        },
+    );
+    same(
+        "unflatten",
+        |x| x.flatten(0, 1)?.unflatten(0, (2, -1)),
+        |x| sym_view_op(x, |g| g.flatten(0, 1)?.0.unflatten(0, &[s(2), s(-1)])),
+    );
+    same(
+        "diagonal",
+        |x| x.diagonal(1, 0, 2),
+        |x| sym_view_op(x, |g| g.diagonal(1, 0, 2)),
+    );
+    same(
+        "unfold",
+        |x| x.unfold(2, 3, 2),
+        |x| sym_view_op(x, |g| g.unfold(2, 3, 2)),
+    );
+    same(
+        "alias",
+        |x| x.alias(),
+        |x| sym_view_op(x, |g| Ok(g.clone())),
+    );
+    same(
+        "index_ints",
+        |x| x.index_ints([1, -1]),
+        |x| sym_view_op(x, |g| g.select(0, &s(1))?.select(0, &s(-1))),
+    );
+    same("t (error)", |x| x.t(), views::t);
+}
+
+#[test]
+fn the_results_are_symbolic_views_of_the_input() -> Result<()> {
+    let (env, x) = symbolic();
+    let y = x.view((-1, 8))?.narrow(1, 1, 3)?.transpose(0, 1)?;
+    assert!(y.has_symbolic_sizes_strides() && y.is_alias_of(&x));
+    assert_eq!(y.sym_sizes()[0].to_string(), "3");
+    assert_eq!(y.sym_strides()[0].to_string(), "1");
+    assert_eq!(y.sym_storage_offset().to_string(), "1");
+    assert!(!guards(&env).is_empty());
+    // The concrete accessors still refuse, as c10's do.
+    assert!(y.checked_sizes().is_err());
+    Ok(())
+}
+
+/// Asserts that a list-returning op agrees with its `Geometry` rule.
+fn same_list(
+    name: &str,
+    ordinary: impl Fn(&Tensor) -> Result<Vec<Tensor>>,
+    rule: impl Fn(&Geometry<SymInt>) -> Result<Vec<Geometry<SymInt>>>,
+) {
+    let (env_a, x) = symbolic();
+    let a = ordinary(&x)
+        .map(|v| v.iter().map(sym_geom).collect::<Vec<_>>())
+        .map_err(|e| e.to_string());
+    let (env_b, x) = symbolic();
+    let b = rule(&Geometry::of(&x))
+        .and_then(|v| {
+            v.iter()
+                .map(|g| g.view_of(&x).map(|t| sym_geom(&t)))
+                .collect::<Result<Vec<_>>>()
+        })
+        .map_err(|e| e.to_string());
+    assert_eq!((a, guards(&env_a)), (b, guards(&env_b)), "{name}");
+}
+
+#[test]
+fn list_ops_dispatch_too() {
+    let s = |v: i64| SymInt::from(v);
+    same_list("split", |x| x.split(4, 2), |g| g.split(&s(4), 2));
+    same_list("chunk", |x| x.chunk(3, 1), |g| g.chunk(3, 1));
+    same_list("unbind", |x| x.unbind(0), |g| g.unbind(0));
+    same_list(
+        "split_with_sizes",
+        |x| x.split_with_sizes([2, 6], 2),
+        |g| g.split_with_sizes(&[s(2), s(6)], 2),
+    );
+    same_list(
+        "tensor_split",
+        |x| x.tensor_split(3, 1),
+        |g| g.tensor_split(3, 1),
+    );
+    same_list(
+        "tensor_split_indices",
+        |x| x.tensor_split_indices([1, 3], 2),
+        |g| g.tensor_split_indices(&[s(1), s(3)], 2),
+    );
+}
+
+#[test]
+fn symbolic_arguments_narrow_and_select() -> Result<()> {
+    let (env, x) = symbolic();
+    let n = env.create_symbol(2, "n")?;
+    // narrow with a symbolic start and length, select with a symbolic index.
+    let y = x.narrow(1, &n, 3)?;
+    assert_eq!(y.sym_storage_offset(), n.mul(&x.sym_strides()[1])?);
+    let z = x.select(2, n.clone())?;
+    assert_eq!(z.sym_sizes().len(), 2);
+    assert_eq!(z.sym_storage_offset().to_string(), n.to_string());
+    // A symbolic argument on a concrete tensor gives a symbolic view of it.
+    let c = Tensor::zeros(&[4, 6], ScalarType::Float)?;
+    let v = c.narrow(1, 1, &n)?;
+    assert!(v.has_symbolic_sizes_strides() && v.is_alias_of(&c));
+    assert_eq!(v.sym_sizes()[1], n);
+    let w = c.view([n.clone(), SymInt::from(-1)])?;
+    assert_eq!(w.sym_sizes()[0], n);
+    assert!(!guards(&env).is_empty());
+    // All-constant SymInt lists stay on the concrete path.
+    let k = c.view(vec![SymInt::from(24)])?;
+    assert!(!k.has_symbolic_sizes_strides() && k.sizes() == [24]);
+    Ok(())
+}
+
+#[test]
+fn shapes_take_what_users_have() -> Result<()> {
+    let a = Tensor::arange(0, 24, 1, ScalarType::Long)?;
+    let want: &[i64] = &[2, 3, 4];
+    let dims_usize: Vec<usize> = vec![2, 3, 4];
+    let dims_i64: Vec<i64> = vec![2, 3, 4];
+    for v in [
+        a.view(&[2, 3, 4])?,
+        a.view([2, 3, 4])?,
+        a.view([2usize, 3, 4])?,
+        a.view(&dims_usize[..])?,
+        a.view(&dims_usize)?,
+        a.view(dims_usize.clone())?,
+        a.view(&dims_i64)?,
+        a.view(dims_i64.clone())?,
+        a.view((2, 3, 4))?,
+        a.view((2usize, 3i64, 4u32))?,
+        a.reshape((2, -1, 4))?,
+        views::view(&a, [2i32, 3, 4])?,
+    ] {
+        assert_eq!(v.sizes(), want);
+    }
+    assert_eq!(a.view(-1)?.sizes(), &[24]);
+    assert_eq!(a.narrow(0, 2usize, 3usize)?.storage_offset(), 2);
+    assert_eq!(a.select(0, 5i32)?.item::<i64>()?, 5);
+    assert_eq!(a.slice(0, 2usize, None, 2)?.sizes(), &[11]);
+    assert_eq!(a.split(10usize, 0)?.len(), 3);
+    assert_eq!(a.unflatten(0, (4, 6))?.sizes(), &[4, 6]);
+    let e = Tensor::zeros(&[1], ScalarType::Float)?.expand((3usize, 5usize))?;
+    assert_eq!(e.sizes(), &[3, 5]);
+    // Factories take the same shapes.
+    assert_eq!(Tensor::zeros((2, 3), ScalarType::Float)?.sizes(), &[2, 3]);
+    assert_eq!(Tensor::ones(vec![4usize], ScalarType::Float)?.sizes(), &[4]);
+    assert_eq!(Tensor::empty((), TensorOptions::new())?.dim(), 0);
+    assert_eq!(Tensor::zeros(&[], ScalarType::Float)?.dim(), 0);
+    Ok(())
+}
+
+#[test]
+fn oversized_usize_arguments_are_errors_not_panics() -> Result<()> {
+    let a = Tensor::arange(0, 24, 1, ScalarType::Long)?;
+    let big = i64::MAX as usize + 1;
+    let msg = "value cannot be converted to type int64_t without overflow";
+    assert_eq!(a.view([big]).unwrap_err().to_string(), msg);
+    assert_eq!(a.view(vec![1, big]).unwrap_err().to_string(), msg);
+    assert_eq!(a.narrow(0, big, 1usize).unwrap_err().to_string(), msg);
+    assert_eq!(a.select(0, big).unwrap_err().to_string(), msg);
+    assert_eq!(a.slice(0, big, None, 1).unwrap_err().to_string(), msg);
+    assert_eq!(a.expand((big,)).unwrap_err().to_string(), msg);
+    assert_eq!(
+        Tensor::zeros([big], ScalarType::Float)
+            .unwrap_err()
+            .to_string(),
+        msg
+    );
+    Ok(())
+}
+
+#[test]
+fn in_place_ops_refuse_symbolic_sizes_with_an_error() {
+    let (env, _) = symbolic();
+    let n = env.create_symbol(3, "n").unwrap();
+    let mut t = Tensor::zeros(&[6], ScalarType::Float).unwrap();
+    let e = t.resize_(vec![n.clone()], None).unwrap_err();
+    assert!(e.to_string().contains("symbolic sizes"), "{e}");
+    let e = t.as_strided_([n], [1], None).unwrap_err();
+    assert!(e.to_string().contains("symbolic sizes"), "{e}");
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_old_index_name_still_works() -> Result<()> {
+    let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view((2, 3))?;
+    assert_eq!(
+        t.index(&[1, 2])?.item::<i64>()?,
+        t.index_ints([1, 2])?.item::<i64>()?
+    );
+    assert_eq!(views::index(&t, &[1, 2])?.item::<i64>()?, 5);
+    Ok(())
+}
