@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::expr::{BoolExpr, IntExpr, Interval, RelOp, SymbolId};
+use super::expr::{Atom, BoolExpr, IntExpr, Interval, RelOp, SymbolId};
 use super::guards::Guard;
 use super::node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
 use super::sym_bool::SymBool;
@@ -119,13 +119,34 @@ impl EnvState {
         if let Some(b) = e.decide_static(&|s| self.range(s)) {
             return Some(b);
         }
-        if self.axioms.contains(e) {
+        if self.implied(e) {
             return Some(true);
         }
-        if e.not().is_ok_and(|n| self.axioms.contains(&n)) {
+        if e.not().is_ok_and(|n| self.implied(&n)) {
             return Some(false);
         }
         None
+    }
+
+    /// Whether earlier guards imply `e` (PyTorch's `axioms`): the same
+    /// fact in any spelling (`1 <= n - 3` is `4 <= n`), or `d <= 0` when
+    /// `d - k <= 0` with `k >= 0` was guarded.
+    fn implied(&self, e: &BoolExpr) -> bool {
+        let c = e.canonical();
+        if self.axioms.contains(&c) {
+            return true;
+        }
+        let BoolExpr::Rel(RelOp::Le, d, _) = &c else {
+            return false;
+        };
+        self.axioms.iter().any(|a| match a {
+            BoolExpr::Rel(RelOp::Le, da, _) => d
+                .sub(da)
+                .ok()
+                .and_then(|x| x.as_const())
+                .is_some_and(|k| k <= 0),
+            _ => false,
+        })
     }
 
     fn unhinted(&self, syms: &[SymbolId]) -> bool {
@@ -133,111 +154,194 @@ impl EnvState {
     }
 
     /// Records a guard (PyTorch's `_evaluate_expr` step 6): appends it,
-    /// derives replacements and range refinements, remembers it as an
-    /// axiom.
+    /// remembers it and what it implies as axioms, and derives
+    /// replacements and range refinements from it.
     fn record(&mut self, g: BoolExpr) {
         if self.suppress > 0 {
             return;
         }
         self.guards.push(Guard::new(g.clone()));
-        self.axioms.insert(g.clone());
+        self.add_axioms(&g);
         self.maybe_guard_rel(&g);
     }
 
-    /// PyTorch's `_maybe_guard_rel`: `Eq(s, c)` specialises `s`,
-    /// `Eq(s_new, s_old)` replaces the newer symbol, and a bound on a
-    /// single symbol narrows its range. Other relations only stay as
-    /// guards.
+    /// A guard and its direct implications (PyTorch's
+    /// `get_implications`): `Eq(a, b)` gives `a <= b` and `a >= b`, a
+    /// strict inequality gives `Ne`, a conjunction each of its terms.
+    fn add_axioms(&mut self, g: &BoolExpr) {
+        match g {
+            BoolExpr::And(xs) => {
+                for x in xs.iter() {
+                    self.add_axioms(x);
+                }
+            }
+            BoolExpr::Rel(op, a, b) => {
+                self.axioms.insert(g.canonical());
+                let extra: &[RelOp] = match op {
+                    RelOp::Eq => &[RelOp::Le, RelOp::Ge],
+                    RelOp::Lt | RelOp::Gt => &[RelOp::Ne],
+                    _ => &[],
+                };
+                for op in extra {
+                    self.axioms.insert(BoolExpr::rel(*op, a, b).canonical());
+                }
+            }
+            _ => {
+                self.axioms.insert(g.canonical());
+            }
+        }
+    }
+
+    /// PyTorch's `_maybe_guard_rel`: every relation refines the ranges of
+    /// the symbols it bounds (`_refine_ranges`); an equality without
+    /// `Mod`/`FloorDiv` is solved for one symbol (the one with the
+    /// largest hint, unbacked first, then the newest), after dropping
+    /// non-zero factors (`Eq(s0*s1*(s2 - 2), 0)` gives `s2 = 2`), and the
+    /// solution becomes a replacement when it is integral and fits the
+    /// symbol's range. `Ne` teaches nothing.
     fn maybe_guard_rel(&mut self, g: &BoolExpr) {
-        let BoolExpr::Rel(op, a, b) = g else {
-            if let BoolExpr::And(xs) = g {
+        let g = match g {
+            BoolExpr::And(xs) => {
                 for x in xs.iter() {
                     self.maybe_guard_rel(x);
                 }
+                return;
             }
-            return;
+            BoolExpr::Rel(RelOp::Ne, ..) => return,
+            BoolExpr::Rel(..) => self.simplify_bool(g).into_owned(),
+            _ => return,
         };
+        let BoolExpr::Rel(op, a, b) = &g else { return };
         let Ok(d) = a.sub(b) else { return };
         let syms = d.free_symbols();
-        match op {
-            RelOp::Eq => {
-                // Solve d = k*s + rest = 0 for a symbol with k = ±1 that
-                // appears only linearly; prefer the newest symbol.
-                for &s in syms.iter().rev() {
-                    if self.replacements.contains_key(&s) {
-                        continue;
-                    }
-                    let Some((k, rest)) = linear_in(&d, s) else {
-                        continue;
-                    };
-                    let sol = if k == 1 { rest.neg() } else { rest };
-                    let ok = match (sol.as_const(), sol.as_symbol()) {
-                        (Some(c), _) => {
-                            let r = self.range(s);
-                            let c128 = i128::from(c);
-                            r.lo.is_none_or(|l| l <= c128) && r.hi.is_none_or(|h| c128 <= h)
-                        }
-                        (None, Some(other)) => other < s,
-                        _ => false,
-                    };
-                    if !ok {
-                        continue;
-                    }
-                    if let Some(c) = sol.as_const() {
-                        if let Some(info) = self.symbols.get_mut(s as usize) {
-                            info.lo = c;
-                            info.hi = Some(c);
-                        }
-                    } else if let Some(other) = sol.as_symbol() {
-                        // The kept symbol inherits the tighter range.
-                        let r = self.range(s);
-                        if let Some(info) = self.symbols.get_mut(other as usize) {
-                            if let Some(l) = r.lo.and_then(|l| i64::try_from(l).ok()) {
-                                info.lo = info.lo.max(l);
-                            }
-                            if let Some(h) = r.hi.and_then(|h| i64::try_from(h).ok()) {
-                                info.hi = Some(info.hi.map_or(h, |x| x.min(h)));
-                            }
-                        }
-                    }
-                    for v in self.replacements.values_mut() {
-                        *v = v.subst(&|x| (x == s).then(|| sol.clone()));
-                    }
-                    self.replacements.insert(s, sol);
-                    // Axioms mention the old symbol; re-simplify them.
-                    let axioms: Vec<BoolExpr> = self.axioms.iter().cloned().collect();
-                    self.axioms = axioms
-                        .iter()
-                        .map(|x| self.simplify_bool(x).into_owned())
-                        .collect();
-                    return;
-                }
+        if syms.is_empty() || syms.len() > 5 {
+            return;
+        }
+        self.refine_ranges(*op, &d, &syms);
+        if *op != RelOp::Eq || d.has_atom(&|x| matches!(x, Atom::Mod(..) | Atom::FloorDiv(..))) {
+            return;
+        }
+        let d = self.simplify(&d).into_owned();
+        let mut order: Vec<SymbolId> = d.free_symbols();
+        order.sort_by_key(|s| std::cmp::Reverse((self.hint(*s).unwrap_or(i64::MAX), *s)));
+        let Some(&s) = order.first() else { return };
+        // Backed size symbols are positive to sympy (`positive=True`), so
+        // they drop out of a product equal to 0.
+        let d = d.without_content(&|x| self.hint(x).is_some());
+        let Some((k, rest)) = d.linear_in(s) else {
+            return;
+        };
+        let Some(sol) = rest.neg().div_exact(k) else {
+            return;
+        };
+        if self.unhinted(&sol.free_symbols()) {
+            return;
+        }
+        self.set_replacement(s, sol);
+    }
+
+    /// PyTorch's `_refine_ranges`: for each symbol the relation isolates
+    /// (`k*s + rest OP 0` with `rest/k` integral), the bounds of the other
+    /// side narrow the symbol's range; a range narrowed to one value
+    /// becomes a replacement.
+    fn refine_ranges(&mut self, op: RelOp, d: &IntExpr, syms: &[SymbolId]) {
+        for &s in syms {
+            if self.replacements.contains_key(&s) {
+                continue;
             }
-            RelOp::Ne => {}
-            _ => {
-                if let [s] = syms.as_slice() {
-                    let Some((k, rest)) = linear_in(&d, *s) else {
-                        return;
-                    };
-                    let Some(c) = rest.as_const() else { return };
-                    // k*s + c OP 0  =>  s OP' -c*k (k = ±1 flips OP).
-                    let (op, v) = if k == 1 {
-                        (*op, c.wrapping_neg())
-                    } else {
-                        (flip(*op), c)
-                    };
-                    if let Some(info) = self.symbols.get_mut(*s as usize) {
-                        match op {
-                            RelOp::Lt => info.hi = Some(info.hi.map_or(v - 1, |h| h.min(v - 1))),
-                            RelOp::Le => info.hi = Some(info.hi.map_or(v, |h| h.min(v))),
-                            RelOp::Gt => info.lo = info.lo.max(v.saturating_add(1)),
-                            RelOp::Ge => info.lo = info.lo.max(v),
-                            _ => {}
-                        }
-                    }
+            let Some((k, rest)) = d.linear_in(s) else {
+                continue;
+            };
+            let Some(sol) = rest.neg().div_exact(k) else {
+                continue;
+            };
+            let op = if k > 0 { op } else { flip(op) };
+            let iv = sol.bounds(&|x| self.range(x));
+            let (lo, hi) = match op {
+                RelOp::Eq => (iv.lo, iv.hi),
+                RelOp::Ge => (iv.lo, None),
+                RelOp::Gt => (iv.lo.map(|l| l + 1), None),
+                RelOp::Le => (None, iv.hi),
+                RelOp::Lt => (None, iv.hi.map(|h| h - 1)),
+                RelOp::Ne => (None, None),
+            };
+            self.narrow_range(s, lo, hi);
+            if let Some(info) = self.symbols.get(s as usize) {
+                if info.hi == Some(info.lo) {
+                    let v = info.lo;
+                    self.set_replacement(s, IntExpr::constant(v));
                 }
             }
         }
+    }
+
+    /// Intersects a symbol's range with `[lo, hi]` (`None`: no bound).
+    fn narrow_range(&mut self, s: SymbolId, lo: Option<i128>, hi: Option<i128>) {
+        let Some(info) = self.symbols.get_mut(s as usize) else {
+            return;
+        };
+        if let Some(l) = lo.and_then(|l| i64::try_from(l).ok()) {
+            info.lo = info.lo.max(l);
+        }
+        if let Some(h) = hi.and_then(|h| i64::try_from(h).ok()) {
+            info.hi = Some(info.hi.map_or(h, |x| x.min(h)));
+        }
+    }
+
+    /// PyTorch's `_set_replacement`: `a`'s range narrows to the bounds
+    /// of `tgt`; if those bounds do not fit `a`'s old range, a target
+    /// linear in one symbol `b` narrows `b`'s range until they do, and
+    /// otherwise no replacement is made (it would lose a range fact).
+    /// Earlier replacements and the axioms are rewritten with it.
+    fn set_replacement(&mut self, a: SymbolId, tgt: IntExpr) {
+        if tgt.free_symbols().contains(&a) || self.replacements.contains_key(&a) {
+            return;
+        }
+        let src = self.range(a);
+        let fits = |st: &EnvState, t: &IntExpr| {
+            let tb = t.bounds(&|x| st.range(x));
+            src.lo.is_none_or(|l| tb.lo.is_some_and(|x| x >= l))
+                && src.hi.is_none_or(|h| tb.hi.is_some_and(|x| x <= h))
+        };
+        let tb = tgt.bounds(&|x| self.range(x));
+        self.narrow_range(a, tb.lo, tb.hi);
+        if !fits(self, &tgt) {
+            let syms = tgt.free_symbols();
+            let [b] = syms.as_slice() else { return };
+            let Some((k, c)) = tgt.linear_in(*b) else {
+                return;
+            };
+            let Some(c) = c.as_const() else { return };
+            // a = k*b + c, so b = (a - c)/k over a's old range.
+            let (k, c) = (i128::from(k), i128::from(c));
+            let ceil = |n: i128| n.div_euclid(k.abs()) + i128::from(n.rem_euclid(k.abs()) != 0);
+            let floor = |n: i128| n.div_euclid(k.abs());
+            let (lo, hi) = if k > 0 {
+                (src.lo.map(|l| ceil(l - c)), src.hi.map(|h| floor(h - c)))
+            } else {
+                (src.hi.map(|h| ceil(c - h)), src.lo.map(|l| floor(c - l)))
+            };
+            self.narrow_range(*b, lo, hi);
+            if !fits(self, &tgt) {
+                return;
+            }
+        }
+        if let Some(v) = tgt.as_const() {
+            if let Some(info) = self.symbols.get_mut(a as usize) {
+                info.lo = v;
+                info.hi = Some(v);
+            }
+        }
+        for v in self.replacements.values_mut() {
+            *v = v.subst(&|x| (x == a).then(|| tgt.clone()));
+        }
+        self.replacements.insert(a, tgt);
+        // Axioms mention the replaced symbol; re-simplify them.
+        let axioms: Vec<BoolExpr> = self.axioms.iter().cloned().collect();
+        self.axioms = axioms
+            .iter()
+            .map(|x| self.simplify_bool(x).canonical())
+            .collect();
     }
 }
 
@@ -250,19 +354,6 @@ fn flip(op: RelOp) -> RelOp {
         RelOp::Ge => RelOp::Le,
         o => o,
     }
-}
-
-/// `d = k*s + rest` with `k = ±1` and `s` not in `rest`, if so.
-fn linear_in(d: &IntExpr, s: SymbolId) -> Option<(i64, IntExpr)> {
-    let sym = IntExpr::symbol(s);
-    for k in [1i64, -1] {
-        let rest = d.sub(&sym.mul(&IntExpr::constant(k)).ok()?).ok()?;
-        if !rest.free_symbols().contains(&s) {
-            // `d` really was linear with coefficient k.
-            return Some((k, rest));
-        }
-    }
-    None
 }
 
 /// The shape environment: symbols, hints, ranges, replacements, guards.
