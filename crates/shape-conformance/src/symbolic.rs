@@ -293,6 +293,14 @@ fn run_symbolic(g: Geometry<SymInt>, chain: &[Value]) -> Result<Out<SymInt>, Str
                     Err(e) => Out::Error(e.to_string()),
                 })
             }
+            "is_channels_last_contiguous" => {
+                return Ok(
+                    match c10_core::sym::rules::is_channels_last_contiguous(&g.sizes, &g.strides) {
+                        Ok(b) => Out::Bool(b),
+                        Err(e) => Out::Error(e.to_string()),
+                    },
+                )
+            }
             other => return Err(format!("unknown op {other}")),
         };
         match r {
@@ -365,6 +373,14 @@ fn run_concrete(sizes: &[i64], strides: &[i64], chain: &[Value]) -> Result<Out<i
                 });
             }
             "is_contiguous" => return Ok(Out::Bool(t.is_contiguous())),
+            "is_channels_last_contiguous" => {
+                let format = if t.dim() == 5 {
+                    c10_core::MemoryFormat::ChannelsLast3d
+                } else {
+                    c10_core::MemoryFormat::ChannelsLast
+                };
+                return Ok(Out::Bool(t.is_contiguous_in(format)));
+            }
             other => return Err(format!("unknown op {other}")),
         };
         match r {
@@ -490,10 +506,36 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         .get("specialize_zero_one")
         .and_then(Value::as_bool)
         .unwrap_or(true);
+    // `"unbacked": true`: every dim an unbacked, size-like symbol
+    // (PyTorch's `DimDynamic.UNBACKED`), sampled from 0.
+    let unbacked = case
+        .get("unbacked")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let env: Arc<ShapeEnv> = ShapeEnv::with_config(ShapeEnvConfig {
         specialize_zero_one: szo,
     });
-    let g = Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?;
+    let g = if unbacked {
+        let mut strides = vec![0i64; hints.len()];
+        c10_core::sym::rules::contiguous_strides_into(&hints, &mut strides)
+            .map_err(|e| e.to_string())?;
+        let (sizes, strides, offset) = env
+            .create_symbolic_sizes_strides_storage_offset(
+                &hints,
+                &strides,
+                0,
+                "x",
+                c10_core::sym::DimDynamic::Unbacked,
+            )
+            .map_err(|e| e.to_string())?;
+        Geometry {
+            sizes,
+            strides,
+            offset,
+        }
+    } else {
+        Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?
+    };
     let input_strides = g.strides.clone();
     let rust = run_symbolic(g, chain)?;
     let nd = hints.len();
@@ -504,7 +546,10 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         .collect();
     ids.push(env.symbol_for_source("x.storage_offset()"));
     let sym_dims: Vec<usize> = (0..nd).filter(|&d| ids[d].is_some()).collect();
-    let lo = if szo { 2 } else { 0 };
+    // Unbacked sizes are sampled from 2 too: size-oblivious decisions
+    // (squeeze keeps an unbacked dim, strides skip the `max(size, 1)`)
+    // are PyTorch's assumption that such a size is not 0 or 1.
+    let lo = if szo || unbacked { 2 } else { 0 };
     let mut hints_ext = hints.clone();
     hints_ext.push(0);
 
@@ -530,7 +575,11 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
             continue;
         }
         let rv = eval_sym(&rust, &value).ok_or("cannot evaluate a Rust expression")?;
-        {
+        // On unbacked sizes an error is a refusal to decide (PyTorch's
+        // data-dependent errors, or a view computeStride could not prove),
+        // not a claim about the concrete op.
+        let refused = unbacked && matches!(rv, Out::Error(_));
+        if !refused {
             let strides: Vec<i64> = input_strides
                 .iter()
                 .map(|s| s.expr().and_then(|e| e.eval(&value)))

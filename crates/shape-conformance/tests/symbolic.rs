@@ -24,3 +24,24 @@ fn symbolic_corpus_matches_pytorch() {
         report.failures.len()
     );
 }
+
+/// The targeted cases (`data/symbolic-targeted.jsonl`, from
+/// `tools/gen_symbolic.py --targeted`): replacements from solved
+/// equality guards, unbacked sizes, channels-last contiguity, and
+/// `specialize_zero_one=False`.
+#[test]
+fn symbolic_targeted_cases_match_pytorch() {
+    let path =
+        shape_conformance::symbolic::default_path().with_file_name("symbolic-targeted.jsonl");
+    let report = shape_conformance::symbolic::run_file(&path);
+    for line in &report.failures {
+        eprintln!("{line}");
+    }
+    eprintln!("{}", report.summary_line());
+    assert!(report.passed > 20, "only {} cases passed", report.passed);
+    assert!(
+        report.failures.is_empty(),
+        "{} cases failed (see above)",
+        report.failures.len()
+    );
+}

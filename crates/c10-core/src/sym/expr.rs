@@ -642,7 +642,7 @@ impl IntExpr {
             }
             return IntExpr::atom(Atom::Mod(Arc::new(r), Arc::new(o.clone()))).map(Some);
         }
-        if self == o || self.terms.is_empty() {
+        if self == o || self.terms.is_empty() || self.is_multiple_of_term(o) {
             return Ok(Some(IntExpr::default()));
         }
         IntExpr::atom(Atom::Mod(Arc::new(self.clone()), Arc::new(o.clone()))).map(Some)
@@ -844,6 +844,24 @@ impl IntExpr {
             out.insert(Monomial::from(mono), c / g);
         }
         IntExpr::finish(out).unwrap_or_else(|_| self.clone())
+    }
+
+    /// Whether `o` is one term `c*m` that divides every term of `self`
+    /// (coefficient and monomial), so that `Mod(self, o)` is 0 wherever
+    /// it is defined (sympy: `Mod(s0*s1*s2, s0)` is `0`).
+    fn is_multiple_of_term(&self, o: &IntExpr) -> bool {
+        let mut it = o.terms.iter();
+        let (Some((m, c)), None) = (it.next(), it.next()) else {
+            return false;
+        };
+        if m.is_empty() {
+            return false;
+        }
+        self.terms.iter().all(|(tm, tc)| {
+            tc % c == 0
+                && m.iter()
+                    .all(|(a, p)| tm.iter().any(|(b, q)| b == a && q >= p))
+        })
     }
 
     /// Whether some atom, at any depth, satisfies `f`.

@@ -34,6 +34,9 @@ pub enum DimDynamic {
     Duck,
     /// Always a fresh symbol.
     Dynamic,
+    /// A fresh unbacked, size-like symbol (no hint, range `[0, ∞)`), as
+    /// [`ShapeEnv::create_unbacked_symint`] makes; sizes 0 and 1 too.
+    Unbacked,
 }
 
 /// Settings of a [`ShapeEnv`].
@@ -459,6 +462,9 @@ impl ShapeEnv {
                 "cannot create a size symbol from the negative value {hint}"
             )));
         }
+        if dynamic == DimDynamic::Unbacked {
+            return Ok(self.create_unbacked_symint(source));
+        }
         if dynamic == DimDynamic::Static
             || (self.config.specialize_zero_one && (hint == 0 || hint == 1))
         {
@@ -584,8 +590,15 @@ impl ShapeEnv {
             .into_iter()
             .map(|s| s.unwrap_or_default())
             .collect();
+        // An unbacked input still has its example's offset (PyTorch's
+        // `from_tensor` with `DimDynamic.UNBACKED` sizes: offset 0).
+        let off_dynamic = if dynamic == DimDynamic::Unbacked {
+            DimDynamic::Dynamic
+        } else {
+            dynamic
+        };
         let off =
-            self.create_symbol_with(offset, &format!("{source}.storage_offset()"), dynamic)?;
+            self.create_symbol_with(offset, &format!("{source}.storage_offset()"), off_dynamic)?;
         Ok((sym_sizes, sym_strides, off))
     }
 
@@ -780,10 +793,32 @@ impl ShapeEnv {
             return Ok(false);
         }
         if st.unhinted(&e.free_symbols()) {
+            if how == Decision::SizeOblivious {
+                // Size-oblivious: every unbacked symbol (all are size-like
+                // here) is taken to be at least 2.
+                let oblivious = |s: SymbolId| {
+                    let r = st.range(s);
+                    if st.hint(s).is_none() {
+                        Interval {
+                            lo: Some(r.lo.map_or(2, |l| l.max(2))),
+                            hi: r.hi,
+                        }
+                    } else {
+                        r
+                    }
+                };
+                if let Some(b) = e.decide_static(&oblivious) {
+                    return Ok(b);
+                }
+            }
             return match how {
                 Decision::GuardOrFalse => Ok(false),
                 Decision::GuardOrTrue => Ok(true),
                 Decision::ExpectTrue => {
+                    // A runtime assert is a fact for the rest of the trace
+                    // too (PyTorch adds it to the axioms and solves it).
+                    st.add_axioms(&e);
+                    st.maybe_guard_rel(&e);
                     st.deferred.push(e);
                     Ok(true)
                 }
