@@ -795,7 +795,10 @@ impl IntExpr {
     /// that `positive` says is never 0. Such a content is a non-zero
     /// factor, so `self == 0` exactly when the result is 0 (how
     /// `Eq(s0*s1*(s2 - 2), 0)` becomes `Eq(s2 - 2, 0)`).
-    pub(crate) fn without_content(&self, positive: &dyn Fn(SymbolId) -> bool) -> IntExpr {
+    /// The flag says whether symbols were divided out (sympy then keeps a
+    /// quotient of a sum unsimplified, so only a single-term solution is
+    /// integral to it).
+    pub(crate) fn without_content(&self, positive: &dyn Fn(SymbolId) -> bool) -> (IntExpr, bool) {
         let mut g: i64 = 0;
         let mut common: Option<Vec<(SymbolId, u32)>> = None;
         for (m, c) in &self.terms {
@@ -821,13 +824,13 @@ impl IntExpr {
         }
         let common = common.unwrap_or_default();
         if (g <= 1) && common.is_empty() {
-            return self.clone();
+            return (self.clone(), false);
         }
         let g = g.max(1);
         let mut out = BTreeMap::new();
         for (m, c) in &self.terms {
             if c % g != 0 {
-                return self.clone();
+                return (self.clone(), false);
             }
             let mono: Vec<(Atom, u32)> = m
                 .iter()
@@ -843,7 +846,15 @@ impl IntExpr {
                 .collect();
             out.insert(Monomial::from(mono), c / g);
         }
-        IntExpr::finish(out).unwrap_or_else(|_| self.clone())
+        match IntExpr::finish(out) {
+            Ok(e) => (e, !common.is_empty()),
+            Err(_) => (self.clone(), false),
+        }
+    }
+
+    /// Whether the expression is a single term (`c*m`, or a constant).
+    pub(crate) fn is_single_term(&self) -> bool {
+        self.terms.len() <= 1
     }
 
     /// Whether `o` is one term `c*m` that divides every term of `self`

@@ -48,7 +48,7 @@ mod tensor;
 
 use std::fmt;
 
-pub use guards::Guard;
+pub use guards::{python_guard_text, Guard};
 pub use node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
 pub use shape_env::{DimDynamic, ShapeEnv, ShapeEnvConfig, SymbolInfo};
 pub use sym_bool::SymBool;

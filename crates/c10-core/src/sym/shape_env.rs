@@ -19,7 +19,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::expr::{Atom, BoolExpr, IntExpr, Interval, RelOp, SymbolId};
-use super::guards::Guard;
+use super::guards::{python_guard_text, Guard};
 use super::node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
 use super::sym_bool::SymBool;
 use super::sym_int::SymInt;
@@ -228,13 +228,7 @@ impl EnvState {
         let mut order: Vec<SymbolId> = d.free_symbols();
         order.sort_by_key(|s| std::cmp::Reverse((self.hint(*s).unwrap_or(i64::MAX), *s)));
         let Some(&s) = order.first() else { return };
-        // Backed size symbols are positive to sympy (`positive=True`), so
-        // they drop out of a product equal to 0.
-        let d = d.without_content(&|x| self.hint(x).is_some());
-        let Some((k, rest)) = d.linear_in(s) else {
-            return;
-        };
-        let Some(sol) = rest.neg().div_exact(k) else {
+        let Some(sol) = self.solve_eq(&d, s) else {
             return;
         };
         if self.unhinted(&sol.free_symbols()) {
@@ -252,13 +246,20 @@ impl EnvState {
             if self.replacements.contains_key(&s) {
                 continue;
             }
-            let Some((k, rest)) = d.linear_in(s) else {
-                continue;
+            let (sol, op) = if op == RelOp::Eq {
+                let Some(sol) = self.solve_eq(d, s) else {
+                    continue;
+                };
+                (sol, op)
+            } else {
+                let Some((k, rest)) = d.linear_in(s) else {
+                    continue;
+                };
+                let Some(sol) = rest.neg().div_exact(k) else {
+                    continue;
+                };
+                (sol, if k > 0 { op } else { flip(op) })
             };
-            let Some(sol) = rest.neg().div_exact(k) else {
-                continue;
-            };
-            let op = if k > 0 { op } else { flip(op) };
             let iv = sol.bounds(&|x| self.range(x));
             let (lo, hi) = match op {
                 RelOp::Eq => (iv.lo, iv.hi),
@@ -276,6 +277,19 @@ impl EnvState {
                 }
             }
         }
+    }
+
+    /// Solves `d = 0` for `s` as sympy's `try_solve` does on the expanded
+    /// expression: `s`'s coefficient may be a product of backed size
+    /// symbols (positive to sympy), divided out of the other terms; an
+    /// integral solution results when that division leaves a constant or
+    /// one term (`Eq(s0*s1*(s2 - 2), 0)` gives `s2 = 2`; `Eq(s0*(s1 + s2
+    /// - 13), 0)` gives nothing).
+    fn solve_eq(&self, d: &IntExpr, s: SymbolId) -> Option<IntExpr> {
+        let (d, symbolic_content) = d.without_content(&|x| self.hint(x).is_some());
+        let (k, rest) = d.linear_in(s)?;
+        let sol = rest.neg().div_exact(k)?;
+        (!symbolic_content || sol.is_single_term()).then_some(sol)
     }
 
     /// Intersects a symbol's range with `[lo, hi]` (`None`: no bound).
@@ -966,19 +980,89 @@ impl ShapeEnv {
         all.extend(st.guards.iter().map(|g| g.expr().clone()));
         all.iter()
             .map(|g| {
-                let mut text = g.to_string();
-                // Longest ids first so that s1 does not eat s12.
-                let mut syms = g.free_symbols();
-                syms.sort_by_key(|s| std::cmp::Reverse(*s));
-                for s in syms {
-                    if let Some(info) = st.symbols.get(s as usize) {
-                        text = text.replace(&format!("s{s}"), &info.source);
-                    }
-                }
-                text
+                rename_symbols(&g.to_string(), &|s| {
+                    st.symbols.get(s as usize).map(|i| i.source.clone())
+                })
             })
             .collect()
     }
+}
+
+impl ShapeEnv {
+    /// The guards as PyTorch's `produce_guards` writes them: Python
+    /// expressions over the sources, each fact once. First the
+    /// replacements (`x.size(1) == 6`, `y.size(0) == x.size(0)`: where
+    /// PyTorch relies on Dynamo's tensor-match guard for static sizes,
+    /// they are spelled out here), then the recorded guards with the
+    /// replacements applied (dropping those that became constant or that
+    /// the symbols' ranges imply), then one range guard per remaining
+    /// backed symbol (`2 <= x.size(0)`).
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(24, "x.size(0)")?;
+    /// assert!(n.modulo(&SymInt::from(8))?.sym_eq(&SymInt::from(0))?.guard_bool()?);
+    /// assert!(n.sym_ge(&SymInt::from(4))?.guard_bool()?); // static: 8 | n and n >= 2
+    /// assert_eq!(env.produce_guards_python(), ["(x.size(0) % 8) == 0", "2 <= x.size(0)"]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn produce_guards_python(&self) -> Vec<String> {
+        let st = self.state.lock();
+        let name = |text: String| {
+            rename_symbols(&text, &|s| {
+                st.symbols.get(s as usize).map(|i| i.source.clone())
+            })
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (s, e) in &st.replacements {
+            let lhs = IntExpr::symbol(*s);
+            out.push(name(BoolExpr::Rel(RelOp::Eq, lhs, e.clone()).to_string()));
+        }
+        let mut seen: BTreeSet<BoolExpr> = BTreeSet::new();
+        for g in st.guards.iter().map(Guard::expr).chain(st.deferred.iter()) {
+            let e = st.simplify_bool(g).into_owned();
+            if e.as_const().is_some() || e.decide_static(&|s| st.range(s)) == Some(true) {
+                continue;
+            }
+            if seen.insert(e.canonical()) {
+                out.push(name(e.to_string()));
+            }
+        }
+        for g in Self::range_guards(&st) {
+            out.push(name(g.to_string()));
+        }
+        out.into_iter().map(|t| python_guard_text(&t)).collect()
+    }
+}
+
+/// `text` with every symbol `s<k>` (a whole token) printed as `name(k)`
+/// (kept when `name` gives `None`).
+fn rename_symbols(text: &str, name: &dyn Fn(SymbolId) -> Option<String>) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let starts_token = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if starts_token && b[i] == b's' {
+            let mut j = i + 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let ends_token = j == b.len() || !(b[j].is_ascii_alphanumeric() || b[j] == b'_');
+            if j > i + 1 && ends_token {
+                if let Some(n) = text[i + 1..j].parse::<SymbolId>().ok().and_then(name) {
+                    out.push_str(&n);
+                    i = j;
+                    continue;
+                }
+            }
+        }
+        let ch = text[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// The simplified integer expression of a built-in node (`None` for
