@@ -570,6 +570,11 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         }
         if p != r {
             disagreements += 1;
+            // SYMBOLIC_DEBUG=1: show the first disagreement of each case.
+            if disagreements == 1 && std::env::var_os("SYMBOLIC_DEBUG").is_some() {
+                let ours: Vec<String> = env.guards().iter().map(|g| g.to_string()).collect();
+                eprintln!("guard disagreement on {chain:?} at {a:?} (PyTorch {p}, Rust {r}); Rust guards {ours:?}; PyTorch guards {guards:?}");
+            }
         }
         if !r {
             continue;

@@ -2362,6 +2362,7 @@ mod tests {
         let leaves = [s(0), s(1), s(2), c(3), c(-2), c(1)];
         let mut pool: Vec<IntExpr> = leaves.to_vec();
         let mut checked = 0;
+        let mut dump: Vec<String> = Vec::new();
         for _ in 0..3000 {
             let a = pool[next(pool.len() as u64) as usize].clone();
             let b = pool[next(pool.len() as u64) as usize].clone();
@@ -2381,6 +2382,7 @@ mod tests {
                 continue;
             }
             let text = e.to_string();
+            let mut values = Vec::new();
             for assignment in [[2, 3, 5], [7, -4, 3], [-3, 6, -5], [1, 1, 9]] {
                 let value = |i: SymbolId| assignment.get(i as usize).copied();
                 assert_eq!(
@@ -2388,11 +2390,25 @@ mod tests {
                     e.eval(&value),
                     "{text} at {assignment:?}"
                 );
+                values.push(match e.eval(&value) {
+                    Some(v) => v.to_string(),
+                    None => "null".to_string(),
+                });
                 checked += 1;
             }
+            dump.push(format!(
+                "{{\"text\": \"{text}\", \"values\": [{}]}}",
+                values.join(", ")
+            ));
             pool.push(e);
         }
         assert!(checked > 5000, "{checked}");
+        // SYM_PRINT_DUMP=file: the printed expressions and their values at
+        // the four assignments, for `tools/check_sym_printing.py` (sympy
+        // parses each text back and must find the same values).
+        if let Some(path) = std::env::var_os("SYM_PRINT_DUMP") {
+            std::fs::write(path, dump.join("\n")).expect("writing the dump");
+        }
         Ok(())
     }
 }
