@@ -1003,8 +1003,10 @@ impl ShapeEnv {
     /// let env = ShapeEnv::new();
     /// let n = env.create_symbol(24, "x.size(0)")?;
     /// assert!(n.modulo(&SymInt::from(8))?.sym_eq(&SymInt::from(0))?.guard_bool()?);
-    /// assert!(n.sym_ge(&SymInt::from(4))?.guard_bool()?); // static: 8 | n and n >= 2
-    /// assert_eq!(env.produce_guards_python(), ["(x.size(0) % 8) == 0", "2 <= x.size(0)"]);
+    /// // `n >= 4` is recorded, and narrows the range: the range guard says it.
+    /// assert!(n.sym_ge(&SymInt::from(4))?.guard_bool()?);
+    /// assert_eq!(env.guards().len(), 2);
+    /// assert_eq!(env.produce_guards_python(), ["(x.size(0) % 8) == 0", "4 <= x.size(0)"]);
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn produce_guards_python(&self) -> Vec<String> {
