@@ -174,6 +174,11 @@ def apply(t, step):
         return t.contiguous()
     if op == "is_contiguous":
         return bool(t.is_contiguous())
+    if op == "is_channels_last_contiguous":
+        # channels_last for 4 dims, channels_last_3d for 5 (other ranks:
+        # never channels-last contiguous).
+        fmt = torch.channels_last_3d if t.dim() == 5 else torch.channels_last
+        return bool(t.dim() in (4, 5) and t.is_contiguous(memory_format=fmt))
     raise ValueError(op)
 
 
@@ -273,10 +278,11 @@ def pick(rng, t):
     return {"op": op}
 
 
-def fresh(sizes, szo=True):
+def fresh(sizes, szo=True, unbacked=False):
     env = ShapeEnv(specialize_zero_one=szo)
     mode = FakeTensorMode(shape_env=env)
-    ctx = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * len(sizes))
+    kind = DimDynamic.UNBACKED if unbacked else DimDynamic.DYNAMIC
+    ctx = StatelessSymbolicContext(dynamic_sizes=[kind] * len(sizes))
     x = mode.from_tensor(torch.empty(*sizes), symbolic_context=ctx)
     sym_dim = {}
     for sym, sources in env.var_to_sources.items():
@@ -288,10 +294,14 @@ def fresh(sizes, szo=True):
                 # The input's storage offset (a symbol without 0/1
                 # specialisation): index len(sizes), value 0.
                 sym_dim[sym] = len(sizes)
+    for d, v in enumerate(x.shape):
+        # Unbacked symbols have no source: map them through the sizes.
+        if isinstance(v, torch.SymInt) and isinstance(v.node.expr, sympy.Symbol):
+            sym_dim.setdefault(v.node.expr, d)
     return env, mode, x, sym_dim
 
 
-TERMINAL = {"split", "chunk", "is_contiguous"}
+TERMINAL = {"split", "chunk", "is_contiguous", "is_channels_last_contiguous"}
 
 
 def case(rng, i, szo=True):
@@ -333,7 +343,15 @@ def case(rng, i, szo=True):
             if step["op"] in TERMINAL or not isinstance(nxt, torch.Tensor):
                 break
             eager = nxt
-    env, mode, x, sym_dim = fresh(sizes, szo)
+    c = record(sizes, chain, szo)
+    c["id"] = f"sym-{i}" if szo else f"sym-noszo-{i}"
+    return c
+
+
+def record(sizes, chain, szo=True, unbacked=False):
+    """Runs `chain` on a fake input of example sizes `sizes` and returns
+    the case (without its id)."""
+    env, mode, x, sym_dim = fresh(sizes, szo, unbacked)
     out = None
     with mode:
         t = x
@@ -352,18 +370,117 @@ def case(rng, i, szo=True):
         except Exception as e:  # noqa: BLE001 - any PyTorch error is data
             out = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
     guards = [enc(g.expr, sym_dim) for g in env.guards]
-    if getattr(env, "deferred_runtime_asserts", None):
-        if any(env.deferred_runtime_asserts.values()):
-            raise Unsupported("deferred asserts")
-    c = {"id": f"sym-{i}", "sizes": sizes, "chain": chain, "out": out, "guards": guards}
+    deferred = [a.expr for v in getattr(env, "deferred_runtime_asserts", {}).values() for a in v]
+    if deferred and not unbacked:
+        raise Unsupported("deferred asserts")
+    # On unbacked sizes the deferred runtime asserts are conditions of the
+    # trace like guards.
+    guards += [enc(a, sym_dim) for a in deferred]
+    c = {"id": "", "sizes": sizes, "chain": chain, "out": out, "guards": guards}
     if not szo:
-        c["id"] = f"sym-noszo-{i}"
         c["specialize_zero_one"] = False
+    if unbacked:
+        c["unbacked"] = True
     return c
+
+
+def sl(dim, start=None, end=None, step=1):
+    return {"op": "slice", "dim": dim, "start": start, "end": end, "step": step}
+
+
+def sz(k, add=0):
+    return {"size": k, "add": add} if add else {"size": k}
+
+
+# Hand-picked cases: (tag, sizes, chain, options).
+TARGETED = [
+    # Replacements: a solved equality guard rewrites every later
+    # expression (Eq(s0*s1*s2*(s3 - 2), 0) gives s3 = 2).
+    ("repl", [4, 6, 8, 2], [sl(3, 2), {"op": "view", "shape": [0, -1, 3]}], {}),
+    ("repl", [4, 6, 8, 2], [sl(3, 2), {"op": "view", "shape": [0, -1]}], {}),
+    ("repl", [4, 6, 2], [sl(2, 2), {"op": "view", "shape": [-1]}], {}),
+    ("repl", [4, 6, 2], [sl(2, 2), {"op": "reshape", "shape": [sz(0), -1]}], {}),
+    ("repl", [4, 6, 2], [sl(2, 2), {"op": "is_contiguous"}], {}),
+    ("repl", [4, 2, 5], [sl(1, 2), {"op": "view", "shape": [sz(0), 0, -1]}], {}),
+    ("repl", [3, 4, 4], [sl(1, 4), {"op": "unflatten", "dim": 0, "sizes": [1, -1]}], {}),
+    ("repl", [4, 6, 8], [{"op": "unflatten", "dim": 1, "sizes": [2, 3]},
+                         {"op": "view", "shape": [-1, sz(3)]}], {}),
+    ("repl", [4, 6, 8], [{"op": "unflatten", "dim": 2, "sizes": [2, 4]},
+                         {"op": "view", "shape": [sz(0), -1, 4]}], {}),
+    ("repl", [4, 6, 8], [{"op": "view", "shape": [-1, 8]}, {"op": "narrow", "dim": 0,
+                         "start": 1, "length": 3}, {"op": "transpose", "dims": [0, 1]}], {}),
+    ("repl", [4], [{"op": "expand", "sizes": [2, -1]}, {"op": "flatten", "start": 0, "end": -1},
+                   {"op": "unflatten", "dim": 0, "sizes": [8, 1]}], {}),
+    ("repl", [6, 3], [{"op": "narrow", "dim": 0, "start": 0, "length": sz(1)},
+                      {"op": "view", "shape": [-1]}], {}),
+    ("repl", [8, 8], [{"op": "narrow", "dim": 1, "start": 0, "length": sz(0)},
+                      {"op": "reshape", "shape": [sz(0), -1]}], {}),
+    ("repl", [5, 3, 2], [{"op": "view", "shape": [-1, 5]}, {"op": "view", "shape": [3, -1]}], {}),
+    # Unbacked sizes (DimDynamic.UNBACKED): size-oblivious decisions,
+    # deferred runtime asserts, data-dependent errors.
+    ("unbacked", [4, 6, 8], [{"op": "view", "shape": [-1]}], {"unbacked": True}),
+    ("unbacked", [4, 1, 8], [{"op": "view", "shape": [-1]}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "view", "shape": [-1, 8]}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "transpose", "dims": [0, 1]}, {"op": "reshape", "shape": [-1]}],
+     {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "transpose", "dims": [0, 1]}, {"op": "is_contiguous"}],
+     {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "is_contiguous"}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "expand", "sizes": [3, -1, -1, -1]}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "squeeze_dim", "dim": 0}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "squeeze"}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "view", "shape": [sz(0), -1]}], {"unbacked": True}),
+    # (select assumes an unbacked index in range, with no runtime assert:
+    # index 1 is in range for every sampled size.)
+    ("unbacked", [4, 6, 8], [{"op": "select", "dim": 1, "index": 1}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "unsqueeze", "dim": 1},
+                             {"op": "expand", "sizes": [-1, 5, -1, -1]}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "contiguous"}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "flatten", "start": 1, "end": 2}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "unflatten", "dim": 2, "sizes": [2, -1]}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "permute", "dims": [2, 0, 1]}], {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "unsqueeze", "dim": 0}, {"op": "view", "shape": [-1]}],
+     {"unbacked": True}),
+    ("unbacked", [4, 6, 8], [{"op": "view", "shape": [sz(0), sz(1), sz(2), 1]}], {"unbacked": True}),
+    ("unbacked", [2, 3, 4, 5], [{"op": "is_channels_last_contiguous"}], {"unbacked": True}),
+    # Channels-last contiguity over symbols.
+    ("cl", [2, 3, 4, 5], [{"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [2, 3, 4, 5], [{"op": "permute", "dims": [0, 2, 3, 1]}, {"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [2, 3, 4, 5], [{"op": "permute", "dims": [0, 2, 3, 1]}, {"op": "contiguous"},
+                          {"op": "permute", "dims": [0, 3, 1, 2]}, {"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [2, 3, 4, 5], [{"op": "permute", "dims": [0, 2, 3, 1]}, {"op": "contiguous"},
+                          {"op": "permute", "dims": [0, 3, 1, 2]}, {"op": "is_contiguous"}], {}),
+    ("cl", [2, 1, 4, 5], [{"op": "permute", "dims": [0, 2, 3, 1]}, {"op": "contiguous"},
+                          {"op": "permute", "dims": [0, 3, 1, 2]}, {"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [3, 2, 4, 1], [{"op": "permute", "dims": [0, 2, 3, 1]}, {"op": "contiguous"},
+                          {"op": "permute", "dims": [0, 3, 1, 2]}, {"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [2, 3, 4, 5], [sl(3, 0, 4), {"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [2, 3, 4], [{"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [4, 3, 4, 5], [{"op": "permute", "dims": [0, 2, 3, 1]}, {"op": "contiguous"},
+                          {"op": "permute", "dims": [0, 3, 1, 2]}, sl(0, 1, 3),
+                          {"op": "is_channels_last_contiguous"}], {}),
+    ("cl", [2, 3, 4, 5, 6], [{"op": "permute", "dims": [0, 2, 3, 4, 1]}, {"op": "contiguous"},
+                             {"op": "permute", "dims": [0, 4, 1, 2, 3]},
+                             {"op": "is_channels_last_contiguous"}], {}),
+]
+
+
+def targeted():
+    """The hand-picked cases, each also without 0/1 specialisation where
+    it is not one already."""
+    n = 0
+    for tag, sizes, chain, opts in TARGETED:
+        c = record(sizes, chain, opts.get("szo", True), opts.get("unbacked", False))
+        n += 1
+        c["id"] = f"sym-{tag}-{n}"
+        print(json.dumps(c, separators=(",", ":")))
 
 
 def main():
     force_cpp_meta()
+    if "--targeted" in sys.argv:
+        targeted()
+        return
     rng = random.Random(20261201)
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     noszo = "--no-specialize-zero-one" in sys.argv

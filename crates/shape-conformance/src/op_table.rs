@@ -84,6 +84,7 @@ pub const NON_VIEW_OPS: &[&str] = &[
     "detach",
     "to",
     "is_contiguous",
+    "is_channels_last_contiguous",
     "as_strided",
     "fill_",
     "zero_",

@@ -250,6 +250,7 @@ pub(crate) const RUNNER_OPS: &[&str] = &[
     "split",
     "chunk",
     "is_contiguous",
+    "is_channels_last_contiguous",
 ];
 
 /// Whether [`run_chain`] knows op `op` (a one-step chain without
@@ -333,6 +334,17 @@ fn run_chain(x: Tensor, chain: &[Value]) -> Result<Out<SymInt>, String> {
                     Ok(b) => Out::Bool(b),
                     Err(e) => Out::Error(e.to_string()),
                 })
+            }
+            "is_channels_last_contiguous" => {
+                return Ok(
+                    match c10_core::sym::rules::is_channels_last_contiguous(
+                        &t.sym_sizes(),
+                        &t.sym_strides(),
+                    ) {
+                        Ok(b) => Out::Bool(b),
+                        Err(e) => Out::Error(e.to_string()),
+                    },
+                )
             }
             other => return Err(format!("unknown op {other} (known: {RUNNER_OPS:?})")),
         };
@@ -508,10 +520,36 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         .get("specialize_zero_one")
         .and_then(Value::as_bool)
         .unwrap_or(true);
+    // `"unbacked": true`: every dim an unbacked, size-like symbol
+    // (PyTorch's `DimDynamic.UNBACKED`), sampled from 0.
+    let unbacked = case
+        .get("unbacked")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let env: Arc<ShapeEnv> = ShapeEnv::with_config(ShapeEnvConfig {
         specialize_zero_one: szo,
     });
-    let g = Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?;
+    let g = if unbacked {
+        let mut strides = vec![0i64; hints.len()];
+        c10_core::sym::rules::contiguous_strides_into(&hints, &mut strides)
+            .map_err(|e| e.to_string())?;
+        let (sizes, strides, offset) = env
+            .create_symbolic_sizes_strides_storage_offset(
+                &hints,
+                &strides,
+                0,
+                "x",
+                c10_core::sym::DimDynamic::Unbacked,
+            )
+            .map_err(|e| e.to_string())?;
+        Geometry {
+            sizes,
+            strides,
+            offset,
+        }
+    } else {
+        Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?
+    };
     let input_strides = g.strides.clone();
     // The symbolic input as a tensor (a fake tensor of these sizes,
     // strides and storage offset), run through the ordinary ops.
@@ -527,7 +565,10 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         .collect();
     ids.push(env.symbol_for_source("x.storage_offset()"));
     let sym_dims: Vec<usize> = (0..nd).filter(|&d| ids[d].is_some()).collect();
-    let lo = if szo { 2 } else { 0 };
+    // Unbacked sizes are sampled from 2 too: size-oblivious decisions
+    // (squeeze keeps an unbacked dim, strides skip the `max(size, 1)`)
+    // are PyTorch's assumption that such a size is not 0 or 1.
+    let lo = if szo || unbacked { 2 } else { 0 };
     let mut hints_ext = hints.clone();
     hints_ext.push(0);
 
@@ -548,12 +589,21 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         }
         if p != r {
             disagreements += 1;
+            // SYMBOLIC_DEBUG=1: show the first disagreement of each case.
+            if disagreements == 1 && std::env::var_os("SYMBOLIC_DEBUG").is_some() {
+                let ours: Vec<String> = env.guards().iter().map(|g| g.to_string()).collect();
+                eprintln!("guard disagreement on {chain:?} at {a:?} (PyTorch {p}, Rust {r}); Rust guards {ours:?}; PyTorch guards {guards:?}");
+            }
         }
         if !r {
             continue;
         }
         let rv = eval_sym(&rust, &value).ok_or("cannot evaluate a Rust expression")?;
-        {
+        // On unbacked sizes an error is a refusal to decide (PyTorch's
+        // data-dependent errors, or a view computeStride could not prove),
+        // not a claim about the concrete op.
+        let refused = unbacked && matches!(rv, Out::Error(_));
+        if !refused {
             let strides: Vec<i64> = input_strides
                 .iter()
                 .map(|s| s.expr().and_then(|e| e.eval(&value)))

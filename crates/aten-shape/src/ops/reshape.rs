@@ -8,6 +8,7 @@
 
 use super::prelude::*;
 use crate::copy as copy_api;
+use c10_core::sym::rules::is_contiguous_or_false;
 
 /// ATen's message when `view`'s strides cannot express the new shape.
 pub(crate) const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
@@ -108,7 +109,8 @@ pub(crate) fn compute_stride_into<T: ShapeInt>(
     for s in oldshape {
         numel = numel.mul(s)?;
     }
-    if numel.sym_eq(&c(0))?.guard_or_false()? {
+    // ATen: `TORCH_GUARD_SIZE_OBLIVIOUS(sym_eq(numel, 0))`.
+    if numel.sym_eq(&c(0))?.guard_size_oblivious()? {
         if oldshape.len() == newshape.len() {
             let mut same = true;
             for (a, b) in oldshape.iter().zip(newshape) {
@@ -127,9 +129,14 @@ pub(crate) fn compute_stride_into<T: ShapeInt>(
         for d in (0..newshape.len()).rev() {
             newstride[d] = running.clone();
             if d > 0 {
-                running = newshape[d]
-                    .max(&c(1))?
-                    .mul_flagged(&running, &mut wrapped)?;
+                // `std::max<SymInt>(newshape[d], 1)` compares with `<`,
+                // a guarding decision on symbols (not a guard-free Max).
+                let at_least_one = if newshape[d].sym_lt(&c(1))?.guard_bool()? {
+                    c(1)
+                } else {
+                    newshape[d].clone()
+                };
+                running = at_least_one.mul_flagged(&running, &mut wrapped)?;
             }
         }
         return Ok(Some(wrapped));
@@ -661,6 +668,9 @@ impl<T: ShapeInt> Geometry<T> {
         let numel = self.numel()?;
         let mut sizes = shape.to_vec();
         infer_size_into(shape, &numel, &mut sizes)?;
+        if let Some(g) = self.unbacked_contiguous_view(&numel, &sizes)? {
+            return Ok(g);
+        }
         let mut strides = sizes.clone();
         match compute_stride_into(&self.sizes, &self.strides, &sizes, &mut strides)? {
             Some(_) => Ok(Geometry {
@@ -686,7 +696,7 @@ impl<T: ShapeInt> Geometry<T> {
         // ATen's reshape asks `is_contiguous()` first (a guarding decision
         // on symbols: the `Ne(size, 1)` guards PyTorch records); a
         // contiguous input is viewed.
-        if self.is_contiguous()? {
+        if is_contiguous_or_false(&self.sizes, &self.strides)? {
             return Ok((self.view(shape)?, false));
         }
         let numel = self.numel()?;
@@ -703,8 +713,49 @@ impl<T: ShapeInt> Geometry<T> {
                 false,
             ));
         }
-        // `_unsafe_view(clone(Contiguous), shape)`.
-        Ok((Geometry::contiguous(&sizes)?, true))
+        // `_unsafe_view(clone(Contiguous), shape)`: the clone has
+        // contiguous strides, and viewing it records what ATen's
+        // `view_impl` records there.
+        Ok((Geometry::contiguous(&self.sizes)?.view(&sizes)?, true))
+    }
+
+    /// The view PyTorch 2.15 gives without `computeStride` on unbacked
+    /// sizes (observed: `view(-1)` and `view(u1, u0)` of a contiguous
+    /// `(u0, u1)` succeed with contiguous strides and no guard, where
+    /// `computeStride` could decide nothing): when some size has no hint,
+    /// the input is contiguous without a guard and the element counts
+    /// are statically equal. `None` elsewhere (always at `i64`).
+    fn unbacked_contiguous_view(&self, numel: &T, sizes: &[T]) -> Result<Option<Geometry<T>>> {
+        if self.sizes.iter().all(ShapeInt::has_hint) {
+            return Ok(None);
+        }
+        // Contiguous strides, statically (a clone's `max(size, 1)`
+        // strides do not count: PyTorch fails to view those).
+        let mut expected: T = c(1);
+        for d in (0..self.sizes.len()).rev() {
+            if !self.strides[d].sym_eq(&expected)?.statically_known_true()? {
+                return Ok(None);
+            }
+            expected = expected.mul(&self.sizes[d])?;
+        }
+        let mut n: T = c(1);
+        for s in sizes {
+            n = n.mul(s)?;
+        }
+        if !numel.sym_eq(&n)?.statically_known_true()? {
+            return Ok(None);
+        }
+        let mut strides = sizes.to_vec();
+        let mut running: T = c(1);
+        for d in (0..sizes.len()).rev() {
+            strides[d] = running.clone();
+            running = running.mul(&sizes[d])?;
+        }
+        Ok(Some(Geometry {
+            sizes: sizes.to_vec(),
+            strides,
+            offset: self.offset.clone(),
+        }))
     }
 
     /// `flatten(start_dim, end_dim)`: a `reshape` (so possibly a copy).

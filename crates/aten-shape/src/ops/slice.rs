@@ -173,7 +173,9 @@ pub(crate) fn select_dim(ndim: usize, dim: i64) -> Result<usize> {
 
 /// `select(dim, index)` on the wrapped dim `d`: ATen's range check
 /// (`size <= -1 - index || size <= index` is an index error, each a
-/// `guard_bool` site on symbols), then the new storage offset `offset +
+/// `guard_or_false` site on symbols: it guards on backed sizes and
+/// assumes the index in range on unbacked ones, as PyTorch 2.15 does),
+/// then the new storage offset `offset +
 /// index * strides[d]` (a negative index counts from the end). The dim
 /// itself is dropped by the caller. Returns the offset and whether the
 /// `i64` arithmetic wrapped.
@@ -191,7 +193,7 @@ pub(crate) fn select_offset<T: ShapeInt>(
         Some(i) => T::from_i64(!i),
         None => T::from_i64(-1).sub(index)?,
     };
-    if size.sym_le(&neg_bound)?.guard_bool()? || size.sym_le(index)?.guard_bool()? {
+    if size.sym_le(&neg_bound)?.guard_or_false()? || size.sym_le(index)?.guard_or_false()? {
         return Err(TensorError::index(format!(
             "select(): index {index} out of range for tensor of size {} at dimension {d}",
             fmt_list(sizes)

@@ -642,7 +642,7 @@ impl IntExpr {
             }
             return IntExpr::atom(Atom::Mod(Arc::new(r), Arc::new(o.clone()))).map(Some);
         }
-        if self == o || self.terms.is_empty() {
+        if self == o || self.terms.is_empty() || self.is_multiple_of_term(o) {
             return Ok(Some(IntExpr::default()));
         }
         IntExpr::atom(Atom::Mod(Arc::new(self.clone()), Arc::new(o.clone()))).map(Some)
@@ -752,6 +752,142 @@ impl IntExpr {
         let mut out = Vec::new();
         self.collect_symbols(&mut out);
         sorted_unique(out)
+    }
+
+    /// `self = k*s + rest` with a constant `k != 0` and `s` nowhere in
+    /// `rest` (not inside any atom either): the form PyTorch's `try_solve`
+    /// isolates a symbol from.
+    pub(crate) fn linear_in(&self, s: SymbolId) -> Option<(i64, IntExpr)> {
+        let mut k = None;
+        let mut rest = BTreeMap::new();
+        for (m, c) in &self.terms {
+            if let [(Atom::Symbol(x), 1)] = &m[..] {
+                if *x == s {
+                    k = Some(*c);
+                    continue;
+                }
+            }
+            if m.iter().any(|(a, _)| a.mentions(s)) {
+                return None;
+            }
+            rest.insert(m.clone(), *c);
+        }
+        Some((k?, IntExpr::finish(rest).ok()?))
+    }
+
+    /// `self / k` when `k` divides every coefficient exactly.
+    pub(crate) fn div_exact(&self, k: i64) -> Option<IntExpr> {
+        if k == 0 {
+            return None;
+        }
+        let mut out = BTreeMap::new();
+        for (m, c) in &self.terms {
+            if c % k != 0 {
+                return None;
+            }
+            out.insert(m.clone(), c.checked_div(k)?);
+        }
+        IntExpr::finish(out).ok()
+    }
+
+    /// `self` without its monomial content: the gcd of the coefficients
+    /// and every symbol (to its least power) that divides all terms and
+    /// that `positive` says is never 0. Such a content is a non-zero
+    /// factor, so `self == 0` exactly when the result is 0 (how
+    /// `Eq(s0*s1*(s2 - 2), 0)` becomes `Eq(s2 - 2, 0)`).
+    /// The flag says whether symbols were divided out (sympy then keeps a
+    /// quotient of a sum unsimplified, so only a single-term solution is
+    /// integral to it).
+    pub(crate) fn without_content(&self, positive: &dyn Fn(SymbolId) -> bool) -> (IntExpr, bool) {
+        let mut g: i64 = 0;
+        let mut common: Option<Vec<(SymbolId, u32)>> = None;
+        for (m, c) in &self.terms {
+            g = gcd(g, *c);
+            let syms: Vec<(SymbolId, u32)> = m
+                .iter()
+                .filter_map(|(a, p)| match a {
+                    Atom::Symbol(x) if positive(*x) => Some((*x, *p)),
+                    _ => None,
+                })
+                .collect();
+            common = Some(match common {
+                None => syms,
+                Some(prev) => prev
+                    .into_iter()
+                    .filter_map(|(x, p)| {
+                        syms.iter()
+                            .find(|(y, _)| *y == x)
+                            .map(|(_, q)| (x, p.min(*q)))
+                    })
+                    .collect(),
+            });
+        }
+        let common = common.unwrap_or_default();
+        if (g <= 1) && common.is_empty() {
+            return (self.clone(), false);
+        }
+        let g = g.max(1);
+        let mut out = BTreeMap::new();
+        for (m, c) in &self.terms {
+            if c % g != 0 {
+                return (self.clone(), false);
+            }
+            let mono: Vec<(Atom, u32)> = m
+                .iter()
+                .filter_map(|(a, p)| {
+                    let drop = match a {
+                        Atom::Symbol(x) => {
+                            common.iter().find(|(y, _)| y == x).map_or(0, |(_, q)| *q)
+                        }
+                        _ => 0,
+                    };
+                    (*p > drop).then(|| (a.clone(), *p - drop))
+                })
+                .collect();
+            out.insert(Monomial::from(mono), c / g);
+        }
+        match IntExpr::finish(out) {
+            Ok(e) => (e, !common.is_empty()),
+            Err(_) => (self.clone(), false),
+        }
+    }
+
+    /// Whether the expression is a single term (`c*m`, or a constant).
+    pub(crate) fn is_single_term(&self) -> bool {
+        self.terms.len() <= 1
+    }
+
+    /// Whether `o` is one term `c*m` that divides every term of `self`
+    /// (coefficient and monomial), so that `Mod(self, o)` is 0 wherever
+    /// it is defined (sympy: `Mod(s0*s1*s2, s0)` is `0`).
+    fn is_multiple_of_term(&self, o: &IntExpr) -> bool {
+        let mut it = o.terms.iter();
+        let (Some((m, c)), None) = (it.next(), it.next()) else {
+            return false;
+        };
+        if m.is_empty() {
+            return false;
+        }
+        self.terms.iter().all(|(tm, tc)| {
+            tc % c == 0
+                && m.iter()
+                    .all(|(a, p)| tm.iter().any(|(b, q)| b == a && q >= p))
+        })
+    }
+
+    /// Whether some atom, at any depth, satisfies `f`.
+    pub(crate) fn has_atom(&self, f: &dyn Fn(&Atom) -> bool) -> bool {
+        self.terms.keys().any(|m| {
+            m.iter().any(|(a, _)| {
+                f(a) || match a {
+                    Atom::Symbol(_) => false,
+                    Atom::Factor(x) => x.has_atom(f),
+                    Atom::FloorDiv(x, y) | Atom::Mod(x, y) | Atom::Min(x, y) | Atom::Max(x, y) => {
+                        x.has_atom(f) || y.has_atom(f)
+                    }
+                }
+            })
+        })
     }
 
     fn collect_symbols(&self, out: &mut Vec<SymbolId>) {
@@ -910,6 +1046,17 @@ impl IntExpr {
 }
 
 impl Atom {
+    /// Whether the atom is, or has an argument mentioning, symbol `s`.
+    fn mentions(&self, s: SymbolId) -> bool {
+        match self {
+            Atom::Symbol(x) => *x == s,
+            Atom::Factor(x) => x.free_symbols().contains(&s),
+            Atom::FloorDiv(x, y) | Atom::Mod(x, y) | Atom::Min(x, y) | Atom::Max(x, y) => {
+                x.free_symbols().contains(&s) || y.free_symbols().contains(&s)
+            }
+        }
+    }
+
     fn eval(&self, value: &dyn Fn(SymbolId) -> Option<i64>) -> Option<i64> {
         match self {
             Atom::Symbol(s) => value(*s),
@@ -1380,6 +1527,36 @@ impl BoolExpr {
         }
     }
 
+    /// One spelling of a fact, so that the same fact written two ways is
+    /// recognised (PyTorch's `canonicalize_bool_expr`): every relation
+    /// becomes `d <= 0` (integers: `a < b` is `a - b + 1 <= 0`) or
+    /// `Eq(d, 0)` / `Ne(d, 0)` with the sign of `d` normalised; a negated
+    /// relation is the opposite relation.
+    pub(crate) fn canonical(&self) -> BoolExpr {
+        let le = |a: &IntExpr, b: &IntExpr, plus: i64| -> Option<BoolExpr> {
+            let d = a.sub(b).ok()?.add(&IntExpr::constant(plus)).ok()?;
+            Some(BoolExpr::rel(RelOp::Le, &d, &IntExpr::constant(0)))
+        };
+        let out = match self {
+            BoolExpr::Rel(op, a, b) => match op {
+                RelOp::Le => le(a, b, 0),
+                RelOp::Lt => le(a, b, 1),
+                RelOp::Ge => le(b, a, 0),
+                RelOp::Gt => le(b, a, 1),
+                RelOp::Eq | RelOp::Ne => a.sub(b).ok().map(|d| {
+                    let n = d.neg();
+                    BoolExpr::rel(*op, if n < d { &n } else { &d }, &IntExpr::constant(0))
+                }),
+            },
+            BoolExpr::Not(x) => match x.first() {
+                Some(r @ BoolExpr::Rel(..)) => r.not().ok().map(|n| n.canonical()),
+                _ => None,
+            },
+            _ => None,
+        };
+        out.unwrap_or_else(|| self.clone())
+    }
+
     /// The constant, if the expression is one.
     ///
     /// ```
@@ -1736,6 +1913,15 @@ impl fmt::Display for BoolExpr {
             },
         }
     }
+}
+
+/// The greatest common divisor of `|a|` and `|b|` (`gcd(0, b) = |b|`).
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(i64::MAX)
 }
 
 /// `ids` sorted, each once (the `free_symbols` of both expression kinds).
@@ -2176,6 +2362,7 @@ mod tests {
         let leaves = [s(0), s(1), s(2), c(3), c(-2), c(1)];
         let mut pool: Vec<IntExpr> = leaves.to_vec();
         let mut checked = 0;
+        let mut dump: Vec<String> = Vec::new();
         for _ in 0..3000 {
             let a = pool[next(pool.len() as u64) as usize].clone();
             let b = pool[next(pool.len() as u64) as usize].clone();
@@ -2195,6 +2382,7 @@ mod tests {
                 continue;
             }
             let text = e.to_string();
+            let mut values = Vec::new();
             for assignment in [[2, 3, 5], [7, -4, 3], [-3, 6, -5], [1, 1, 9]] {
                 let value = |i: SymbolId| assignment.get(i as usize).copied();
                 assert_eq!(
@@ -2202,11 +2390,25 @@ mod tests {
                     e.eval(&value),
                     "{text} at {assignment:?}"
                 );
+                values.push(match e.eval(&value) {
+                    Some(v) => v.to_string(),
+                    None => "null".to_string(),
+                });
                 checked += 1;
             }
+            dump.push(format!(
+                "{{\"text\": \"{text}\", \"values\": [{}]}}",
+                values.join(", ")
+            ));
             pool.push(e);
         }
         assert!(checked > 5000, "{checked}");
+        // SYM_PRINT_DUMP=file: the printed expressions and their values at
+        // the four assignments, for `tools/check_sym_printing.py` (sympy
+        // parses each text back and must find the same values).
+        if let Some(path) = std::env::var_os("SYM_PRINT_DUMP") {
+            std::fs::write(path, dump.join("\n")).expect("writing the dump");
+        }
         Ok(())
     }
 }

@@ -48,7 +48,7 @@ mod tensor;
 
 use std::fmt;
 
-pub use guards::Guard;
+pub use guards::{python_guard_text, Guard};
 pub use node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
 pub use shape_env::{DimDynamic, ShapeEnv, ShapeEnvConfig, SymbolInfo};
 pub use sym_bool::SymBool;
@@ -132,6 +132,12 @@ pub trait ShapeInt: Clone + fmt::Debug + fmt::Display + Sized {
     fn sym_gt(&self, o: &Self) -> Result<Self::Bool>;
     /// `self >= o`.
     fn sym_ge(&self, o: &Self) -> Result<Self::Bool>;
+    /// Whether the value has a hint (every concrete value does; a
+    /// symbolic one unless it mentions an unbacked symbol).
+    #[inline(always)]
+    fn has_hint(&self) -> bool {
+        true
+    }
 }
 
 /// The boolean type of a [`ShapeInt`]: `bool` or [`SymBool`].
@@ -157,6 +163,11 @@ pub trait ShapeBool: Clone + fmt::Debug + fmt::Display + Sized {
     fn expect_true(&self) -> Result<bool>;
     /// See [`SymBool::statically_known_true`].
     fn statically_known_true(&self) -> Result<bool>;
+    /// See [`SymBool::guard_size_oblivious`] (the identity on `bool`).
+    #[inline(always)]
+    fn guard_size_oblivious(&self) -> Result<bool> {
+        self.guard_bool()
+    }
     /// `self & o`.
     fn sym_and(&self, o: &Self) -> Result<Self>;
     /// `self | o`.
@@ -367,6 +378,9 @@ impl ShapeInt for SymInt {
     fn sym_ge(&self, o: &Self) -> Result<SymBool> {
         SymInt::sym_ge(self, o)
     }
+    fn has_hint(&self) -> bool {
+        SymInt::has_hint(self)
+    }
 }
 
 impl ShapeBool for SymBool {
@@ -390,6 +404,9 @@ impl ShapeBool for SymBool {
     }
     fn statically_known_true(&self) -> Result<bool> {
         SymBool::statically_known_true(self)
+    }
+    fn guard_size_oblivious(&self) -> Result<bool> {
+        SymBool::guard_size_oblivious(self)
     }
     fn sym_and(&self, o: &Self) -> Result<Self> {
         SymBool::sym_and(self, o)

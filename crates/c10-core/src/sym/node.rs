@@ -95,6 +95,10 @@ pub enum Decision {
     /// `expect_true`: a guard for backed symbols; a deferred runtime
     /// assert (and `true`) for unbacked ones.
     ExpectTrue,
+    /// `guard_size_oblivious`: like `Guard` for backed symbols; on
+    /// unbacked size-like symbols, decided statically as if each were
+    /// at least 2 (no guard), else an error.
+    SizeOblivious,
 }
 
 /// A symbolic value's implementation (c10's `SymNodeImpl`).

@@ -158,7 +158,146 @@ pub fn is_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<bool> {
         return Ok(b);
     }
     // `all_hinted`: decide eagerly rather than through a big expression.
-    compute_contiguous(sizes, strides).or_else(|_| r.guard_bool())
+    if all_hinted(sizes, strides) {
+        return compute_contiguous(sizes, strides);
+    }
+    r.guard_bool()
+}
+
+/// [`is_contiguous`], but `false` without a guard where the answer
+/// depends on unbacked symbols (c10's `is_contiguous_or_false`, which
+/// ATen's `reshape` asks): on backed symbols it guards exactly like
+/// [`is_contiguous`].
+///
+/// ```
+/// use c10_core::sym::{rules::is_contiguous_or_false, ShapeEnv, SymInt};
+/// let env = ShapeEnv::new();
+/// let (a, b) = (env.create_unbacked_symint("a"), env.create_unbacked_symint("b"));
+/// // The transpose of a contiguous (a, b): contiguous only if a or b is 1.
+/// assert!(!is_contiguous_or_false(&[b.clone(), a.clone()], &[SymInt::from(1), b.clone()])?);
+/// assert!(env.guards().is_empty());
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_contiguous_or_false<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<bool> {
+    let r = compute_contiguous_sym(sizes, strides)?;
+    if let Some(b) = r.maybe_as_bool() {
+        return Ok(b);
+    }
+    if all_hinted(sizes, strides) {
+        return compute_contiguous(sizes, strides);
+    }
+    r.guard_or_false()
+}
+
+/// Whether every size and stride has a hint (c10's `all_hinted`).
+fn all_hinted<T: ShapeInt>(sizes: &[T], strides: &[T]) -> bool {
+    sizes.iter().chain(strides).all(ShapeInt::has_hint)
+}
+
+/// The dims c10 visits for channels-last contiguity, innermost first:
+/// `{1, 3, 2, 0}` (NHWC) for 4 dims, `{1, 4, 3, 2, 0}` (NDHWC) for 5;
+/// `None` for other ranks (never channels-last contiguous).
+fn channels_last_order(rank: usize) -> Option<&'static [usize]> {
+    match rank {
+        4 => Some(&[1, 3, 2, 0]),
+        5 => Some(&[1, 4, 3, 2, 0]),
+        _ => None,
+    }
+}
+
+/// c10's eager `_compute_channels_last_contiguous_2d`/`_3d<T>`: strides
+/// are the row-major strides of the channels-last order (size-1 dims
+/// skipped). On symbols every comparison guards.
+///
+/// ```
+/// use c10_core::sym::rules::compute_channels_last_contiguous;
+/// // An NCHW (2, 3, 4, 5) laid out as NHWC: strides (60, 1, 15, 3).
+/// assert!(compute_channels_last_contiguous(&[2i64, 3, 4, 5], &[60, 1, 15, 3])?);
+/// assert!(!compute_channels_last_contiguous(&[2i64, 3, 4, 5], &[60, 20, 5, 1])?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn compute_channels_last_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<bool> {
+    let Some(order) = channels_last_order(sizes.len()) else {
+        return Ok(false);
+    };
+    let mut expected: T = c(1);
+    for &d in order {
+        if sizes[d].sym_eq(&c(1))?.guard_bool()? {
+            continue;
+        }
+        if strides[d].sym_ne(&expected)?.guard_bool()? {
+            return Ok(false);
+        }
+        expected = expected.mul(&sizes[d])?;
+    }
+    Ok(true)
+}
+
+/// c10's `_compute_channels_last_contiguous_2d_sym`/`_3d_sym`: the
+/// channels-last condition as a boolean that never fails on unbacked
+/// symbols, with the same fast try as [`compute_contiguous_sym`].
+///
+/// ```
+/// use c10_core::sym::{rules::compute_channels_last_contiguous_sym, ShapeEnv};
+/// let env = ShapeEnv::new();
+/// let (sizes, strides, _) = env.create_symbolic_sizes_strides_storage_offset(
+///     &[2, 3, 4, 5], &[60, 1, 15, 3], 0, "x", c10_core::sym::DimDynamic::Dynamic)?;
+/// assert_eq!(compute_channels_last_contiguous_sym(&sizes, &strides)?.maybe_as_bool(), Some(true));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn compute_channels_last_contiguous_sym<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+) -> Result<T::Bool> {
+    let Some(order) = channels_last_order(sizes.len()) else {
+        return Ok(T::Bool::from_bool(false));
+    };
+    let fast = (|| -> Result<bool> {
+        let mut expected: T = c(1);
+        for &d in order {
+            if sizes[d].sym_eq(&c(1))?.guard_or_false()? {
+                continue;
+            }
+            if strides[d].sym_ne(&expected)?.guard_or_true()? {
+                return Ok(false);
+            }
+            expected = expected.mul(&sizes[d])?;
+        }
+        Ok(true)
+    })()?;
+    if fast {
+        return Ok(T::Bool::from_bool(true));
+    }
+    let mut all: T::Bool = T::Bool::from_bool(true);
+    let mut expected: T = c(1);
+    for &d in order {
+        let one = sizes[d].sym_eq(&c(1))?;
+        all = all.sym_and(&one.sym_or(&strides[d].sym_eq(&expected)?)?)?;
+        expected = expected.mul(&sizes[d])?;
+    }
+    Ok(all)
+}
+
+/// `TensorImpl::is_contiguous(ChannelsLast)` (or `ChannelsLast3d` for 5
+/// dims) as PyTorch 2.15 runs it on symbols: the symbolic condition; if
+/// not a constant and every value has a hint, the eager rule decides
+/// (guarding), else the condition is `guard_bool`'ed.
+///
+/// ```
+/// use c10_core::sym::rules::is_channels_last_contiguous;
+/// assert!(is_channels_last_contiguous(&[2i64, 3, 4, 5], &[60, 1, 15, 3])?);
+/// assert!(!is_channels_last_contiguous(&[2i64, 3, 4], &[12, 4, 1])?);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn is_channels_last_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T]) -> Result<bool> {
+    let r = compute_channels_last_contiguous_sym(sizes, strides)?;
+    if let Some(b) = r.maybe_as_bool() {
+        return Ok(b);
+    }
+    if all_hinted(sizes, strides) {
+        return compute_channels_last_contiguous(sizes, strides);
+    }
+    r.guard_bool()
 }
 
 /// `c10::contiguous_strides`: row-major strides for `sizes`, each stride

@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::expr::{BoolExpr, IntExpr, Interval, RelOp, SymbolId};
-use super::guards::Guard;
+use super::expr::{Atom, BoolExpr, IntExpr, Interval, RelOp, SymbolId};
+use super::guards::{python_guard_text, Guard};
 use super::node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
 use super::sym_bool::SymBool;
 use super::sym_int::SymInt;
@@ -34,6 +34,9 @@ pub enum DimDynamic {
     Duck,
     /// Always a fresh symbol.
     Dynamic,
+    /// A fresh unbacked, size-like symbol (no hint, range `[0, ∞)`), as
+    /// [`ShapeEnv::create_unbacked_symint`] makes; sizes 0 and 1 too.
+    Unbacked,
 }
 
 /// Settings of a [`ShapeEnv`].
@@ -119,13 +122,34 @@ impl EnvState {
         if let Some(b) = e.decide_static(&|s| self.range(s)) {
             return Some(b);
         }
-        if self.axioms.contains(e) {
+        if self.implied(e) {
             return Some(true);
         }
-        if e.not().is_ok_and(|n| self.axioms.contains(&n)) {
+        if e.not().is_ok_and(|n| self.implied(&n)) {
             return Some(false);
         }
         None
+    }
+
+    /// Whether earlier guards imply `e` (PyTorch's `axioms`): the same
+    /// fact in any spelling (`1 <= n - 3` is `4 <= n`), or `d <= 0` when
+    /// `d - k <= 0` with `k >= 0` was guarded.
+    fn implied(&self, e: &BoolExpr) -> bool {
+        let c = e.canonical();
+        if self.axioms.contains(&c) {
+            return true;
+        }
+        let BoolExpr::Rel(RelOp::Le, d, _) = &c else {
+            return false;
+        };
+        self.axioms.iter().any(|a| match a {
+            BoolExpr::Rel(RelOp::Le, da, _) => d
+                .sub(da)
+                .ok()
+                .and_then(|x| x.as_const())
+                .is_some_and(|k| k <= 0),
+            _ => false,
+        })
     }
 
     fn unhinted(&self, syms: &[SymbolId]) -> bool {
@@ -133,111 +157,208 @@ impl EnvState {
     }
 
     /// Records a guard (PyTorch's `_evaluate_expr` step 6): appends it,
-    /// derives replacements and range refinements, remembers it as an
-    /// axiom.
+    /// remembers it and what it implies as axioms, and derives
+    /// replacements and range refinements from it.
     fn record(&mut self, g: BoolExpr) {
         if self.suppress > 0 {
             return;
         }
         self.guards.push(Guard::new(g.clone()));
-        self.axioms.insert(g.clone());
+        self.add_axioms(&g);
         self.maybe_guard_rel(&g);
     }
 
-    /// PyTorch's `_maybe_guard_rel`: `Eq(s, c)` specialises `s`,
-    /// `Eq(s_new, s_old)` replaces the newer symbol, and a bound on a
-    /// single symbol narrows its range. Other relations only stay as
-    /// guards.
+    /// A guard and its direct implications (PyTorch's
+    /// `get_implications`): `Eq(a, b)` gives `a <= b` and `a >= b`, a
+    /// strict inequality gives `Ne`, a conjunction each of its terms.
+    fn add_axioms(&mut self, g: &BoolExpr) {
+        match g {
+            BoolExpr::And(xs) => {
+                for x in xs.iter() {
+                    self.add_axioms(x);
+                }
+            }
+            BoolExpr::Rel(op, a, b) => {
+                self.axioms.insert(g.canonical());
+                let extra: &[RelOp] = match op {
+                    RelOp::Eq => &[RelOp::Le, RelOp::Ge],
+                    RelOp::Lt | RelOp::Gt => &[RelOp::Ne],
+                    _ => &[],
+                };
+                for op in extra {
+                    self.axioms.insert(BoolExpr::rel(*op, a, b).canonical());
+                }
+            }
+            _ => {
+                self.axioms.insert(g.canonical());
+            }
+        }
+    }
+
+    /// PyTorch's `_maybe_guard_rel`: every relation refines the ranges of
+    /// the symbols it bounds (`_refine_ranges`); an equality without
+    /// `Mod`/`FloorDiv` is solved for one symbol (the one with the
+    /// largest hint, unbacked first, then the newest), after dropping
+    /// non-zero factors (`Eq(s0*s1*(s2 - 2), 0)` gives `s2 = 2`), and the
+    /// solution becomes a replacement when it is integral and fits the
+    /// symbol's range. `Ne` teaches nothing.
     fn maybe_guard_rel(&mut self, g: &BoolExpr) {
-        let BoolExpr::Rel(op, a, b) = g else {
-            if let BoolExpr::And(xs) = g {
+        let g = match g {
+            BoolExpr::And(xs) => {
                 for x in xs.iter() {
                     self.maybe_guard_rel(x);
                 }
+                return;
             }
-            return;
+            BoolExpr::Rel(RelOp::Ne, ..) => return,
+            BoolExpr::Rel(..) => self.simplify_bool(g).into_owned(),
+            _ => return,
         };
+        let BoolExpr::Rel(op, a, b) = &g else { return };
         let Ok(d) = a.sub(b) else { return };
         let syms = d.free_symbols();
-        match op {
-            RelOp::Eq => {
-                // Solve d = k*s + rest = 0 for a symbol with k = ±1 that
-                // appears only linearly; prefer the newest symbol.
-                for &s in syms.iter().rev() {
-                    if self.replacements.contains_key(&s) {
-                        continue;
-                    }
-                    let Some((k, rest)) = linear_in(&d, s) else {
-                        continue;
-                    };
-                    let sol = if k == 1 { rest.neg() } else { rest };
-                    let ok = match (sol.as_const(), sol.as_symbol()) {
-                        (Some(c), _) => {
-                            let r = self.range(s);
-                            let c128 = i128::from(c);
-                            r.lo.is_none_or(|l| l <= c128) && r.hi.is_none_or(|h| c128 <= h)
-                        }
-                        (None, Some(other)) => other < s,
-                        _ => false,
-                    };
-                    if !ok {
-                        continue;
-                    }
-                    if let Some(c) = sol.as_const() {
-                        if let Some(info) = self.symbols.get_mut(s as usize) {
-                            info.lo = c;
-                            info.hi = Some(c);
-                        }
-                    } else if let Some(other) = sol.as_symbol() {
-                        // The kept symbol inherits the tighter range.
-                        let r = self.range(s);
-                        if let Some(info) = self.symbols.get_mut(other as usize) {
-                            if let Some(l) = r.lo.and_then(|l| i64::try_from(l).ok()) {
-                                info.lo = info.lo.max(l);
-                            }
-                            if let Some(h) = r.hi.and_then(|h| i64::try_from(h).ok()) {
-                                info.hi = Some(info.hi.map_or(h, |x| x.min(h)));
-                            }
-                        }
-                    }
-                    for v in self.replacements.values_mut() {
-                        *v = v.subst(&|x| (x == s).then(|| sol.clone()));
-                    }
-                    self.replacements.insert(s, sol);
-                    // Axioms mention the old symbol; re-simplify them.
-                    let axioms: Vec<BoolExpr> = self.axioms.iter().cloned().collect();
-                    self.axioms = axioms
-                        .iter()
-                        .map(|x| self.simplify_bool(x).into_owned())
-                        .collect();
-                    return;
-                }
+        if syms.is_empty() || syms.len() > 5 {
+            return;
+        }
+        self.refine_ranges(*op, &d, &syms);
+        if *op != RelOp::Eq || d.has_atom(&|x| matches!(x, Atom::Mod(..) | Atom::FloorDiv(..))) {
+            return;
+        }
+        let d = self.simplify(&d).into_owned();
+        let mut order: Vec<SymbolId> = d.free_symbols();
+        order.sort_by_key(|s| std::cmp::Reverse((self.hint(*s).unwrap_or(i64::MAX), *s)));
+        let Some(&s) = order.first() else { return };
+        let Some(sol) = self.solve_eq(&d, s) else {
+            return;
+        };
+        if self.unhinted(&sol.free_symbols()) {
+            return;
+        }
+        self.set_replacement(s, sol);
+    }
+
+    /// PyTorch's `_refine_ranges`: for each symbol the relation isolates
+    /// (`k*s + rest OP 0` with `rest/k` integral), the bounds of the other
+    /// side narrow the symbol's range; a range narrowed to one value
+    /// becomes a replacement.
+    fn refine_ranges(&mut self, op: RelOp, d: &IntExpr, syms: &[SymbolId]) {
+        for &s in syms {
+            if self.replacements.contains_key(&s) {
+                continue;
             }
-            RelOp::Ne => {}
-            _ => {
-                if let [s] = syms.as_slice() {
-                    let Some((k, rest)) = linear_in(&d, *s) else {
-                        return;
-                    };
-                    let Some(c) = rest.as_const() else { return };
-                    // k*s + c OP 0  =>  s OP' -c*k (k = ±1 flips OP).
-                    let (op, v) = if k == 1 {
-                        (*op, c.wrapping_neg())
-                    } else {
-                        (flip(*op), c)
-                    };
-                    if let Some(info) = self.symbols.get_mut(*s as usize) {
-                        match op {
-                            RelOp::Lt => info.hi = Some(info.hi.map_or(v - 1, |h| h.min(v - 1))),
-                            RelOp::Le => info.hi = Some(info.hi.map_or(v, |h| h.min(v))),
-                            RelOp::Gt => info.lo = info.lo.max(v.saturating_add(1)),
-                            RelOp::Ge => info.lo = info.lo.max(v),
-                            _ => {}
-                        }
-                    }
+            let (sol, op) = if op == RelOp::Eq {
+                let Some(sol) = self.solve_eq(d, s) else {
+                    continue;
+                };
+                (sol, op)
+            } else {
+                let Some((k, rest)) = d.linear_in(s) else {
+                    continue;
+                };
+                let Some(sol) = rest.neg().div_exact(k) else {
+                    continue;
+                };
+                (sol, if k > 0 { op } else { flip(op) })
+            };
+            let iv = sol.bounds(&|x| self.range(x));
+            let (lo, hi) = match op {
+                RelOp::Eq => (iv.lo, iv.hi),
+                RelOp::Ge => (iv.lo, None),
+                RelOp::Gt => (iv.lo.map(|l| l + 1), None),
+                RelOp::Le => (None, iv.hi),
+                RelOp::Lt => (None, iv.hi.map(|h| h - 1)),
+                RelOp::Ne => (None, None),
+            };
+            self.narrow_range(s, lo, hi);
+            if let Some(info) = self.symbols.get(s as usize) {
+                if info.hi == Some(info.lo) {
+                    let v = info.lo;
+                    self.set_replacement(s, IntExpr::constant(v));
                 }
             }
         }
+    }
+
+    /// Solves `d = 0` for `s` as sympy's `try_solve` does on the expanded
+    /// expression: `s`'s coefficient may be a product of backed size
+    /// symbols (positive to sympy), divided out of the other terms; an
+    /// integral solution results when that division leaves a constant or
+    /// one term (`Eq(s0*s1*(s2 - 2), 0)` gives `s2 = 2`; `Eq(s0*(s1 + s2
+    /// - 13), 0)` gives nothing).
+    fn solve_eq(&self, d: &IntExpr, s: SymbolId) -> Option<IntExpr> {
+        let (d, symbolic_content) = d.without_content(&|x| self.hint(x).is_some());
+        let (k, rest) = d.linear_in(s)?;
+        let sol = rest.neg().div_exact(k)?;
+        (!symbolic_content || sol.is_single_term()).then_some(sol)
+    }
+
+    /// Intersects a symbol's range with `[lo, hi]` (`None`: no bound).
+    fn narrow_range(&mut self, s: SymbolId, lo: Option<i128>, hi: Option<i128>) {
+        let Some(info) = self.symbols.get_mut(s as usize) else {
+            return;
+        };
+        if let Some(l) = lo.and_then(|l| i64::try_from(l).ok()) {
+            info.lo = info.lo.max(l);
+        }
+        if let Some(h) = hi.and_then(|h| i64::try_from(h).ok()) {
+            info.hi = Some(info.hi.map_or(h, |x| x.min(h)));
+        }
+    }
+
+    /// PyTorch's `_set_replacement`: `a`'s range narrows to the bounds
+    /// of `tgt`; if those bounds do not fit `a`'s old range, a target
+    /// linear in one symbol `b` narrows `b`'s range until they do, and
+    /// otherwise no replacement is made (it would lose a range fact).
+    /// Earlier replacements and the axioms are rewritten with it.
+    fn set_replacement(&mut self, a: SymbolId, tgt: IntExpr) {
+        if tgt.free_symbols().contains(&a) || self.replacements.contains_key(&a) {
+            return;
+        }
+        let src = self.range(a);
+        let fits = |st: &EnvState, t: &IntExpr| {
+            let tb = t.bounds(&|x| st.range(x));
+            src.lo.is_none_or(|l| tb.lo.is_some_and(|x| x >= l))
+                && src.hi.is_none_or(|h| tb.hi.is_some_and(|x| x <= h))
+        };
+        let tb = tgt.bounds(&|x| self.range(x));
+        self.narrow_range(a, tb.lo, tb.hi);
+        if !fits(self, &tgt) {
+            let syms = tgt.free_symbols();
+            let [b] = syms.as_slice() else { return };
+            let Some((k, c)) = tgt.linear_in(*b) else {
+                return;
+            };
+            let Some(c) = c.as_const() else { return };
+            // a = k*b + c, so b = (a - c)/k over a's old range.
+            let (k, c) = (i128::from(k), i128::from(c));
+            let ceil = |n: i128| n.div_euclid(k.abs()) + i128::from(n.rem_euclid(k.abs()) != 0);
+            let floor = |n: i128| n.div_euclid(k.abs());
+            let (lo, hi) = if k > 0 {
+                (src.lo.map(|l| ceil(l - c)), src.hi.map(|h| floor(h - c)))
+            } else {
+                (src.hi.map(|h| ceil(c - h)), src.lo.map(|l| floor(c - l)))
+            };
+            self.narrow_range(*b, lo, hi);
+            if !fits(self, &tgt) {
+                return;
+            }
+        }
+        if let Some(v) = tgt.as_const() {
+            if let Some(info) = self.symbols.get_mut(a as usize) {
+                info.lo = v;
+                info.hi = Some(v);
+            }
+        }
+        for v in self.replacements.values_mut() {
+            *v = v.subst(&|x| (x == a).then(|| tgt.clone()));
+        }
+        self.replacements.insert(a, tgt);
+        // Axioms mention the replaced symbol; re-simplify them.
+        let axioms: Vec<BoolExpr> = self.axioms.iter().cloned().collect();
+        self.axioms = axioms
+            .iter()
+            .map(|x| self.simplify_bool(x).canonical())
+            .collect();
     }
 }
 
@@ -250,19 +371,6 @@ fn flip(op: RelOp) -> RelOp {
         RelOp::Ge => RelOp::Le,
         o => o,
     }
-}
-
-/// `d = k*s + rest` with `k = ±1` and `s` not in `rest`, if so.
-fn linear_in(d: &IntExpr, s: SymbolId) -> Option<(i64, IntExpr)> {
-    let sym = IntExpr::symbol(s);
-    for k in [1i64, -1] {
-        let rest = d.sub(&sym.mul(&IntExpr::constant(k)).ok()?).ok()?;
-        if !rest.free_symbols().contains(&s) {
-            // `d` really was linear with coefficient k.
-            return Some((k, rest));
-        }
-    }
-    None
 }
 
 /// The shape environment: symbols, hints, ranges, replacements, guards.
@@ -367,6 +475,9 @@ impl ShapeEnv {
             return Err(TensorError::runtime(format!(
                 "cannot create a size symbol from the negative value {hint}"
             )));
+        }
+        if dynamic == DimDynamic::Unbacked {
+            return Ok(self.create_unbacked_symint(source));
         }
         if dynamic == DimDynamic::Static
             || (self.config.specialize_zero_one && (hint == 0 || hint == 1))
@@ -493,8 +604,15 @@ impl ShapeEnv {
             .into_iter()
             .map(|s| s.unwrap_or_default())
             .collect();
+        // An unbacked input still has its example's offset (PyTorch's
+        // `from_tensor` with `DimDynamic.UNBACKED` sizes: offset 0).
+        let off_dynamic = if dynamic == DimDynamic::Unbacked {
+            DimDynamic::Dynamic
+        } else {
+            dynamic
+        };
         let off =
-            self.create_symbol_with(offset, &format!("{source}.storage_offset()"), dynamic)?;
+            self.create_symbol_with(offset, &format!("{source}.storage_offset()"), off_dynamic)?;
         Ok((sym_sizes, sym_strides, off))
     }
 
@@ -689,10 +807,32 @@ impl ShapeEnv {
             return Ok(false);
         }
         if st.unhinted(&e.free_symbols()) {
+            if how == Decision::SizeOblivious {
+                // Size-oblivious: every unbacked symbol (all are size-like
+                // here) is taken to be at least 2.
+                let oblivious = |s: SymbolId| {
+                    let r = st.range(s);
+                    if st.hint(s).is_none() {
+                        Interval {
+                            lo: Some(r.lo.map_or(2, |l| l.max(2))),
+                            hi: r.hi,
+                        }
+                    } else {
+                        r
+                    }
+                };
+                if let Some(b) = e.decide_static(&oblivious) {
+                    return Ok(b);
+                }
+            }
             return match how {
                 Decision::GuardOrFalse => Ok(false),
                 Decision::GuardOrTrue => Ok(true),
                 Decision::ExpectTrue => {
+                    // A runtime assert is a fact for the rest of the trace
+                    // too (PyTorch adds it to the axioms and solves it).
+                    st.add_axioms(&e);
+                    st.maybe_guard_rel(&e);
                     st.deferred.push(e);
                     Ok(true)
                 }
@@ -840,19 +980,91 @@ impl ShapeEnv {
         all.extend(st.guards.iter().map(|g| g.expr().clone()));
         all.iter()
             .map(|g| {
-                let mut text = g.to_string();
-                // Longest ids first so that s1 does not eat s12.
-                let mut syms = g.free_symbols();
-                syms.sort_by_key(|s| std::cmp::Reverse(*s));
-                for s in syms {
-                    if let Some(info) = st.symbols.get(s as usize) {
-                        text = text.replace(&format!("s{s}"), &info.source);
-                    }
-                }
-                text
+                rename_symbols(&g.to_string(), &|s| {
+                    st.symbols.get(s as usize).map(|i| i.source.clone())
+                })
             })
             .collect()
     }
+}
+
+impl ShapeEnv {
+    /// The guards as PyTorch's `produce_guards` writes them: Python
+    /// expressions over the sources, each fact once. First the
+    /// replacements (`x.size(1) == 6`, `y.size(0) == x.size(0)`: where
+    /// PyTorch relies on Dynamo's tensor-match guard for static sizes,
+    /// they are spelled out here), then the recorded guards with the
+    /// replacements applied (dropping those that became constant or that
+    /// the symbols' ranges imply), then one range guard per remaining
+    /// backed symbol (`2 <= x.size(0)`).
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(24, "x.size(0)")?;
+    /// assert!(n.modulo(&SymInt::from(8))?.sym_eq(&SymInt::from(0))?.guard_bool()?);
+    /// // `n >= 4` is recorded, and narrows the range: the range guard says it.
+    /// assert!(n.sym_ge(&SymInt::from(4))?.guard_bool()?);
+    /// assert_eq!(env.guards().len(), 2);
+    /// assert_eq!(env.produce_guards_python(), ["(x.size(0) % 8) == 0", "4 <= x.size(0)"]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn produce_guards_python(&self) -> Vec<String> {
+        let st = self.state.lock();
+        let name = |text: String| {
+            rename_symbols(&text, &|s| {
+                st.symbols.get(s as usize).map(|i| i.source.clone())
+            })
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (s, e) in &st.replacements {
+            let lhs = IntExpr::symbol(*s);
+            out.push(name(BoolExpr::Rel(RelOp::Eq, lhs, e.clone()).to_string()));
+        }
+        let mut seen: BTreeSet<BoolExpr> = BTreeSet::new();
+        for g in st.guards.iter().map(Guard::expr).chain(st.deferred.iter()) {
+            let e = st.simplify_bool(g).into_owned();
+            if e.as_const().is_some() || e.decide_static(&|s| st.range(s)) == Some(true) {
+                continue;
+            }
+            if seen.insert(e.canonical()) {
+                out.push(name(e.to_string()));
+            }
+        }
+        for g in Self::range_guards(&st) {
+            out.push(name(g.to_string()));
+        }
+        out.into_iter().map(|t| python_guard_text(&t)).collect()
+    }
+}
+
+/// `text` with every symbol `s<k>` (a whole token) printed as `name(k)`
+/// (kept when `name` gives `None`).
+fn rename_symbols(text: &str, name: &dyn Fn(SymbolId) -> Option<String>) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let starts_token = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if starts_token && b[i] == b's' {
+            let mut j = i + 1;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let ends_token = j == b.len() || !(b[j].is_ascii_alphanumeric() || b[j] == b'_');
+            if j > i + 1 && ends_token {
+                if let Some(n) = text[i + 1..j].parse::<SymbolId>().ok().and_then(name) {
+                    out.push_str(&n);
+                    i = j;
+                    continue;
+                }
+            }
+        }
+        let ch = text[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// The simplified integer expression of a built-in node (`None` for

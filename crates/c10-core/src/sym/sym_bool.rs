@@ -175,6 +175,25 @@ impl SymBool {
         self.decide(Decision::ExpectTrue)
     }
 
+    /// [`guard_bool`](SymBool::guard_bool) with size-oblivious reasoning
+    /// on unbacked symbols (c10's `guard_size_oblivious`): an unbacked
+    /// size is assumed to be at least 2 (not 0 or 1) when deciding
+    /// statically, which records nothing; backed symbols guard as usual.
+    ///
+    /// ```
+    /// use c10_core::sym::{ShapeEnv, SymInt};
+    /// let env = ShapeEnv::new();
+    /// let u = env.create_unbacked_symint("u");
+    /// let b = u.sym_eq(&SymInt::from(1))?;
+    /// assert!(b.guard_bool().is_err());
+    /// assert!(!b.guard_size_oblivious()?);
+    /// assert!(env.guards().is_empty());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn guard_size_oblivious(&self) -> Result<bool> {
+        self.decide(Decision::SizeOblivious)
+    }
+
     fn logic(&self, other: &SymBool, op: BinOp) -> Result<SymBool> {
         match (self, other) {
             (SymBool::Bool(a), SymBool::Bool(b)) => Ok(SymBool::Bool(match op {
