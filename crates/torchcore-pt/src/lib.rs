@@ -35,7 +35,10 @@
 
 mod archive;
 mod error;
+#[cfg(unix)]
+mod fileread;
 pub mod inspect;
+mod legacy;
 mod load;
 mod save;
 pub mod unpickle;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use alloc_cpu::mmap::{map_file_range, MapMode};
@@ -48,7 +48,7 @@ impl LoadOptions {
     }
 }
 
-fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
+pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
     if location == "cpu" || opts.map_location == MapLocation::Cpu {
         return Ok(());
     }
@@ -73,6 +73,42 @@ impl<R: Read + Seek> StorageSource for CopySource<'_, R> {
     ) -> Result<Storage> {
         check_location(key, location, self.opts)?;
         self.archive.read_storage(key, nbytes, dtype)
+    }
+}
+
+/// The copying load from a file: storages are allocated (uninitialised)
+/// while the pickle runs and filled afterwards by
+/// [`crate::fileread::fill_records`], in file order.
+#[cfg(unix)]
+struct FileCopySource<'a> {
+    archive: &'a mut Archive<BufReader<File>>,
+    opts: &'a LoadOptions,
+    pending: Vec<crate::fileread::PendingRecord>,
+}
+
+#[cfg(unix)]
+impl StorageSource for FileCopySource<'_> {
+    fn load_storage(
+        &mut self,
+        key: &str,
+        nbytes: usize,
+        location: &str,
+        dtype: ScalarType,
+    ) -> Result<Storage> {
+        check_location(key, location, self.opts)?;
+        let name = format!("data/{key}");
+        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+        self.archive.count_mapped(&name, span.len)?;
+        // Lazily initialised: if the load fails before the bytes are read,
+        // whatever still holds the storage sees zeros, never stale memory.
+        let storage = Storage::new_uninit(nbytes, alloc_cpu::cpu_allocator(), true)?;
+        self.pending.push(crate::fileread::PendingRecord {
+            name: self.archive.full_name(&name),
+            span,
+            storage: storage.clone(),
+            dtype,
+        });
+        Ok(storage)
     }
 }
 
@@ -113,6 +149,17 @@ impl StorageSource for MmapSource<'_> {
     }
 }
 
+/// Whether the reader holds a legacy (non-ZIP) checkpoint; leaves it at
+/// its start.
+fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
+    let io = |e| PtError::io("the checkpoint", e);
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut head = Vec::with_capacity(14);
+    reader.take(14).read_to_end(&mut head).map_err(io)?;
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    Ok(crate::legacy::is_legacy(&head))
+}
+
 fn open_file(path: &Path) -> Result<BufReader<File>> {
     let f = File::open(path).map_err(|e| PtError::io_path(path, e))?;
     Ok(BufReader::new(f))
@@ -138,7 +185,27 @@ pub fn load(path: impl AsRef<Path>) -> Result<Value> {
 
 /// [`load`] with options.
 pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
-    load_from_reader_with(open_file(path.as_ref())?, opts)
+    let path = path.as_ref();
+    let mut reader = open_file(path)?;
+    #[cfg(unix)]
+    if !starts_legacy(&mut reader)? {
+        let file = reader
+            .get_ref()
+            .try_clone()
+            .map_err(|e| PtError::io_path(path, e))?;
+        let mut archive = Archive::open(reader)?;
+        let pickle = archive.read_small_record("data.pkl")?;
+        let big_endian = archive.big_endian();
+        let mut source = FileCopySource {
+            archive: &mut archive,
+            opts,
+            pending: Vec::new(),
+        };
+        let value = unpickle(&pickle, &mut source)?;
+        crate::fileread::fill_records(&file, &mut source.pending, big_endian)?;
+        return Ok(value);
+    }
+    load_from_reader_with(reader, opts)
 }
 
 /// Loads a checkpoint from any seekable reader (a file, a
@@ -155,7 +222,10 @@ pub fn load_from_reader<R: Read + Seek>(reader: R) -> Result<Value> {
 }
 
 /// [`load_from_reader`] with options.
-pub fn load_from_reader_with<R: Read + Seek>(reader: R, opts: &LoadOptions) -> Result<Value> {
+pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) -> Result<Value> {
+    if starts_legacy(&mut reader)? {
+        return crate::legacy::load_legacy(reader, opts);
+    }
     let mut archive = Archive::open(reader)?;
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = CopySource {
@@ -193,7 +263,11 @@ pub fn load_from_reader_with<R: Read + Seek>(reader: R, opts: &LoadOptions) -> R
 /// cannot be promised, use [`load`], which copies.
 pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let path = path.as_ref();
-    let mut archive = Archive::open(open_file(path)?)?;
+    let mut file = open_file(path)?;
+    if starts_legacy(&mut file)? {
+        return Err(PtError::LegacyMmap);
+    }
+    let mut archive = Archive::open(file)?;
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = MmapSource {
         archive: &mut archive,

@@ -12,13 +12,32 @@ fn check_dir(dir: &Path) {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let files = manifest.as_object().unwrap();
-    assert!(files.len() >= 10, "corpus has {} archives", files.len());
+    assert!(files.len() >= 13, "corpus has {} archives", files.len());
     for (name, expected) in files {
         let path = dir.join(name);
-        if expected["t"] == "legacy" {
-            let err = torchcore_pt::load(&path).unwrap_err();
-            assert!(matches!(err, PtError::LegacyFormat), "{name}: {err}");
-            assert!(err.to_string().contains("legacy (pre-1.6, non-ZIP) format"));
+        if name.starts_with("legacy") {
+            // The legacy (non-ZIP) format: read, from a path and from
+            // memory; refused for mmap, as torch refuses it.
+            let opts = LoadOptions::default();
+            let v = load_with(&path, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                &common::describe(&v),
+                expected,
+                "{name} (legacy, from a path)"
+            );
+            let bytes = std::fs::read(&path).unwrap();
+            let v = torchcore_pt::load_from_reader(std::io::Cursor::new(bytes)).unwrap();
+            assert_eq!(
+                &common::describe(&v),
+                expected,
+                "{name} (legacy, from memory)"
+            );
+            // SAFETY: the fixture files are not written while mapped.
+            let err = unsafe { torchcore_pt::load_mmap(&path, &opts) }.unwrap_err();
+            assert!(matches!(err, PtError::LegacyMmap), "{name}: {err}");
+            assert!(err
+                .to_string()
+                .contains("mmap can only be used with files saved in the ZIP format"));
             continue;
         }
         if expected["t"] == "refused" {

@@ -331,7 +331,7 @@ fn torchcore_reads_freshly_generated_torch_corpus() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("manifest.json")).unwrap())
             .unwrap();
     for (name, expected) in manifest.as_object().unwrap() {
-        if expected["t"] == "legacy" || expected["t"] == "refused" {
+        if expected["t"] == "refused" {
             continue;
         }
         let opts =
