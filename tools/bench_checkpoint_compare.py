@@ -39,7 +39,7 @@ RUST = {
 }
 TORCH = {
     "t_first_load": r"first torch.load\s+([\d.]+) ms",
-    "t_load": r"torch.load\s+([\d.]+) ms",
+    "t_load": r"^torch.load\s+([\d.]+) ms",
     "t_mmap": r"torch.load\(mmap=True\)\s+([\d.]+) ms",
     "t_save": r"torch.save \(\+ fsync\)\s+([\d.]+) ms",
     "t_load_bytes": r"one torch.load:\s+(\d+) bytes read",
@@ -51,7 +51,7 @@ TORCH = {
 def parse(text, patterns):
     out = {}
     for k, p in patterns.items():
-        m = re.search(p, text)
+        m = re.search(p, text, re.MULTILINE)
         if not m:
             sys.exit("could not find %r in:\n%s" % (k, text))
         out[k] = float(m.group(1))

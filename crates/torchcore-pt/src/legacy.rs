@@ -29,6 +29,7 @@ use c10_core::{ScalarType, Storage};
 use crate::archive::swap_to_native;
 use crate::error::{PtError, Result};
 use crate::load::{check_location, LoadOptions};
+use crate::remap::{self, Recording};
 use crate::unpickle::{unpickle_prefix, StorageSource};
 use crate::value::Value;
 
@@ -116,6 +117,8 @@ impl StorageSource for NoStorages {
 /// What the five pickles hold.
 struct Pickles {
     object: Value,
+    /// The storages loaded, for the storage map.
+    seen: Vec<(String, String, Storage)>,
     keys: Vec<String>,
     pending: HashMap<String, Pending>,
     /// Where the storage bytes start.
@@ -167,7 +170,9 @@ fn run_pickles(head: &[u8], file_len: u64, opts: &LoadOptions) -> Result<Pickles
         declared: 0,
         pending: HashMap::new(),
     };
-    let object = next(&mut source)?;
+    let mut rec = Recording::new(&mut source, opts);
+    let object = next(&mut rec)?;
+    let seen = rec.seen;
     let keys = match next(&mut NoStorages)? {
         Value::List(items) => items
             .into_iter()
@@ -188,6 +193,7 @@ fn run_pickles(head: &[u8], file_len: u64, opts: &LoadOptions) -> Result<Pickles
     };
     Ok(Pickles {
         object,
+        seen,
         keys,
         pending: source.pending,
         data_start: pos,
@@ -243,7 +249,7 @@ pub(crate) fn load_legacy<R: Read + Seek>(mut reader: R, opts: &LoadOptions) -> 
             "legacy checkpoint: storage '{key}' is named by a tensor but has no data"
         )));
     }
-    Ok(pickles.object)
+    remap::apply(pickles.object, pickles.seen, opts)
 }
 
 /// Reads one storage's element count and bytes into its storage.

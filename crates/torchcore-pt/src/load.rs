@@ -4,12 +4,14 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use alloc_cpu::mmap::{map_file_range, MapMode};
 use c10_core::{ScalarType, Storage, Tensor};
 
 use crate::archive::{swap_to_native, Archive};
 use crate::error::{PtError, Result};
+use crate::remap::{self, Recording};
 use crate::unpickle::{unpickle, StorageSource};
 use crate::value::Value;
 
@@ -33,11 +35,31 @@ pub enum MapLocation {
     Cpu,
 }
 
+/// torch's callable `map_location`, see [`LoadOptions::storage_map`].
+pub type StorageMap = Arc<dyn Fn(&str, &str, &Storage) -> Result<Option<Storage>> + Send + Sync>;
+
 /// Options for loading.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct LoadOptions {
     /// Where storages saved on other devices go.
     pub map_location: MapLocation,
+    /// Called once per storage, after every storage is loaded (on the CPU),
+    /// with the storage's key, its location tag and the storage: torch's
+    /// callable `map_location(storage, location)`. It returns the storage
+    /// to use (the same one or a CPU storage at least as large, which
+    /// replaces it under every tensor that used it), or `None` to load it
+    /// where it was saved (as [`MapLocation::AsSaved`]: `cpu` only). When
+    /// set, [`LoadOptions::map_location`] is not consulted.
+    pub storage_map: Option<StorageMap>,
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("map_location", &self.map_location)
+            .field("storage_map", &self.storage_map.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
 }
 
 impl LoadOptions {
@@ -46,10 +68,32 @@ impl LoadOptions {
         self.map_location = m;
         self
     }
+
+    /// Sets [`LoadOptions::storage_map`].
+    ///
+    /// ```
+    /// use torchcore_pt::{load_with, save, LoadOptions, Value};
+    /// use c10_core::{Tensor, ScalarType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.pt");
+    /// save(&Value::Tensor(Tensor::arange(0, 3, 1, ScalarType::Float)?), &path)?;
+    /// // Keep every storage on the CPU, whatever its tag (`lambda s, loc: s`).
+    /// let opts = LoadOptions::default().storage_map(|_key, _loc, s| Ok(Some(s.clone())));
+    /// let v = load_with(&path, &opts)?;
+    /// assert_eq!(v.as_tensor().unwrap().to_vec::<f32>()?, [0.0, 1.0, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn storage_map(
+        mut self,
+        f: impl Fn(&str, &str, &Storage) -> Result<Option<Storage>> + Send + Sync + 'static,
+    ) -> LoadOptions {
+        self.storage_map = Some(Arc::new(f));
+        self
+    }
 }
 
 pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
-    if location == "cpu" || opts.map_location == MapLocation::Cpu {
+    if location == "cpu" || opts.map_location == MapLocation::Cpu || opts.storage_map.is_some() {
         return Ok(());
     }
     Err(PtError::Location {
@@ -201,9 +245,11 @@ pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
             opts,
             pending: Vec::new(),
         };
-        let value = unpickle(&pickle, &mut source)?;
+        let mut rec = Recording::new(&mut source, opts);
+        let value = unpickle(&pickle, &mut rec)?;
+        let seen = rec.seen;
         crate::fileread::fill_records(&file, &mut source.pending, big_endian)?;
-        return Ok(value);
+        return remap::apply(value, seen, opts);
     }
     load_from_reader_with(reader, opts)
 }
@@ -232,7 +278,9 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
         archive: &mut archive,
         opts,
     };
-    unpickle(&pickle, &mut source)
+    let mut rec = Recording::new(&mut source, opts);
+    let value = unpickle(&pickle, &mut rec)?;
+    remap::apply(value, rec.seen, opts)
 }
 
 /// Loads the checkpoint at `path` with every storage a zero-copy,
@@ -274,7 +322,9 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Va
         path,
         opts,
     };
-    unpickle(&pickle, &mut source)
+    let mut rec = Recording::new(&mut source, opts);
+    let value = unpickle(&pickle, &mut rec)?;
+    remap::apply(value, rec.seen, opts)
 }
 
 /// An ordered `name -> Tensor` map: a module's `state_dict()`.
