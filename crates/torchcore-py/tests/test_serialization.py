@@ -208,3 +208,50 @@ def test_dtype_device_size_pickle_and_copy():
         assert copy.deepcopy(x) == x
         assert copy.copy(x) == x
     assert pickle.loads(pickle.dumps(torchcore.bfloat16)) is torchcore.bfloat16
+
+
+LOADABLE_DTYPES = ["uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                   "float8_e5m2fnuz", "float8_e8m0fnu", "bfloat16", "float16", "complex32", "complex64",
+                   "complex128", "bool", "int8", "uint8"]
+
+
+def _same(a, b):
+    """Equal values of equal Python types, NaN equal to NaN."""
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, complex):
+        return isinstance(b, complex) and _same(a.real, b.real) and _same(a.imag, b.imag)
+    if isinstance(a, float) and a != a:
+        return isinstance(b, float) and b != b
+    return type(a) is type(b) and a == b
+
+
+@needs_torch
+def test_tolist_item_repr_of_every_loadable_dtype_as_torch():
+    g = torch.Generator().manual_seed(7)
+    obj = {}
+    for name in LOADABLE_DTYPES:
+        d = getattr(torch, name)
+        itemsize = torch.empty((), dtype=d).element_size()
+        raw = torch.randint(0, 256, (6 * itemsize,), dtype=torch.uint8, generator=g)
+        obj[name] = (raw % 2 == 1).view(2, 3) if d == torch.bool else raw.view(d).reshape(2, 3)
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    back = torchcore.load(buf)
+    for name in LOADABLE_DTYPES:
+        assert _same(back[name].tolist(), obj[name].tolist()), name
+        assert _same(back[name][1, 2].item(), obj[name][1, 2].item()), name
+        assert _same(back[name][0, 1].tolist(), obj[name][0, 1].tolist()), name
+        assert repr(back[name]) == repr(obj[name]), name
+
+
+def test_unsigned_and_complex_elements_without_torch():
+    big = torchcore.tensor([0, 2**63 - 1]).view(torchcore.uint64)
+    assert big.tolist() == [0, 2**63 - 1]
+    top = torchcore.tensor([-1]).view(torchcore.uint64)
+    assert top.tolist() == [2**64 - 1] and top[0].item() == 2**64 - 1
+    assert torchcore.tensor([-1], dtype=torchcore.int32).view(torchcore.uint32).item() == 2**32 - 1
+    c = torchcore.tensor([1.5, -2.0]).view(torchcore.complex64)
+    assert c.tolist() == [complex(1.5, -2.0)] and c[0].item() == complex(1.5, -2.0)
+    assert torchcore.ones(2).to(torchcore.float8_e4m3fn).tolist() == [1.0, 1.0]
