@@ -35,7 +35,7 @@
 
 mod archive;
 mod error;
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 mod fileread;
 pub mod inspect;
 mod legacy;

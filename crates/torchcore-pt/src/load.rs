@@ -123,14 +123,14 @@ impl<R: Read + Seek> StorageSource for CopySource<'_, R> {
 /// The copying load from a file: storages are allocated (uninitialised)
 /// while the pickle runs and filled afterwards by
 /// [`crate::fileread::fill_records`], in file order.
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 struct FileCopySource<'a> {
     archive: &'a mut Archive<BufReader<File>>,
     opts: &'a LoadOptions,
     pending: Vec<crate::fileread::PendingRecord>,
 }
 
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 impl StorageSource for FileCopySource<'_> {
     fn load_storage(
         &mut self,
@@ -230,27 +230,33 @@ pub fn load(path: impl AsRef<Path>) -> Result<Value> {
 /// [`load`] with options.
 pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let path = path.as_ref();
-    let mut reader = open_file(path)?;
-    #[cfg(unix)]
-    if !starts_legacy(&mut reader)? {
-        let file = reader
-            .get_ref()
-            .try_clone()
-            .map_err(|e| PtError::io_path(path, e))?;
-        let mut archive = Archive::open(reader)?;
-        let pickle = archive.read_small_record("data.pkl")?;
-        let big_endian = archive.big_endian();
-        let mut source = FileCopySource {
-            archive: &mut archive,
-            opts,
-            pending: Vec::new(),
-        };
-        let mut rec = Recording::new(&mut source, opts);
-        let value = unpickle(&pickle, &mut rec)?;
-        let seen = rec.seen;
-        crate::fileread::fill_records(&file, &mut source.pending, big_endian)?;
-        return remap::apply(value, seen, opts);
-    }
+    let reader = open_file(path)?;
+    // Positioned reads need a file descriptor (and are foreign calls
+    // Miri does not run); elsewhere the generic reader serves.
+    #[cfg(all(unix, not(miri)))]
+    let reader = {
+        let mut reader = reader;
+        if !starts_legacy(&mut reader)? {
+            let file = reader
+                .get_ref()
+                .try_clone()
+                .map_err(|e| PtError::io_path(path, e))?;
+            let mut archive = Archive::open(reader)?;
+            let pickle = archive.read_small_record("data.pkl")?;
+            let big_endian = archive.big_endian();
+            let mut source = FileCopySource {
+                archive: &mut archive,
+                opts,
+                pending: Vec::new(),
+            };
+            let mut rec = Recording::new(&mut source, opts);
+            let value = unpickle(&pickle, &mut rec)?;
+            let seen = rec.seen;
+            crate::fileread::fill_records(&file, &mut source.pending, big_endian)?;
+            return remap::apply(value, seen, opts);
+        }
+        reader
+    };
     load_from_reader_with(reader, opts)
 }
 
