@@ -450,9 +450,17 @@ fn write_archive<W: Write + Seek>(
             .large_file(bytes.len() as u64 >= u64::from(u32::MAX));
         zw.start_file(format!("{name}/{rec}"), opts)
             .map_err(zip_io)?;
-        zw.write_all(bytes)
-            .map_err(|e| PtError::io("the checkpoint being written", e))?;
-        crcs.push((crc32fast::hash(bytes), bytes.len() as u64));
+        // 1 MiB at a time: the ZIP writer's own checksum, the copy into
+        // the file and this checksum (for the serialization id) then read
+        // each chunk while it is in the cache, so the record is read from
+        // memory once rather than three times.
+        let mut crc = crc32fast::Hasher::new();
+        for chunk in bytes.chunks(1 << 20) {
+            zw.write_all(chunk)
+                .map_err(|e| PtError::io("the checkpoint being written", e))?;
+            crc.update(chunk);
+        }
+        crcs.push((crc.finalize(), bytes.len() as u64));
         Ok(())
     };
     put(&mut zw, &mut crcs, "data.pkl", &pkl)?;

@@ -100,3 +100,55 @@ fn state_dict_loads_in_order() {
     assert_eq!(sd.get("weight").unwrap().sizes(), &[2, 3]);
     assert_eq!(sd.get("bias").unwrap().sizes(), &[2]);
 }
+
+#[test]
+fn storage_map_is_called_once_per_storage_and_can_replace() {
+    use std::sync::{Arc, Mutex};
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = calls.clone();
+    let opts = LoadOptions::default().storage_map(move |key, location, s| {
+        seen.lock()
+            .unwrap()
+            .push((key.to_string(), location.to_string(), s.nbytes()));
+        Ok(Some(s.clone()))
+    });
+    let path = common::fixtures().join("cuda_tag.pt");
+    let v = load_with(&path, &opts).unwrap();
+    let w = v.dict_items().unwrap()[0].1.as_tensor().unwrap().clone();
+    assert_eq!(w.to_vec::<f32>().unwrap(), [0.0, 1.0, 2.0]);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        [("0".to_string(), "cuda:0".to_string(), 12)]
+    );
+    // None loads as saved: a cuda:0 storage is then refused.
+    let none = LoadOptions::default().storage_map(|_, _, _| Ok(None));
+    let err = load_with(&path, &none).unwrap_err();
+    assert!(matches!(err, PtError::Location { .. }), "{err}");
+    // A replacement is used under every tensor over the original, in the
+    // ZIP format (from a path and from memory) and in the legacy format.
+    for name in ["shared.pt", "legacy.pt"] {
+        let path = common::fixtures().join(name);
+        let repl = LoadOptions::default().storage_map(|_, _, s| {
+            let n = s.nbytes().div_ceil(8);
+            let t = c10_core::Tensor::full(&[n as i64], 5.0, c10_core::ScalarType::Long)?;
+            Ok(Some(t.storage().clone()))
+        });
+        let from_path = load_with(&path, &repl).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let from_memory =
+            torchcore_pt::load_from_reader_with(std::io::Cursor::new(bytes), &repl).unwrap();
+        for v in [from_path, from_memory] {
+            let items = v.dict_items().unwrap();
+            let numbers = items[0].1.as_tensor().unwrap().clone();
+            let evens = items[1].1.as_tensor().unwrap().clone();
+            assert!(numbers.storage().is_alias_of(evens.storage()), "{name}");
+            assert_eq!(evens.to_vec::<i64>().unwrap(), [5, 5, 5, 5], "{name}");
+            assert_eq!(evens.strides(), &[2]);
+        }
+    }
+    // Too small a replacement is refused.
+    let small = LoadOptions::default()
+        .storage_map(|_, _, _| Ok(Some(alloc_cpu::empty_storage(1).unwrap())));
+    let err = load_with(common::fixtures().join("shared.pt"), &small).unwrap_err();
+    assert!(err.to_string().contains("at least as large"), "{err}");
+}
