@@ -6,7 +6,6 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use alloc_cpu::mmap::{map_file_range, MapMode};
 use c10_core::{ScalarType, Storage, Tensor};
 
 use crate::archive::{swap_to_native, Archive};
@@ -158,7 +157,8 @@ impl StorageSource for FileCopySource<'_> {
 
 struct MmapSource<'a> {
     archive: &'a mut Archive<BufReader<File>>,
-    path: &'a Path,
+    /// The checkpoint, opened once for all the mappings.
+    file: File,
     opts: &'a LoadOptions,
 }
 
@@ -179,12 +179,23 @@ impl StorageSource for MmapSource<'_> {
             return self.archive.read_storage(key, nbytes, dtype);
         }
         self.archive.count_mapped(&name, span.len)?;
+        // One mapping per storage, of the file opened once (`map_file_range`
+        // would open it again for each): the record lies inside the file
+        // (checked by `check_storage_span`).
+        let mut map_opts = memmap2::MmapOptions::new();
+        map_opts.offset(span.data_start).len(nbytes);
         // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
-        // truncates the file while the storages live. The mappings are
-        // private (copy-on-write), so the several mappings of one file made
-        // here never see each other's writes.
-        let storage =
-            unsafe { map_file_range(self.path, MapMode::CopyOnWrite, span.data_start, nbytes)? };
+        // truncates the file while the storages live, so no access through
+        // the mapping reaches past the file's end or sees bytes change. The
+        // mappings are private (copy-on-write, as `MapMode::CopyOnWrite`),
+        // so they never write to the file nor see each other's writes.
+        let map = unsafe { map_opts.map_copy(&self.file) }.map_err(|e| {
+            PtError::io(
+                format!("mapping record {:?}", self.archive.full_name(&name)),
+                e,
+            )
+        })?;
+        let storage = Storage::from_owner(map);
         if self.archive.big_endian() {
             let mut g = storage.write()?;
             swap_to_native(g.bytes_mut()?, dtype);
@@ -317,15 +328,19 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
 /// cannot be promised, use [`load`], which copies.
 pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let path = path.as_ref();
-    let mut file = open_file(path)?;
-    if starts_legacy(&mut file)? {
+    let mut reader = open_file(path)?;
+    if starts_legacy(&mut reader)? {
         return Err(PtError::LegacyMmap);
     }
-    let mut archive = Archive::open(file)?;
+    let file = reader
+        .get_ref()
+        .try_clone()
+        .map_err(|e| PtError::io_path(path, e))?;
+    let mut archive = Archive::open(reader)?;
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = MmapSource {
         archive: &mut archive,
-        path,
+        file,
         opts,
     };
     let mut rec = Recording::new(&mut source, opts);
