@@ -371,3 +371,19 @@ fn mmap_load_is_private_copy_on_write() {
     // The mapping starts on the record: 64-byte aligned data.
     assert_eq!(n.storage().data_addr().unwrap() % 64, 0);
 }
+
+#[test]
+fn legacy_format_round_trips() {
+    for (name, v) in corpus() {
+        let zip = save_to_writer(&v, Cursor::new(Vec::new()))
+            .unwrap()
+            .into_inner();
+        let zip = torchcore_pt::load_from_reader(Cursor::new(zip)).unwrap();
+        let bytes = torchcore_pt::save_legacy_to_writer(&v, Vec::new()).unwrap();
+        assert!(bytes.starts_with(&[0x80, 2, 0x8a, 10]), "{name}");
+        let legacy = torchcore_pt::load_from_reader(Cursor::new(bytes.clone())).unwrap();
+        assert_eq!(common::describe(&legacy), common::describe(&zip), "{name}");
+        let again = torchcore_pt::save_legacy_to_writer(&v, Vec::new()).unwrap();
+        assert_eq!(bytes, again, "{name}: the same bytes each time");
+    }
+}

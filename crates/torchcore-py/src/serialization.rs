@@ -340,20 +340,37 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
     )))
 }
 
-/// `torchcore.save(obj, f)`.
+/// `torchcore.save(obj, f)`; `legacy` writes the pre-1.6 format
+/// (`_use_new_zipfile_serialization=False`).
 #[pyfunction]
-#[pyo3(name = "_pt_save", signature = (obj, f))]
-fn pt_save(py: Python<'_>, obj: &Bound<'_, PyAny>, f: &Bound<'_, PyAny>) -> PyResult<()> {
+#[pyo3(name = "_pt_save", signature = (obj, f, legacy = false))]
+fn pt_save(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    f: &Bound<'_, PyAny>,
+    legacy: bool,
+) -> PyResult<()> {
     let v = to_value(obj, 0)?;
-    match as_path(f)? {
-        Some(path) => py
-            .detach(|| torchcore_pt::save(&v, &path))
-            .map_err(|e| pt_err(py, e)),
+    let path = as_path(f)?;
+    if let (Some(path), false) = (&path, legacy) {
+        return py
+            .detach(|| torchcore_pt::save(&v, path))
+            .map_err(|e| pt_err(py, e));
+    }
+    let bytes = py
+        .detach(|| {
+            if legacy {
+                torchcore_pt::save_legacy_to_writer(&v, Vec::new())
+            } else {
+                torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())).map(Cursor::into_inner)
+            }
+        })
+        .map_err(|e| pt_err(py, e))?;
+    match path {
+        Some(path) => std::fs::write(&path, &bytes).map_err(|e| {
+            PyRuntimeError::new_err(format!("torchcore.save: {}: {e}", path.display()))
+        }),
         None => {
-            let bytes = py
-                .detach(|| torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())))
-                .map_err(|e| pt_err(py, e))?
-                .into_inner();
             f.call_method1("write", (PyBytes::new(py, &bytes),))?;
             Ok(())
         }
