@@ -125,8 +125,9 @@ struct Pickles {
     data_start: usize,
 }
 
-/// Runs the five pickles over `head` (the start of the file).
-fn run_pickles(head: &[u8], file_len: u64, opts: &LoadOptions) -> Result<Pickles> {
+/// Runs the three header pickles (magic number, protocol version,
+/// `sys_info`) over `head` and returns where the object's pickle starts.
+fn header_end(head: &[u8]) -> Result<usize> {
     let (magic, mut pos) = unpickle_prefix(head, &mut NoStorages)?;
     let magic_ok = match magic {
         Value::BigInt(m) => m == MAGIC,
@@ -137,13 +138,13 @@ fn run_pickles(head: &[u8], file_len: u64, opts: &LoadOptions) -> Result<Pickles
             reason: "invalid magic number; corrupt legacy checkpoint".into(),
         });
     }
-    let mut next = |source: &mut dyn StorageSource| -> Result<Value> {
+    let mut next = || -> Result<Value> {
         let rest = head.get(pos..).unwrap_or_default();
-        let (v, used) = unpickle_prefix(rest, source)?;
+        let (v, used) = unpickle_prefix(rest, &mut NoStorages)?;
         pos += used;
         Ok(v)
     };
-    match next(&mut NoStorages)? {
+    match next()? {
         Value::Int(PROTOCOL_VERSION) => {}
         Value::Int(v) => {
             return Err(PtError::Archive(format!(
@@ -157,13 +158,25 @@ fn run_pickles(head: &[u8], file_len: u64, opts: &LoadOptions) -> Result<Pickles
             )))
         }
     }
-    let sys_info = next(&mut NoStorages)?;
+    let sys_info = next()?;
     if sys_info.dict_items().is_none() {
         return Err(PtError::Archive(format!(
             "legacy checkpoint: sys_info is a {}, not a dict",
             sys_info.type_name()
         )));
     }
+    Ok(pos)
+}
+
+/// Runs the five pickles over `head` (the start of the file).
+fn run_pickles(head: &[u8], file_len: u64, opts: &LoadOptions) -> Result<Pickles> {
+    let mut pos = header_end(head)?;
+    let mut next = |source: &mut dyn StorageSource| -> Result<Value> {
+        let rest = head.get(pos..).unwrap_or_default();
+        let (v, used) = unpickle_prefix(rest, source)?;
+        pos += used;
+        Ok(v)
+    };
     let mut source = LegacySource {
         opts,
         file_len,
@@ -210,22 +223,9 @@ fn ran_out(e: &PtError) -> bool {
 pub(crate) fn load_legacy<R: Read + Seek>(mut reader: R, opts: &LoadOptions) -> Result<Value> {
     let io = |e| PtError::io("the checkpoint", e);
     let file_len = reader.seek(SeekFrom::End(0)).map_err(io)?;
-    reader.seek(SeekFrom::Start(0)).map_err(io)?;
-    // The pickles are small next to the data; read a first slice of the
-    // file and more only while they run past it.
-    let mut head = Vec::new();
-    let mut want = FIRST_READ.min(file_len);
-    let pickles = loop {
-        let have = head.len() as u64;
-        (&mut reader)
-            .take(want - have)
-            .read_to_end(&mut head)
-            .map_err(io)?;
-        match run_pickles(&head, file_len, opts) {
-            Err(e) if ran_out(&e) && want < file_len => want = want.saturating_mul(2).min(file_len),
-            other => break other?,
-        }
-    };
+    let pickles = with_head(&mut reader, file_len, |head| {
+        run_pickles(head, file_len, opts)
+    })?;
     reader
         .seek(SeekFrom::Start(pickles.data_start as u64))
         .map_err(io)?;
@@ -250,6 +250,108 @@ pub(crate) fn load_legacy<R: Read + Seek>(mut reader: R, opts: &LoadOptions) -> 
         )));
     }
     remap::apply(pickles.object, pickles.seen, opts)
+}
+
+/// Runs `run` over the start of the file, read from its beginning: the
+/// pickles are small next to the data, so a first slice of the file is
+/// read, and more (doubling, up to the whole file) only while `run` says
+/// a pickle ran past it.
+fn with_head<R: Read + Seek, T>(
+    reader: &mut R,
+    file_len: u64,
+    mut run: impl FnMut(&[u8]) -> Result<T>,
+) -> Result<T> {
+    let io = |e| PtError::io("the checkpoint", e);
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut head = Vec::new();
+    let mut want = FIRST_READ.min(file_len);
+    loop {
+        let have = head.len() as u64;
+        reader
+            .take(want - have)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        match run(&head) {
+            Err(e) if ran_out(&e) && want < file_len => want = want.saturating_mul(2).min(file_len),
+            other => return other,
+        }
+    }
+}
+
+/// What [`inspect_legacy`] finds without reading any storage's bytes.
+pub(crate) struct LegacyView {
+    /// The object's pickle (up to the end of the bytes read).
+    pub(crate) object_pickle: Vec<u8>,
+    /// The object, or why it does not load.
+    pub(crate) result: Result<Value>,
+    /// Every storage named: key, bytes, dtype, location, a stand-in.
+    pub(crate) storages: Vec<(String, usize, ScalarType, String, Storage)>,
+}
+
+/// Stands in for every storage with an untouched allocation, within the
+/// file's size.
+struct LazyLegacy {
+    file_len: u64,
+    declared: u64,
+    seen: Vec<(String, usize, ScalarType, String, Storage)>,
+}
+
+impl StorageSource for LazyLegacy {
+    fn load_storage(
+        &mut self,
+        key: &str,
+        nbytes: usize,
+        location: &str,
+        dtype: ScalarType,
+    ) -> Result<Storage> {
+        self.declared = self.declared.saturating_add(nbytes as u64 + 8);
+        if self.declared > self.file_len {
+            return Err(PtError::Tensor(format!(
+                "storage '{key}' ({nbytes} bytes) takes the storages named so far to {} bytes, \
+                 more than the whole file ({} bytes): truncated or corrupt legacy checkpoint",
+                self.declared, self.file_len
+            )));
+        }
+        // Never touched: no byte of it is read or filled.
+        let storage = Storage::new_uninit(nbytes, alloc_cpu::cpu_allocator(), false)?;
+        self.seen.push((
+            key.to_string(),
+            nbytes,
+            dtype,
+            location.to_string(),
+            storage.clone(),
+        ));
+        Ok(storage)
+    }
+
+    fn legacy_ids(&self) -> bool {
+        true
+    }
+}
+
+/// Runs the header pickles and the object's pickle of a legacy file
+/// without reading storage data (for [`crate::inspect`]).
+pub(crate) fn inspect_legacy<R: Read + Seek>(mut reader: R) -> Result<LegacyView> {
+    let io = |e| PtError::io("the checkpoint", e);
+    let file_len = reader.seek(SeekFrom::End(0)).map_err(io)?;
+    with_head(&mut reader, file_len, |head| {
+        let pos = header_end(head)?;
+        let rest = head.get(pos..).unwrap_or_default();
+        let mut source = LazyLegacy {
+            file_len,
+            declared: 0,
+            seen: Vec::new(),
+        };
+        let result = match unpickle_prefix(rest, &mut source) {
+            Err(e) if ran_out(&e) => return Err(e),
+            r => r.map(|(v, _)| v),
+        };
+        Ok(LegacyView {
+            object_pickle: rest.to_vec(),
+            result,
+            storages: source.seen,
+        })
+    })
 }
 
 /// Reads one storage's element count and bytes into its storage.

@@ -206,7 +206,7 @@ impl StorageSource for MmapSource<'_> {
 
 /// Whether the reader holds a legacy (non-ZIP) checkpoint; leaves it at
 /// its start.
-fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
+pub(crate) fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
     let io = |e| PtError::io("the checkpoint", e);
     reader.seek(SeekFrom::Start(0)).map_err(io)?;
     let mut head = Vec::with_capacity(14);
