@@ -19,11 +19,34 @@ def best(n, f):
     return min(out)
 
 
+def proc_counts():
+    """(minor page faults, bytes read through read(2)) of this process so
+    far, from /proc/self (zeros where that does not exist)."""
+    try:
+        with open("/proc/self/stat") as f:
+            faults = int(f.read().rsplit(")", 1)[1].split()[7])
+        with open("/proc/self/io") as f:
+            rchar = int(next(l for l in f if l.startswith("rchar:")).split()[1])
+        return faults, rchar
+    except (OSError, StopIteration, ValueError, IndexError):
+        return 0, 0
+
+
+def costs(f):
+    f0, r0 = proc_counts()
+    r = f()
+    f1, r1 = proc_counts()
+    del r
+    return f1 - f0, r1 - r0
+
+
 path = sys.argv[1]
 gib = os.path.getsize(path) / 2**30
 t_first = best(1, lambda: torch.load(path, weights_only=True))
 t_load = best(5, lambda: torch.load(path, weights_only=True))
 t_mmap = best(5, lambda: torch.load(path, weights_only=True, mmap=True))
+load_faults, load_read = costs(lambda: torch.load(path, weights_only=True))
+mmap_faults, mmap_read = costs(lambda: torch.load(path, weights_only=True, mmap=True))
 sd = torch.load(path, weights_only=True)
 out = path + ".torch.pt"
 
@@ -41,3 +64,5 @@ print("first torch.load            %8.1f ms  %5.2f GiB/s" % (t_first * 1e3, gib 
 print("torch.load                 %8.1f ms  %5.2f GiB/s" % (t_load * 1e3, gib / t_load))
 print("torch.load(mmap=True)      %8.3f ms" % (t_mmap * 1e3))
 print("torch.save (+ fsync)       %8.1f ms  %5.2f GiB/s" % (t_save * 1e3, gib / t_save))
+print("one torch.load:      %12d bytes read, %8d page faults" % (load_read, load_faults))
+print("one torch.load(mmap): %11d bytes read, %8d page faults" % (mmap_read, mmap_faults))

@@ -226,7 +226,29 @@ def generate(out):
     # loader; torch.load(weights_only=True) refuses it too).
     torch.save({"w": torch.ones(2), "evil": Evil()}, os.path.join(out, "refused_global.pt"))
 
-    torch.save({"x": torch.ones(2)}, os.path.join(out, "legacy.pt"),
+    # The legacy (pre-1.6, non-ZIP) format, still written on request:
+    # typed storages, shared storages and views, a parameter, nesting.
+    lbase = torch.randn(3, 4, generator=g)
+    lnumbers = torch.arange(1, 10)
+    put("legacy.pt", collections.OrderedDict([
+        ("numbers", lnumbers), ("evens", lnumbers[1::2]),
+        ("transposed", lbase.t()), ("row", lbase[1]), ("expanded", lbase[:, :1].expand(3, 5)),
+        ("param", torch.nn.Parameter(torch.randn(2, generator=g))),
+        ("zero_dim", torch.tensor(2.5, dtype=torch.float64)), ("empty", torch.empty(0, 2)),
+        ("meta", {"epoch": 3, "name": "old", "sizes": torch.Size([3, 4])}),
+    ] + [(str(d).removeprefix("torch."), random_bits(d, 5, g))
+         for d in [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
+                   torch.float16, torch.bfloat16, torch.complex64, torch.complex128]]),
+        _use_new_zipfile_serialization=False)
+    # Dtypes saved through UntypedStorage: torch 2.15 writes them in the
+    # legacy format but cannot load them back ("UntypedStorage has no
+    # attribute dtype"), so the expected description is that of the
+    # object saved (see below).
+    legacy_untyped = collections.OrderedDict(
+        (str(d).removeprefix("torch."), random_bits(d, 5, g))
+        for d in [torch.uint16, torch.uint32, torch.uint64, torch.float8_e4m3fn,
+                  torch.float8_e5m2])
+    torch.save(legacy_untyped, os.path.join(out, "legacy_untyped.pt"),
                _use_new_zipfile_serialization=False)
 
     # Any top folder name: a file object gives "archive/", a path its stem.
@@ -245,7 +267,7 @@ def generate(out):
                             map_location="cpu")
         manifest[name] = describe(loaded)
         assert describe(obj)["t"] == manifest[name]["t"]
-    manifest["legacy.pt"] = {"t": "legacy"}
+    manifest["legacy_untyped.pt"] = describe(legacy_untyped)
     manifest["refused_global.pt"] = {"t": "refused", "global": "%s.system" % os.system.__module__}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)

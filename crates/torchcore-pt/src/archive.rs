@@ -9,10 +9,6 @@ use zip::{CompressionMethod, ZipArchive};
 
 use crate::error::{PtError, Result};
 
-/// The magic number that opens a legacy (pre-1.6) checkpoint, as the
-/// little-endian bytes of the `LONG1` that follows `PROTO 2`.
-const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
-
 /// Largest `data.pkl` (and small record) accepted: far beyond any real
 /// checkpoint's pickle, and bounded by the file's length anyway.
 const MAX_SMALL_RECORD: u64 = 1 << 31;
@@ -22,6 +18,8 @@ const MAX_SMALL_RECORD: u64 = 1 << 31;
 pub(crate) struct RecordSpan {
     pub(crate) data_start: u64,
     pub(crate) len: u64,
+    /// The CRC-32 the central directory gives for the record.
+    pub(crate) crc32: u32,
 }
 
 /// An opened checkpoint archive.
@@ -42,13 +40,14 @@ fn zip_err(e: zip::result::ZipError) -> PtError {
 
 /// Says why `head` (the first bytes of a file) is not a ZIP archive.
 fn classify_non_zip(head: &[u8]) -> PtError {
-    if head.len() >= 14
-        && head[0] == 0x80
-        && head[2] == 0x8a
-        && head[3] == 10
-        && head[4..14] == LEGACY_MAGIC
-    {
-        return PtError::LegacyFormat;
+    if crate::legacy::is_legacy(head) {
+        // Loaders dispatch legacy files before opening an archive; what
+        // reaches here only describes ZIP archives (inspect).
+        return PtError::NotACheckpoint {
+            reason: "a legacy (pre-1.6, non-ZIP) checkpoint; load() reads it, but this \
+                     operation needs the ZIP format"
+                .into(),
+        };
     }
     if head.len() >= 262 && &head[257..262] == b"ustar" {
         // The tar-based format of PyTorch before 0.4.
@@ -184,7 +183,11 @@ impl<R: Read + Seek> Archive<R> {
                 "record {full:?} ({len} bytes at {data_start}) reaches past the end of the file ({file_len} bytes): truncated archive"
             )));
         }
-        Ok(RecordSpan { data_start, len })
+        Ok(RecordSpan {
+            data_start,
+            len,
+            crc32: f.crc32(),
+        })
     }
 
     /// Reads a whole small record (the pickle, `byteorder`, ...), checking
@@ -268,9 +271,14 @@ impl<R: Read + Seek> Archive<R> {
     }
 
     /// Notes that `len` bytes of record `name` were used without reading
-    /// them (memory mapping).
+    /// them through the ZIP reader (memory mapping, positioned reads).
     pub(crate) fn count_mapped(&mut self, name: &str, len: u64) -> Result<()> {
         self.count(name, len)
+    }
+
+    /// The full name of record `name` (with the top folder), for messages.
+    pub(crate) fn full_name(&self, name: &str) -> String {
+        self.full(name)
     }
 }
 

@@ -32,12 +32,21 @@ pub enum PtError {
         /// What the first bytes looked like.
         reason: String,
     },
-    /// The file is in the legacy (pre-1.6) format, which is refused.
+    /// The file is in the tar format of PyTorch before 0.4, which is
+    /// refused. (The later legacy format, pre-1.6 and non-ZIP, is read.)
     #[error(
-        "this checkpoint is in PyTorch's legacy (pre-1.6, non-ZIP) format, which torchcore \
+        "this checkpoint is in PyTorch's legacy tar format (before 0.4), which torchcore \
          does not read; load it with torch and save it again with torch.save (the ZIP format)"
     )]
     LegacyFormat,
+    /// A memory-mapped load was asked of a legacy (pre-1.6, non-ZIP)
+    /// checkpoint, whose records are not aligned for mapping.
+    #[error(
+        "mmap can only be used with files saved in the ZIP format (torch.save's default since \
+         1.6); this checkpoint is in the legacy (pre-1.6, non-ZIP) format: load it without mmap, \
+         or save it again with torch.save"
+    )]
+    LegacyMmap,
     /// The archive's records are not laid out as torch writes them.
     #[error("malformed checkpoint archive: {0}")]
     Archive(String),

@@ -117,6 +117,9 @@ pub struct Inspection {
     pub archive: String,
     /// `byteorder`.
     pub big_endian: bool,
+    /// Whether the file is in the legacy (pre-1.6, non-ZIP) format (then
+    /// `archive` is empty: the format has no top folder).
+    pub legacy: bool,
     /// The pickle protocol (from `PROTO`), if given.
     pub protocol: Option<u8>,
     /// Every tensor, in order.
@@ -229,7 +232,22 @@ pub fn inspect(path: impl AsRef<Path>) -> Result<Inspection> {
 /// assert_eq!((report.archive.as_str(), report.tensors.len()), ("archive", 0));
 /// # Ok::<(), torchcore_pt::PtError>(())
 /// ```
-pub fn inspect_reader<R: Read + Seek>(reader: R) -> Result<Inspection> {
+pub fn inspect_reader<R: Read + Seek>(mut reader: R) -> Result<Inspection> {
+    if crate::load::starts_legacy(&mut reader)? {
+        let view = crate::legacy::inspect_legacy(reader)?;
+        let (protocol, globals) = scan_globals(&view.object_pickle);
+        let out = Inspection {
+            archive: String::new(),
+            legacy: true,
+            big_endian: false,
+            protocol,
+            tensors: Vec::new(),
+            storages: Vec::new(),
+            globals,
+            error: None,
+        };
+        return Ok(describe(out, view.storages, view.result));
+    }
     let mut archive = Archive::open(reader)?;
     let pickle = archive.read_small_record("data.pkl")?;
     let (protocol, globals) = scan_globals(&pickle);
@@ -239,8 +257,9 @@ pub fn inspect_reader<R: Read + Seek>(reader: R) -> Result<Inspection> {
     };
     let result = unpickle(&pickle, &mut source);
     let seen = std::mem::take(&mut source.seen);
-    let mut out = Inspection {
+    let out = Inspection {
         archive: archive.prefix().trim_end_matches('/').to_string(),
+        legacy: false,
         big_endian: archive.big_endian(),
         protocol,
         tensors: Vec::new(),
@@ -248,6 +267,15 @@ pub fn inspect_reader<R: Read + Seek>(reader: R) -> Result<Inspection> {
         globals,
         error: None,
     };
+    Ok(describe(out, seen, result))
+}
+
+/// Fills `out`'s storages and tensors from what the VM loaded.
+fn describe(
+    mut out: Inspection,
+    seen: Vec<(String, usize, ScalarType, String, Storage)>,
+    result: Result<crate::Value>,
+) -> Inspection {
     let key_of: HashMap<usize, usize> = seen
         .iter()
         .enumerate()
@@ -290,7 +318,7 @@ pub fn inspect_reader<R: Read + Seek>(reader: R) -> Result<Inspection> {
         }
         Err(e) => out.error = Some(e),
     }
-    Ok(out)
+    out
 }
 
 fn allowed(module: &str, name: &str) -> bool {
@@ -405,13 +433,20 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
 
 impl fmt::Display for Inspection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "archive '{}': PyTorch ZIP format, byteorder {}, pickle protocol {}",
-            self.archive,
-            if self.big_endian { "big" } else { "little" },
-            self.protocol.map_or("?".to_string(), |p| p.to_string())
-        )?;
+        let protocol = self.protocol.map_or("?".to_string(), |p| p.to_string());
+        if self.legacy {
+            writeln!(
+                f,
+                "PyTorch legacy (pre-1.6, non-ZIP) format, little-endian, pickle protocol {protocol}"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "archive '{}': PyTorch ZIP format, byteorder {}, pickle protocol {protocol}",
+                self.archive,
+                if self.big_endian { "big" } else { "little" },
+            )?;
+        }
         let rows: Vec<[String; 8]> = self
             .tensors
             .iter()

@@ -35,8 +35,12 @@
 
 mod archive;
 mod error;
+#[cfg(all(unix, not(miri)))]
+mod fileread;
 pub mod inspect;
+mod legacy;
 mod load;
+mod remap;
 mod save;
 pub mod unpickle;
 mod value;
@@ -44,7 +48,9 @@ mod value;
 pub use error::{PtError, Result};
 pub use load::{
     load, load_from_reader, load_from_reader_with, load_mmap, load_state_dict, load_with,
-    LoadOptions, MapLocation, StateDict,
+    LoadOptions, MapLocation, StateDict, StorageMap,
 };
-pub use save::{save, save_to_writer, save_with_progress, Progress, STORAGE_ALIGNMENT};
+pub use save::{
+    save, save_legacy_to_writer, save_to_writer, save_with_progress, Progress, STORAGE_ALIGNMENT,
+};
 pub use value::{OrderedDict, StorageValue, Value};

@@ -2,14 +2,15 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use alloc_cpu::mmap::{map_file_range, MapMode};
 use c10_core::{ScalarType, Storage, Tensor};
 
 use crate::archive::{swap_to_native, Archive};
 use crate::error::{PtError, Result};
+use crate::remap::{self, Recording};
 use crate::unpickle::{unpickle, StorageSource};
 use crate::value::Value;
 
@@ -33,11 +34,31 @@ pub enum MapLocation {
     Cpu,
 }
 
+/// torch's callable `map_location`, see [`LoadOptions::storage_map`].
+pub type StorageMap = Arc<dyn Fn(&str, &str, &Storage) -> Result<Option<Storage>> + Send + Sync>;
+
 /// Options for loading.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct LoadOptions {
     /// Where storages saved on other devices go.
     pub map_location: MapLocation,
+    /// Called once per storage, after every storage is loaded (on the CPU),
+    /// with the storage's key, its location tag and the storage: torch's
+    /// callable `map_location(storage, location)`. It returns the storage
+    /// to use (the same one or a CPU storage at least as large, which
+    /// replaces it under every tensor that used it), or `None` to load it
+    /// where it was saved (as [`MapLocation::AsSaved`]: `cpu` only). When
+    /// set, [`LoadOptions::map_location`] is not consulted.
+    pub storage_map: Option<StorageMap>,
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("map_location", &self.map_location)
+            .field("storage_map", &self.storage_map.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
 }
 
 impl LoadOptions {
@@ -46,10 +67,32 @@ impl LoadOptions {
         self.map_location = m;
         self
     }
+
+    /// Sets [`LoadOptions::storage_map`].
+    ///
+    /// ```
+    /// use torchcore_pt::{load_with, save, LoadOptions, Value};
+    /// use c10_core::{Tensor, ScalarType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.pt");
+    /// save(&Value::Tensor(Tensor::arange(0, 3, 1, ScalarType::Float)?), &path)?;
+    /// // Keep every storage on the CPU, whatever its tag (`lambda s, loc: s`).
+    /// let opts = LoadOptions::default().storage_map(|_key, _loc, s| Ok(Some(s.clone())));
+    /// let v = load_with(&path, &opts)?;
+    /// assert_eq!(v.as_tensor().unwrap().to_vec::<f32>()?, [0.0, 1.0, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn storage_map(
+        mut self,
+        f: impl Fn(&str, &str, &Storage) -> Result<Option<Storage>> + Send + Sync + 'static,
+    ) -> LoadOptions {
+        self.storage_map = Some(Arc::new(f));
+        self
+    }
 }
 
-fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
-    if location == "cpu" || opts.map_location == MapLocation::Cpu {
+pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
+    if location == "cpu" || opts.map_location == MapLocation::Cpu || opts.storage_map.is_some() {
         return Ok(());
     }
     Err(PtError::Location {
@@ -76,9 +119,46 @@ impl<R: Read + Seek> StorageSource for CopySource<'_, R> {
     }
 }
 
+/// The copying load from a file: storages are allocated (uninitialised)
+/// while the pickle runs and filled afterwards by
+/// [`crate::fileread::fill_records`], in file order.
+#[cfg(all(unix, not(miri)))]
+struct FileCopySource<'a> {
+    archive: &'a mut Archive<BufReader<File>>,
+    opts: &'a LoadOptions,
+    pending: Vec<crate::fileread::PendingRecord>,
+}
+
+#[cfg(all(unix, not(miri)))]
+impl StorageSource for FileCopySource<'_> {
+    fn load_storage(
+        &mut self,
+        key: &str,
+        nbytes: usize,
+        location: &str,
+        dtype: ScalarType,
+    ) -> Result<Storage> {
+        check_location(key, location, self.opts)?;
+        let name = format!("data/{key}");
+        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+        self.archive.count_mapped(&name, span.len)?;
+        // Lazily initialised: if the load fails before the bytes are read,
+        // whatever still holds the storage sees zeros, never stale memory.
+        let storage = Storage::new_uninit(nbytes, alloc_cpu::cpu_allocator(), true)?;
+        self.pending.push(crate::fileread::PendingRecord {
+            name: self.archive.full_name(&name),
+            span,
+            storage: storage.clone(),
+            dtype,
+        });
+        Ok(storage)
+    }
+}
+
 struct MmapSource<'a> {
     archive: &'a mut Archive<BufReader<File>>,
-    path: &'a Path,
+    /// The checkpoint, opened once for all the mappings.
+    file: File,
     opts: &'a LoadOptions,
 }
 
@@ -99,18 +179,40 @@ impl StorageSource for MmapSource<'_> {
             return self.archive.read_storage(key, nbytes, dtype);
         }
         self.archive.count_mapped(&name, span.len)?;
+        // One mapping per storage, of the file opened once (`map_file_range`
+        // would open it again for each): the record lies inside the file
+        // (checked by `check_storage_span`).
+        let mut map_opts = memmap2::MmapOptions::new();
+        map_opts.offset(span.data_start).len(nbytes);
         // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
-        // truncates the file while the storages live. The mappings are
-        // private (copy-on-write), so the several mappings of one file made
-        // here never see each other's writes.
-        let storage =
-            unsafe { map_file_range(self.path, MapMode::CopyOnWrite, span.data_start, nbytes)? };
+        // truncates the file while the storages live, so no access through
+        // the mapping reaches past the file's end or sees bytes change. The
+        // mappings are private (copy-on-write, as `MapMode::CopyOnWrite`),
+        // so they never write to the file nor see each other's writes.
+        let map = unsafe { map_opts.map_copy(&self.file) }.map_err(|e| {
+            PtError::io(
+                format!("mapping record {:?}", self.archive.full_name(&name)),
+                e,
+            )
+        })?;
+        let storage = Storage::from_owner(map);
         if self.archive.big_endian() {
             let mut g = storage.write()?;
             swap_to_native(g.bytes_mut()?, dtype);
         }
         Ok(storage)
     }
+}
+
+/// Whether the reader holds a legacy (non-ZIP) checkpoint; leaves it at
+/// its start.
+pub(crate) fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
+    let io = |e| PtError::io("the checkpoint", e);
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut head = Vec::with_capacity(14);
+    reader.take(14).read_to_end(&mut head).map_err(io)?;
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    Ok(crate::legacy::is_legacy(&head))
 }
 
 fn open_file(path: &Path) -> Result<BufReader<File>> {
@@ -138,7 +240,35 @@ pub fn load(path: impl AsRef<Path>) -> Result<Value> {
 
 /// [`load`] with options.
 pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
-    load_from_reader_with(open_file(path.as_ref())?, opts)
+    let path = path.as_ref();
+    let reader = open_file(path)?;
+    // Positioned reads need a file descriptor (and are foreign calls
+    // Miri does not run); elsewhere the generic reader serves.
+    #[cfg(all(unix, not(miri)))]
+    let reader = {
+        let mut reader = reader;
+        if !starts_legacy(&mut reader)? {
+            let file = reader
+                .get_ref()
+                .try_clone()
+                .map_err(|e| PtError::io_path(path, e))?;
+            let mut archive = Archive::open(reader)?;
+            let pickle = archive.read_small_record("data.pkl")?;
+            let big_endian = archive.big_endian();
+            let mut source = FileCopySource {
+                archive: &mut archive,
+                opts,
+                pending: Vec::new(),
+            };
+            let mut rec = Recording::new(&mut source, opts);
+            let value = unpickle(&pickle, &mut rec)?;
+            let seen = rec.seen;
+            crate::fileread::fill_records(&file, &mut source.pending, big_endian)?;
+            return remap::apply(value, seen, opts);
+        }
+        reader
+    };
+    load_from_reader_with(reader, opts)
 }
 
 /// Loads a checkpoint from any seekable reader (a file, a
@@ -155,14 +285,19 @@ pub fn load_from_reader<R: Read + Seek>(reader: R) -> Result<Value> {
 }
 
 /// [`load_from_reader`] with options.
-pub fn load_from_reader_with<R: Read + Seek>(reader: R, opts: &LoadOptions) -> Result<Value> {
+pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) -> Result<Value> {
+    if starts_legacy(&mut reader)? {
+        return crate::legacy::load_legacy(reader, opts);
+    }
     let mut archive = Archive::open(reader)?;
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = CopySource {
         archive: &mut archive,
         opts,
     };
-    unpickle(&pickle, &mut source)
+    let mut rec = Recording::new(&mut source, opts);
+    let value = unpickle(&pickle, &mut rec)?;
+    remap::apply(value, rec.seen, opts)
 }
 
 /// Loads the checkpoint at `path` with every storage a zero-copy,
@@ -193,14 +328,24 @@ pub fn load_from_reader_with<R: Read + Seek>(reader: R, opts: &LoadOptions) -> R
 /// cannot be promised, use [`load`], which copies.
 pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let path = path.as_ref();
-    let mut archive = Archive::open(open_file(path)?)?;
+    let mut reader = open_file(path)?;
+    if starts_legacy(&mut reader)? {
+        return Err(PtError::LegacyMmap);
+    }
+    let file = reader
+        .get_ref()
+        .try_clone()
+        .map_err(|e| PtError::io_path(path, e))?;
+    let mut archive = Archive::open(reader)?;
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = MmapSource {
         archive: &mut archive,
-        path,
+        file,
         opts,
     };
-    unpickle(&pickle, &mut source)
+    let mut rec = Recording::new(&mut source, opts);
+    let value = unpickle(&pickle, &mut rec)?;
+    remap::apply(value, rec.seen, opts)
 }
 
 /// An ordered `name -> Tensor` map: a module's `state_dict()`.

@@ -34,6 +34,9 @@ struct Pickler {
     next_memo: u32,
     storages: Vec<StorageEntry>,
     storage_keys: HashMap<usize, usize>,
+    /// Persistent ids of the legacy format: a sixth item, `view_metadata`
+    /// (`None`).
+    legacy: bool,
 }
 
 impl Pickler {
@@ -304,6 +307,9 @@ impl Pickler {
         self.str(&idx.to_string());
         self.str("cpu");
         self.int(numel as i128);
+        if self.legacy {
+            self.op(b'N');
+        }
         self.op(b't');
         self.op(b'Q');
         Ok(())
@@ -406,12 +412,17 @@ fn dtype_global_name(d: ScalarType) -> &'static str {
 /// Pickles `value` (protocol 2, as torch writes) and collects the
 /// storages it uses.
 fn pickle(value: &Value) -> Result<(Vec<u8>, Vec<StorageEntry>)> {
+    pickle_as(value, false)
+}
+
+fn pickle_as(value: &Value, legacy: bool) -> Result<(Vec<u8>, Vec<StorageEntry>)> {
     let mut p = Pickler {
         out: vec![0x80, 2],
         globals: HashMap::new(),
         next_memo: 0,
         storages: Vec::new(),
         storage_keys: HashMap::new(),
+        legacy,
     };
     p.value(value, 0)?;
     p.op(b'.');
@@ -450,9 +461,17 @@ fn write_archive<W: Write + Seek>(
             .large_file(bytes.len() as u64 >= u64::from(u32::MAX));
         zw.start_file(format!("{name}/{rec}"), opts)
             .map_err(zip_io)?;
-        zw.write_all(bytes)
-            .map_err(|e| PtError::io("the checkpoint being written", e))?;
-        crcs.push((crc32fast::hash(bytes), bytes.len() as u64));
+        // 1 MiB at a time: the ZIP writer's own checksum, the copy into
+        // the file and this checksum (for the serialization id) then read
+        // each chunk while it is in the cache, so the record is read from
+        // memory once rather than three times.
+        let mut crc = crc32fast::Hasher::new();
+        for chunk in bytes.chunks(1 << 20) {
+            zw.write_all(chunk)
+                .map_err(|e| PtError::io("the checkpoint being written", e))?;
+            crc.update(chunk);
+        }
+        crcs.push((crc.finalize(), bytes.len() as u64));
         Ok(())
     };
     put(&mut zw, &mut crcs, "data.pkl", &pkl)?;
@@ -554,4 +573,61 @@ pub fn save_with_progress(
 /// ```
 pub fn save_to_writer<W: Write + Seek>(value: &Value, writer: W) -> Result<W> {
     write_archive(value, writer, "archive", None)
+}
+
+/// Saves `value` in the legacy (pre-1.6, non-ZIP) format, what
+/// `torch.save(obj, f, _use_new_zipfile_serialization=False)` writes: the
+/// magic number, the protocol version and `sys_info` pickles, the object
+/// (storages as six-item persistent ids), the storage keys, then each
+/// storage as an 8-byte little-endian element count and its bytes. Prefer
+/// [`save`]: this format cannot be memory-mapped.
+///
+/// ```
+/// use torchcore_pt::{load_from_reader, save_legacy_to_writer, Value};
+/// use c10_core::{Tensor, ScalarType};
+/// let t = Tensor::arange(0, 3, 1, ScalarType::Long)?;
+/// let bytes = save_legacy_to_writer(&Value::Tensor(t), Vec::new())?;
+/// let back = load_from_reader(std::io::Cursor::new(bytes))?;
+/// assert_eq!(back.as_tensor().unwrap().to_vec::<i64>()?, [0, 1, 2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn save_legacy_to_writer<W: Write>(value: &Value, mut writer: W) -> Result<W> {
+    if cfg!(target_endian = "big") {
+        return Err(PtError::Save(
+            "the legacy format stores little-endian data; this machine is big-endian".into(),
+        ));
+    }
+    let io = |e| PtError::io("the checkpoint being written", e);
+    let (obj, storages) = pickle_as(value, true)?;
+    let mut head = vec![0x80, 2, 0x8a, 10];
+    head.extend_from_slice(&0x1950a86a20f9469cfc6c_u128.to_le_bytes()[..10]);
+    head.push(b'.');
+    head.extend_from_slice(&[0x80, 2, b'M', 0xe9, 0x03, b'.']); // 1001
+    let s = |x: &str| Value::Str(x.to_string());
+    let sys_info = Value::Dict(vec![
+        (s("protocol_version"), Value::Int(1001)),
+        (s("little_endian"), Value::Bool(true)),
+        (
+            s("type_sizes"),
+            Value::Dict(vec![
+                (s("short"), Value::Int(2)),
+                (s("int"), Value::Int(4)),
+                (s("long"), Value::Int(4)),
+            ]),
+        ),
+    ]);
+    head.extend(pickle(&sys_info)?.0);
+    head.extend(obj);
+    let keys = Value::List((0..storages.len()).map(|i| s(&i.to_string())).collect());
+    head.extend(pickle(&keys)?.0);
+    writer.write_all(&head).map_err(io)?;
+    for e in &storages {
+        let guard = e.storage.read()?;
+        let bytes = guard.bytes()?;
+        let count = (bytes.len() / e.dtype.itemsize().max(1)) as u64;
+        writer.write_all(&count.to_le_bytes()).map_err(io)?;
+        writer.write_all(bytes).map_err(io)?;
+    }
+    writer.flush().map_err(io)?;
+    Ok(writer)
 }

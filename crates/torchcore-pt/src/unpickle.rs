@@ -69,6 +69,26 @@ pub trait StorageSource {
         location: &str,
         dtype: ScalarType,
     ) -> Result<Storage>;
+
+    /// Whether persistent ids may carry the legacy format's sixth item,
+    /// `view_metadata` (accepted only when it is `None`). The ZIP format
+    /// has five items; the default is `false`.
+    ///
+    /// ```
+    /// # use torchcore_pt::unpickle::StorageSource;
+    /// # use c10_core::{ScalarType, Storage};
+    /// struct Zip;
+    /// impl StorageSource for Zip {
+    ///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType)
+    ///         -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {key}")))
+    ///     }
+    /// }
+    /// assert!(!Zip.legacy_ids());
+    /// ```
+    fn legacy_ids(&self) -> bool {
+        false
+    }
 }
 
 /// An allowed global.
@@ -310,6 +330,16 @@ struct Vm<'a> {
 /// # Ok::<(), PtError>(())
 /// ```
 pub fn unpickle(pickle: &[u8], source: &mut dyn StorageSource) -> Result<Value> {
+    unpickle_prefix(pickle, source).map(|(v, _)| v)
+}
+
+/// Runs the VM over the first pickle in `data` and returns its value and
+/// the offset just past its `STOP` (the legacy format is several pickles
+/// back to back, followed by raw storage bytes).
+pub(crate) fn unpickle_prefix(
+    pickle: &[u8],
+    source: &mut dyn StorageSource,
+) -> Result<(Value, usize)> {
     let mut vm = Vm {
         data: pickle,
         pos: 0,
@@ -322,9 +352,10 @@ pub fn unpickle(pickle: &[u8], source: &mut dyn StorageSource) -> Result<Value> 
         source,
     };
     let root = vm.run()?;
-    let mut budget = pickle.len().saturating_mul(16).saturating_add(4096);
+    let end = vm.pos;
+    let mut budget = end.saturating_mul(16).saturating_add(4096);
     let mut on_path = vec![false; vm.arena.len()];
-    vm.to_value(&root, 0, &mut budget, &mut on_path)
+    Ok((vm.to_value(&root, 0, &mut budget, &mut on_path)?, end))
 }
 
 impl<'a> Vm<'a> {
@@ -1126,7 +1157,20 @@ impl<'a> Vm<'a> {
                 )))
             }
         };
-        let [tag, ty, key, location, numel] = items.as_slice() else {
+        let items = match items.as_slice() {
+            [first @ .., view_metadata] if first.len() == 5 && self.source.legacy_ids() => {
+                if !matches!(view_metadata, Node::None) {
+                    return Err(PtError::Tensor(
+                        "the legacy format's storage views (a persistent id with view_metadata, \
+                         written by PyTorch before 1.0) are not supported"
+                            .into(),
+                    ));
+                }
+                first
+            }
+            all => all,
+        };
+        let [tag, ty, key, location, numel] = items else {
             return Err(self.err(format!(
                 "persistent id must have 5 items ('storage', type, key, location, numel), got {}",
                 items.len()

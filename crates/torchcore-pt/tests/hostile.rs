@@ -3,6 +3,8 @@
 
 use std::io::{Cursor, Write};
 
+mod common;
+
 use torchcore_pt::{load_from_reader, PtError, Value};
 use zip::write::SimpleFileOptions;
 
@@ -91,8 +93,27 @@ fn archive(pkl: &[u8], records: &[(&str, &[u8])]) -> Vec<u8> {
     z.finish().unwrap().into_inner()
 }
 
+/// Loads `b` from memory and, where files are read with positioned reads
+/// (Unix), from a file too: the two paths must agree, on the value or on
+/// failing.
 fn load_bytes(b: Vec<u8>) -> Result<Value, PtError> {
-    load_from_reader(Cursor::new(b))
+    let from_memory = load_from_reader(Cursor::new(b.clone()));
+    #[cfg(all(unix, not(miri)))]
+    {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&b).unwrap();
+        let from_file = torchcore_pt::load(f.path());
+        match (&from_memory, &from_file) {
+            (Ok(a), Ok(b)) => assert_eq!(common::describe(a), common::describe(b)),
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!(
+                "memory and file loads disagree: {:?} vs {:?}",
+                a.as_ref().map_err(|e| e.to_string()).err(),
+                b.as_ref().map_err(|e| e.to_string()).err()
+            ),
+        }
+    }
+    from_memory
 }
 
 fn err_of(pkl: Vec<u8>, records: &[(&str, &[u8])]) -> String {
@@ -402,11 +423,153 @@ fn non_checkpoints_are_named() {
     );
     let e = load_bytes(Vec::new()).unwrap_err().to_string();
     assert!(e.contains("not a ZIP archive"), "{e}");
-    let mut legacy = vec![
-        0x80, 2, 0x8a, 10, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19,
+    let mut tar = vec![0u8; 512];
+    tar[257..262].copy_from_slice(b"ustar");
+    assert!(matches!(load_bytes(tar), Err(PtError::LegacyFormat)));
+}
+
+/// The legacy format's magic number pickle: PROTO 2, LONG1 of 10 bytes.
+const LEGACY_MAGIC: [u8; 14] = [
+    0x80, 2, 0x8a, 10, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19,
+];
+
+/// A legacy file: magic, protocol version, sys_info, `obj`, `keys`, then
+/// `data` as is.
+fn legacy_file(obj: &[u8], keys: &[&str], data: &[u8]) -> Vec<u8> {
+    let mut b = LEGACY_MAGIC.to_vec();
+    b.push(b'.');
+    b.extend(P::new().raw(b"M\xe9\x03").stop()); // BININT2 1001
+    b.extend(P::new().raw(b"}").stop()); // sys_info: an empty dict
+    b.extend(obj);
+    let mut k = P::new().raw(b"](");
+    for key in keys {
+        k = k.s(key);
+    }
+    b.extend(k.raw(b"e").stop());
+    b.extend(data);
+    b
+}
+
+/// `_rebuild_tensor_v2` over a legacy persistent id (six items, the last
+/// `view_metadata`).
+fn legacy_tensor(view_metadata: &[u8], numel: i128) -> Vec<u8> {
+    P::new()
+        .global("torch._utils", "_rebuild_tensor_v2")
+        .raw(b"((")
+        .s("storage")
+        .global("torch", "FloatStorage")
+        .s("k1")
+        .s("cpu")
+        .int(numel)
+        .raw(view_metadata)
+        .raw(b"tQ")
+        .int(0)
+        .ints(&[numel])
+        .ints(&[1])
+        .raw(b"\x89")
+        .global("collections", "OrderedDict")
+        .raw(b")Rt")
+        .raw(b"R")
+        .stop()
+}
+
+fn f32_record(xs: &[f32]) -> Vec<u8> {
+    let mut d = (xs.len() as u64).to_le_bytes().to_vec();
+    for x in xs {
+        d.extend(x.to_le_bytes());
+    }
+    d
+}
+
+#[test]
+fn a_crafted_legacy_file_loads() {
+    let b = legacy_file(&legacy_tensor(b"N", 2), &["k1"], &f32_record(&[1.5, -2.0]));
+    let t = load_bytes(b).unwrap().as_tensor().unwrap().clone();
+    assert_eq!(t.to_vec::<f32>().unwrap(), [1.5, -2.0]);
+}
+
+#[test]
+fn bad_legacy_files_are_named() {
+    let data = f32_record(&[1.5, -2.0]);
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        // The element count before the data disagrees with the pickle.
+        (
+            legacy_file(&legacy_tensor(b"N", 2), &["k1"], &f32_record(&[1.0])),
+            "has 1 elements in the file, but the tensors name it with 2",
+        ),
+        // Data cut short.
+        (
+            legacy_file(&legacy_tensor(b"N", 2), &["k1"], &data[..12]),
+            "truncated file",
+        ),
+        // A key with data but no tensor, a tensor without data.
+        (
+            legacy_file(&legacy_tensor(b"N", 2), &["k1", "k2"], &data),
+            "storage 'k2' has data but no tensor names it",
+        ),
+        (
+            legacy_file(&legacy_tensor(b"N", 2), &[], &data),
+            "storage 'k1' is named by a tensor but has no data",
+        ),
+        (
+            legacy_file(
+                &legacy_tensor(b"N", 2),
+                &["k1", "k1"],
+                &[data.clone(), data.clone()].concat(),
+            ),
+            "listed twice",
+        ),
+        // No object pickle at all.
+        (legacy_file(&[], &[], &[]), "pickle truncated"),
+        // Pre-1.0 storage views.
+        (
+            legacy_file(
+                &legacy_tensor(&P::default().s("v").raw(b"K\x00K\x01\x87").0, 2),
+                &["k1"],
+                &data,
+            ),
+            "storage views (a persistent id with view_metadata",
+        ),
+        // A huge element count in a small file: refused before allocating.
+        (
+            legacy_file(&legacy_tensor(b"N", 1 << 40), &["k1"], &data),
+            "more than the whole file",
+        ),
+        // The allowlist applies to every pickle.
+        (
+            legacy_file(&P::new().global("os", "system").stop(), &[], &[]),
+            "Unsupported global: GLOBAL os.system",
+        ),
     ];
-    legacy.extend(b".");
-    assert!(matches!(load_bytes(legacy), Err(PtError::LegacyFormat)));
+    for (b, want) in cases {
+        let e = load_bytes(b).unwrap_err().to_string();
+        assert!(e.contains(want), "{e}\nwanted: {want}");
+    }
+    // A wrong protocol version.
+    let mut b = LEGACY_MAGIC.to_vec();
+    b.push(b'.');
+    b.extend(P::new().raw(b"M\xe8\x03").stop());
+    let e = load_bytes(b).unwrap_err().to_string();
+    assert!(e.contains("protocol version 1000, expected 1001"), "{e}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "thousands of loads: too slow under Miri")]
+fn every_legacy_truncation_and_corruption_is_handled() {
+    let full = legacy_file(&legacy_tensor(b"N", 2), &["k1"], &f32_record(&[1.5, -2.0]));
+    for n in 0..full.len() {
+        assert!(
+            load_bytes(full[..n].to_vec()).is_err(),
+            "prefix of {n} bytes loaded"
+        );
+    }
+    for i in 0..full.len() {
+        for x in [0x01u8, 0x80, 0xff] {
+            let mut b = full.clone();
+            b[i] ^= x;
+            let _ = load_bytes(b); // must return, never panic
+        }
+    }
 }
 
 #[test]

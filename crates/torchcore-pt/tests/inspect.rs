@@ -57,3 +57,24 @@ fn refused_globals_are_listed_and_locations_shown() {
     let r = inspect(common::fixtures().join("cuda_tag.pt")).unwrap();
     assert_eq!(r.storages[0].location, "cuda:0");
 }
+
+#[test]
+fn legacy_files_are_described_without_reading_data() {
+    let report = inspect(common::fixtures().join("legacy.pt")).unwrap();
+    assert!(report.legacy && report.error.is_none(), "{report}");
+    assert_eq!((report.tensors.len(), report.storages.len()), (17, 14));
+    let evens = report.tensors.iter().find(|t| t.name == "evens").unwrap();
+    assert_eq!((evens.offset, evens.strides.as_slice()), (1, &[2][..]));
+    // A refused global in a legacy file is named, and nothing else fails.
+    let mut b = vec![
+        0x80, 2, 0x8a, 10, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19,
+    ];
+    b.extend(b".\x80\x02M\xe9\x03.\x80\x02}.\x80\x02cos\nsystem\n.");
+    let report = torchcore_pt::inspect::inspect_reader(std::io::Cursor::new(b)).unwrap();
+    assert_eq!(report.refused_globals().collect::<Vec<_>>(), ["os.system"]);
+    assert!(report
+        .error
+        .unwrap()
+        .to_string()
+        .contains("Unsupported global: GLOBAL os.system"));
+}

@@ -445,6 +445,21 @@ pub(crate) fn item(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
         .unwrap_or(Scalar::Int(0)))
 }
 
+/// `item()`: the single element of a tensor as a Python number (an
+/// `int` up to 2**64 - 1 for the unsigned types, a `complex` for complex
+/// dtypes).
+pub(crate) fn item_py(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    if t.numel() == 1 {
+        let flat = t.as_strided(&[], &[], None).py()?;
+        if let Some(v) = crate::elements::flat_py_values(py, &flat)? {
+            if let Some(x) = v.into_iter().next() {
+                return Ok(x);
+            }
+        }
+    }
+    scalar_to_py(py, item(py, t)?)
+}
+
 /// Every element of `t`, row-major, as `Scalar`s; reads the storage with
 /// the GIL released (it may wait on the storage's lock).
 pub(crate) fn flat_values(py: Python<'_>, t: &Tensor) -> PyResult<Vec<Scalar>> {
@@ -474,6 +489,29 @@ fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
         ScalarType::BFloat16 => floats(t.to_vec::<bf16>().py()?.into_iter().map(f64::from)),
         ScalarType::Float => floats(t.to_vec::<f32>().py()?.into_iter().map(f64::from)),
         ScalarType::Double => floats(t.to_vec::<f64>().py()?),
+        ScalarType::UInt16 => ints(t.to_vec::<u16>().py()?),
+        ScalarType::UInt32 => ints(t.to_vec::<u32>().py()?),
+        ScalarType::UInt64 => t
+            .to_vec::<u64>()
+            .py()?
+            .into_iter()
+            .map(|x| {
+                i64::try_from(x).map(Scalar::Int).map_err(|_| {
+                    pyo3::exceptions::PyOverflowError::new_err(format!(
+                        "value cannot be converted to type int64 without overflow: {x}"
+                    ))
+                })
+            })
+            .collect::<PyResult<_>>()?,
+        ScalarType::Float8_e4m3fn
+        | ScalarType::Float8_e5m2
+        | ScalarType::Float8_e4m3fnuz
+        | ScalarType::Float8_e5m2fnuz
+        | ScalarType::Float8_e8m0fnu => floats(
+            aten_shape::copy::to_dtype(t, ScalarType::Double)
+                .and_then(|d| d.to_vec::<f64>())
+                .py()?,
+        ),
         other => {
             return Err(PyNotImplementedError::new_err(format!(
                 "tolist/item is not implemented for {}",
@@ -506,11 +544,17 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 /// tensor with tens of thousands of (size-1) dims gives its deeply nested
 /// list, as in PyTorch, instead of overflowing the stack.
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
-    let vals = flat_values(py, t)?;
+    let vals = match crate::elements::flat_py_values(py, t)? {
+        Some(objs) => objs,
+        None => flat_values(py, t)?
+            .into_iter()
+            .map(|s| scalar_to_py(py, s))
+            .collect::<PyResult<_>>()?,
+    };
     let sizes = t.sizes();
     if sizes.is_empty() {
-        return match vals.first() {
-            Some(s) => scalar_to_py(py, *s),
+        return match vals.into_iter().next() {
+            Some(s) => Ok(s),
             None => Err(PyRuntimeError::new_err("empty 0-d tensor")),
         };
     }
@@ -527,10 +571,7 @@ pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
         lists.push(acc);
         acc = acc.and_then(|a| a.checked_mul(usize::try_from(n).ok()?));
     }
-    let mut items: Vec<Bound<'_, PyAny>> = vals
-        .into_iter()
-        .map(|s| scalar_to_py(py, s).map(|o| o.into_bound(py)))
-        .collect::<PyResult<_>>()?;
+    let mut items: Vec<Bound<'_, PyAny>> = vals.into_iter().map(|o| o.into_bound(py)).collect();
     for (d, &n) in sizes.iter().enumerate().rev() {
         let count = lists[d].ok_or_else(too_many)?;
         let width = usize::try_from(n).unwrap_or(0);

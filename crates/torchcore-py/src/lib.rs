@@ -51,6 +51,7 @@
 
 mod convert;
 mod dlpack;
+mod elements;
 mod memory;
 mod serialization;
 mod tensor;

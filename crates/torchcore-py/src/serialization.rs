@@ -11,6 +11,7 @@
 //! `requires_grad`.
 
 use std::io::Cursor;
+use std::sync::{Arc, Mutex};
 
 use c10_core::{ScalarType, Tensor};
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
@@ -22,7 +23,7 @@ use pyo3::types::{
 use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, Value};
 
 use crate::convert::{PyDevice, PyDtype};
-use crate::tensor::{wrap, PyTensor};
+use crate::tensor::{wrap, PyTensor, PyUntypedStorage};
 
 /// Deepest Python structure converted (deeper is refused, not recursed).
 const MAX_DEPTH: usize = 1000;
@@ -234,58 +235,142 @@ fn as_path(f: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
     Ok(None)
 }
 
-fn map_location_arg(m: Option<&Bound<'_, PyAny>>) -> PyResult<MapLocation> {
-    let Some(m) = m else {
-        return Ok(MapLocation::AsSaved);
-    };
-    if m.is_none() {
-        return Ok(MapLocation::AsSaved);
+/// A location given as `str`, `torchcore.device` or a device-like object
+/// (`torch.device`), as text.
+fn location_text(m: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if let Ok(d) = m.cast::<PyDevice>() {
+        return Ok(Some(d.get().d.to_string()));
     }
-    let text = if let Ok(d) = m.cast::<PyDevice>() {
-        d.get().d.to_string()
-    } else if m.is_instance_of::<PyString>() {
-        m.extract::<String>()?
-    } else if let Ok(d) = m.cast::<PyDict>() {
-        // {'cuda:0': 'cpu', ...}: every target must be the CPU.
-        for (_, v) in d.iter() {
-            if map_location_arg(Some(&v))? != MapLocation::Cpu {
-                return Err(PyNotImplementedError::new_err(
-                    "torchcore.load: map_location dicts may only map to 'cpu'",
-                ));
-            }
-        }
-        return Ok(MapLocation::Cpu);
-    } else if m.hasattr("type")? && m.hasattr("index")? {
-        // A torch.device (or another device-like object).
-        m.str()?.extract::<String>()?
+    if m.is_instance_of::<PyString>() {
+        return Ok(Some(m.extract::<String>()?));
+    }
+    if m.hasattr("type")? && m.hasattr("index")? {
+        return Ok(Some(m.str()?.extract::<String>()?));
+    }
+    Ok(None)
+}
+
+/// Where a storage goes once `map_location` has said: the CPU loads it;
+/// any other target is an error naming the storage and the target.
+fn restore(
+    key: &str,
+    target: &str,
+    storage: &c10_core::Storage,
+) -> torchcore_pt::Result<Option<c10_core::Storage>> {
+    if target == "cpu" {
+        Ok(Some(storage.clone()))
     } else {
-        return Err(PyNotImplementedError::new_err(
-            "torchcore.load: map_location must be None, 'cpu', a cpu device or a dict mapping to 'cpu' (callables are not supported)",
-        ));
-    };
-    if text == "cpu" {
-        Ok(MapLocation::Cpu)
-    } else {
-        Err(PyNotImplementedError::new_err(format!(
-            "torchcore.load: map_location={text:?}: torchcore loads checkpoints on the CPU only"
-        )))
+        Err(PtError::Location {
+            key: key.to_string(),
+            location: target.to_string(),
+        })
     }
 }
 
-/// `torchcore.save(obj, f)`.
+/// The Python exception a `map_location` callable raised, kept to be
+/// raised again once the load has unwound.
+type Raised = Arc<Mutex<Option<PyErr>>>;
+
+/// `torch.load`'s `map_location`: `None` (storages load where they were
+/// saved: `cpu` only), a location (`'cpu'`, a cpu device), a dict from
+/// location tags to locations (tags not in it stay as saved), or a
+/// callable `f(storage, location)` returning a storage or `None` (as
+/// saved).
+fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadOptions> {
+    let opts = LoadOptions::default();
+    let Some(m) = m.filter(|m| !m.is_none()) else {
+        return Ok(opts);
+    };
+    if let Some(text) = location_text(m)? {
+        if text == "cpu" {
+            return Ok(opts.map_location(MapLocation::Cpu));
+        }
+        return Err(PyNotImplementedError::new_err(format!(
+            "torchcore.load: map_location={text:?}: torchcore loads checkpoints on the CPU only"
+        )));
+    }
+    if let Ok(d) = m.cast::<PyDict>() {
+        let mut table = Vec::new();
+        for (k, v) in d.iter() {
+            let from: String = k.extract()?;
+            let to = location_text(&v)?.ok_or_else(|| {
+                PyTypeError::new_err(
+                    "torchcore.load: map_location dict values must be locations (str or device)",
+                )
+            })?;
+            table.push((from, to));
+        }
+        return Ok(opts.storage_map(move |key, location, storage| {
+            let target = table
+                .iter()
+                .find(|(from, _)| from == location)
+                .map_or(location, |(_, to)| to.as_str());
+            restore(key, target, storage)
+        }));
+    }
+    if m.is_callable() {
+        let f: Py<PyAny> = m.clone().unbind();
+        let raised = raised.clone();
+        return Ok(opts.storage_map(move |key, location, storage| {
+            Python::attach(|py| {
+                let arg = Py::new(py, PyUntypedStorage { storage: storage.clone() })?;
+                let r = f.call1(py, (arg, location))?;
+                let r = r.bind(py);
+                if r.is_none() {
+                    return Ok(None);
+                }
+                match r.cast::<PyUntypedStorage>() {
+                    Ok(s) => Ok(Some(s.get().storage.clone())),
+                    Err(_) => Err(PyTypeError::new_err(format!(
+                        "torchcore.load: map_location returned a {} for storage '{key}'; expected an UntypedStorage or None",
+                        r.get_type().name()?
+                    ))),
+                }
+            })
+            .map_err(|e: PyErr| {
+                let msg = e.to_string();
+                *raised.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                PtError::Tensor(format!("map_location raised {msg}"))
+            })
+        }));
+    }
+    Err(PyTypeError::new_err(format!(
+        "torchcore.load: map_location must be None, a location (str or device), a dict or a callable, not {}",
+        m.get_type().name()?
+    )))
+}
+
+/// `torchcore.save(obj, f)`; `legacy` writes the pre-1.6 format
+/// (`_use_new_zipfile_serialization=False`).
 #[pyfunction]
-#[pyo3(name = "_pt_save", signature = (obj, f))]
-fn pt_save(py: Python<'_>, obj: &Bound<'_, PyAny>, f: &Bound<'_, PyAny>) -> PyResult<()> {
+#[pyo3(name = "_pt_save", signature = (obj, f, legacy = false))]
+fn pt_save(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    f: &Bound<'_, PyAny>,
+    legacy: bool,
+) -> PyResult<()> {
     let v = to_value(obj, 0)?;
-    match as_path(f)? {
-        Some(path) => py
-            .detach(|| torchcore_pt::save(&v, &path))
-            .map_err(|e| pt_err(py, e)),
+    let path = as_path(f)?;
+    if let (Some(path), false) = (&path, legacy) {
+        return py
+            .detach(|| torchcore_pt::save(&v, path))
+            .map_err(|e| pt_err(py, e));
+    }
+    let bytes = py
+        .detach(|| {
+            if legacy {
+                torchcore_pt::save_legacy_to_writer(&v, Vec::new())
+            } else {
+                torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())).map(Cursor::into_inner)
+            }
+        })
+        .map_err(|e| pt_err(py, e))?;
+    match path {
+        Some(path) => std::fs::write(&path, &bytes).map_err(|e| {
+            PyRuntimeError::new_err(format!("torchcore.save: {}: {e}", path.display()))
+        }),
         None => {
-            let bytes = py
-                .detach(|| torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())))
-                .map_err(|e| pt_err(py, e))?
-                .into_inner();
             f.call_method1("write", (PyBytes::new(py, &bytes),))?;
             Ok(())
         }
@@ -301,7 +386,8 @@ fn pt_load(
     map_location: Option<&Bound<'_, PyAny>>,
     mmap: bool,
 ) -> PyResult<Py<PyAny>> {
-    let opts = LoadOptions::default().map_location(map_location_arg(map_location)?);
+    let raised: Raised = Arc::default();
+    let opts = load_options(map_location, &raised)?;
     let v =
         match as_path(f)? {
             Some(path) if mmap => {
@@ -321,7 +407,14 @@ fn pt_load(
                 py.detach(|| torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts))
             }
         }
-        .map_err(|e| pt_err(py, e))?;
+        .map_err(|e| {
+            // A map_location callable's own exception comes back as it was.
+            let own = raised
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            own.unwrap_or_else(|| pt_err(py, e))
+        })?;
     from_value(py, &v)
 }
 
@@ -440,7 +533,7 @@ impl PyTensor {
     }
 }
 
-fn alloc_cpu_copy(src: &c10_storage::Storage, n: usize) -> PyResult<c10_storage::Storage> {
+fn alloc_cpu_copy(src: &c10_core::Storage, n: usize) -> PyResult<c10_core::Storage> {
     let err = |e: c10_storage::StorageError| PyRuntimeError::new_err(e.to_string());
     let dst = alloc_cpu::empty_storage(n).map_err(err)?;
     {

@@ -583,8 +583,7 @@ impl PyTensor {
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let t = self.handle(py)?;
-        let s = convert::item(py, &t)?;
-        convert::scalar_to_py(py, s)
+        convert::item_py(py, &t)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -40,13 +40,12 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
         raise NotImplementedError("torchcore.save: pickle_module is not supported")
     if pickle_protocol != DEFAULT_PROTOCOL:
         raise NotImplementedError("torchcore.save writes pickle protocol 2 (torch's default)")
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("torchcore.save writes the ZIP format only (not the legacy one)")
     if _disable_byteorder_record:
         raise NotImplementedError("torchcore.save always writes the byteorder record")
     if isinstance(f, (str, os.PathLike)):
         f = os.fspath(f)
-    _C._pt_save(obj, f)
+    # _use_new_zipfile_serialization=False: the legacy (pre-1.6) format.
+    _C._pt_save(obj, f, not _use_new_zipfile_serialization)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,

@@ -1,0 +1,147 @@
+//! torch's callable `map_location` ([`LoadOptions::storage_map`]): each
+//! storage is offered to the callback once every storage is loaded, and a
+//! storage it replaces is replaced under every tensor that used it.
+
+use c10_core::{Storage, Tensor};
+
+use crate::error::{PtError, Result};
+use crate::load::LoadOptions;
+use crate::unpickle::StorageSource;
+use crate::value::{StorageValue, Value};
+
+/// Forwards to another source and, when asked to, notes every storage
+/// loaded with its key and location tag.
+pub(crate) struct Recording<'a> {
+    inner: &'a mut dyn StorageSource,
+    record: bool,
+    pub(crate) seen: Vec<(String, String, Storage)>,
+}
+
+impl<'a> Recording<'a> {
+    pub(crate) fn new(inner: &'a mut dyn StorageSource, opts: &LoadOptions) -> Recording<'a> {
+        Recording {
+            inner,
+            record: opts.storage_map.is_some(),
+            seen: Vec::new(),
+        }
+    }
+}
+
+impl StorageSource for Recording<'_> {
+    fn load_storage(
+        &mut self,
+        key: &str,
+        nbytes: usize,
+        location: &str,
+        dtype: c10_core::ScalarType,
+    ) -> Result<Storage> {
+        let s = self.inner.load_storage(key, nbytes, location, dtype)?;
+        if self.record {
+            self.seen
+                .push((key.to_string(), location.to_string(), s.clone()));
+        }
+        Ok(s)
+    }
+
+    fn legacy_ids(&self) -> bool {
+        self.inner.legacy_ids()
+    }
+}
+
+/// Runs the storage map of `opts` (if any) over the storages `seen` and
+/// puts the replacements it returns into `value`.
+pub(crate) fn apply(
+    value: Value,
+    seen: Vec<(String, String, Storage)>,
+    opts: &LoadOptions,
+) -> Result<Value> {
+    let Some(map) = &opts.storage_map else {
+        return Ok(value);
+    };
+    let mut replaced = Vec::new();
+    for (key, location, storage) in seen {
+        match map(&key, &location, &storage)? {
+            None if location == "cpu" => {}
+            None => return Err(PtError::Location { key, location }),
+            Some(new) if new.is_alias_of(&storage) => {}
+            Some(new) => {
+                if !new.device().is_cpu() || new.nbytes() < storage.nbytes() {
+                    return Err(PtError::Tensor(format!(
+                        "map_location returned, for storage '{key}' ({} bytes on the CPU), a \
+                         storage of {} bytes on {}: torchcore needs a CPU storage at least as large",
+                        storage.nbytes(),
+                        new.nbytes(),
+                        new.device()
+                    )));
+                }
+                replaced.push((storage, new));
+            }
+        }
+    }
+    if replaced.is_empty() {
+        return Ok(value);
+    }
+    substitute(value, &replaced)
+}
+
+fn replacement<'a>(s: &Storage, replaced: &'a [(Storage, Storage)]) -> Option<&'a Storage> {
+    replaced
+        .iter()
+        .find(|(old, _)| old.is_alias_of(s))
+        .map(|(_, new)| new)
+}
+
+fn retensor(t: Tensor, replaced: &[(Storage, Storage)]) -> Result<Tensor> {
+    let Some(new) = replacement(t.storage(), replaced) else {
+        return Ok(t);
+    };
+    let mut out = Tensor::from_storage(
+        new.clone(),
+        t.dtype(),
+        t.sizes(),
+        t.strides(),
+        t.storage_offset(),
+    )?;
+    if t.requires_grad() {
+        out.set_requires_grad(true)?;
+    }
+    Ok(out)
+}
+
+/// `value` with every tensor and storage over a replaced storage rebuilt
+/// over its replacement. Values from the loader nest at most
+/// [`crate::unpickle::MAX_DEPTH`] deep, which bounds the recursion.
+fn substitute(value: Value, replaced: &[(Storage, Storage)]) -> Result<Value> {
+    let all = |xs: Vec<Value>| -> Result<Vec<Value>> {
+        xs.into_iter().map(|x| substitute(x, replaced)).collect()
+    };
+    let pairs = |xs: Vec<(Value, Value)>| -> Result<Vec<(Value, Value)>> {
+        xs.into_iter()
+            .map(|(k, v)| Ok((substitute(k, replaced)?, substitute(v, replaced)?)))
+            .collect()
+    };
+    Ok(match value {
+        Value::Tensor(t) => Value::Tensor(retensor(t, replaced)?),
+        Value::Parameter(t) => Value::Parameter(retensor(t, replaced)?),
+        Value::Storage(sv) => match replacement(&sv.storage, replaced) {
+            Some(new) => Value::Storage(StorageValue {
+                storage: new.clone(),
+                dtype: sv.dtype,
+            }),
+            None => Value::Storage(sv),
+        },
+        Value::List(xs) => Value::List(all(xs)?),
+        Value::Tuple(xs) => Value::Tuple(all(xs)?),
+        Value::Set(xs) => Value::Set(all(xs)?),
+        Value::Dict(xs) => Value::Dict(pairs(xs)?),
+        Value::OrderedDict(mut d) => {
+            d.items = pairs(std::mem::take(&mut d.items))?;
+            d.attrs = std::mem::take(&mut d.attrs)
+                .into_iter()
+                .map(|(k, v)| Ok((k, substitute(v, replaced)?)))
+                .collect::<Result<_>>()?;
+            Value::OrderedDict(d)
+        }
+        other => other,
+    })
+}
