@@ -7,7 +7,9 @@ use pyo3::exceptions::{
     PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple,
+};
 
 /// A core error as the exception PyTorch raises, with PyTorch's message
 /// (`ErrorKind::python_exception` names the class).
@@ -438,11 +440,87 @@ pub(crate) fn item(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
             t.numel()
         )));
     }
+    refuse_meta_item(t)?;
     let flat = t.as_strided(&[], &[], None).py()?;
     Ok(flat_values(py, &flat)?
         .into_iter()
         .next()
         .unwrap_or(Scalar::Int(0)))
+}
+
+/// PyTorch's refusal to read a meta tensor's (absent) data in `item()`.
+fn refuse_meta_item(t: &Tensor) -> PyResult<()> {
+    if t.device().device_type() == c10_core::DeviceType::Meta {
+        return Err(PyRuntimeError::new_err(
+            "Tensor.item() cannot be called on meta tensors",
+        ));
+    }
+    Ok(())
+}
+
+/// PyTorch's refusal to copy a meta tensor's (absent) data out
+/// (`tolist()`, `.cpu()`).
+pub(crate) fn refuse_meta_copy(t: &Tensor) -> PyResult<()> {
+    if t.device().device_type() == c10_core::DeviceType::Meta {
+        return Err(PyNotImplementedError::new_err(
+            "Cannot copy out of meta tensor; no data!",
+        ));
+    }
+    Ok(())
+}
+
+/// `item()` as a Python object: a `complex` for complex dtypes, else the
+/// number [`item`] reads.
+pub(crate) fn item_py(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    if t.dtype().is_complex() {
+        if t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                t.numel()
+            )));
+        }
+        refuse_meta_item(t)?;
+        let flat = t.as_strided(&[], &[], None).py()?;
+        let (re, im) = complex_values(py, &flat)?
+            .into_iter()
+            .next()
+            .unwrap_or((0.0, 0.0));
+        return Ok(PyComplex::from_doubles(py, re, im).into_any().unbind());
+    }
+    scalar_to_py(py, item(py, t)?)
+}
+
+/// Every element of a complex tensor, row-major, as `(re, im)` pairs.
+fn complex_values(py: Python<'_>, t: &Tensor) -> PyResult<Vec<(f64, f64)>> {
+    use c10_core::scalar_type::{Complex128, Complex32, Complex64};
+    py.detach(|| {
+        Ok(match t.dtype() {
+            ScalarType::ComplexFloat => t
+                .to_vec::<Complex64>()
+                .py()?
+                .into_iter()
+                .map(|c| (f64::from(c.re), f64::from(c.im)))
+                .collect(),
+            ScalarType::ComplexDouble => t
+                .to_vec::<Complex128>()
+                .py()?
+                .into_iter()
+                .map(|c| (c.re, c.im))
+                .collect(),
+            ScalarType::ComplexHalf => t
+                .to_vec::<Complex32>()
+                .py()?
+                .into_iter()
+                .map(|c| (c.re.to_f64(), c.im.to_f64()))
+                .collect(),
+            other => {
+                return Err(PyNotImplementedError::new_err(format!(
+                    "tolist/item is not implemented for {}",
+                    other.torch_name()
+                )))
+            }
+        })
+    })
 }
 
 /// Every element of `t`, row-major, as `Scalar`s; reads the storage with
@@ -506,11 +584,22 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 /// tensor with tens of thousands of (size-1) dims gives its deeply nested
 /// list, as in PyTorch, instead of overflowing the stack.
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
-    let vals = flat_values(py, t)?;
+    refuse_meta_copy(t)?;
+    let vals: Vec<Py<PyAny>> = if t.dtype().is_complex() {
+        complex_values(py, t)?
+            .into_iter()
+            .map(|(re, im)| PyComplex::from_doubles(py, re, im).into_any().unbind())
+            .collect()
+    } else {
+        flat_values(py, t)?
+            .into_iter()
+            .map(|s| scalar_to_py(py, s))
+            .collect::<PyResult<_>>()?
+    };
     let sizes = t.sizes();
     if sizes.is_empty() {
-        return match vals.first() {
-            Some(s) => scalar_to_py(py, *s),
+        return match vals.into_iter().next() {
+            Some(s) => Ok(s),
             None => Err(PyRuntimeError::new_err("empty 0-d tensor")),
         };
     }
@@ -527,10 +616,7 @@ pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
         lists.push(acc);
         acc = acc.and_then(|a| a.checked_mul(usize::try_from(n).ok()?));
     }
-    let mut items: Vec<Bound<'_, PyAny>> = vals
-        .into_iter()
-        .map(|s| scalar_to_py(py, s).map(|o| o.into_bound(py)))
-        .collect::<PyResult<_>>()?;
+    let mut items: Vec<Bound<'_, PyAny>> = vals.into_iter().map(|o| o.into_bound(py)).collect();
     for (d, &n) in sizes.iter().enumerate().rev() {
         let count = lists[d].ok_or_else(too_many)?;
         let width = usize::try_from(n).unwrap_or(0);
@@ -567,6 +653,9 @@ struct Leaves {
     big_int: bool,
     /// An int too large even for a float was seen.
     huge_int: bool,
+    /// The imaginary parts, parallel to `vals`, once a `complex` was seen
+    /// (`None` before: no cost for real data).
+    ims: Option<Vec<f64>>,
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
@@ -594,6 +683,25 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
         }
         let s = item(obj.py(), t)?;
         return leaf(s, depth, acc, false);
+    }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        if acc.sizes.len() > depth {
+            return Err(PyTypeError::new_err("new(): invalid data type 'complex'"));
+        }
+        let ims = acc.ims.get_or_insert_with(|| vec![0.0; acc.vals.len()]);
+        ims.push(c.imag());
+        acc.vals.push(Scalar::Float(c.real()));
+        acc.any_float = true;
+        return Ok(());
+    }
+    if obj.cast::<PyString>().is_ok()
+        && depth > 0
+        && acc.sizes.len() == depth
+        && acc.vals.is_empty()
+    {
+        // PyTorch reads a `str` met on the first element path as one more
+        // (sequence) dim, then refuses it.
+        return Err(PyValueError::new_err("too many dimensions 'str'"));
     }
     let is_seq = obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok();
     if !is_seq {
@@ -644,6 +752,9 @@ fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
             }
         )));
     }
+    if let Some(ims) = acc.ims.as_mut() {
+        ims.push(0.0);
+    }
     match s {
         _ if big => acc.any_int = true,
         Scalar::Float(_) => acc.any_float = true,
@@ -671,6 +782,9 @@ pub(crate) fn tensor_from_data(
     } else {
         ScalarType::Bool
     };
+    if let Some(ims) = acc.ims.take() {
+        return complex_from_parts(&acc.vals, &ims, &sizes, dtype);
+    }
     let target = dtype.unwrap_or(inferred);
     if acc.big_int {
         // PyTorch reads ints as doubles only into a floating tensor.
@@ -698,6 +812,29 @@ pub(crate) fn tensor_from_data(
         Tensor::from_vec(v, &sizes).py()?
     };
     if t.dtype() == target {
+        Ok(t)
+    } else {
+        aten_shape::copy::to_dtype(&t, target).py()
+    }
+}
+
+/// `torch.tensor` of data with a `complex` in it: PyTorch's default
+/// complex dtype (complex64), or `dtype`.
+fn complex_from_parts(
+    res: &[Scalar],
+    ims: &[f64],
+    sizes: &[i64],
+    dtype: Option<ScalarType>,
+) -> PyResult<Tensor> {
+    use c10_core::scalar_type::Complex128;
+    let v: Vec<Complex128> = res
+        .iter()
+        .zip(ims)
+        .map(|(r, &i)| Complex128::new(r.to_f64(), i))
+        .collect();
+    let t = Tensor::from_vec(v, sizes).py()?;
+    let target = dtype.unwrap_or(ScalarType::ComplexFloat);
+    if target == ScalarType::ComplexDouble {
         Ok(t)
     } else {
         aten_shape::copy::to_dtype(&t, target).py()

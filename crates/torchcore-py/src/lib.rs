@@ -53,6 +53,7 @@ mod convert;
 mod dlpack;
 mod memory;
 mod serialization;
+mod storage;
 mod tensor;
 
 use std::ptr::NonNull;
@@ -122,6 +123,7 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Python object from any thread (they take the GIL).
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
     tensor::register(m)?;
+    storage::register(m)?;
     dlpack::register(m)?;
     serialization::register(m)?;
     memory::register(m)?;
