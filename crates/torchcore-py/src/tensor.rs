@@ -702,7 +702,16 @@ impl PyTensor {
         slf.py()
             .import("torchcore.storage")?
             .getattr("_typed_storage_of")?
-            .call1((slf,))
+            .call1((slf, true))
+    }
+
+    /// `storage()` without the deprecation warning (PyTorch's internal
+    /// spelling).
+    fn _typed_storage<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("torchcore.storage")?
+            .getattr("_typed_storage_of")?
+            .call1((slf, false))
     }
 
     fn is_set_to(&self, py: Python<'_>, other: &Bound<'_, PyTensor>) -> PyResult<bool> {

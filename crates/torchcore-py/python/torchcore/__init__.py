@@ -107,6 +107,7 @@ del _name
 # Storages (torchcore.storage): UntypedStorage, TypedStorage and the legacy
 # FloatStorage-style classes.
 from . import storage  # noqa: E402
+from . import _utils  # noqa: E402,F401
 from .storage import (  # noqa: E402,F401
     UntypedStorage,
     TypedStorage,

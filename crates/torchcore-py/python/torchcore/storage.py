@@ -228,7 +228,7 @@ class TypedStorage:
                 raise RuntimeError(f"{cls.__name__}(): 'device' cannot be specified")
             if dtype is not None:
                 raise RuntimeError(f"{cls.__name__}(): 'dtype' cannot be specified")
-            dtype = cls.dtype
+            dtype = cls._dtype
         # Legacy classes make plain TypedStorages (their isinstance check
         # matches by dtype), as in PyTorch.
         self = object.__new__(TypedStorage)
@@ -279,6 +279,9 @@ class TypedStorage:
         self._untyped_storage = data.untyped_storage()
         return self
 
+    # Public methods warn as PyTorch's do (TypedStorage is deprecated
+    # there); the `_`-prefixed internals PyTorch itself uses do not.
+
     # ---- identity and geometry ---------------------------------------
     @property
     def device(self):
@@ -286,6 +289,7 @@ class TypedStorage:
 
     @property
     def is_cuda(self):
+        _warn_typed_storage_removal()
         return self.device.type == "cuda"
 
     @property
@@ -293,51 +297,80 @@ class TypedStorage:
         return None
 
     def untyped(self):
+        _warn_typed_storage_removal()
         return self._untyped_storage
 
     def _new_wrapped_storage(self, untyped_storage):
         return TypedStorage(wrap_storage=untyped_storage, dtype=self.dtype, _internal=True)
 
-    def element_size(self):
+    def _element_size(self):
         return _element_size(self.dtype)
 
+    def element_size(self):
+        _warn_typed_storage_removal()
+        return self._element_size()
+
     def _size(self):
-        return self._untyped_storage.nbytes() // self.element_size()
+        return self._untyped_storage.nbytes() // self._element_size()
 
     def size(self):
+        _warn_typed_storage_removal()
         return self._size()
 
     def __len__(self):
+        _warn_typed_storage_removal()
         return self._size()
 
-    def nbytes(self):
+    def _nbytes(self):
         return self._untyped_storage.nbytes()
 
-    def data_ptr(self):
+    def nbytes(self):
+        _warn_typed_storage_removal()
+        return self._nbytes()
+
+    def _data_ptr(self):
         return self._untyped_storage.data_ptr()
 
+    def data_ptr(self):
+        _warn_typed_storage_removal()
+        return self._data_ptr()
+
     def resizable(self):
+        _warn_typed_storage_removal()
         return self._untyped_storage.resizable()
 
     @property
     def _cdata(self):
         return self._untyped_storage._cdata
 
+    def _is_shared(self):
+        return False
+
     def is_shared(self):
+        _warn_typed_storage_removal()
         return False
 
     def is_pinned(self, device="cuda"):
+        _warn_typed_storage_removal()
         return False
 
+    def _pickle_storage_type(self):
+        return _legacy_name(self.dtype)[len("torch.") :]
+
+    def pickle_storage_type(self):
+        _warn_typed_storage_removal()
+        return self._pickle_storage_type()
+
     def type(self, dtype=None, non_blocking=False):
+        _warn_typed_storage_removal()
         if dtype is None:
             return _legacy_name(self.dtype)
         if isinstance(dtype, str):
             for cls in _storage_classes:
-                if _legacy_name(cls.dtype) == dtype:
-                    return self._to(cls.dtype)
+                if cls not in (UntypedStorage, TypedStorage) and _legacy_name(cls._dtype) == dtype:
+                    return self._to(cls._dtype)
             raise RuntimeError(f"invalid storage type {dtype}")
-        return self._to(dtype.dtype if isinstance(dtype, type) else dtype)
+        return self._to(dtype._dtype if isinstance(dtype, _LegacyStorageMeta) else dtype)
 
     # ---- element access ----------------------------------------------
     def _as_tensor(self):
@@ -353,12 +386,16 @@ class TypedStorage:
             raise _meta_refusal(self.device)
         return self._as_tensor()
 
-    def __getitem__(self, idx):
+    def _getitem(self, idx):
         if isinstance(idx, slice):
             raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
         return self._data()[_index(idx, self._size())].item()
 
-    def __setitem__(self, idx, value):
+    def __getitem__(self, idx):
+        _warn_typed_storage_removal()
+        return self._getitem(idx)
+
+    def _setitem(self, idx, value):
         if not isinstance(idx, (int, slice)):
             raise RuntimeError(f"can't index a {type(self)} with {type(idx)}")
         if isinstance(value, (UntypedStorage, TypedStorage)):
@@ -369,17 +406,25 @@ class TypedStorage:
         else:
             data[_index(idx, self._size())] = value
 
+    def __setitem__(self, idx, value):
+        _warn_typed_storage_removal()
+        self._setitem(idx, value)
+
     def fill_(self, value):
-        self[0 : len(self)] = value
+        _warn_typed_storage_removal()
+        self._setitem(slice(0, self._size()), value)
         return self
 
     def __iter__(self):
-        return iter(self.tolist())
+        _warn_typed_storage_removal()
+        return iter(self._data().tolist())
 
     def tolist(self):
+        _warn_typed_storage_removal()
         return self._data().tolist()
 
     def copy_(self, source, non_blocking=None):
+        _warn_typed_storage_removal()
         if isinstance(source, TypedStorage):
             src = source._as_tensor()
         elif isinstance(source, UntypedStorage):
@@ -394,13 +439,26 @@ class TypedStorage:
         return self
 
     def clone(self):
+        _warn_typed_storage_removal()
         return self._new_wrapped_storage(self._untyped_storage.clone())
 
+    def _resize_(self, size):
+        self._untyped_storage.resize_(size * self._element_size())
+
     def resize_(self, size):
-        self._untyped_storage.resize_(size * self.element_size())
+        _warn_typed_storage_removal()
+        self._resize_(size)
+        return self
+
+    def _share_memory_(self):
+        return self
+
+    def share_memory_(self):
+        _warn_typed_storage_removal()
         return self
 
     def cpu(self):
+        _warn_typed_storage_removal()
         if self.device.type == "cpu":
             return self
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
@@ -414,55 +472,74 @@ class TypedStorage:
         )
 
     def double(self):
+        _warn_typed_storage_removal()
         return self._to(_C.double)
 
     def float(self):
+        _warn_typed_storage_removal()
         return self._to(_C.float)
 
     def half(self):
+        _warn_typed_storage_removal()
         return self._to(_C.half)
 
     def bfloat16(self):
+        _warn_typed_storage_removal()
         return self._to(_C.bfloat16)
 
     def long(self):
+        _warn_typed_storage_removal()
         return self._to(_C.long)
 
     def int(self):
+        _warn_typed_storage_removal()
         return self._to(_C.int)
 
     def short(self):
+        _warn_typed_storage_removal()
         return self._to(_C.short)
 
     def char(self):
+        _warn_typed_storage_removal()
         return self._to(_C.int8)
 
     def byte(self):
+        _warn_typed_storage_removal()
         return self._to(_C.uint8)
 
     def bool(self):
+        _warn_typed_storage_removal()
         return self._to(_C.bool)
 
-    def cfloat(self):
+    def complex_float(self):
+        _warn_typed_storage_removal()
         return self._to(_C.cfloat)
 
-    def cdouble(self):
+    def complex_double(self):
+        _warn_typed_storage_removal()
         return self._to(_C.cdouble)
 
     def __copy__(self):
-        return self.clone()
+        _warn_typed_storage_removal()
+        return self._new_wrapped_storage(self._untyped_storage.clone())
 
-    def __deepcopy__(self, memo):
+    def _deepcopy(self, memo):
         return self._new_wrapped_storage(_copy.deepcopy(self._untyped_storage, memo))
 
+    def __deepcopy__(self, memo):
+        _warn_typed_storage_removal()
+        return self._deepcopy(memo)
+
     def __sizeof__(self):
-        return object.__sizeof__(self) + self.nbytes()
+        _warn_typed_storage_removal()
+        return object.__sizeof__(self) + self._nbytes()
 
     def __repr__(self):
-        info = f"[{_TYPED_NAME}(dtype={self.dtype}, device={self.device}) of size {len(self)}]"
+        _warn_typed_storage_removal()
+        info = f"[{_TYPED_NAME}(dtype={self.dtype}, device={self.device}) of size {self._size()}]"
         if self.device.type == "meta":
             return "...\n" + info
-        return " " + "\n ".join(str(x) for x in self.tolist()) + "\n" + info
+        return " " + "\n ".join(str(x) for x in self._data().tolist()) + "\n" + info
 
     __str__ = __repr__
 
@@ -471,7 +548,7 @@ class TypedStorage:
         """The elements packed in ``buffer`` (``byte_order`` ``'native'``,
         ``'little'`` or ``'big'``), as in ``torch.FloatStorage.from_buffer``."""
         if cls is not TypedStorage and issubclass(cls, _LegacyStorage):
-            dtype = cls.dtype
+            dtype = cls._dtype
         elif dtype is None:
             raise RuntimeError("from_buffer: must specify a 'dtype'")
         raw = bytes(memoryview(buffer))[offset:]
@@ -503,21 +580,29 @@ def _legacy_name(dtype):
 
 
 class _LegacyStorageMeta(type):
-    dtype = None
+    _dtype = None
+
+    @property
+    def dtype(cls):
+        """The class's dtype (warns, as PyTorch's does; ``_dtype`` does not)."""
+        _warn_typed_storage_removal()
+        return cls._dtype
 
     def __instancecheck__(cls, instance):
         if type(instance) is cls:
             return True
         return (
             isinstance(instance, TypedStorage)
-            and cls.dtype is not None
-            and instance.dtype == cls.dtype
+            and cls._dtype is not None
+            and instance.dtype == cls._dtype
             and instance.device.type == "cpu"
         )
 
 
 class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
     """Base of ``FloatStorage`` and friends (fixed dtype, CPU)."""
+
+    _dtype = None
 
     def __new__(cls, *args, **kwargs):
         if cls is _LegacyStorage:
@@ -529,7 +614,7 @@ _storage_classes = set()
 
 
 def _make_legacy(name, dtype):
-    cls = _LegacyStorageMeta(name, (_LegacyStorage,), {"dtype": dtype, "__module__": "torchcore"})
+    cls = _LegacyStorageMeta(name, (_LegacyStorage,), {"_dtype": dtype, "__module__": "torchcore"})
     _LEGACY_NAMES[dtype] = f"torch.{name}"
     _storage_classes.add(cls)
     return cls
@@ -551,7 +636,8 @@ ComplexDoubleStorage = _make_legacy("ComplexDoubleStorage", _C.complex128)
 _storage_classes.update({UntypedStorage, TypedStorage})
 
 
-def _typed_storage_of(tensor):
+def _typed_storage_of(tensor, warn=True):
     """``tensor.storage()``: a TypedStorage of the tensor's dtype."""
-    _warn_typed_storage_removal(stacklevel=3)
+    if warn:
+        _warn_typed_storage_removal(stacklevel=3)
     return TypedStorage(wrap_storage=tensor.untyped_storage(), dtype=tensor.dtype, _internal=True)
