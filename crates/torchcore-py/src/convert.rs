@@ -487,6 +487,15 @@ pub(crate) fn item_py(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
             .unwrap_or((0.0, 0.0));
         return Ok(PyComplex::from_doubles(py, re, im).into_any().unbind());
     }
+    if t.dtype() == ScalarType::UInt64 && t.numel() == 1 {
+        refuse_meta_item(t)?;
+        let flat = t.as_strided(&[], &[], None).py()?;
+        let v = py.detach(|| flat.to_vec::<u64>()).py()?;
+        let first = v.first().copied().unwrap_or(0);
+        return Ok(first
+            .into_pyobject(py)
+            .map_or_else(|e| match e {}, |o| o.into_any().unbind()));
+    }
     scalar_to_py(py, item(py, t)?)
 }
 
@@ -542,6 +551,8 @@ fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
         ScalarType::Char => ints(t.to_vec::<i8>().py()?),
         ScalarType::Short => ints(t.to_vec::<i16>().py()?),
         ScalarType::Int => ints(t.to_vec::<i32>().py()?),
+        ScalarType::UInt16 => ints(t.to_vec::<u16>().py()?),
+        ScalarType::UInt32 => ints(t.to_vec::<u32>().py()?),
         ScalarType::Long => t
             .to_vec::<i64>()
             .py()?
@@ -585,7 +596,17 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 /// list, as in PyTorch, instead of overflowing the stack.
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     refuse_meta_copy(t)?;
-    let vals: Vec<Py<PyAny>> = if t.dtype().is_complex() {
+    let vals: Vec<Py<PyAny>> = if t.dtype() == ScalarType::UInt64 {
+        // Past `i64`: Python ints straight from the `u64`s.
+        py.detach(|| t.to_vec::<u64>())
+            .py()?
+            .into_iter()
+            .map(|v| {
+                v.into_pyobject(py)
+                    .map_or_else(|e| match e {}, |o| o.into_any().unbind())
+            })
+            .collect()
+    } else if t.dtype().is_complex() {
         complex_values(py, t)?
             .into_iter()
             .map(|(re, im)| PyComplex::from_doubles(py, re, im).into_any().unbind())

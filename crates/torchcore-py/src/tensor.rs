@@ -666,14 +666,20 @@ impl PyTensor {
     }
 
     fn data_ptr(&self, py: Python<'_>) -> PyResult<usize> {
-        let (base, offset, itemsize) = self.with(py, |t| {
+        let (base, offset, itemsize, numel) = self.with(py, |t| {
             (
                 t.storage().data_addr(),
                 t.storage_offset(),
                 t.element_size(),
+                t.numel(),
             )
         })?;
         let base = base.map_err(|e| convert::to_py_err(e.into()))?;
+        // PyTorch's `data_ptr()` is null for a tensor without elements,
+        // whatever its offset.
+        if numel == 0 {
+            return Ok(0);
+        }
         // Checked: an offset set through `set_`/`as_strided_` is validated
         // against the storage, but a wrapped address must not be possible
         // even if it were not (and overflow would panic in debug builds).
@@ -1594,8 +1600,8 @@ impl PyTensor {
             if got != Some(want) {
                 return Err(PyRuntimeError::new_err(format!(
                     "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
-                    want.torch_name(),
-                    got.map(|g| g.torch_name()).unwrap_or("unknown")
+                    cpp_type_name(want),
+                    got.map(ScalarType::name).unwrap_or("unknown")
                 )));
             }
             typed = source.getattr("_untyped_storage")?;
@@ -1852,6 +1858,29 @@ fn generic_setattr(
         return Err(PyErr::fetch(obj.py()));
     }
     Ok(())
+}
+
+/// The C++ element type's name as PyTorch's `set_` message prints it
+/// (the compiler's `typeid` name), for the dtypes it uses.
+fn cpp_type_name(st: ScalarType) -> &'static str {
+    match st {
+        ScalarType::Float => "float",
+        ScalarType::Double => "double",
+        ScalarType::Half => "c10::Half",
+        ScalarType::BFloat16 => "c10::BFloat16",
+        ScalarType::Long => "long int",
+        ScalarType::Int => "int",
+        ScalarType::Short => "short int",
+        ScalarType::Char => "signed char",
+        ScalarType::Byte => "unsigned char",
+        ScalarType::Bool => "bool",
+        ScalarType::ComplexFloat => "c10::complex<float>",
+        ScalarType::ComplexDouble => "c10::complex<double>",
+        ScalarType::UInt16 => "short unsigned int",
+        ScalarType::UInt32 => "unsigned int",
+        ScalarType::UInt64 => "long unsigned int",
+        other => other.name(),
+    }
 }
 
 /// `torch.Tensor`'s read-only properties (data descriptors without a

@@ -203,13 +203,34 @@ def _reset_warn_typed_storage_removal():
     _warned_typed_storage = False
 
 
+_TYPED_USAGE = (
+    "TypedStorage.__init__ received an invalid combination of arguments. Expected one of:\n"
+    " * (*, torch.device device, torch.dtype dtype)\n"
+    " * (int size, *, torch.device device, torch.dtype dtype)\n"
+    " * (Sequence data, *, torch.device device, torch.dtype dtype)\n"
+    " * (*, UntypedStorage wrap_storage, torch.dtype dtype)\n"
+)
+
+
+def _is_int(x):
+    return isinstance(x, int) or (
+        hasattr(x, "__index__") and not isinstance(x, _C.Tensor) and not hasattr(x, "__len__")
+    )
+
+
+def _is_sequence(x):
+    import collections.abc
+
+    return isinstance(x, collections.abc.Sequence)
+
+
 def _get_device(device):
     if device is None:
         return _C.device("cpu")
     if isinstance(device, _C.device):
         return device
     if isinstance(device, str) and device.split(":")[0] not in ("cpu", "meta", "cuda"):
-        raise RuntimeError(f"Storage device not recognized: {device}")
+        raise RuntimeError(f"torch.UntypedStorage(): Storage device not recognized: {device}")
     return _C.device(device)
 
 
@@ -222,62 +243,84 @@ class TypedStorage:
     def __new__(cls, *args, wrap_storage=None, dtype=None, device=None, _internal=False):
         if not _internal:
             _warn_typed_storage_removal()
-        legacy = cls is not TypedStorage and issubclass(cls, _LegacyStorage)
-        if legacy:
-            if device is not None:
-                raise RuntimeError(f"{cls.__name__}(): 'device' cannot be specified")
-            if dtype is not None:
-                raise RuntimeError(f"{cls.__name__}(): 'dtype' cannot be specified")
-            dtype = cls._dtype
-        # Legacy classes make plain TypedStorages (their isinstance check
-        # matches by dtype), as in PyTorch.
-        self = object.__new__(TypedStorage)
+        usage = _TYPED_USAGE
         if wrap_storage is not None:
             if args:
                 raise RuntimeError(
-                    "No positional arguments should be given when using 'wrap_storage'"
+                    usage + "No positional arguments should be given when using 'wrap_storage'"
                 )
             if dtype is None:
-                raise RuntimeError("Argument 'dtype' must be specified")
+                raise RuntimeError(usage + "Argument 'dtype' must be specified")
             if not isinstance(dtype, _C.dtype):
-                raise TypeError(f"Argument 'dtype' must be torch.dtype, not {type(dtype)}")
+                raise TypeError(usage + f"Argument 'dtype' must be torch.dtype, not {type(dtype)}")
             if device is not None:
                 raise RuntimeError(
-                    "Argument 'device' should not be specified when 'wrap_storage' is given"
+                    usage + "Argument 'device' should not be specified when 'wrap_storage' is given"
                 )
             if not isinstance(wrap_storage, UntypedStorage):
                 raise TypeError(
-                    f"Argument 'wrap_storage' must be UntypedStorage, but got {type(wrap_storage)}"
+                    usage + f"Argument 'wrap_storage' must be UntypedStorage, but got {type(wrap_storage)}"
                 )
+            self = object.__new__(TypedStorage)
             self._untyped_storage = wrap_storage
             self.dtype = dtype
             return self
         if dtype is None:
             dtype = _C.float32
         if not isinstance(dtype, _C.dtype):
-            raise TypeError(f"Argument 'dtype' must be torch.dtype, not {type(dtype)}")
-        dev = _get_device(device)
-        self.dtype = dtype
+            raise TypeError(usage + f"Argument 'dtype' must be torch.dtype, not {type(dtype)}")
         if len(args) > 1:
-            raise RuntimeError("Too many positional arguments")
+            raise RuntimeError(usage + "Too many positional arguments")
+        if args and not _is_int(args[0]) and not _is_sequence(args[0]):
+            raise TypeError(usage + f"Argument type not recognized: {type(args[0])}")
+        dev = _get_device(device)
+        self = object.__new__(TypedStorage)
+        self.dtype = dtype
         if not args:
             self._untyped_storage = UntypedStorage(0, device=dev)
-            return self
-        arg = args[0]
-        if isinstance(arg, int) and not isinstance(arg, _builtins.bool):
-            self._untyped_storage = UntypedStorage(arg * _element_size(dtype), device=dev)
-            return self
-        if isinstance(arg, _C.Tensor) or not hasattr(arg, "__iter__") and not hasattr(arg, "__len__"):
-            if isinstance(arg, (str, bytes)) or not isinstance(arg, _C.Tensor):
-                raise TypeError(f"invalid data type '{type(arg).__name__}'")
-            raise TypeError(f"Argument type not recognized: {type(arg)}")
-        if isinstance(arg, str):
-            raise TypeError(f"invalid data type '{type(arg).__name__}'")
-        data = _C.tensor(list(arg), dtype=dtype)
-        if dev.type != "cpu":
-            data = data.to(dev)
-        self._untyped_storage = data.untyped_storage()
+        elif _is_int(args[0]):
+            self._untyped_storage = UntypedStorage(
+                args[0].__index__() * _element_size(dtype), device=dev
+            )
+        else:
+            data = _C.tensor(args[0] if isinstance(args[0], str) else list(args[0]), dtype=dtype)
+            if dev.type != "cpu":
+                data = data.to(dev)
+            self._untyped_storage = data.untyped_storage()
         return self
+
+    @classmethod
+    def _legacy_new(cls, args, wrap_storage, dtype, device):
+        """``FloatStorage(...)`` and friends: a CPU TypedStorage of the
+        class's dtype (with PyTorch's argument errors)."""
+        usage = (
+            f"{cls}.__new__ received an invalid combination of arguments. Expected one of:\n"
+            " * no arguments\n * (int size)\n * (Sequence data)\n"
+            " * (*, UntypedStorage wrap_storage)\n"
+        )
+        if device is not None:
+            raise RuntimeError(usage + "Keyword argument 'device' cannot be specified")
+        if dtype is not None:
+            raise RuntimeError(usage + "Keyword argument 'dtype' cannot be specified")
+        if wrap_storage is None:
+            if len(args) > 1:
+                raise RuntimeError(usage + "Too many positional arguments")
+            if args and not _is_int(args[0]) and not _is_sequence(args[0]):
+                raise TypeError(usage + f"Argument type not recognized: {type(args[0])}")
+            return TypedStorage(*args, dtype=cls._dtype, _internal=True)
+        if args:
+            raise RuntimeError(
+                usage + "No positional arguments should be given when using 'wrap_storage'"
+            )
+        if not isinstance(wrap_storage, UntypedStorage):
+            raise TypeError(
+                usage + f"Argument 'wrap_storage' must be UntypedStorage, but got {type(wrap_storage)}"
+            )
+        if wrap_storage.device.type != "cpu":
+            raise RuntimeError(
+                usage + f"Device of 'wrap_storage' must be cpu, but got {wrap_storage.device.type}"
+            )
+        return TypedStorage(wrap_storage=wrap_storage, dtype=cls._dtype, _internal=True)
 
     # Public methods warn as PyTorch's do (TypedStorage is deprecated
     # there); the `_`-prefixed internals PyTorch itself uses do not.
@@ -446,9 +489,9 @@ class TypedStorage:
         self._untyped_storage.resize_(size * self._element_size())
 
     def resize_(self, size):
+        """Resizes in place; returns ``None`` as PyTorch's does."""
         _warn_typed_storage_removal()
         self._resize_(size)
-        return self
 
     def _share_memory_(self):
         return self
@@ -604,10 +647,12 @@ class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
 
     _dtype = None
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(cls, *args, wrap_storage=None, dtype=None, device=None, _internal=False):
+        if not _internal:
+            _warn_typed_storage_removal()
         if cls is _LegacyStorage:
             raise RuntimeError("Only child classes of _LegacyStorage can be instantiated")
-        return TypedStorage.__new__(cls, *args, **kwargs)
+        return cls._legacy_new(args, wrap_storage, dtype, device)
 
 
 _storage_classes = set()
