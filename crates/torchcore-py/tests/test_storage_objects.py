@@ -269,7 +269,7 @@ def views_of(m, t, parts):
         "m.atleast_1d(x[0, 0, 0])", "m.atleast_2d(x[0, 0, 0])", "m.atleast_3d(x[0, 0, 0])",
         "m.atleast_2d(x[0, 0])", "m.atleast_3d(x[0, 0])", "m.atleast_3d(x[0])",
         "m.atleast_3d(x.t() if False else x[0].t())", "m.atleast_1d(x[0, 0], x[0, 0, 0])",
-        "m.atleast_2d([x[0, 0], x])", "m.atleast_3d(x)",
+        "m.atleast_2d([x[0, 0], x])", "m.atleast_3d(x)", "m.atleast_3d((x[0, 0],))", "m.atleast_1d()",
         "m.broadcast_tensors(x[0], x[0, :1], x[0, 0, :1])",
         "m.broadcast_tensors(x[0, 0], x[0, :, :1])",
         "m.broadcast_tensors(x[0], x[0, 0, :3])",

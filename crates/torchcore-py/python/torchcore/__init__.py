@@ -137,17 +137,17 @@ from ._C import broadcast_tensors  # noqa: E402,F401
 
 def _atleast(n):
     def f(*tensors):
-        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-            tensors = tuple(tensors[0])
-        if len(tensors) == 1:
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
             return _C._atleast(tensors[0], n)
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
         return tuple(_C._atleast(t, n) for t in tensors)
 
     f.__name__ = f"atleast_{n}d"
     f.__doc__ = (
         f"``torch.atleast_{n}d(*tensors)``: views with at least {n} dims (a tensor "
         "that has them comes back itself); one tensor gives a tensor, several "
-        "(or one sequence) a tuple."
+        "tensors or one sequence of them a tuple."
     )
     return f
 
@@ -163,11 +163,6 @@ def broadcast_shapes(*shapes):
     lists = []
     for s in shapes:
         if isinstance(s, _builtins.int) or (hasattr(s, "__index__") and not isinstance(s, (tuple, list))):
-            if isinstance(s, _builtins.float):
-                raise RuntimeError(
-                    "Input shapes should be of type ints, a tuple of ints, or a list of ints, "
-                    f"got {s}"
-                )
             lists.append([s.__index__()])
         elif isinstance(s, (tuple, list)):
             for i, d in enumerate(s):
