@@ -215,7 +215,7 @@ pub(crate) fn wrap_typed<'py>(
     let Some(cls) = cls else {
         return wrap(py, t);
     };
-    if t.binding_object().is_some() || cls.is(&py.get_type::<PyTensor>()) {
+    if t.binding_object().is_some() || cls.is(py.get_type::<PyTensor>()) {
         return wrap(py, t);
     }
     let carrier = TensorCarrier {
@@ -432,7 +432,7 @@ impl PyTensor {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let py = cls.py();
-        let subtype = (!cls.is(&py.get_type::<PyTensor>())).then(|| cls.clone().unbind());
+        let subtype = (!cls.is(py.get_type::<PyTensor>())).then(|| cls.clone().unbind());
         let t = if let Some(c) = args
             .iter()
             .next()
@@ -789,7 +789,11 @@ impl PyTensor {
         // PyTorch's recursive printer raises `RecursionError` from about
         // 500 dims).
         let t = self.handle(py)?;
-        Ok(py.detach(|| t.to_string()))
+        let text = py.detach(|| t.to_string());
+        match &self.subtype {
+            None => Ok(text),
+            Some(cls) => Ok(subclass_repr(&text, &cls.bind(py).name()?.to_cow()?)),
+        }
     }
 
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
@@ -1858,6 +1862,29 @@ fn generic_setattr(
         return Err(PyErr::fetch(obj.py()));
     }
     Ok(())
+}
+
+/// A tensor's text with the class name in place of `tensor(` (PyTorch
+/// prints a subclass object as `Sub([1., 2.])`), continuation lines
+/// re-indented to the new prefix's width.
+fn subclass_repr(text: &str, name: &str) -> String {
+    let Some(rest) = text.strip_prefix("tensor(") else {
+        return text.to_string();
+    };
+    let old_indent = "tensor(".len();
+    let new_indent = name.len() + 1;
+    let mut out = format!("{name}({}", rest.lines().next().unwrap_or(""));
+    for line in rest.lines().skip(1) {
+        out.push('\n');
+        let spaces = line.len() - line.trim_start_matches(' ').len();
+        if line.is_empty() || spaces < old_indent {
+            out.push_str(line);
+        } else {
+            out.push_str(&" ".repeat(spaces - old_indent + new_indent));
+            out.push_str(&line[spaces..]);
+        }
+    }
+    out
 }
 
 /// The C++ element type's name as PyTorch's `set_` message prints it

@@ -498,3 +498,18 @@ def test_error_classes_and_messages_vs_torch(expr):
         assert a[2][:40] == b[2][:40], (a, b)
     else:
         assert a == b
+
+
+def _named_subclass(base):
+    return type("Named", (base,), {})
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(2,), (2, 3), (2, 2, 2), ()])
+def test_subclass_repr_like_torch(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    a = tc.arange(float(n)).reshape(shape).as_subclass(_named_subclass(tc.Tensor))
+    b = torch.arange(float(n)).reshape(shape).as_subclass(_named_subclass(torch.Tensor))
+    assert repr(a) == repr(b)
