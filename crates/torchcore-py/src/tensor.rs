@@ -711,6 +711,15 @@ impl PyTensor {
             .call1((slf, true))
     }
 
+    /// `tensor.storage_type()`: the legacy storage class of the dtype
+    /// (`torchcore.FloatStorage`, ...).
+    fn storage_type<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("torchcore.storage")?
+            .getattr("_storage_type_of")?
+            .call1((slf,))
+    }
+
     /// `storage()` without the deprecation warning (PyTorch's internal
     /// spelling).
     fn _typed_storage<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
@@ -1887,6 +1896,40 @@ fn subclass_repr(text: &str, name: &str) -> String {
     out
 }
 
+/// `torch.tensor(storage)`: a 1-d tensor over the storage's elements
+/// (sharing them, as PyTorch does). A typed storage must have `dtype`'s
+/// type; an untyped one is read as `dtype` (`int64` when none is given).
+fn tensor_from_storage(
+    data: &Bound<'_, PyAny>,
+    dtype: Option<ScalarType>,
+) -> PyResult<Option<Tensor>> {
+    let (untyped, typed_dtype) = if data.cast::<PyUntypedStorage>().is_ok() {
+        (data.clone(), None)
+    } else if data.hasattr("_untyped_storage")? && data.hasattr("dtype")? {
+        let d = dtype_arg(Some(&data.getattr("dtype")?))?;
+        (data.getattr("_untyped_storage")?, d)
+    } else {
+        return Ok(None);
+    };
+    let st = dtype.or(typed_dtype).unwrap_or(ScalarType::Long);
+    if let Some(got) = typed_dtype {
+        if got != st {
+            return Err(PyRuntimeError::new_err(format!(
+                "Expected a Storage of type {} or an UntypedStorage, but got {}",
+                st.name(),
+                got.name()
+            )));
+        }
+    }
+    let storage = untyped.cast::<PyUntypedStorage>()?.get().storage.clone();
+    let o = c10_core::TensorOptions::new()
+        .dtype(st)
+        .device(storage.device());
+    let mut t = Tensor::empty(&[0], o).py()?;
+    views::set_storage(&mut t, &storage).py()?;
+    Ok(Some(t))
+}
+
 /// The C++ element type's name as PyTorch's `set_` message prints it
 /// (the compiler's `typeid` name), for the dtypes it uses.
 fn cpp_type_name(st: ScalarType) -> &'static str {
@@ -2150,6 +2193,9 @@ fn tensor<'py>(
 ) -> PyResult<Bound<'py, PyTensor>> {
     let _ = device_arg(device)?;
     let st = dtype_arg(dtype)?;
+    if let Some(t) = tensor_from_storage(data, st)? {
+        return wrap(py, t);
+    }
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.get().handle(py)?;
         py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))

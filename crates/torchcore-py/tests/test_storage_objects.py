@@ -170,6 +170,33 @@ def test_tensor_storage_views_the_same_bytes(dtype):
 
 
 @needs_torch
+@pytest.mark.parametrize(
+    "expr",
+    ["m.tensor(x.storage()).tolist()", "m.tensor(x.storage()).data_ptr() == x.data_ptr()",
+     "m.tensor(x.untyped_storage(), dtype=m.float32).tolist()",
+     "m.tensor(x.untyped_storage()).dtype", "m.tensor(x.untyped_storage()).shape",
+     "m.tensor(x.storage(), dtype=m.int64)", "x.storage_type().__name__",
+     "m.storage._dtype_to_storage_type_map()[m.int16]",
+     "m.TypedStorage([1, 2], device='meta', dtype=m.float).data_ptr()",
+     "m.TypedStorage(100, device='meta', dtype=m.float).nbytes()",
+     "m.TypedStorage([1, 2], device='meta', dtype=m.float).tolist()",
+     "m.TypedStorage([1, 2], device='meta', dtype=m.float).cpu()",
+     "m.TypedStorage([1, 2], device='meta', dtype=m.float).share_memory_()",
+     "m.TypedStorage([1, 2], dtype=m.float).copy_(m.TypedStorage([1, 2], device='meta', dtype=m.float))",
+     "m.TypedStorage([1, 2], device='meta', dtype=m.float).resize_(10)",
+     "m.ones(2, 3).to('meta').storage().size()"],
+)
+def test_tensor_from_storage_and_meta_storages_vs_torch(expr):
+    xa, xb = tc.arange(6.0), torch.arange(6.0)
+    a = outcome(lambda: eval(expr, {"m": tc, "x": xa}))
+    b = outcome(lambda: eval(expr, {"m": torch, "x": xb}))
+    if a[0] == "ok" and isinstance(b[1], torch.dtype):
+        assert repr(a[1]) == repr(b[1])
+    else:
+        assert a == b
+
+
+@needs_torch
 def test_set_from_typed_and_untyped_storage():
     for m in (tc, torch):
         with warnings.catch_warnings():

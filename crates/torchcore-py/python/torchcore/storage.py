@@ -87,6 +87,22 @@ class UntypedStorage(_C.StorageBase):
     def untyped(self):
         return self
 
+    def share_memory_(self):
+        """Not available: torchcore has no shared-memory storages."""
+        if self.device.type != "cpu":
+            raise RuntimeError("_share_fd_: only available on CPU")
+        raise NotImplementedError("share_memory_ is not implemented in torchcore")
+
+    def _share_fd_cpu_(self, *args, **kwargs):
+        if self.device.type != "cpu":
+            raise RuntimeError("_share_fd_: only available on CPU")
+        raise NotImplementedError("_share_fd_cpu_ is not implemented in torchcore")
+
+    def _share_filename_cpu_(self, *args, **kwargs):
+        if self.device.type != "cpu":
+            raise RuntimeError("_share_filename_: only available on CPU")
+        raise NotImplementedError("_share_filename_cpu_ is not implemented in torchcore")
+
     def cpu(self):
         if self.device.type == "cpu":
             return self
@@ -131,9 +147,11 @@ class UntypedStorage(_C.StorageBase):
         return self
 
     def copy_(self, source, non_blocking=None):
-        src = source.untyped() if isinstance(source, TypedStorage) else source
+        src = source._untyped_storage if isinstance(source, TypedStorage) else source
         if not isinstance(src, UntypedStorage):
             raise TypeError(f"copy_(): expected a storage, got {type(source).__name__}")
+        if src.device.type == "meta" and self.device.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if src.nbytes() != self.nbytes():
             raise RuntimeError("size does not match")
         if self.nbytes():
@@ -468,6 +486,9 @@ class TypedStorage:
 
     def copy_(self, source, non_blocking=None):
         _warn_typed_storage_removal()
+        if isinstance(source, (TypedStorage, UntypedStorage)) and source.device.type == "meta" \
+                and self.device.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if isinstance(source, TypedStorage):
             src = source._as_tensor()
         elif isinstance(source, UntypedStorage):
@@ -494,11 +515,17 @@ class TypedStorage:
         self._resize_(size)
 
     def _share_memory_(self):
-        return self
+        return self._untyped_storage.share_memory_()
 
     def share_memory_(self):
         _warn_typed_storage_removal()
-        return self
+        return self._share_memory_()
+
+    def _share_fd_cpu_(self, *args, **kwargs):
+        return self._untyped_storage._share_fd_cpu_(*args, **kwargs)
+
+    def _share_filename_cpu_(self, *args, **kwargs):
+        return self._untyped_storage._share_filename_cpu_(*args, **kwargs)
 
     def cpu(self):
         _warn_typed_storage_removal()
@@ -686,3 +713,15 @@ def _typed_storage_of(tensor, warn=True):
     if warn:
         _warn_typed_storage_removal(stacklevel=3)
     return TypedStorage(wrap_storage=tensor.untyped_storage(), dtype=tensor.dtype, _internal=True)
+
+
+def _dtype_to_storage_type_map():
+    """``torch.storage._dtype_to_storage_type_map()``: dtype → legacy class name."""
+    return {cls._dtype: cls.__name__ for cls in _storage_classes if isinstance(cls, _LegacyStorageMeta)
+            and cls._dtype is not None}
+
+
+def _storage_type_of(tensor):
+    """``tensor.storage_type()``: the legacy storage class of its dtype."""
+    name = _dtype_to_storage_type_map()[tensor.dtype]
+    return globals()[name]
