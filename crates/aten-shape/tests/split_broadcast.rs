@@ -135,7 +135,7 @@ fn broadcast_tensors_match_torch() {
             (vec![2, 3, 3], vec![0, 1, 0], 0)
         ]
     );
-    let same = views::broadcast_tensors(&[a.clone()]).unwrap();
+    let same = views::broadcast_tensors(std::slice::from_ref(&a)).unwrap();
     assert!(same[0].is_same(&a));
     assert!(views::broadcast_tensors(&[]).unwrap().is_empty());
     let err = views::broadcast_tensors(&[
