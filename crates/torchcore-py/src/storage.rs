@@ -22,10 +22,12 @@
 //! `__dict__`) is freed, and the next `untyped_storage()` makes a new one.
 //! PyTorch would keep it ("resurrection"). `docs/python.md` says so.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use c10_core::factories::allocator_for;
 use c10_core::{Device, DeviceType, Storage};
+use c10_storage::WeakStorage;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -84,6 +86,61 @@ fn untyped_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
+/// Weak handles to every storage that got a Python object, by
+/// [`Storage::id`], so that `torchcore._C._storage_Use_Count(_cdata)` can find
+/// a storage from its id after the object is gone (PyTorch reads the
+/// `StorageImpl` at that address; a weak handle keeps the address from
+/// being reused, so the lookup is sound). Dead entries are pruned as the
+/// table grows.
+static WEAK_STORAGES: Mutex<Option<WeakTable>> = Mutex::new(None);
+
+/// See [`WEAK_STORAGES`].
+struct WeakTable {
+    map: HashMap<usize, WeakStorage>,
+    /// Prune dead entries when the table reaches this size.
+    prune_at: usize,
+}
+
+/// Records a weak handle to `storage` (see [`WEAK_STORAGES`]).
+fn remember(storage: &Storage) {
+    let mut guard = WEAK_STORAGES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let table = guard.get_or_insert_with(|| WeakTable {
+        map: HashMap::new(),
+        prune_at: 64,
+    });
+    if table.map.len() >= table.prune_at {
+        table.map.retain(|_, w| !w.is_dead());
+        table.prune_at = (table.map.len() * 2).max(64);
+    }
+    table.map.insert(storage.id(), storage.downgrade());
+}
+
+/// `torchcore._C._storage_Use_Count(cdata)`: how many handles share the
+/// storage whose `_cdata` is `cdata` (PyTorch's `StorageImpl` use count).
+/// PyTorch keeps a storage's Python object, and its reference, for as long
+/// as the storage lives once one was made (a `_cdata` implies one was); here
+/// the object may already be gone, so its reference is counted either way.
+#[pyfunction]
+#[pyo3(name = "_storage_Use_Count")]
+fn storage_use_count(py: Python<'_>, cdata: usize) -> PyResult<usize> {
+    let object_alive = !table(py)?.call_method1("get", (cdata,))?.is_none();
+    let found = WEAK_STORAGES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()
+        .and_then(|t| t.map.get(&cdata).and_then(WeakStorage::upgrade));
+    match found {
+        // Minus the handle `upgrade` just made; the Python object's counts
+        // once, alive or not.
+        Some(s) => Ok(s.use_count() - 1 - usize::from(object_alive) + 1),
+        None => Err(PyRuntimeError::new_err(format!(
+            "_storage_Use_Count: no live storage has _cdata {cdata:#x}"
+        ))),
+    }
+}
+
 /// The Python object of `storage`: the live one if there is one
 /// (preservation), else a new `torchcore.UntypedStorage`, recorded.
 pub(crate) fn wrap_storage(py: Python<'_>, storage: Storage) -> PyResult<Bound<'_, PyAny>> {
@@ -91,6 +148,7 @@ pub(crate) fn wrap_storage(py: Python<'_>, storage: Storage) -> PyResult<Bound<'
     if let Some(obj) = table(py)?.call_method1("get", (key,))?.into_iter_none() {
         return Ok(obj);
     }
+    remember(&storage);
     let carrier = StorageCarrier {
         storage: Mutex::new(Some(storage)),
     };
@@ -262,6 +320,7 @@ fn bytes_from_sequence(seq: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 fn _preserve_storage(obj: &Bound<'_, PyUntypedStorage>) -> PyResult<()> {
     let py = obj.py();
     let key = obj.get().storage.id();
+    remember(&obj.get().storage);
     let t = table(py)?;
     if t.call_method1("get", (key,))?.is_none() {
         t.set_item(key, obj)?;
@@ -274,5 +333,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUntypedStorage>()?;
     m.add_class::<StorageCarrier>()?;
     m.add_function(wrap_pyfunction!(_preserve_storage, m)?)?;
+    m.add_function(wrap_pyfunction!(storage_use_count, m)?)?;
     Ok(())
 }

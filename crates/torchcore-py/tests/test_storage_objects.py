@@ -540,3 +540,15 @@ def test_subclass_repr_like_torch(shape):
     a = tc.arange(float(n)).reshape(shape).as_subclass(_named_subclass(tc.Tensor))
     b = torch.arange(float(n)).reshape(shape).as_subclass(_named_subclass(torch.Tensor))
     assert repr(a) == repr(b)
+
+
+@needs_torch
+def test_storage_use_count_like_torch():
+    for m in (tc, torch):
+        a = m.ones(10)
+        before = m._C._storage_Use_Count(a.untyped_storage()._cdata)
+        assert before == 2  # the tensor's handle and the storage object's
+        b = a.view(2, 5)
+        assert m._C._storage_Use_Count(b.untyped_storage()._cdata) == before + 1
+        del b
+        assert m._C._storage_Use_Count(a.untyped_storage()._cdata) == before
