@@ -16,11 +16,13 @@
 //! `StorageImpl`, so the address stays allocated until the object (and with
 //! it the entry) is gone. No `unsafe`, nothing added to `StorageImpl`.
 //!
-//! What differs from PyTorch: the object lives as long as Python references
-//! it, not as long as the `StorageImpl` does. When the last Python reference
-//! goes while tensors still use the storage, the object (with its
-//! `__dict__`) is freed, and the next `untyped_storage()` makes a new one.
-//! PyTorch would keep it ("resurrection"). `docs/python.md` says so.
+//! Each tensor object also keeps the storage object it made with
+//! `untyped_storage()`, was built from or was `set_` to (`PyTensor`'s
+//! `storage_obj`), so the object and its `__dict__` survive while such a
+//! tensor object lives. What differs from PyTorch: a tensor that never
+//! touched the object (a view made before it, a tensor Rust holds) does not
+//! keep it alive; PyTorch keeps it for as long as the `StorageImpl` lives.
+//! `docs/python.md` says so.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -40,6 +40,13 @@ pub struct PyTensor {
     /// made of the same class, as PyTorch's default `__torch_function__`
     /// does.
     subtype: Option<Py<PyType>>,
+    /// The Python object of this tensor's storage, once `untyped_storage()`
+    /// made it or the tensor was built from or `set_` to it: the tensor keeps
+    /// it alive, so it is the same object (with its `__dict__`) for as long
+    /// as this tensor object lives, the nearest this binding gets to
+    /// PyTorch's storage preservation (see `storage.rs`). Never locked while
+    /// Python code runs (an old object is dropped after the guard).
+    storage_obj: Mutex<Option<Py<PyAny>>>,
     /// The [`thread_token`] of the thread holding `state`, 0 if none: a
     /// thread that asks for the lock it already holds (a finalizer or
     /// callback run while it is held) gets an error instead of waiting on
@@ -102,7 +109,48 @@ impl PyTensor {
             }),
             owner: AtomicUsize::new(0),
             subtype: None,
+            storage_obj: Mutex::new(None),
         }
+    }
+
+    /// Replaces the kept storage object (see `storage_obj`) by `obj`, or
+    /// drops it when it is not the object of the storage `storage_id` (the
+    /// tensor's current one). The old object is dropped after the guard:
+    /// dropping it may run Python code.
+    fn keep_storage_object(&self, py: Python<'_>, storage_id: usize, obj: Option<Py<PyAny>>) {
+        let stale = |o: &Py<PyAny>| {
+            o.bind(py)
+                .cast::<PyUntypedStorage>()
+                .map_or(true, |s| s.get().storage.id() != storage_id)
+        };
+        let old = {
+            let mut slot = self
+                .storage_obj
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match obj {
+                Some(o) => slot.replace(o),
+                None if slot.as_ref().is_some_and(stale) => slot.take(),
+                None => None,
+            }
+        };
+        drop(old);
+    }
+
+    /// The kept storage object if it is the one of storage `storage_id`.
+    fn kept_storage_object<'py>(
+        &self,
+        py: Python<'py>,
+        storage_id: usize,
+    ) -> Option<Bound<'py, PyAny>> {
+        let slot = self
+            .storage_obj
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.as_ref().map(|o| o.bind(py).clone()).filter(|o| {
+            o.cast::<PyUntypedStorage>()
+                .is_ok_and(|s| s.get().storage.id() == storage_id)
+        })
     }
 
     /// Wraps `t` as an object of this object's class (see
@@ -320,7 +368,10 @@ fn inplace_with<'py>(
     if me.inner.binding_object().is_none() {
         bind(slf, &me.inner)?;
     }
+    let storage_id = me.inner.storage().id();
     drop(guard);
+    // A `set_` may have swapped the storage: forget the old one's object.
+    slf.get().keep_storage_object(py, storage_id, None);
     result.py()?;
     Ok(slf.clone())
 }
@@ -522,14 +573,28 @@ impl PyTensor {
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         // The TensorImpl → object edge is never reported (PyTorch's rule:
-        // a tensor Rust holds is always reachable); the subclass is.
+        // a tensor Rust holds is always reachable); the subclass and the
+        // kept storage object are. (`try_lock`: a traversal never waits; the
+        // lock is only held for a swap, never across Python code.)
         if let Some(c) = &self.subtype {
             visit.call(c)?;
+        }
+        if let Ok(slot) = self.storage_obj.try_lock() {
+            if let Some(o) = slot.as_ref() {
+                visit.call(o)?;
+            }
         }
         Ok(())
     }
 
-    fn __clear__(&self) {}
+    fn __clear__(&self) {
+        let old = self
+            .storage_obj
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        drop(old);
+    }
 
     // ---- attributes -------------------------------------------------
 
@@ -699,7 +764,13 @@ impl PyTensor {
     /// (see `storage.rs`).
     fn untyped_storage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let storage = self.with(py, |t| t.storage().clone())?;
-        wrap_storage(py, storage)
+        let id = storage.id();
+        if let Some(o) = self.kept_storage_object(py, id) {
+            return Ok(o);
+        }
+        let obj = wrap_storage(py, storage)?;
+        self.keep_storage_object(py, id, Some(obj.clone().unbind()));
+        Ok(obj)
     }
 
     /// `tensor.storage()`: a `torchcore.TypedStorage` of this tensor's
@@ -1624,6 +1695,7 @@ impl PyTensor {
         };
         if let Ok(st) = source.cast::<PyUntypedStorage>() {
             let storage = st.get().storage.clone();
+            let kept = st.clone().into_any().unbind();
             let sizes = match size {
                 Some(s) => Some(convert::seq_ints(s, "size")?),
                 None => None,
@@ -1632,7 +1704,8 @@ impl PyTensor {
                 Some(s) => Some(convert::seq_ints(s, "stride")?),
                 None => None,
             };
-            return inplace_nogil(slf, |t| match sizes {
+            let id = storage.id();
+            let r = inplace_nogil(slf, |t| match sizes {
                 None => t.set_storage(&storage),
                 Some(sz) => {
                     let strides = match strides {
@@ -1641,7 +1714,9 @@ impl PyTensor {
                     };
                     t.set_(&storage, storage_offset, &sz, &strides)
                 }
-            });
+            })?;
+            slf.get().keep_storage_object(slf.py(), id, Some(kept));
+            return Ok(r);
         }
         Err(PyTypeError::new_err(
             "set_(): expected a Tensor, a TypedStorage or an UntypedStorage",
@@ -2194,7 +2269,16 @@ fn tensor<'py>(
     let _ = device_arg(device)?;
     let st = dtype_arg(dtype)?;
     if let Some(t) = tensor_from_storage(data, st)? {
-        return wrap(py, t);
+        let id = t.storage().id();
+        let obj = wrap(py, t)?;
+        // The tensor keeps the storage object it was built from.
+        let src = if data.cast::<PyUntypedStorage>().is_ok() {
+            data.clone()
+        } else {
+            data.getattr("_untyped_storage")?
+        };
+        obj.get().keep_storage_object(py, id, Some(src.unbind()));
+        return Ok(obj);
     }
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.get().handle(py)?;

@@ -64,17 +64,22 @@ def test_untyped_storage_is_preserved_while_referenced():
     assert v.untyped_storage() is u
 
 
-def test_storage_object_freed_with_its_last_python_reference():
+def test_storage_object_lives_with_the_tensors_that_touched_it():
     t = tc.arange(4.0)
+    view = t[1:]  # made before the storage object: does not keep it
     s = t.untyped_storage()
     s.tag = 1
     cdata = s._cdata
     del s
     gc.collect()
-    again = t.untyped_storage()
+    assert t.untyped_storage().tag == 1  # kept by `t`
+    del t
+    gc.collect()
+    again = view.untyped_storage()
     assert again._cdata == cdata
-    # The documented difference from PyTorch: the object was not kept alive
-    # by the tensor, so its attributes are gone.
+    # The documented difference from PyTorch: only tensor objects that made
+    # or were built from the storage object keep it, so the view gets a new
+    # one without the attribute.
     assert not hasattr(again, "tag")
 
 
@@ -552,3 +557,65 @@ def test_storage_use_count_like_torch():
         assert m._C._storage_Use_Count(b.untyped_storage()._cdata) == before + 1
         del b
         assert m._C._storage_Use_Count(a.untyped_storage()._cdata) == before
+
+
+class _Tracker:
+    """Sets `flag[0]` when freed."""
+
+    def __init__(self, flag):
+        self.flag = flag
+
+    def __del__(self):
+        self.flag[0] = True
+
+
+def _tracked(obj):
+    flag = [False]
+    obj._tracker = _Tracker(flag)
+    return flag
+
+
+def test_tensor_keeps_its_storage_object():
+    a = tc.ones(10)
+    s = a.untyped_storage()
+    freed = _tracked(s)
+    del s
+    gc.collect()
+    assert not freed[0]
+    assert hasattr(a.untyped_storage(), "_tracker")
+    del a
+    gc.collect()
+    assert freed[0]
+
+
+def test_tensor_made_from_a_storage_object_keeps_it():
+    s = tc.UntypedStorage(8)
+    freed = _tracked(s)
+    a = tc.tensor(s)
+    b = tc.tensor([], dtype=tc.uint8).set_(s)
+    del s
+    assert not freed[0]
+    assert a.untyped_storage() is b.untyped_storage()
+    del a
+    assert not freed[0]
+    del b
+    gc.collect()
+    assert freed[0]
+
+
+def test_set_to_another_storage_forgets_the_old_object():
+    a = tc.ones(4)
+    freed = _tracked(a.untyped_storage())
+    a.set_(tc.zeros(2))
+    gc.collect()
+    assert freed[0]
+
+
+def test_storage_object_cycle_through_a_tensor_is_collected():
+    a = tc.ones(3)
+    s = a.untyped_storage()
+    freed = _tracked(s)
+    s.owner = a  # storage object -> tensor -> storage object
+    del a, s
+    gc.collect()
+    assert freed[0]
