@@ -226,6 +226,10 @@ impl PyUntypedStorage {
         }
         let bytes = bytes_from_sequence(&arg)?;
         let storage = new_storage(bytes.len(), dev)?;
+        if dev.device_type() == DeviceType::Meta {
+            // No memory to write: the size alone, as PyTorch does.
+            return Ok(PyUntypedStorage { storage });
+        }
         storage
             .write()
             .and_then(|mut w| {

@@ -189,7 +189,10 @@ def test_tensor_storage_views_the_same_bytes(dtype):
      "m.TypedStorage([1, 2], device='meta', dtype=m.float).share_memory_()",
      "m.TypedStorage([1, 2], dtype=m.float).copy_(m.TypedStorage([1, 2], device='meta', dtype=m.float))",
      "m.TypedStorage([1, 2], device='meta', dtype=m.float).resize_(10)",
-     "m.ones(2, 3).to('meta').storage().size()"],
+     "m.ones(2, 3).to('meta').storage().size()",
+     "m.UntypedStorage([1, 2, 3], device='meta').nbytes()",
+     "m.TypedStorage([1, 2, 3], device='meta', dtype=m.int16).nbytes()",
+     "m.TypedStorage(100, device='meta', dtype=m.int16).untyped().size()"],
 )
 def test_tensor_from_storage_and_meta_storages_vs_torch(expr):
     xa, xb = tc.arange(6.0), torch.arange(6.0)
@@ -619,3 +622,20 @@ def test_storage_object_cycle_through_a_tensor_is_collected():
     del a, s
     gc.collect()
     assert freed[0]
+
+
+@needs_torch
+def test_write_file_like_torch(tmp_path):
+    outs = []
+    for m in (tc, torch):
+        path = tmp_path / f"{m.__name__}.bin"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = m.TypedStorage([1, 2, 3], dtype=m.int16)
+            with open(path, "wb") as f:
+                s._write_file(f, True, True, s.element_size())
+        outs.append(path.read_bytes())
+        with open(path, "wb") as f:
+            meta = m.TypedStorage([1, 2], device="meta", dtype=m.float, _internal=True)
+            outs.append(outcome(lambda: meta._write_file(f, True, True, 4)))
+    assert outs[:2] == outs[2:]

@@ -93,6 +93,16 @@ class UntypedStorage(_C.StorageBase):
             raise RuntimeError("_share_fd_: only available on CPU")
         raise NotImplementedError("share_memory_ is not implemented in torchcore")
 
+    def _write_file(self, f, is_real_file, save_size, element_size):
+        """Writes the bytes to the file object ``f``, preceded by the element
+        count (``int64``, native order) when ``save_size``: PyTorch's legacy
+        raw storage format."""
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if save_size:
+            f.write((self.nbytes() // element_size).to_bytes(8, _sys.byteorder, signed=True))
+        f.write(bytes(self.tolist()))
+
     def _share_fd_cpu_(self, *args, **kwargs):
         if self.device.type != "cpu":
             raise RuntimeError("_share_fd_: only available on CPU")
@@ -523,6 +533,9 @@ class TypedStorage:
 
     def _share_fd_cpu_(self, *args, **kwargs):
         return self._untyped_storage._share_fd_cpu_(*args, **kwargs)
+
+    def _write_file(self, f, is_real_file, save_size, element_size):
+        return self._untyped_storage._write_file(f, is_real_file, save_size, element_size)
 
     def _share_filename_cpu_(self, *args, **kwargs):
         return self._untyped_storage._share_filename_cpu_(*args, **kwargs)
