@@ -94,7 +94,7 @@ pub use crate::ops::alias;
 pub use crate::ops::as_strided::{as_strided, as_strided_};
 pub use crate::ops::diagonal::{diagonal, unfold};
 pub use crate::ops::dtype_view::view_dtype;
-pub use crate::ops::expand::{broadcast_to, expand, expand_as};
+pub use crate::ops::expand::{broadcast_tensors, broadcast_to, expand, expand_as};
 pub use crate::ops::reshape::{flatten, ravel, reshape, reshape_as, unflatten, view, view_as};
 #[allow(deprecated)]
 pub use crate::ops::slice::index;
@@ -102,6 +102,10 @@ pub use crate::ops::slice::{index_ints, narrow, select, slice};
 pub use crate::ops::split::{
     chunk, split, split_with_sizes, tensor_split, tensor_split_indices, unbind,
 };
+pub use crate::ops::split::{
+    dsplit, dsplit_indices, hsplit, hsplit_indices, vsplit, vsplit_indices,
+};
+pub use crate::ops::squeeze::{atleast_1d, atleast_2d, atleast_3d};
 pub use crate::ops::squeeze::{squeeze, squeeze_dim, squeeze_dims, unsqueeze};
 pub use crate::ops::squeeze::{squeeze_, squeeze_dims_, unsqueeze_};
 pub use crate::ops::storage::{resize_, set_, set_storage, set_to};
@@ -357,6 +361,67 @@ view_ops_table! {
         /// # Ok::<(), c10_core::TensorError>(())
         /// ```
         fn tensor_split_indices(&self, indices: impl IntoShape, dim: i64) -> Result<Vec<Tensor>>;
+
+        /// `hsplit(sections)`: equal pieces along dim 1 (dim 0 of a 1-d
+        /// tensor); the dim must divide evenly.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 4], ScalarType::Float)?;
+        /// assert_eq!(x.hsplit(2)?[0].sizes(), &[2, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn hsplit(&self, sections: i64) -> Result<Vec<Tensor>>;
+
+        /// `hsplit(indices)`: `tensor_split(indices)` along `hsplit`'s dim.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[2, 4], ScalarType::Float)?;
+        /// assert_eq!(x.hsplit_indices(&[1])?[1].sizes(), &[2, 3]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn hsplit_indices(&self, indices: &[i64]) -> Result<Vec<Tensor>>;
+
+        /// `vsplit(sections)`: equal pieces along dim 0 (at least 2 dims).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[4, 2], ScalarType::Float)?;
+        /// assert_eq!(x.vsplit(2)?[0].sizes(), &[2, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn vsplit(&self, sections: i64) -> Result<Vec<Tensor>>;
+
+        /// `vsplit(indices)`: `tensor_split(indices)` along dim 0.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[4, 2], ScalarType::Float)?;
+        /// assert_eq!(x.vsplit_indices(&[3])?[0].sizes(), &[3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn vsplit_indices(&self, indices: &[i64]) -> Result<Vec<Tensor>>;
+
+        /// `dsplit(sections)`: equal pieces along dim 2 (at least 3 dims).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[1, 1, 4], ScalarType::Float)?;
+        /// assert_eq!(x.dsplit(4)?.len(), 4);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn dsplit(&self, sections: i64) -> Result<Vec<Tensor>>;
+
+        /// `dsplit(indices)`: `tensor_split(indices)` along dim 2.
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[1, 1, 4], ScalarType::Float)?;
+        /// assert_eq!(x.dsplit_indices(&[1, 2])?.len(), 3);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn dsplit_indices(&self, indices: &[i64]) -> Result<Vec<Tensor>>;
 
         /// `transpose(dim0, dim1)`: swaps two dims (equal dims give an alias).
         ///

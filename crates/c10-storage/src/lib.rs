@@ -90,7 +90,7 @@ pub use held::GuardKind;
 pub use stats::StatsCounter;
 pub use storage::{
     lazy_fill_count, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard,
-    StorageWriteGuard, WriteReadGuard,
+    StorageWriteGuard, WeakStorage, WriteReadGuard,
 };
 
 /// `docs/custom-allocator.md`: its Rust snippets are compiled and run as

@@ -183,6 +183,51 @@ pub struct StorageImpl {
     pins: AtomicUsize,
 }
 
+/// A weak handle to a storage (see [`Storage::downgrade`]).
+#[derive(Clone)]
+pub struct WeakStorage(std::sync::Weak<StorageImpl>);
+
+impl WeakStorage {
+    /// The storage, if any `Storage` handle to it is still alive.
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let s = Storage::from_owner(vec![1u8]);
+    /// assert_eq!(s.downgrade().upgrade().map(|u| u.use_count()), Some(2));
+    /// ```
+    pub fn upgrade(&self) -> Option<Storage> {
+        self.0.upgrade().map(Storage)
+    }
+
+    /// The [`Storage::id`] of the storage this handle was made from.
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let s = Storage::from_owner(vec![1u8]);
+    /// assert_eq!(s.downgrade().id(), s.id());
+    /// ```
+    pub fn id(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
+
+    /// Whether the storage is gone (no `Storage` handle is left).
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let w = Storage::from_owner(vec![1u8]).downgrade();
+    /// assert!(w.is_dead());
+    /// ```
+    pub fn is_dead(&self) -> bool {
+        self.0.strong_count() == 0
+    }
+}
+
+impl fmt::Debug for WeakStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WeakStorage({:#x})", self.id())
+    }
+}
+
 /// A shared handle to one byte buffer (c10's `Storage`, an
 /// `intrusive_ptr<StorageImpl>`). Cloning is one atomic increment.
 ///
@@ -647,6 +692,27 @@ impl Storage {
     /// `StorageImpl`), for printing and for ordering locks.
     pub fn id(&self) -> usize {
         Arc::as_ptr(&self.0) as usize
+    }
+
+    /// A weak handle (c10's `weak_intrusive_ptr<StorageImpl>`): it does not
+    /// count in [`Storage::use_count`] and does not keep the buffer alive
+    /// (the buffer is freed with the last `Storage`), but while it exists
+    /// the `StorageImpl`'s address, [`Storage::id`], is not reused, so
+    /// `id` identifies this storage for as long as the weak handle lives.
+    /// A language binding uses it to find a storage again from its id.
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let s = Storage::from_owner(vec![0u8; 4]);
+    /// let w = s.downgrade();
+    /// assert_eq!(s.use_count(), 1);
+    /// assert_eq!(w.id(), s.id());
+    /// assert!(w.upgrade().is_some_and(|u| u.is_alias_of(&s)));
+    /// drop(s);
+    /// assert!(w.upgrade().is_none());
+    /// ```
+    pub fn downgrade(&self) -> WeakStorage {
+        WeakStorage(Arc::downgrade(&self.0))
     }
 
     /// The current data address, for display only (it may change after the

@@ -7,7 +7,9 @@ use pyo3::exceptions::{
     PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple,
+};
 
 /// A core error as the exception PyTorch raises, with PyTorch's message
 /// (`ErrorKind::python_exception` names the class).
@@ -438,6 +440,7 @@ pub(crate) fn item(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
             t.numel()
         )));
     }
+    refuse_meta_item(t)?;
     let flat = t.as_strided(&[], &[], None).py()?;
     Ok(flat_values(py, &flat)?
         .into_iter()
@@ -445,11 +448,33 @@ pub(crate) fn item(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
         .unwrap_or(Scalar::Int(0)))
 }
 
+/// PyTorch's refusal to read a meta tensor's (absent) data in `item()`.
+fn refuse_meta_item(t: &Tensor) -> PyResult<()> {
+    if t.device().device_type() == c10_core::DeviceType::Meta {
+        return Err(PyRuntimeError::new_err(
+            "Tensor.item() cannot be called on meta tensors",
+        ));
+    }
+    Ok(())
+}
+
+/// PyTorch's refusal to copy a meta tensor's (absent) data out
+/// (`tolist()`, `.cpu()`).
+pub(crate) fn refuse_meta_copy(t: &Tensor) -> PyResult<()> {
+    if t.device().device_type() == c10_core::DeviceType::Meta {
+        return Err(PyNotImplementedError::new_err(
+            "Cannot copy out of meta tensor; no data!",
+        ));
+    }
+    Ok(())
+}
+
 /// `item()`: the single element of a tensor as a Python number (an
 /// `int` up to 2**64 - 1 for the unsigned types, a `complex` for complex
 /// dtypes).
 pub(crate) fn item_py(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     if t.numel() == 1 {
+        refuse_meta_item(t)?;
         let flat = t.as_strided(&[], &[], None).py()?;
         if let Some(v) = crate::elements::flat_py_values(py, &flat)? {
             if let Some(x) = v.into_iter().next() {
@@ -479,6 +504,8 @@ fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
         ScalarType::Char => ints(t.to_vec::<i8>().py()?),
         ScalarType::Short => ints(t.to_vec::<i16>().py()?),
         ScalarType::Int => ints(t.to_vec::<i32>().py()?),
+        ScalarType::UInt16 => ints(t.to_vec::<u16>().py()?),
+        ScalarType::UInt32 => ints(t.to_vec::<u32>().py()?),
         ScalarType::Long => t
             .to_vec::<i64>()
             .py()?
@@ -544,6 +571,7 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 /// tensor with tens of thousands of (size-1) dims gives its deeply nested
 /// list, as in PyTorch, instead of overflowing the stack.
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    refuse_meta_copy(t)?;
     let vals = match crate::elements::flat_py_values(py, t)? {
         Some(objs) => objs,
         None => flat_values(py, t)?
@@ -608,6 +636,9 @@ struct Leaves {
     big_int: bool,
     /// An int too large even for a float was seen.
     huge_int: bool,
+    /// The imaginary parts, parallel to `vals`, once a `complex` was seen
+    /// (`None` before: no cost for real data).
+    ims: Option<Vec<f64>>,
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
@@ -635,6 +666,25 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
         }
         let s = item(obj.py(), t)?;
         return leaf(s, depth, acc, false);
+    }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        if acc.sizes.len() > depth {
+            return Err(PyTypeError::new_err("new(): invalid data type 'complex'"));
+        }
+        let ims = acc.ims.get_or_insert_with(|| vec![0.0; acc.vals.len()]);
+        ims.push(c.imag());
+        acc.vals.push(Scalar::Float(c.real()));
+        acc.any_float = true;
+        return Ok(());
+    }
+    if obj.cast::<PyString>().is_ok()
+        && depth > 0
+        && acc.sizes.len() == depth
+        && acc.vals.is_empty()
+    {
+        // PyTorch reads a `str` met on the first element path as one more
+        // (sequence) dim, then refuses it.
+        return Err(PyValueError::new_err("too many dimensions 'str'"));
     }
     let is_seq = obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok();
     if !is_seq {
@@ -685,6 +735,9 @@ fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
             }
         )));
     }
+    if let Some(ims) = acc.ims.as_mut() {
+        ims.push(0.0);
+    }
     match s {
         _ if big => acc.any_int = true,
         Scalar::Float(_) => acc.any_float = true,
@@ -712,6 +765,9 @@ pub(crate) fn tensor_from_data(
     } else {
         ScalarType::Bool
     };
+    if let Some(ims) = acc.ims.take() {
+        return complex_from_parts(&acc.vals, &ims, &sizes, dtype);
+    }
     let target = dtype.unwrap_or(inferred);
     if acc.big_int {
         // PyTorch reads ints as doubles only into a floating tensor.
@@ -739,6 +795,29 @@ pub(crate) fn tensor_from_data(
         Tensor::from_vec(v, &sizes).py()?
     };
     if t.dtype() == target {
+        Ok(t)
+    } else {
+        aten_shape::copy::to_dtype(&t, target).py()
+    }
+}
+
+/// `torch.tensor` of data with a `complex` in it: PyTorch's default
+/// complex dtype (complex64), or `dtype`.
+fn complex_from_parts(
+    res: &[Scalar],
+    ims: &[f64],
+    sizes: &[i64],
+    dtype: Option<ScalarType>,
+) -> PyResult<Tensor> {
+    use c10_core::scalar_type::Complex128;
+    let v: Vec<Complex128> = res
+        .iter()
+        .zip(ims)
+        .map(|(r, &i)| Complex128::new(r.to_f64(), i))
+        .collect();
+    let t = Tensor::from_vec(v, sizes).py()?;
+    let target = dtype.unwrap_or(ScalarType::ComplexFloat);
+    if target == ScalarType::ComplexDouble {
         Ok(t)
     } else {
         aten_shape::copy::to_dtype(&t, target).py()

@@ -132,21 +132,19 @@ fn import_capsule(cap: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             });
         }
     }
-    Err(PyTypeError::new_err(
-        "from_dlpack: expected an object with __dlpack__ or an unconsumed DLPack capsule",
+    Err(PyRuntimeError::new_err(
+        "from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only once, so you might have already constructed a tensor from it once.",
     ))
 }
 
-/// `torchcore.from_dlpack(obj)`: a tensor sharing `obj`'s memory (a
-/// `torchcore.Tensor` gives itself back: the same `TensorImpl`).
+/// `torchcore.from_dlpack(obj)`: a tensor sharing `obj`'s memory (for a
+/// `torchcore.Tensor`, a new tensor over the same memory, through its own
+/// DLPack export, as in PyTorch).
 #[pyfunction]
 pub(crate) fn from_dlpack<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTensor>> {
-    if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(t.clone());
-    }
     if obj.hasattr("__dlpack__")? {
         let kwargs = PyDict::new(py);
         kwargs.set_item("max_version", (1u32, 0u32))?;
@@ -171,7 +169,54 @@ fn from_numpy<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound
             array.get_type().name()?
         )));
     }
+    check_numpy(array)?;
     from_dlpack(py, array)
+}
+
+/// The dtype names `from_numpy` accepts (PyTorch's list, in its order).
+const NUMPY_DTYPES: &[&str] = &[
+    "float64",
+    "float32",
+    "float16",
+    "complex64",
+    "complex128",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint64",
+    "uint32",
+    "uint16",
+    "uint8",
+    "bool",
+];
+
+/// PyTorch's checks on an array before sharing it: a supported dtype,
+/// native byte order, no negative strides (with its classes and texts).
+fn check_numpy(array: &Bound<'_, PyAny>) -> PyResult<()> {
+    use pyo3::exceptions::PyValueError;
+    let dtype = array.getattr("dtype")?;
+    let name: String = dtype.getattr("name")?.extract()?;
+    if !NUMPY_DTYPES.contains(&name.as_str()) {
+        let ty = dtype.getattr("type")?;
+        let full = format!("{}.{}", ty.getattr("__module__")?, ty.getattr("__name__")?);
+        return Err(PyTypeError::new_err(format!(
+            "can't convert np.ndarray of type {full}. The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
+        )));
+    }
+    let native: bool = dtype.getattr("isnative")?.extract()?;
+    if !native {
+        return Err(PyValueError::new_err(
+            "given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported.",
+        ));
+    }
+    let strides: Vec<i64> = array.getattr("strides")?.extract()?;
+    if strides.iter().any(|&s| s < 0) {
+        return Err(PyValueError::new_err(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
+        ));
+    }
+    Ok(())
 }
 
 /// `tensor.__array__()`: a NumPy array sharing the tensor's memory (via
@@ -181,6 +226,18 @@ pub(crate) fn to_numpy<'py>(
     obj: &Bound<'py, PyTensor>,
     dtype: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (requires_grad, device) = obj.get().with(py, |t| (t.requires_grad(), t.device()))?;
+    if device.device_type() != c10_core::DeviceType::Cpu {
+        return Err(PyTypeError::new_err(format!(
+            "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+            device.device_type()
+        )));
+    }
+    if requires_grad {
+        return Err(PyRuntimeError::new_err(
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+        ));
+    }
     let np = py.import("numpy")?;
     let arr = np.call_method1("from_dlpack", (obj,))?;
     match dtype {

@@ -54,6 +54,7 @@ mod dlpack;
 mod elements;
 mod memory;
 mod serialization;
+mod storage;
 mod tensor;
 
 use std::ptr::NonNull;
@@ -123,6 +124,7 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Python object from any thread (they take the GIL).
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
     tensor::register(m)?;
+    storage::register(m)?;
     dlpack::register(m)?;
     serialization::register(m)?;
     memory::register(m)?;

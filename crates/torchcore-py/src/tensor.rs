@@ -7,19 +7,20 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
 use aten_shape::views::{self, ViewOps};
-use c10_core::{MemoryFormat, Scalar, ScalarType, Storage, Tensor};
+use c10_core::{MemoryFormat, Scalar, ScalarType, Tensor};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError};
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySlice, PyString, PyTuple, PyType};
 use pyo3::PyTraverseError;
 
 use crate::convert::{
     self, device_arg, dtype_arg, format_arg, int, int_list, options, scalar, OrPy, PyDevice,
     PyDtype, PyMemoryFormat, I64,
 };
+use crate::storage::{wrap_storage, PyUntypedStorage};
 
 /// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
 /// crate documentation for the preservation rules).
@@ -31,9 +32,21 @@ use crate::convert::{
 /// metadata ops, for the op itself; a thread that finds the lock taken
 /// waits for it with the GIL released, so a read of a tensor that another
 /// thread is resizing waits and then succeeds, as in PyTorch.
-#[pyclass(name = "Tensor", module = "torchcore", dict, weakref, frozen)]
+#[pyclass(name = "Tensor", module = "torchcore", dict, weakref, frozen, subclass)]
 pub struct PyTensor {
     state: Mutex<State>,
+    /// The Python subclass this object is an instance of (`None` for
+    /// `torchcore.Tensor` itself): results of view ops and copies of it are
+    /// made of the same class, as PyTorch's default `__torch_function__`
+    /// does.
+    subtype: Option<Py<PyType>>,
+    /// The Python object of this tensor's storage, once `untyped_storage()`
+    /// made it or the tensor was built from or `set_` to it: the tensor keeps
+    /// it alive, so it is the same object (with its `__dict__`) for as long
+    /// as this tensor object lives, the nearest this binding gets to
+    /// PyTorch's storage preservation (see `storage.rs`). Never locked while
+    /// Python code runs (an old object is dropped after the guard).
+    storage_obj: Mutex<Option<Py<PyAny>>>,
     /// The [`thread_token`] of the thread holding `state`, 0 if none: a
     /// thread that asks for the lock it already holds (a finalizer or
     /// callback run while it is held) gets an error instead of waiting on
@@ -95,7 +108,68 @@ impl PyTensor {
                 retired: Vec::new(),
             }),
             owner: AtomicUsize::new(0),
+            subtype: None,
+            storage_obj: Mutex::new(None),
         }
+    }
+
+    /// Replaces the kept storage object (see `storage_obj`) by `obj`, or
+    /// drops it when it is not the object of the storage `storage_id` (the
+    /// tensor's current one). The old object is dropped after the guard:
+    /// dropping it may run Python code.
+    fn keep_storage_object(&self, py: Python<'_>, storage_id: usize, obj: Option<Py<PyAny>>) {
+        let stale = |o: &Py<PyAny>| {
+            o.bind(py)
+                .cast::<PyUntypedStorage>()
+                .map_or(true, |s| s.get().storage.id() != storage_id)
+        };
+        let old = {
+            let mut slot = self
+                .storage_obj
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match obj {
+                Some(o) => slot.replace(o),
+                None if slot.as_ref().is_some_and(stale) => slot.take(),
+                None => None,
+            }
+        };
+        drop(old);
+    }
+
+    /// The kept storage object if it is the one of storage `storage_id`.
+    fn kept_storage_object<'py>(
+        &self,
+        py: Python<'py>,
+        storage_id: usize,
+    ) -> Option<Bound<'py, PyAny>> {
+        let slot = self
+            .storage_obj
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.as_ref().map(|o| o.bind(py).clone()).filter(|o| {
+            o.cast::<PyUntypedStorage>()
+                .is_ok_and(|s| s.get().storage.id() == storage_id)
+        })
+    }
+
+    /// Wraps `t` as an object of this object's class (see
+    /// [`wrap_typed`]).
+    pub(crate) fn wrap_out<'py>(
+        &self,
+        py: Python<'py>,
+        t: Tensor,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        wrap_typed(py, t, self.subtype.as_ref().map(|c| c.bind(py)))
+    }
+
+    /// [`PyTensor::wrap_out`] for each tensor, as a tuple.
+    fn wrap_all_out<'py>(&self, py: Python<'py>, ts: Vec<Tensor>) -> PyResult<Bound<'py, PyTuple>> {
+        let objs = ts
+            .into_iter()
+            .map(|t| self.wrap_out(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, objs)
     }
 
     /// Takes the object's lock. If another thread holds it, waits with the
@@ -164,8 +238,49 @@ impl PyTensor {
         f: impl FnOnce(&Tensor) -> c10_core::Result<Tensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let r = self.with(py, f)?.py()?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
+}
+
+/// A one-shot box carrying a tensor handle into `Tensor.__new__`, so that
+/// Rust can make an object of a Python subclass without running the
+/// subclass's own `__new__`/`__init__` (PyTorch allocates such objects
+/// directly too).
+#[pyclass(name = "_TensorCarrier", module = "torchcore._C", frozen)]
+pub(crate) struct TensorCarrier {
+    tensor: Mutex<Option<Tensor>>,
+}
+
+/// The Python object for `t` as an instance of `cls` (a subclass of
+/// `torchcore.Tensor`; `None` or the base class: [`wrap`]). A `TensorImpl`
+/// that already has an object gives that object, whatever its class
+/// (preservation wins, as in PyTorch).
+pub(crate) fn wrap_typed<'py>(
+    py: Python<'py>,
+    t: Tensor,
+    cls: Option<&Bound<'py, PyType>>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let Some(cls) = cls else {
+        return wrap(py, t);
+    };
+    if t.binding_object().is_some() || cls.is(py.get_type::<PyTensor>()) {
+        return wrap(py, t);
+    }
+    let carrier = TensorCarrier {
+        tensor: Mutex::new(Some(t)),
+    };
+    let obj = py
+        .get_type::<PyTensor>()
+        .getattr("__new__")?
+        .call1((cls, carrier))?
+        .cast_into::<PyTensor>()?;
+    {
+        let me = obj.get().lock(py)?;
+        if me.inner.binding_object().is_none() {
+            bind(&obj, &me.inner)?;
+        }
+    }
+    Ok(obj)
 }
 
 /// The Python object for `t`: the one already bound to its `TensorImpl`
@@ -212,14 +327,6 @@ fn bind(obj: &Bound<'_, PyTensor>, t: &Tensor) -> PyResult<()> {
     }
 }
 
-fn wrap_all(py: Python<'_>, ts: Vec<Tensor>) -> PyResult<Bound<'_, PyTuple>> {
-    let objs = ts
-        .into_iter()
-        .map(|t| wrap(py, t))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyTuple::new(py, objs)
-}
-
 /// Runs an in-place metadata op on `slf`'s `TensorImpl` so that every
 /// Python reference sees it: unique → edited in place (the slot stays);
 /// shared with Rust → copy-on-write gives a new `TensorImpl`, which is
@@ -261,7 +368,10 @@ fn inplace_with<'py>(
     if me.inner.binding_object().is_none() {
         bind(slf, &me.inner)?;
     }
+    let storage_id = me.inner.storage().id();
     drop(guard);
+    // A `set_` may have swapped the storage: forget the old one's object.
+    slf.get().keep_storage_object(py, storage_id, None);
     result.py()?;
     Ok(slf.clone())
 }
@@ -320,6 +430,10 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     if let Ok(t) = k.cast::<PyTensor>() {
         return Ok(TensorIndex::Tensor(t.get().handle(py)?));
     }
+    if k.cast::<PyString>().is_ok() {
+        // PyTorch tries to make an index tensor of it.
+        return Err(PyTypeError::new_err("new(): invalid data type 'str'"));
+    }
     if k.cast::<PyList>().is_ok() {
         return Err(PyNotImplementedError::new_err(
             "advanced indexing (tensor, list or boolean-mask indices) is not implemented in torchcore",
@@ -358,13 +472,129 @@ fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
 
 #[pymethods]
 impl PyTensor {
-    fn __traverse__(&self, _visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        // The TensorImpl → object edge is never reported (PyTorch's rule:
-        // a tensor Rust holds is always reachable); nothing else to visit.
+    /// `Tensor(*sizes)`, `Tensor(data)`, `Tensor()` (PyTorch's legacy
+    /// constructor: float32), for `torchcore.Tensor` and its subclasses.
+    #[new]
+    #[classmethod]
+    #[pyo3(signature = (*args, **kwargs))]
+    fn py_new(
+        cls: &Bound<'_, PyType>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let py = cls.py();
+        let subtype = (!cls.is(py.get_type::<PyTensor>())).then(|| cls.clone().unbind());
+        let t = if let Some(c) = args
+            .iter()
+            .next()
+            .and_then(|a| a.cast_into::<TensorCarrier>().ok())
+        {
+            let taken = c
+                .get()
+                .tensor
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            taken.ok_or_else(|| PyRuntimeError::new_err("tensor carrier already used"))?
+        } else {
+            legacy_new(args, kwargs)?
+        };
+        let mut me = PyTensor::new(t);
+        me.subtype = subtype;
+        Ok(me)
+    }
+
+    /// Binds an object made by `Tensor(...)`/`Sub(...)` to its
+    /// `TensorImpl` (objects Rust makes are bound when made).
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn __init__(
+        slf: &Bound<'_, Self>,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let me = slf.get().lock(slf.py())?;
+        if me.inner.binding_object().is_none() {
+            bind(slf, &me.inner)?;
+        }
         Ok(())
     }
 
-    fn __clear__(&self) {}
+    /// Attribute assignment: names PyTorch defines as read-only tensor
+    /// properties raise as there even when torchcore lacks the property
+    /// (instead of landing in the instance `__dict__`); properties PyTorch
+    /// lets you set but torchcore does not implement raise
+    /// `NotImplementedError`. Everything else is Python's generic rule.
+    fn __setattr__(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyString>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        check_settable(slf.as_any(), name)?;
+        generic_setattr(slf.as_any(), name, Some(value))
+    }
+
+    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
+        check_settable(slf.as_any(), name)?;
+        generic_setattr(slf.as_any(), name, None)
+    }
+
+    /// `t.as_subclass(cls)`: a new object of class `cls` over an alias of
+    /// this tensor (same data, new `TensorImpl`), as in PyTorch.
+    fn as_subclass<'py>(
+        &self,
+        py: Python<'py>,
+        cls: &Bound<'py, PyType>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        if !cls.is_subclass(&py.get_type::<PyTensor>())? {
+            return Err(PyTypeError::new_err(format!(
+                "as_subclass(): argument 'cls' must be a subclass of torchcore.Tensor, not {}",
+                cls.name()?
+            )));
+        }
+        let t = self.with(py, views::alias)?.py()?;
+        wrap_typed(py, t, Some(cls))
+    }
+
+    /// `Tensor._make_subclass(cls, data, require_grad=False)`: an object of
+    /// class `cls` over a detached alias of `data`.
+    #[staticmethod]
+    #[pyo3(signature = (cls, data, require_grad = false))]
+    fn _make_subclass<'py>(
+        cls: &Bound<'py, PyType>,
+        data: &Bound<'py, PyTensor>,
+        require_grad: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let py = cls.py();
+        let mut t = data.get().with(py, Tensor::detach)?;
+        t.set_requires_grad(require_grad).py()?;
+        let obj = wrap_typed(py, t, Some(cls))?;
+        Ok(obj)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // The TensorImpl → object edge is never reported (PyTorch's rule:
+        // a tensor Rust holds is always reachable); the subclass and the
+        // kept storage object are. (`try_lock`: a traversal never waits; the
+        // lock is only held for a swap, never across Python code.)
+        if let Some(c) = &self.subtype {
+            visit.call(c)?;
+        }
+        if let Ok(slot) = self.storage_obj.try_lock() {
+            if let Some(o) = slot.as_ref() {
+                visit.call(o)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        let old = self
+            .storage_obj
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        drop(old);
+    }
 
     // ---- attributes -------------------------------------------------
 
@@ -471,6 +701,13 @@ impl PyTensor {
         })
     }
 
+    #[getter]
+    fn is_meta(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |t| {
+            t.device().device_type() == c10_core::DeviceType::Meta
+        })
+    }
+
     fn is_floating_point(&self, py: Python<'_>) -> PyResult<bool> {
         self.with(py, |t| t.dtype().is_floating_point())
     }
@@ -494,14 +731,20 @@ impl PyTensor {
     }
 
     fn data_ptr(&self, py: Python<'_>) -> PyResult<usize> {
-        let (base, offset, itemsize) = self.with(py, |t| {
+        let (base, offset, itemsize, numel) = self.with(py, |t| {
             (
                 t.storage().data_addr(),
                 t.storage_offset(),
                 t.element_size(),
+                t.numel(),
             )
         })?;
         let base = base.map_err(|e| convert::to_py_err(e.into()))?;
+        // PyTorch's `data_ptr()` is null for a tensor without elements,
+        // whatever its offset.
+        if numel == 0 {
+            return Ok(0);
+        }
         // Checked: an offset set through `set_`/`as_strided_` is validated
         // against the storage, but a wrapped address must not be possible
         // even if it were not (and overflow would panic in debug builds).
@@ -517,9 +760,44 @@ impl PyTensor {
             })
     }
 
-    fn untyped_storage(&self, py: Python<'_>) -> PyResult<PyUntypedStorage> {
+    /// The storage's Python object: the same one each time while it lives
+    /// (see `storage.rs`).
+    fn untyped_storage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let storage = self.with(py, |t| t.storage().clone())?;
-        Ok(PyUntypedStorage { storage })
+        let id = storage.id();
+        if let Some(o) = self.kept_storage_object(py, id) {
+            return Ok(o);
+        }
+        let obj = wrap_storage(py, storage)?;
+        self.keep_storage_object(py, id, Some(obj.clone().unbind()));
+        Ok(obj)
+    }
+
+    /// `tensor.storage()`: a `torchcore.TypedStorage` of this tensor's
+    /// dtype over `untyped_storage()` (with PyTorch's deprecation warning).
+    fn storage<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("torchcore.storage")?
+            .getattr("_typed_storage_of")?
+            .call1((slf, true))
+    }
+
+    /// `tensor.storage_type()`: the legacy storage class of the dtype
+    /// (`torchcore.FloatStorage`, ...).
+    fn storage_type<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("torchcore.storage")?
+            .getattr("_storage_type_of")?
+            .call1((slf,))
+    }
+
+    /// `storage()` without the deprecation warning (PyTorch's internal
+    /// spelling).
+    fn _typed_storage<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("torchcore.storage")?
+            .getattr("_typed_storage_of")?
+            .call1((slf, false))
     }
 
     fn is_set_to(&self, py: Python<'_>, other: &Bound<'_, PyTensor>) -> PyResult<bool> {
@@ -567,13 +845,13 @@ impl PyTensor {
 
     fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
         let r = self.with(py, Tensor::detach)?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
         let r = self.with(py, Tensor::data)?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -591,7 +869,11 @@ impl PyTensor {
         // PyTorch's recursive printer raises `RecursionError` from about
         // 500 dims).
         let t = self.handle(py)?;
-        Ok(py.detach(|| t.to_string()))
+        let text = py.detach(|| t.to_string());
+        match &self.subtype {
+            None => Ok(text),
+            Some(cls) => Ok(subclass_repr(&text, &cls.bind(py).name()?.to_cow()?)),
+        }
     }
 
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
@@ -611,7 +893,7 @@ impl PyTensor {
         let Some(parts) = parts else {
             return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
         };
-        wrap_all(py, parts.py()?)?
+        self.wrap_all_out(py, parts.py()?)?
             .as_any()
             .try_iter()
             .map(Bound::into_any)
@@ -663,7 +945,15 @@ impl PyTensor {
         if shape.len() == 1 {
             if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
                 let st = d.get().st;
-                return self.derive(py, |t| t.view_dtype(st));
+                // PyTorch drops `requires_grad` (`view(dtype)` has no
+                // backward): the view is a new `TensorImpl`, edited alone.
+                return self.derive(py, |t| {
+                    let mut v = t.view_dtype(st)?;
+                    if v.requires_grad() {
+                        v.set_requires_grad(false)?;
+                    }
+                    Ok(v)
+                });
             }
         }
         let dims = int_list(shape, "view(): argument 'size'")?;
@@ -689,7 +979,7 @@ impl PyTensor {
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &dims)).py()?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     fn reshape_as<'py>(
@@ -701,7 +991,7 @@ impl PyTensor {
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &sizes)).py()?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
@@ -790,7 +1080,17 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let dim = dim.0;
         let length = length.0;
-        let start = int(start)?;
+        let start = if let Ok(st) = start.cast::<PyTensor>() {
+            let st = st.get().handle(py)?;
+            if st.dim() != 0 || !st.dtype().is_integral(false) {
+                return Err(PyRuntimeError::new_err(
+                    "start must be an 0-dim integral Tensor.",
+                ));
+            }
+            convert::item(py, &st)?.to_i64()
+        } else {
+            int(start)?
+        };
         self.derive(py, |t| views::narrow(t, dim, start, length))
     }
 
@@ -862,14 +1162,14 @@ impl PyTensor {
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     fn ravel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::ravel(t)).py()?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     fn unflatten<'py>(
@@ -899,7 +1199,7 @@ impl PyTensor {
             let s = convert::seq_ints(split_size_or_sections, "split_size_or_sections")?;
             self.with(py, |t| views::split_with_sizes(t, &s, dim))?
         };
-        wrap_all(py, parts.py()?)
+        self.wrap_all_out(py, parts.py()?)
     }
 
     #[pyo3(signature = (split_sizes, dim = I64(0)))]
@@ -913,7 +1213,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let dim = dim.0;
         let s = convert::seq_ints(split_sizes, "split_sizes")?;
-        wrap_all(
+        self.wrap_all_out(
             py,
             self.with(py, |t| views::split_with_sizes(t, &s, dim))?
                 .py()?,
@@ -926,7 +1226,7 @@ impl PyTensor {
     fn chunk<'py>(&self, py: Python<'py>, chunks: I64, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
         let chunks = chunks.0;
         let dim = dim.0;
-        wrap_all(py, self.with(py, |t| views::chunk(t, chunks, dim))?.py()?)
+        self.wrap_all_out(py, self.with(py, |t| views::chunk(t, chunks, dim))?.py()?)
     }
 
     #[pyo3(signature = (indices_or_sections, dim = I64(0)))]
@@ -939,13 +1239,65 @@ impl PyTensor {
         dim: I64,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let dim = dim.0;
+        if let Ok(ix) = indices_or_sections.cast::<PyTensor>() {
+            let ix = ix.get().handle(py)?;
+            let parts = split_by_tensor(
+                py,
+                &ix,
+                |n| self.with(py, |t| views::tensor_split(t, n, dim)),
+                |s| self.with(py, |t| views::tensor_split_indices(t, s, dim)),
+            )?;
+            return self.wrap_all_out(py, parts.py()?);
+        }
         let parts = if let Some(n) = convert::maybe_int(indices_or_sections)? {
             self.with(py, |t| views::tensor_split(t, n, dim))?
         } else {
             let s = convert::seq_ints(indices_or_sections, "indices")?;
             self.with(py, |t| views::tensor_split_indices(t, &s, dim))?
         };
-        wrap_all(py, parts.py()?)
+        self.wrap_all_out(py, parts.py()?)
+    }
+
+    /// `hsplit(sections)` / `hsplit(indices)`.
+    fn hsplit<'py>(
+        &self,
+        py: Python<'py>,
+        indices_or_sections: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        self.directional(
+            py,
+            indices_or_sections,
+            views::hsplit,
+            views::hsplit_indices,
+        )
+    }
+
+    /// `vsplit(sections)` / `vsplit(indices)`.
+    fn vsplit<'py>(
+        &self,
+        py: Python<'py>,
+        indices_or_sections: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        self.directional(
+            py,
+            indices_or_sections,
+            views::vsplit,
+            views::vsplit_indices,
+        )
+    }
+
+    /// `dsplit(sections)` / `dsplit(indices)`.
+    fn dsplit<'py>(
+        &self,
+        py: Python<'py>,
+        indices_or_sections: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        self.directional(
+            py,
+            indices_or_sections,
+            views::dsplit,
+            views::dsplit_indices,
+        )
     }
 
     #[pyo3(signature = (dim = I64(0)))]
@@ -953,7 +1305,7 @@ impl PyTensor {
     #[pyo3(text_signature = "($self, dim=0)")]
     fn unbind<'py>(&self, py: Python<'py>, dim: I64) -> PyResult<Bound<'py, PyTuple>> {
         let dim = dim.0;
-        wrap_all(py, self.with(py, |t| views::unbind(t, dim))?.py()?)
+        self.wrap_all_out(py, self.with(py, |t| views::unbind(t, dim))?.py()?)
     }
 
     #[pyo3(signature = (offset = I64(0), dim1 = I64(0), dim2 = I64(1)))]
@@ -1039,7 +1391,7 @@ impl PyTensor {
         } else {
             py.detach(|| copy_api::contiguous(t, f)).py()?
         };
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     #[pyo3(signature = (memory_format = None))]
@@ -1054,7 +1406,7 @@ impl PyTensor {
         // Without the GIL: the copy may wait on the storages' locks, and a
         // thread holding one may be waiting for the GIL (a binding edge).
         let r = py.detach(|| copy_api::clone(t, f)).py()?;
-        wrap(py, r)
+        self.wrap_out(py, r)
     }
 
     #[pyo3(signature = (src, non_blocking = false))]
@@ -1075,6 +1427,14 @@ impl PyTensor {
 
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
+        if let Ok(v) = value.cast::<PyTensor>() {
+            let d = v.get().with(py, Tensor::dim)?;
+            if d != 0 {
+                return Err(PyRuntimeError::new_err(format!(
+                    "fill_ only supports 0-dimension value tensor but got tensor with {d} dimensions."
+                )));
+            }
+        }
         let n = convert::number(value)?;
         let t = slf.get().handle(py)?;
         let v = convert::resolve_number(n, t.dtype())?;
@@ -1089,9 +1449,12 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    /// `to(dtype)`, `to(device)`, `to(other)`, `to(device, dtype)`; returns
-    /// `self` when nothing changes, as PyTorch does.
-    #[pyo3(signature = (*args, dtype = None, device = None, non_blocking = false, copy = false))]
+    /// `to(dtype)`, `to(device)`, `to(other)`, `to(device, dtype)`, each
+    /// with `memory_format=`; returns `self` when nothing changes, as
+    /// PyTorch does. The CPU and the meta device are supported (`to('meta')`
+    /// makes a tensor with the geometry and no data).
+    #[pyo3(signature = (*args, dtype = None, device = None, non_blocking = false, copy = false, memory_format = None))]
+    #[allow(clippy::too_many_arguments)]
     fn to<'py>(
         slf: &Bound<'py, Self>,
         args: &Bound<'py, PyTuple>,
@@ -1099,6 +1462,7 @@ impl PyTensor {
         device: Option<&Bound<'py, PyAny>>,
         non_blocking: bool,
         copy: bool,
+        memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = non_blocking;
         let py = slf.py();
@@ -1111,33 +1475,42 @@ impl PyTensor {
                 let (st, d) = o.get().with(py, |o| (o.dtype(), o.device()))?;
                 want_dtype = Some(st);
                 want_device = Some(d);
+            } else if a.is_instance_of::<PyBool>() {
+                // `to(dtype, non_blocking, copy)` positional flags.
+                continue;
             } else {
                 want_device = device_arg(Some(&a))?;
             }
         }
+        let format = format_arg(memory_format, MemoryFormat::Preserve)?;
         let t = &slf.get().handle(py)?;
+        let st = want_dtype.unwrap_or(t.dtype());
         if let Some(d) = want_device {
             if d != t.device() {
-                return Err(PyNotImplementedError::new_err(format!(
-                    "to(): copying between devices ({} -> {d}) is not implemented in torchcore's Python layer",
-                    t.device()
-                )));
+                let r = to_device(py, t, d, st, format)?;
+                return Ok(slf.get().wrap_out(py, r)?.into_any());
             }
         }
-        let st = want_dtype.unwrap_or(t.dtype());
-        if st == t.dtype() && !copy {
+        let format_changes =
+            format != MemoryFormat::Preserve && t.suggest_memory_format() != format;
+        if st == t.dtype() && !copy && !format_changes {
             return Ok(slf.clone().into_any());
         }
         let r = py
             .detach(|| {
-                if st == t.dtype() {
-                    copy_api::clone(t, MemoryFormat::Preserve)
+                let r = if st == t.dtype() {
+                    copy_api::clone(t, format)?
                 } else {
-                    copy_api::to_dtype(t, st)
+                    copy_api::to_dtype(t, st)?
+                };
+                if format != MemoryFormat::Preserve && !r.is_contiguous_in(format) {
+                    copy_api::contiguous(&r, format)
+                } else {
+                    Ok(r)
                 }
             })
             .py()?;
-        Ok(wrap(py, r)?.into_any())
+        Ok(slf.get().wrap_out(py, r)?.into_any())
     }
 
     #[pyo3(signature = (dtype = None))]
@@ -1198,6 +1571,8 @@ impl PyTensor {
         convert_dtype(slf, ScalarType::Bool)
     }
     fn cpu<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        let t = slf.get().handle(slf.py())?;
+        convert::refuse_meta_copy(&t)?;
         Ok(slf.clone())
     }
 
@@ -1299,8 +1674,28 @@ impl PyTensor {
             let src_t = src.get().handle(slf.py())?;
             return inplace_nogil(slf, |t| t.set_to(&src_t));
         }
+        let typed;
+        let source = if source.cast::<PyUntypedStorage>().is_err()
+            && source.hasattr("_untyped_storage")?
+        {
+            // A `TypedStorage`: its dtype must be the tensor's.
+            let want = slf.get().with(slf.py(), Tensor::dtype)?;
+            let got = dtype_arg(Some(&source.getattr("dtype")?))?;
+            if got != Some(want) {
+                return Err(PyRuntimeError::new_err(format!(
+                    "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
+                    cpp_type_name(want),
+                    got.map(ScalarType::name).unwrap_or("unknown")
+                )));
+            }
+            typed = source.getattr("_untyped_storage")?;
+            &typed
+        } else {
+            source
+        };
         if let Ok(st) = source.cast::<PyUntypedStorage>() {
             let storage = st.get().storage.clone();
+            let kept = st.clone().into_any().unbind();
             let sizes = match size {
                 Some(s) => Some(convert::seq_ints(s, "size")?),
                 None => None,
@@ -1309,7 +1704,8 @@ impl PyTensor {
                 Some(s) => Some(convert::seq_ints(s, "stride")?),
                 None => None,
             };
-            return inplace_nogil(slf, |t| match sizes {
+            let id = storage.id();
+            let r = inplace_nogil(slf, |t| match sizes {
                 None => t.set_storage(&storage),
                 Some(sz) => {
                     let strides = match strides {
@@ -1318,10 +1714,12 @@ impl PyTensor {
                     };
                     t.set_(&storage, storage_offset, &sz, &strides)
                 }
-            });
+            })?;
+            slf.get().keep_storage_object(slf.py(), id, Some(kept));
+            return Ok(r);
         }
         Err(PyTypeError::new_err(
-            "set_(): expected a Tensor or an UntypedStorage",
+            "set_(): expected a Tensor, a TypedStorage or an UntypedStorage",
         ))
     }
 
@@ -1413,6 +1811,312 @@ impl PyTensor {
     }
 }
 
+impl PyTensor {
+    /// `hsplit`/`vsplit`/`dsplit` with an int (sections) or a sequence of
+    /// ints (indices).
+    fn directional<'py>(
+        &self,
+        py: Python<'py>,
+        arg: &Bound<'py, PyAny>,
+        sections: fn(&Tensor, i64) -> c10_core::Result<Vec<Tensor>>,
+        indices: fn(&Tensor, &[i64]) -> c10_core::Result<Vec<Tensor>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let parts = if let Some(n) = convert::maybe_int(arg)? {
+            self.with(py, |t| sections(t, n))?
+        } else {
+            let ix = convert::seq_ints(arg, "indices")?;
+            self.with(py, |t| indices(t, &ix))?
+        };
+        self.wrap_all_out(py, parts.py()?)
+    }
+}
+
+/// `tensor_split` by a tensor: a 0-d `int64` tensor is a number of
+/// sections, a 1-d one the indices (PyTorch's checks and messages).
+fn split_by_tensor<R>(
+    py: Python<'_>,
+    ix: &Tensor,
+    by_sections: impl FnOnce(i64) -> PyResult<R>,
+    by_indices: impl FnOnce(&[i64]) -> PyResult<R>,
+) -> PyResult<R> {
+    if ix.device().device_type() != c10_core::DeviceType::Cpu {
+        return Err(PyRuntimeError::new_err(format!(
+            "tensor_split expected tensor_indices_or_sections to be on cpu, but it's on {}",
+            ix.device()
+        )));
+    }
+    if ix.dtype() != ScalarType::Long {
+        return Err(PyRuntimeError::new_err(format!(
+            "tensor_split expected tensor_indices_or_sections to have dtype of long, but got {}",
+            ix.dtype().name()
+        )));
+    }
+    match ix.dim() {
+        0 => by_sections(convert::item(py, ix)?.to_i64()),
+        1 => {
+            let v = py.detach(|| ix.to_vec::<i64>()).py()?;
+            by_indices(&v)
+        }
+        d => Err(PyRuntimeError::new_err(format!(
+            "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, but got a tensor with {d} dims"
+        ))),
+    }
+}
+
+/// `to(device)` across devices: CPU → meta makes a data-less tensor of
+/// the same geometry (`preserve_format` keeps dense strides); reading a
+/// meta tensor's data is PyTorch's error; CUDA is not available here.
+fn to_device(
+    py: Python<'_>,
+    t: &Tensor,
+    d: c10_core::Device,
+    st: ScalarType,
+    format: MemoryFormat,
+) -> PyResult<Tensor> {
+    use c10_core::DeviceType;
+    convert::refuse_meta_copy(t)?;
+    match d.device_type() {
+        DeviceType::Meta => {
+            let o = c10_core::TensorOptions::new().dtype(st).device(d);
+            let r = match format {
+                MemoryFormat::Preserve if t.is_non_overlapping_and_dense() => {
+                    Tensor::empty_strided(t.sizes(), t.strides(), o)
+                }
+                MemoryFormat::Preserve => {
+                    Tensor::empty(t.sizes(), o.memory_format(t.suggest_memory_format()))
+                }
+                f => Tensor::empty(t.sizes(), o.memory_format(f)),
+            };
+            let _ = py;
+            r.py()
+        }
+        DeviceType::Cuda => Err(PyRuntimeError::new_err(
+            "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        )),
+        _ => Err(PyNotImplementedError::new_err(format!(
+            "to(): copying between devices ({} -> {d}) is not implemented in torchcore's Python layer",
+            t.device()
+        ))),
+    }
+}
+
+/// Refuses what PyTorch refuses to set on a tensor (see
+/// `PyTensor::__setattr__`): read-only properties of `torch.Tensor`, and
+/// writable ones torchcore does not implement. Names the object's class
+/// defines (torchcore's own properties, a subclass's) are left to Python.
+fn check_settable(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<()> {
+    let n: String = name.extract()?;
+    let n = n.as_str();
+    if !(TORCH_READ_ONLY.contains(&n) || TORCH_WRITABLE.contains(&n)) {
+        return Ok(());
+    }
+    let cls = obj.get_type();
+    let defined = cls
+        .getattr("__mro__")?
+        .try_iter()?
+        .map(|c| c.and_then(|c| c.getattr("__dict__")?.contains(name)))
+        .collect::<PyResult<Vec<bool>>>()?
+        .into_iter()
+        .any(|b| b);
+    if defined {
+        return Ok(());
+    }
+    if TORCH_READ_ONLY.contains(&n) {
+        return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "attribute '{n}' of 'torchcore.Tensor' objects is not writable"
+        )));
+    }
+    Err(PyNotImplementedError::new_err(format!(
+        "setting Tensor.{n} is not implemented in torchcore"
+    )))
+}
+
+/// Python's generic attribute assignment (`object.__setattr__`), or
+/// deletion when `value` is `None`.
+fn generic_setattr(
+    obj: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let v = value.map_or(std::ptr::null_mut(), Bound::as_ptr);
+    // SAFETY: `obj` and `name` are live objects (GIL held); a null value
+    // asks for deletion, as the C API documents.
+    let rc = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), v) };
+    if rc < 0 {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    Ok(())
+}
+
+/// A tensor's text with the class name in place of `tensor(` (PyTorch
+/// prints a subclass object as `Sub([1., 2.])`), continuation lines
+/// re-indented to the new prefix's width.
+fn subclass_repr(text: &str, name: &str) -> String {
+    let Some(rest) = text.strip_prefix("tensor(") else {
+        return text.to_string();
+    };
+    let old_indent = "tensor(".len();
+    let new_indent = name.len() + 1;
+    let mut out = format!("{name}({}", rest.lines().next().unwrap_or(""));
+    for line in rest.lines().skip(1) {
+        out.push('\n');
+        let spaces = line.len() - line.trim_start_matches(' ').len();
+        if line.is_empty() || spaces < old_indent {
+            out.push_str(line);
+        } else {
+            out.push_str(&" ".repeat(spaces - old_indent + new_indent));
+            out.push_str(&line[spaces..]);
+        }
+    }
+    out
+}
+
+/// `torch.tensor(storage)`: a 1-d tensor over the storage's elements
+/// (sharing them, as PyTorch does). A typed storage must have `dtype`'s
+/// type; an untyped one is read as `dtype` (`int64` when none is given).
+fn tensor_from_storage(
+    data: &Bound<'_, PyAny>,
+    dtype: Option<ScalarType>,
+) -> PyResult<Option<Tensor>> {
+    let (untyped, typed_dtype) = if data.cast::<PyUntypedStorage>().is_ok() {
+        (data.clone(), None)
+    } else if data.hasattr("_untyped_storage")? && data.hasattr("dtype")? {
+        let d = dtype_arg(Some(&data.getattr("dtype")?))?;
+        (data.getattr("_untyped_storage")?, d)
+    } else {
+        return Ok(None);
+    };
+    let st = dtype.or(typed_dtype).unwrap_or(ScalarType::Long);
+    if let Some(got) = typed_dtype {
+        if got != st {
+            return Err(PyRuntimeError::new_err(format!(
+                "Expected a Storage of type {} or an UntypedStorage, but got {}",
+                st.name(),
+                got.name()
+            )));
+        }
+    }
+    let storage = untyped.cast::<PyUntypedStorage>()?.get().storage.clone();
+    let o = c10_core::TensorOptions::new()
+        .dtype(st)
+        .device(storage.device());
+    let mut t = Tensor::empty(&[0], o).py()?;
+    views::set_storage(&mut t, &storage).py()?;
+    Ok(Some(t))
+}
+
+/// The C++ element type's name as PyTorch's `set_` message prints it
+/// (the compiler's `typeid` name), for the dtypes it uses.
+fn cpp_type_name(st: ScalarType) -> &'static str {
+    match st {
+        ScalarType::Float => "float",
+        ScalarType::Double => "double",
+        ScalarType::Half => "c10::Half",
+        ScalarType::BFloat16 => "c10::BFloat16",
+        ScalarType::Long => "long int",
+        ScalarType::Int => "int",
+        ScalarType::Short => "short int",
+        ScalarType::Char => "signed char",
+        ScalarType::Byte => "unsigned char",
+        ScalarType::Bool => "bool",
+        ScalarType::ComplexFloat => "c10::complex<float>",
+        ScalarType::ComplexDouble => "c10::complex<double>",
+        ScalarType::UInt16 => "short unsigned int",
+        ScalarType::UInt32 => "unsigned int",
+        ScalarType::UInt64 => "long unsigned int",
+        other => other.name(),
+    }
+}
+
+/// `torch.Tensor`'s read-only properties (data descriptors without a
+/// setter in PyTorch 2.15).
+const TORCH_READ_ONLY: &[&str] = &[
+    "H",
+    "T",
+    "__cuda_array_interface__",
+    "_base",
+    "_cdata",
+    "_has_grad_dtype_override",
+    "_has_symbolic_sizes_strides",
+    "_python_dispatch",
+    "_version",
+    "device",
+    "dtype",
+    "grad_fn",
+    "is_cpu",
+    "is_cuda",
+    "is_ipu",
+    "is_leaf",
+    "is_maia",
+    "is_meta",
+    "is_mkldnn",
+    "is_mps",
+    "is_mtia",
+    "is_nested",
+    "is_quantized",
+    "is_sparse",
+    "is_sparse_csr",
+    "is_vulkan",
+    "is_xla",
+    "is_xpu",
+    "itemsize",
+    "layout",
+    "mH",
+    "mT",
+    "name",
+    "nbytes",
+    "ndim",
+    "output_nr",
+    "retains_grad",
+    "shape",
+];
+
+/// `torch.Tensor`'s writable properties.
+const TORCH_WRITABLE: &[&str] = &[
+    "_backward_hooks",
+    "_grad",
+    "_grad_fn",
+    "_post_accumulate_grad_hooks",
+    "data",
+    "grad",
+    "grad_dtype",
+    "imag",
+    "real",
+    "requires_grad",
+    "volatile",
+];
+
+/// The Python class-free part of `Tensor(...)` (PyTorch's legacy
+/// constructor): `()` an empty float32 tensor, ints (or one `Size`) the
+/// sizes of an uninitialised one, anything else data for `tensor()`, as
+/// float32.
+fn legacy_new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Tensor> {
+    let device = match kwargs {
+        Some(k) => device_arg(k.get_item("device")?.as_ref())?,
+        None => None,
+    };
+    let o = c10_core::TensorOptions::new()
+        .dtype(ScalarType::Float)
+        .device(device.unwrap_or(c10_core::Device::CPU));
+    if args.is_empty() {
+        return Tensor::empty(&[0], o).py();
+    }
+    let first = args.get_item(0)?;
+    let sizes_obj = args.len() == 1 && first.get_type().name()?.to_cow()? == "Size";
+    if sizes_obj {
+        return Tensor::empty(&convert::seq_ints(&first, "size")?, o).py();
+    }
+    if args.iter().all(|a| a.is_instance_of::<PyInt>()) {
+        return Tensor::empty(&int_list(args, "Tensor(): argument 'size'")?, o).py();
+    }
+    if args.len() > 1 {
+        return Err(PyTypeError::new_err(
+            "new(): received an invalid combination of arguments",
+        ));
+    }
+    convert::tensor_from_data(&first, Some(ScalarType::Float))
+}
+
 /// `self` converted to `st` (`self` itself when it already has that dtype).
 fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
@@ -1421,7 +2125,7 @@ fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bo
         return Ok(slf.clone().into_any());
     }
     let r = py.detach(|| copy_api::to_dtype(t, st)).py()?;
-    Ok(wrap(py, r)?.into_any())
+    Ok(slf.get().wrap_out(py, r)?.into_any())
 }
 
 /// A tensor argument: a `Tensor`, or data `tensor()` accepts.
@@ -1430,43 +2134,6 @@ fn as_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         return t.get().handle(obj.py());
     }
     convert::tensor_from_data(obj, None)
-}
-
-/// `torchcore.UntypedStorage`: the bytes of a tensor (not preserved: each
-/// `untyped_storage()` call makes a new object over the same storage).
-#[pyclass(name = "UntypedStorage", module = "torchcore", frozen)]
-pub struct PyUntypedStorage {
-    pub(crate) storage: Storage,
-}
-
-#[pymethods]
-impl PyUntypedStorage {
-    fn data_ptr(&self) -> PyResult<usize> {
-        self.storage
-            .data_addr()
-            .map_err(|e| convert::to_py_err(e.into()))
-    }
-    fn nbytes(&self) -> usize {
-        self.storage.nbytes()
-    }
-    fn size(&self) -> usize {
-        self.storage.nbytes()
-    }
-    fn __len__(&self) -> usize {
-        self.storage.nbytes()
-    }
-    fn resizable(&self) -> bool {
-        self.storage.resizable()
-    }
-    #[getter]
-    fn device(&self) -> PyDevice {
-        PyDevice {
-            d: self.storage.device(),
-        }
-    }
-    fn _cdata(&self) -> usize {
-        self.storage.id()
-    }
 }
 
 /// `torchcore._testing.Holder`: a Rust-side container of tensor handles
@@ -1601,6 +2268,18 @@ fn tensor<'py>(
 ) -> PyResult<Bound<'py, PyTensor>> {
     let _ = device_arg(device)?;
     let st = dtype_arg(dtype)?;
+    if let Some(t) = tensor_from_storage(data, st)? {
+        let id = t.storage().id();
+        let obj = wrap(py, t)?;
+        // The tensor keeps the storage object it was built from.
+        let src = if data.cast::<PyUntypedStorage>().is_ok() {
+            data.clone()
+        } else {
+            data.getattr("_untyped_storage")?
+        };
+        obj.get().keep_storage_object(py, id, Some(src.unbind()));
+        return Ok(obj);
+    }
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.get().handle(py)?;
         py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
@@ -1772,6 +2451,99 @@ fn eye<'py>(
     wrap(py, Tensor::eye(n, m, o).py()?)
 }
 
+/// `torchcore._C._atleast(t, n)`: `atleast_1d/2d/3d` of one tensor (`n` =
+/// 1, 2, 3); the tensor itself when it has `n` dims or more.
+#[pyfunction]
+fn _atleast<'py>(
+    py: Python<'py>,
+    t: &Bound<'py, PyTensor>,
+    n: u8,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let f = match n {
+        1 => views::atleast_1d,
+        2 => views::atleast_2d,
+        _ => views::atleast_3d,
+    };
+    let r = t.get().with(py, f)?.py()?;
+    t.get().wrap_out(py, r)
+}
+
+/// `torchcore.broadcast_tensors(*tensors)`: every tensor expanded to the
+/// common broadcast shape (views; a tensor of that shape is returned
+/// itself).
+#[pyfunction]
+#[pyo3(signature = (*tensors))]
+fn broadcast_tensors<'py>(
+    py: Python<'py>,
+    tensors: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let objs = tensors
+        .iter()
+        .map(|o| o.cast_into::<PyTensor>().map_err(PyErr::from))
+        .collect::<PyResult<Vec<_>>>()?;
+    let handles = objs
+        .iter()
+        .map(|o| o.get().handle(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = views::broadcast_tensors(&handles).py()?;
+    let wrapped = out
+        .into_iter()
+        .zip(&objs)
+        .map(|(t, o)| o.get().wrap_out(py, t))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, wrapped)
+}
+
+/// `torchcore._C._broadcast_shapes(shapes)`: the common shape of a list of
+/// int lists, with PyTorch's errors (a negative size is its `ValueError`).
+#[pyfunction]
+fn _broadcast_shapes(shapes: Vec<Vec<i64>>) -> PyResult<Vec<i64>> {
+    let refs: Vec<&[i64]> = shapes.iter().map(Vec::as_slice).collect();
+    views::broadcast_shapes(&refs).map_err(|e| {
+        let msg = e.to_string();
+        if msg.starts_with("Attempting to broadcast a dimension with negative length") {
+            pyo3::exceptions::PyValueError::new_err(msg)
+        } else {
+            convert::to_py_err(e)
+        }
+    })
+}
+
+/// `torchcore._C._empty_like(t, memory_format, dtype, device)`: ATen's
+/// `empty_like` (`preserve_format` keeps a dense tensor's strides, infers
+/// dense strides in the same dim order otherwise), with another dtype or
+/// device if given (same strides). The `*_like` functions fill it.
+#[pyfunction]
+#[pyo3(signature = (t, memory_format = None, dtype = None, device = None))]
+fn _empty_like<'py>(
+    py: Python<'py>,
+    t: &Bound<'py, PyTensor>,
+    memory_format: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    device: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let f = format_arg(memory_format, MemoryFormat::Preserve)?;
+    let st = dtype_arg(dtype)?;
+    let dev = device_arg(device)?;
+    let src = t.get().handle(py)?;
+    let r = py
+        .detach(|| {
+            let meta = c10_core::TensorOptions::new()
+                .dtype(src.dtype())
+                .device(c10_core::Device::META);
+            // The geometry first, computed on a data-less copy of `src`'s
+            // layout (no allocation), then the real tensor.
+            let shape_src = Tensor::empty_strided(src.sizes(), src.strides(), meta)?;
+            let g = copy_api::empty_like(&shape_src, f)?;
+            let o = c10_core::TensorOptions::new()
+                .dtype(st.unwrap_or(src.dtype()))
+                .device(dev.unwrap_or(src.device()));
+            Tensor::empty_strided(g.sizes(), g.strides(), o)
+        })
+        .py()?;
+    t.get().wrap_out(py, r)
+}
+
 /// Wraps a handle: exposed for `_testing` (returns the preserved object).
 #[pyfunction]
 fn _same_impl(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> PyResult<bool> {
@@ -1787,7 +2559,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDtype>()?;
     m.add_class::<PyDevice>()?;
     m.add_class::<PyMemoryFormat>()?;
-    m.add_class::<PyUntypedStorage>()?;
+    m.add_class::<TensorCarrier>()?;
     m.add_class::<PyHolder>()?;
     for f in [
         wrap_pyfunction!(tensor, m)?,
@@ -1800,6 +2572,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(linspace, m)?,
         wrap_pyfunction!(eye, m)?,
         wrap_pyfunction!(_same_impl, m)?,
+        wrap_pyfunction!(_atleast, m)?,
+        wrap_pyfunction!(_empty_like, m)?,
+        wrap_pyfunction!(broadcast_tensors, m)?,
+        wrap_pyfunction!(_broadcast_shapes, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -260,6 +260,41 @@ pub fn broadcast_to(t: &Tensor, size: impl IntoShape) -> Result<Tensor> {
     expand(t, size)
 }
 
+/// `torch.broadcast_tensors(*tensors)`: every tensor expanded to the
+/// shape they all broadcast to (PyTorch's pairwise `infer_size` rule and
+/// message). A tensor that already has that shape comes back itself (the
+/// same `TensorImpl`), as ATen's `expand_outplace` returns it.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[2, 1, 3], ScalarType::Float)?;
+/// let b = Tensor::zeros(&[3, 1], ScalarType::Float)?;
+/// let out = views::broadcast_tensors(&[a.clone(), b])?;
+/// assert_eq!(out[0].sizes(), &[2, 3, 3]);
+/// assert_eq!(out[1].strides(), &[0, 1, 0]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn broadcast_tensors(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
+    let mut shape: Vec<i64> = match tensors.first() {
+        Some(t) => t.sizes().to_vec(),
+        None => return Ok(Vec::new()),
+    };
+    for t in &tensors[1..] {
+        shape = crate::infer::infer_broadcast_size(&shape, t.sizes())?.to_vec();
+    }
+    tensors
+        .iter()
+        .map(|t| {
+            if t.sizes() == shape.as_slice() {
+                Ok(t.clone())
+            } else {
+                expand(t, &shape)
+            }
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------
 // Symbolic geometry
 // ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-//! The split / chunk family: `split`, `split_with_sizes`, `chunk`, `tensor_split`, `unbind`.
+//! The split / chunk family: `split`, `split_with_sizes`, `chunk`, `tensor_split`, `unbind`,
+//! `hsplit`, `vsplit`, `dsplit`.
 //!
 //! The rule is written once, generic over [`ShapeInt`] (`i64` on the
 //! concrete path, `SymInt` on the symbolic one), and the faces of each
@@ -385,6 +386,129 @@ fn tensor_split_indices_ints(t: &Tensor, indices: &[i64], dim: i64) -> Result<Ve
     }
     out.push(slice_at(t, d, Some(start), Some(t.sizes()[d]), 1)?);
     Ok(out)
+}
+
+/// Which of `hsplit`/`vsplit`/`dsplit`: its name, the fewest dims it
+/// accepts and the dim it splits (`hsplit` splits dim 1, or dim 0 of a
+/// 1-d tensor).
+fn directional_dim(t: &Tensor, name: &str, min_dims: usize) -> Result<i64> {
+    if t.dim() < min_dims {
+        return Err(TensorError::runtime(format!(
+            "torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor with {} dimensions!",
+            t.dim()
+        )));
+    }
+    Ok(match name {
+        "hsplit" if t.dim() == 1 => 0,
+        "hsplit" => 1,
+        "vsplit" => 0,
+        _ => 2,
+    })
+}
+
+/// `tensor_split(sections, dim)` after `hsplit`'s check that `sections`
+/// divides the dim evenly (PyTorch's message).
+fn directional_sections(
+    t: &Tensor,
+    name: &str,
+    min_dims: usize,
+    sections: i64,
+) -> Result<Vec<Tensor>> {
+    let dim = directional_dim(t, name, min_dims)?;
+    let size = t.sizes()[dim as usize];
+    if sections == 0 || size % sections != 0 {
+        return Err(TensorError::runtime(format!(
+            "torch.{name} attempted to split along dimension {dim}, but the size of the dimension {size} is not divisible by the split_size {sections}!"
+        )));
+    }
+    tensor_split(t, sections, dim)
+}
+
+/// `torch.hsplit(t, sections)`: `sections` equal pieces along dim 1 (dim
+/// 0 of a 1-d tensor); the dim must divide evenly. Views.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[4, 6], ScalarType::Float)?;
+/// let parts = views::hsplit(&a, 3)?;
+/// assert_eq!(parts.iter().map(|p| p.sizes().to_vec()).collect::<Vec<_>>(), vec![vec![4, 2]; 3]);
+/// assert!(views::hsplit(&a, 4).is_err()); // 6 is not divisible by 4
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn hsplit(t: &Tensor, sections: i64) -> Result<Vec<Tensor>> {
+    directional_sections(t, "hsplit", 1, sections)
+}
+
+/// `torch.vsplit(t, sections)`: `sections` equal pieces along dim 0 of a
+/// tensor of at least 2 dims. Views.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[4, 6], ScalarType::Float)?;
+/// assert_eq!(views::vsplit(&a, 2)?[1].sizes(), &[2, 6]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn vsplit(t: &Tensor, sections: i64) -> Result<Vec<Tensor>> {
+    directional_sections(t, "vsplit", 2, sections)
+}
+
+/// `torch.dsplit(t, sections)`: `sections` equal pieces along dim 2 of a
+/// tensor of at least 3 dims. Views.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[2, 2, 4], ScalarType::Float)?;
+/// assert_eq!(views::dsplit(&a, 2)?[0].sizes(), &[2, 2, 2]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn dsplit(t: &Tensor, sections: i64) -> Result<Vec<Tensor>> {
+    directional_sections(t, "dsplit", 3, sections)
+}
+
+/// `torch.hsplit(t, indices)`: `tensor_split(indices)` along `hsplit`'s dim.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[4, 6], ScalarType::Float)?;
+/// let lens: Vec<i64> = views::hsplit_indices(&a, &[1, 2])?.iter().map(|p| p.sizes()[1]).collect();
+/// assert_eq!(lens, vec![1, 1, 4]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn hsplit_indices(t: &Tensor, indices: &[i64]) -> Result<Vec<Tensor>> {
+    let dim = directional_dim(t, "hsplit", 1)?;
+    tensor_split_indices(t, indices, dim)
+}
+
+/// `torch.vsplit(t, indices)`: `tensor_split(indices)` along dim 0.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[4, 6], ScalarType::Float)?;
+/// assert_eq!(views::vsplit_indices(&a, &[3])?[0].sizes(), &[3, 6]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn vsplit_indices(t: &Tensor, indices: &[i64]) -> Result<Vec<Tensor>> {
+    let dim = directional_dim(t, "vsplit", 2)?;
+    tensor_split_indices(t, indices, dim)
+}
+
+/// `torch.dsplit(t, indices)`: `tensor_split(indices)` along dim 2.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let a = Tensor::zeros(&[1, 1, 5], ScalarType::Float)?;
+/// assert_eq!(views::dsplit_indices(&a, &[4])?[1].sizes(), &[1, 1, 1]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn dsplit_indices(t: &Tensor, indices: &[i64]) -> Result<Vec<Tensor>> {
+    let dim = directional_dim(t, "dsplit", 3)?;
+    tensor_split_indices(t, indices, dim)
 }
 
 // ---------------------------------------------------------------------------

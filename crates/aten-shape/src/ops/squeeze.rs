@@ -288,6 +288,65 @@ fn unsqueeze_ints(t: &Tensor, dim: i64) -> Result<Tensor> {
     make_view_in_place(t, geometry, t.storage_offset(), true)
 }
 
+/// `torch.atleast_1d(t)`: a 0-d tensor as a 1-element 1-d view; any
+/// other tensor itself (the same `TensorImpl`).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let s = Tensor::zeros(&[], ScalarType::Float)?;
+/// assert_eq!(views::atleast_1d(&s)?.sizes(), &[1]);
+/// let m = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+/// assert!(views::atleast_1d(&m)?.is_same(&m));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn atleast_1d(t: &Tensor) -> Result<Tensor> {
+    match t.dim() {
+        0 => unsqueeze(t, 0),
+        _ => Ok(t.clone()),
+    }
+}
+
+/// `torch.atleast_2d(t)`: 0-d becomes `[1, 1]`, 1-d `[n]` becomes
+/// `[1, n]` (views); 2 dims or more: the tensor itself.
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let v = Tensor::zeros(&[3], ScalarType::Float)?;
+/// assert_eq!(views::atleast_2d(&v)?.sizes(), &[1, 3]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn atleast_2d(t: &Tensor) -> Result<Tensor> {
+    match t.dim() {
+        0 => unsqueeze(&unsqueeze(t, 0)?, 0),
+        1 => unsqueeze(t, 0),
+        _ => Ok(t.clone()),
+    }
+}
+
+/// `torch.atleast_3d(t)`: 0-d becomes `[1, 1, 1]`, `[n]` becomes
+/// `[1, n, 1]`, `[m, n]` becomes `[m, n, 1]` (views); 3 dims or more: the
+/// tensor itself (NumPy's `atleast_3d` rule).
+///
+/// ```
+/// use aten_shape::views;
+/// use c10_core::{ScalarType, Tensor};
+/// let v = Tensor::zeros(&[3], ScalarType::Float)?;
+/// assert_eq!(views::atleast_3d(&v)?.sizes(), &[1, 3, 1]);
+/// let m = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+/// assert_eq!(views::atleast_3d(&m)?.sizes(), &[2, 3, 1]);
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn atleast_3d(t: &Tensor) -> Result<Tensor> {
+    match t.dim() {
+        0 => unsqueeze(&unsqueeze(&unsqueeze(t, 0)?, 0)?, 0),
+        1 => unsqueeze(&unsqueeze(t, 0)?, 2),
+        2 => unsqueeze(t, 2),
+        _ => Ok(t.clone()),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // In place
 // ---------------------------------------------------------------------------

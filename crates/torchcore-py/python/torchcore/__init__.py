@@ -10,7 +10,6 @@ PyObject preservation).
 from . import _C
 from ._C import (  # noqa: F401
     Tensor,
-    UntypedStorage,
     device,
     dtype,
     memory_format,
@@ -100,29 +99,116 @@ for _name in (
     "reshape", "t", "transpose", "swapaxes", "swapdims", "permute", "narrow",
     "select", "squeeze", "unsqueeze", "flatten", "unflatten", "ravel", "split",
     "chunk", "tensor_split", "unbind", "diagonal", "movedim", "moveaxis",
-    "as_strided", "clone", "broadcast_to",
+    "as_strided", "clone", "broadcast_to", "hsplit", "vsplit", "dsplit",
 ):
     globals()[_name] = _method(_name)
 del _name
 
+# Storages (torchcore.storage): UntypedStorage, TypedStorage and the legacy
+# FloatStorage-style classes.
+from . import storage  # noqa: E402
+from . import _utils  # noqa: E402,F401
+from .storage import (  # noqa: E402,F401
+    UntypedStorage,
+    TypedStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    BFloat16Storage,
+    LongStorage,
+    IntStorage,
+    ShortStorage,
+    CharStorage,
+    ByteStorage,
+    BoolStorage,
+    ComplexFloatStorage,
+    ComplexDoubleStorage,
+    _storage_classes,
+)
 
-def _like(fn):
-    def f(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-        return fn(*t.shape, dtype=dtype if dtype is not None else t.dtype,
-                  device=device, requires_grad=requires_grad)
+
+def is_storage(obj):
+    """``torch.is_storage``."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+from ._C import broadcast_tensors  # noqa: E402,F401
+
+
+def _atleast(n):
+    def f(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return _C._atleast(tensors[0], n)
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return tuple(_C._atleast(t, n) for t in tensors)
+
+    f.__name__ = f"atleast_{n}d"
+    f.__doc__ = (
+        f"``torch.atleast_{n}d(*tensors)``: views with at least {n} dims (a tensor "
+        "that has them comes back itself); one tensor gives a tensor, several "
+        "tensors or one sequence of them a tuple."
+    )
+    return f
+
+
+atleast_1d = _atleast(1)
+atleast_2d = _atleast(2)
+atleast_3d = _atleast(3)
+
+
+def broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes(*shapes)``: the shape every given shape (an
+    int or a sequence of ints) broadcasts to, as a ``Size``."""
+    lists = []
+    for s in shapes:
+        if isinstance(s, _builtins.int) or (hasattr(s, "__index__") and not isinstance(s, (tuple, list))):
+            lists.append([s.__index__()])
+        elif isinstance(s, (tuple, list)):
+            for i, d in enumerate(s):
+                if not isinstance(d, _builtins.int):
+                    raise TypeError(
+                        f"torch.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{type(d).__name__}')"
+                    )
+            lists.append(list(s))
+        else:
+            raise RuntimeError(
+                "Input shapes should be of type ints, a tuple of ints, or a list of ints, "
+                f"got {s}"
+            )
+    return Size(_C._broadcast_shapes(lists))
+
+
+def _like(fill):
+    def f(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+          memory_format=preserve_format, pin_memory=False):
+        r = _C._empty_like(t, memory_format, dtype, device)
+        if fill is not None:
+            fill(r)
+        if requires_grad:
+            r.requires_grad_(True)
+        return r
 
     return f
 
 
-empty_like = _like(empty)
-zeros_like = _like(zeros)
-ones_like = _like(ones)
+empty_like = _like(None)
+zeros_like = _like(lambda r: r.zero_())
+ones_like = _like(lambda r: r.fill_(1))
+empty_like.__doc__ = "``torch.empty_like``: ``preserve_format`` keeps a dense input's strides."
+zeros_like.__doc__ = "``torch.zeros_like`` (``memory_format`` as ``empty_like``)."
+ones_like.__doc__ = "``torch.ones_like`` (``memory_format`` as ``empty_like``)."
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
-    """``torch.full_like``."""
-    return full(t.shape, fill_value, dtype=dtype if dtype is not None else t.dtype,
-                device=device, requires_grad=requires_grad)
+def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=preserve_format, pin_memory=False):
+    """``torch.full_like`` (``memory_format`` as ``empty_like``)."""
+    r = _C._empty_like(t, memory_format, dtype, device)
+    r.fill_(fill_value)
+    if requires_grad:
+        r.requires_grad_(True)
+    return r
 
 # Checkpoint files (torch.save / torch.load) and the dtypes the loader can
 # produce; see torchcore.serialization and docs/checkpoints.md.
