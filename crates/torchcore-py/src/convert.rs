@@ -516,8 +516,6 @@ fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
         ScalarType::BFloat16 => floats(t.to_vec::<bf16>().py()?.into_iter().map(f64::from)),
         ScalarType::Float => floats(t.to_vec::<f32>().py()?.into_iter().map(f64::from)),
         ScalarType::Double => floats(t.to_vec::<f64>().py()?),
-        ScalarType::UInt16 => ints(t.to_vec::<u16>().py()?),
-        ScalarType::UInt32 => ints(t.to_vec::<u32>().py()?),
         ScalarType::UInt64 => t
             .to_vec::<u64>()
             .py()?

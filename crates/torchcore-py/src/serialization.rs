@@ -23,7 +23,8 @@ use pyo3::types::{
 use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, Value};
 
 use crate::convert::{PyDevice, PyDtype};
-use crate::tensor::{wrap, PyTensor, PyUntypedStorage};
+use crate::storage::{wrap_storage, PyUntypedStorage};
+use crate::tensor::{wrap, PyTensor};
 
 /// Deepest Python structure converted (deeper is refused, not recursed).
 const MAX_DEPTH: usize = 1000;
@@ -313,7 +314,7 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
         let raised = raised.clone();
         return Ok(opts.storage_map(move |key, location, storage| {
             Python::attach(|py| {
-                let arg = Py::new(py, PyUntypedStorage { storage: storage.clone() })?;
+                let arg = wrap_storage(py, storage.clone())?;
                 let r = f.call1(py, (arg, location))?;
                 let r = r.bind(py);
                 if r.is_none() {
