@@ -144,7 +144,7 @@ pub(crate) fn make_view(
 /// no intermediate copies, no storage check.
 #[inline]
 pub(crate) fn install(t: &Tensor, geometry: SizesAndStrides, offset: i64) -> Result<Tensor> {
-    TensorImpl::view_tensor(t.impl_ref(), geometry, offset)
+    TensorImpl::view_tensor(t, geometry, offset)
 }
 
 /// A view of `t` whose geometry is `t`'s changed by `edit`, which works
@@ -157,7 +157,7 @@ pub(crate) fn install_edit(
     offset: i64,
     edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
 ) -> Result<Tensor> {
-    TensorImpl::view_tensor_edit(t.impl_ref(), offset, edit)
+    TensorImpl::view_tensor_edit(t, offset, edit)
 }
 
 /// [`install_edit`] for edits that only reorder dims or insert size-1 dims
@@ -174,7 +174,7 @@ pub(crate) unsafe fn install_rearranged(
     edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
 ) -> Result<Tensor> {
     // SAFETY: forwarded to the caller.
-    unsafe { TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit) }
+    unsafe { TensorImpl::view_tensor_rearranged(t, offset, edit) }
 }
 
 /// A copy of `t`'s sizes and strides to edit into a view's geometry (a
