@@ -54,6 +54,7 @@ mod dlpack;
 mod memory;
 mod serialization;
 mod tensor;
+mod view_tracking;
 
 use std::ptr::NonNull;
 
