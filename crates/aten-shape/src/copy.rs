@@ -24,6 +24,7 @@
 //! register-sized transposes. Tensors on other devices are handed to the
 //! device's registered [`DeviceOps`](c10_core::DeviceOps).
 
+mod bits;
 mod convert;
 mod kernel;
 
@@ -303,6 +304,11 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
         return Err(TensorError::runtime(
             "Cannot copy out of meta tensor; no data!",
         ));
+    }
+    if bits::bits_differ(dst, src) {
+        // Conjugate or negate while copying (PyTorch's `copy_` does it in
+        // its kernel); off the path of tensors without those bits.
+        return bits::copy_with_bits(dst, src);
     }
     let same_data = dst.dtype() == src.dtype() && dst.is_set_to(src);
     if same_data {

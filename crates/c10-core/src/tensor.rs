@@ -691,7 +691,7 @@ pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64)
 /// geometry, never accepted from the caller.
 #[doc(hidden)]
 pub struct MetadataEdit<'a> {
-    imp: &'a mut TensorImpl,
+    pub(crate) imp: &'a mut TensorImpl,
 }
 
 impl MetadataEdit<'_> {
@@ -739,12 +739,10 @@ impl MetadataEdit<'_> {
         self.imp.view_base = crate::tensor_impl::ViewBase(None);
     }
 
-    /// A new dtype (`view(dtype)` on its fresh view). Element access checks
-    /// the geometry against the storage with the new element size. The
-    /// tensor stops being tracked as a view: PyTorch 2.15's `view(dtype)`
-    /// gives `_base is None` and `_is_view()` false.
+    /// A new dtype (`view(dtype)`, `view_as_real`, `view_as_complex` on
+    /// their fresh view). Element access checks the geometry against the
+    /// storage with the new element size.
     pub fn set_dtype(&mut self, dtype: ScalarType) {
         self.imp.dtype = dtype;
-        self.imp.view_base = crate::tensor_impl::ViewBase(None);
     }
 }

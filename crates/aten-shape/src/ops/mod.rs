@@ -22,9 +22,11 @@
 //! | diagonal / unfold | `diagonal` |
 //! | as_strided | `as_strided` |
 //! | dtype views | `dtype_view` |
+//! | complex views, conjugate / negative bits | `complex` |
 //! | storage-swapping ops (`resize_`, `set_`) | `storage` |
 
 pub(crate) mod as_strided;
+pub(crate) mod complex;
 pub(crate) mod diagonal;
 pub(crate) mod dtype_view;
 pub(crate) mod expand;
