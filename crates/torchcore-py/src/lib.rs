@@ -49,6 +49,7 @@
     )
 )]
 
+mod complex_views;
 mod convert;
 mod dlpack;
 mod memory;
@@ -123,6 +124,7 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Python object from any thread (they take the GIL).
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
     tensor::register(m)?;
+    complex_views::register(m)?;
     dlpack::register(m)?;
     serialization::register(m)?;
     memory::register(m)?;
