@@ -24,6 +24,7 @@
 //! register-sized transposes. Tensors on other devices are handed to the
 //! device's registered [`DeviceOps`](c10_core::DeviceOps).
 
+mod bits;
 mod convert;
 mod kernel;
 
@@ -304,6 +305,11 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
             "Cannot copy out of meta tensor; no data!",
         ));
     }
+    if bits::bits_differ(dst, src) {
+        // Conjugate or negate while copying (PyTorch's `copy_` does it in
+        // its kernel); off the path of tensors without those bits.
+        return bits::copy_with_bits(dst, src);
+    }
     let same_data = dst.dtype() == src.dtype() && dst.is_set_to(src);
     if same_data {
         return Ok(());
@@ -432,28 +438,80 @@ fn check_copyable(t: &Tensor) -> Result<()> {
 fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     check_copyable(dst)?;
     check_copyable(src)?;
-    let converter = if dst.dtype() == src.dtype() {
-        None
-    } else {
-        Some(Converter::new(src.dtype(), dst.dtype()).ok_or_else(|| {
+    let converter = converter_for(dst, src)?;
+    let (de, se) = (dst.element_size(), src.element_size());
+    let plan = CopyPlan::new(dst.sizes(), dst.strides(), src_strides, de, se)
+        .ok_or_else(|| TensorError::runtime("copy_: byte offsets of the layouts overflow"))?;
+    let (mut guard, overwrite) = lock_for_copy(dst, src)?;
+    let Some(sides) = locate_sides(dst, src, src_strides, &mut guard)? else {
+        return Ok(()); // no elements
+    };
+    if sides.intersect {
+        // The two sides may share bytes: read the source in full first
+        // (and never read destination bytes that were not initialised).
+        if let WriteReadGuard::Distinct { dst: g, .. } = &guard {
+            g.initialize();
+        }
+        let layout = BufferedCopy {
+            sizes: dst.sizes(),
+            dst_strides: dst.strides(),
+            src_strides,
+            dst_elem: de,
+            src_elem: se,
+        };
+        return layout.run(converter, sides.d0, sides.s0);
+    }
+    let threads = threads_for(dst, &plan);
+    // SAFETY: both guards are held for the whole call; every element of
+    // both layouts lies inside its buffer (checked_byte_range in
+    // `locate_sides`, against the guarded sizes) and the plan visits
+    // exactly those elements from `d0` and `s0`; the checked byte ranges of
+    // the two sides do not intersect, so no destination byte is a source
+    // byte; the element sizes match the plan (and the converter's dtypes).
+    // `threads_for` only splits destinations that are non-overlapping and
+    // dense, so the pieces' disjoint ranges of the outermost dim write
+    // disjoint bytes; and `run_plan_threaded` returns (or unwinds) only
+    // after every piece that any thread started has finished, so the
+    // guards outlive all accesses.
+    unsafe { run_plan_threaded(&plan, converter, sides.d0, sides.s0, threads) };
+    if overwrite {
+        if let WriteReadGuard::Distinct { dst: g, .. } = &mut guard {
+            // SAFETY: the destination's elements are exactly the storage's
+            // bytes (`is_dense_over`, checked under the lock in
+            // `lock_for_copy`), and the plan just wrote every element.
+            unsafe { g.assume_init() };
+        }
+    }
+    Ok(())
+}
+
+/// The element converter a copy from `src` to `dst` needs: none for equal
+/// dtypes; an error for a pair the engine cannot convert.
+fn converter_for(dst: &Tensor, src: &Tensor) -> Result<Option<Converter>> {
+    if dst.dtype() == src.dtype() {
+        return Ok(None);
+    }
+    Converter::new(src.dtype(), dst.dtype())
+        .map(Some)
+        .ok_or_else(|| {
             TensorError::runtime(format!(
                 "copy_ from dtype {} to dtype {} is not supported",
                 src.dtype(),
                 dst.dtype()
             ))
-        })?)
-    };
-    let (de, se) = (dst.element_size(), src.element_size());
-    let plan = CopyPlan::new(dst.sizes(), dst.strides(), src_strides, de, se)
-        .ok_or_else(|| TensorError::runtime("copy_: byte offsets of the layouts overflow"))?;
+        })
+}
 
-    // A destination whose elements are every byte of its storage (and
-    // which is not also the source) is written in full: a lazily
-    // initialised storage then skips its zero fill (`write_uninit`), and is
-    // marked initialised once the copy has written it.
+/// Locks both storages for the copy (one guard when they are the same
+/// storage), and says whether the copy overwrites the whole destination
+/// storage. A destination whose elements are every byte of its storage
+/// (and which is not also the source) is written in full: a lazily
+/// initialised storage then skips its zero fill (`write_uninit`), and the
+/// caller marks it initialised once the copy has written it.
+fn lock_for_copy<'a>(dst: &'a Tensor, src: &'a Tensor) -> Result<(WriteReadGuard<'a>, bool)> {
     let overwrite =
         !dst.storage().is_alias_of(src.storage()) && dst.is_dense_over(dst.storage().nbytes());
-    let mut guard = if overwrite {
+    let guard = if overwrite {
         Storage::lock_write_uninit_read(dst.storage(), src.storage())?
     } else {
         Storage::lock_write_read(dst.storage(), src.storage())?
@@ -470,7 +528,28 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
         }
         _ => false,
     };
-    let (dst_base, src_base, dst_nbytes, src_nbytes) = match &mut guard {
+    Ok((guard, overwrite))
+}
+
+/// Element 0 of each side of a copy, under the guards, and whether the
+/// byte ranges the two layouts reach intersect.
+struct Sides {
+    d0: *mut u8,
+    s0: *const u8,
+    intersect: bool,
+}
+
+/// [`Sides`] of a copy: the byte range each layout reaches is checked
+/// against its guarded buffer (PyTorch's errors for a layout outside its
+/// storage); `None` when there are no elements.
+fn locate_sides(
+    dst: &Tensor,
+    src: &Tensor,
+    src_strides: &[i64],
+    guard: &mut WriteReadGuard<'_>,
+) -> Result<Option<Sides>> {
+    let (de, se) = (dst.element_size(), src.element_size());
+    let (dst_base, src_base, dst_nbytes, src_nbytes) = match guard {
         WriteReadGuard::Same(g) => {
             let p = g.as_mut_ptr();
             (p, p.cast_const(), g.nbytes(), g.nbytes())
@@ -494,7 +573,7 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
         src_nbytes,
     )?;
     let (Some(dst_range), Some(src_range)) = (dst_range, src_range) else {
-        return Ok(()); // no elements
+        return Ok(None);
     };
     if dst_base.is_null() {
         return Err(StorageError::NullData(dst_nbytes).into());
@@ -511,42 +590,11 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
             let (b0, b1) = (pb.addr() + b0, pb.addr() + b1);
             a0 < b1 && b0 < a1
         };
-    if intersect(dst_range, dst_base.cast_const(), src_range, src_base) {
-        // The two sides may share bytes: read the source in full first
-        // (and never read destination bytes that were not initialised).
-        if let WriteReadGuard::Distinct { dst: g, .. } = &guard {
-            g.initialize();
-        }
-        let layout = BufferedCopy {
-            sizes: dst.sizes(),
-            dst_strides: dst.strides(),
-            src_strides,
-            dst_elem: de,
-            src_elem: se,
-        };
-        return layout.run(converter, d0, s0);
-    }
-    let threads = threads_for(dst, &plan);
-    // SAFETY: both guards are held for the whole call; every element of
-    // both layouts lies inside its buffer (checked_byte_range, against the
-    // guarded sizes) and the plan visits exactly those elements from `d0`
-    // and `s0`; the checked byte ranges of the two sides do not intersect,
-    // so no destination byte is a source byte; the element sizes match
-    // the plan (and the converter's dtypes). `threads_for` only splits
-    // destinations that are non-overlapping and dense, so the pieces'
-    // disjoint ranges of the outermost dim write disjoint bytes; and
-    // `run_plan_threaded` returns (or unwinds) only after every piece that
-    // any thread started has finished, so the guards outlive all accesses.
-    unsafe { run_plan_threaded(&plan, converter, d0, s0, threads) };
-    if overwrite {
-        if let WriteReadGuard::Distinct { dst: g, .. } = &mut guard {
-            // SAFETY: the destination's elements are exactly the storage's
-            // bytes (`is_dense_over`, checked under the lock), and the plan
-            // just wrote every element.
-            unsafe { g.assume_init() };
-        }
-    }
-    Ok(())
+    Ok(Some(Sides {
+        d0,
+        s0,
+        intersect: intersect(dst_range, dst_base.cast_const(), src_range, src_base),
+    }))
 }
 
 /// Copies whose destination has at least this many bytes are split into up

@@ -92,6 +92,10 @@ pub use crate::ops::alias;
 // Each op lives with its family's rule in `crate::ops` (one module per
 // family: the rule, the concrete, in-place and symbolic faces).
 pub use crate::ops::as_strided::{as_strided, as_strided_};
+pub use crate::ops::complex::{
+    adjoint, conj, conj_physical, conj_view, h, imag, mh, neg_view, real, resolve_conj,
+    resolve_neg, view_as_complex, view_as_real,
+};
 pub use crate::ops::diagonal::{diagonal, unfold};
 pub use crate::ops::dtype_view::view_dtype;
 pub use crate::ops::expand::{broadcast_tensors, broadcast_to, expand, expand_as};
@@ -697,6 +701,132 @@ view_ops_table! {
         fn moveaxis(&self, source: &[i64], destination: &[i64]) -> Result<Tensor>;
         /// `view(dtype)`: the same bytes as another dtype (see [`view_dtype`]).
         fn view_dtype(&self, dtype: ScalarType) -> Result<Tensor>;
+        /// `torch.view_as_real(t)`: a complex tensor as (real, imaginary)
+        /// pairs, a view (see [`view_as_real`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let c = Tensor::zeros(&[3], ScalarType::ComplexDouble)?;
+        /// let r = c.view_as_real()?;
+        /// assert_eq!((r.sizes(), r.dtype()), (&[3i64, 2][..], ScalarType::Double));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn view_as_real(&self) -> Result<Tensor>;
+        /// `torch.view_as_complex(t)`: pairs of reals as complex numbers,
+        /// a view (see [`view_as_complex`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let x = Tensor::zeros(&[3, 2], ScalarType::Float)?;
+        /// assert_eq!(x.view_as_complex()?.dtype(), ScalarType::ComplexFloat);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn view_as_complex(&self) -> Result<Tensor>;
+        /// `t.real`: the real parts of a complex tensor as a view; any other
+        /// tensor itself (see [`real`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let c = Tensor::zeros(&[3], ScalarType::ComplexFloat)?;
+        /// assert_eq!(c.real()?.strides(), &[2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn real(&self) -> Result<Tensor>;
+        /// `t.imag`: the imaginary parts of a complex tensor as a view (see
+        /// [`imag`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let c = Tensor::zeros(&[3], ScalarType::ComplexFloat)?;
+        /// assert_eq!(c.imag()?.storage_offset(), 1);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn imag(&self) -> Result<Tensor>;
+        /// `conj()`: a lazy conjugate of a complex tensor, any other tensor
+        /// itself (see [`conj`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// assert!(Tensor::zeros(&[2], ScalarType::ComplexFloat)?.conj()?.is_conj());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn conj(&self) -> Result<Tensor>;
+        /// `_conj()`: the conjugate bit flipped, complex tensors only (see
+        /// [`conj_view`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// assert!(Tensor::zeros(&[2], ScalarType::ComplexFloat)?.conj_view()?.is_conj());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn conj_view(&self) -> Result<Tensor>;
+        /// `_neg_view()`: the negative bit flipped (see [`neg_view`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// assert!(Tensor::zeros(&[2], ScalarType::Float)?.neg_view()?.is_neg());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn neg_view(&self) -> Result<Tensor>;
+        /// `resolve_conj()`: itself, or a copy with the conjugate applied
+        /// (see [`resolve_conj`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let c = Tensor::zeros(&[2], ScalarType::ComplexFloat)?.conj()?;
+        /// assert!(!c.resolve_conj()?.is_conj());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn resolve_conj(&self) -> Result<Tensor>;
+        /// `resolve_neg()`: itself, or a copy with the negation applied (see
+        /// [`resolve_neg`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let n = Tensor::zeros(&[2], ScalarType::Float)?.neg_view()?;
+        /// assert!(!n.resolve_neg()?.is_neg());
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn resolve_neg(&self) -> Result<Tensor>;
+        /// `conj_physical()`: a conjugated copy of a complex tensor, any
+        /// other tensor itself (see [`conj_physical`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let c = Tensor::zeros(&[2], ScalarType::ComplexFloat)?;
+        /// assert!(!c.conj_physical()?.is_alias_of(&c));
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn conj_physical(&self) -> Result<Tensor>;
+        /// `adjoint()`: the conjugate transpose of the last two dims, a view
+        /// (see [`adjoint`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let m = Tensor::zeros(&[2, 3], ScalarType::ComplexFloat)?;
+        /// assert_eq!(m.adjoint()?.sizes(), &[3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn adjoint(&self) -> Result<Tensor>;
+        /// `mH`: [`adjoint`](ViewOps::adjoint) under its property name (see
+        /// [`mh`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let m = Tensor::zeros(&[4, 2, 3], ScalarType::Float)?;
+        /// assert_eq!(m.mh()?.sizes(), &[4, 3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn mh(&self) -> Result<Tensor>;
+        /// `H`: the conjugate transpose of a matrix (see [`h`]).
+        ///
+        /// ```
+        /// # use aten_shape::views::ViewOps; use c10_core::{ScalarType, Tensor};
+        /// let m = Tensor::zeros(&[2, 3], ScalarType::ComplexFloat)?;
+        /// assert_eq!(m.h()?.sizes(), &[3, 2]);
+        /// # Ok::<(), c10_core::TensorError>(())
+        /// ```
+        fn h(&self) -> Result<Tensor>;
 
         // In place: each changes this handle's metadata (its `TensorImpl` is
         // copied first when shared) and bumps the version (`resize_` only when

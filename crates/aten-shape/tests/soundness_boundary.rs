@@ -22,12 +22,12 @@ fn arange(n: i64) -> Tensor {
 fn gapped_geometry_is_not_called_dense() {
     let base = arange(64);
     assert!(base.is_non_overlapping_and_dense());
-    let edited = TensorImpl::view_tensor_edit(base.impl_ref(), 0, |g| {
+    let edited = TensorImpl::view_tensor_edit(&base, 0, |g| {
         *g = SizesAndStrides::from_sizes_strides(&[8], &[8]).unwrap();
         Ok(())
     })
     .unwrap();
-    let filled = TensorImpl::view_tensor_fill_or_abandon(base.impl_ref(), 0, 1, |s, st| {
+    let filled = TensorImpl::view_tensor_fill_or_abandon(&base, 0, 1, |s, st| {
         s[0] = 8;
         st[0] = 8;
         Ok(true)
@@ -51,7 +51,7 @@ fn gapped_geometry_is_not_called_dense() {
 fn overlapping_geometry_is_not_called_dense() {
     let base = arange(if cfg!(miri) { 64 } else { 1 << 22 });
     let rows = if cfg!(miri) { 8 } else { 1 << 11 };
-    let v = TensorImpl::view_tensor_edit(base.impl_ref(), 0, |g| {
+    let v = TensorImpl::view_tensor_edit(&base, 0, |g| {
         *g = SizesAndStrides::from_sizes_strides(&[rows, rows], &[1, 1]).unwrap();
         Ok(())
     })

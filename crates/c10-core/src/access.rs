@@ -640,6 +640,19 @@ unsafe fn read_elem<T: Element>(p: *const u8) -> T {
     }
 }
 
+/// `stored` as `t` shows it, through its conjugate and negative bits
+/// (PyTorch's lazy `conj()` and `_neg_view()`); both are involutions, so
+/// the same call turns a value to write into the one to store.
+#[inline(always)]
+fn shown<T: Element>(t: &Tensor, stored: T) -> T {
+    let (conj, neg) = (t.is_conj(), t.is_neg());
+    if conj || neg {
+        stored.through_bits(conj, neg)
+    } else {
+        stored
+    }
+}
+
 /// Shared access to a tensor's elements; see [`Tensor::read`].
 ///
 /// ```
@@ -660,13 +673,14 @@ impl<T: Element> TensorReadGuard<'_, T> {
         // SAFETY: `off` is an element offset of this tensor's layout, which
         // `Tensor::read` checked lies inside the host storage (initialised
         // bytes, held by our read guard); the dtype matches `T`.
-        unsafe {
+        let v = unsafe {
             read_elem::<T>(elem_ptr(
                 self.guard.as_ptr(),
                 off,
                 T::SCALAR_TYPE.itemsize(),
             ))
-        }
+        };
+        shown(self.tensor, v)
     }
 
     /// One element.
@@ -758,13 +772,14 @@ impl<T: Element> TensorWriteGuard<'_, T> {
         let off = self.tensor.element_offset(index)?;
         // SAFETY: as in `TensorReadGuard::read_at`; the write guard excludes
         // other access.
-        Ok(unsafe {
+        let v = unsafe {
             read_elem::<T>(elem_ptr(
                 self.guard.as_ptr(),
                 off,
                 T::SCALAR_TYPE.itemsize(),
             ))
-        })
+        };
+        Ok(shown(self.tensor, v))
     }
 
     /// Writes one element.
@@ -782,8 +797,9 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     pub fn set(&mut self, index: &[i64], value: T) -> Result<()> {
         let off = self.tensor.element_offset(index)?;
         let p = self.ptr_at(off);
-        // SAFETY: `off` is inside the checked layout; the write guard gives
-        // exclusive access to the host bytes; unaligned store.
+        let value = shown(self.tensor, value); // the bits are involutions
+                                               // SAFETY: `off` is inside the checked layout; the write guard gives
+                                               // exclusive access to the host bytes; unaligned store.
         unsafe { p.cast::<T>().write_unaligned(value) };
         Ok(())
     }
@@ -803,6 +819,7 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn fill(&mut self, value: T) {
+        let value = shown(self.tensor, value);
         let base = self.guard.as_mut_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
         let t = self.tensor;
@@ -855,8 +872,8 @@ impl<T: Element> TensorWriteGuard<'_, T> {
             let p = elem_ptr(base, off, itemsize).cast_mut();
             // SAFETY: as in `fill`; the value read is a valid T (dtype checked).
             unsafe {
-                let v = read_elem::<T>(p);
-                p.cast::<T>().write_unaligned(f(v));
+                let v = shown(self.tensor, read_elem::<T>(p));
+                p.cast::<T>().write_unaligned(shown(self.tensor, f(v)));
             }
         }
     }
@@ -873,10 +890,10 @@ impl<T: Element> TensorWriteGuard<'_, T> {
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         let base = self.guard.as_ptr();
         let itemsize = T::SCALAR_TYPE.itemsize();
+        let t = self.tensor;
         // SAFETY: as in `TensorReadGuard::read_at`.
-        self.tensor
-            .offsets()
-            .map(move |off| unsafe { read_elem::<T>(elem_ptr(base, off, itemsize)) })
+        t.offsets()
+            .map(move |off| shown(t, unsafe { read_elem::<T>(elem_ptr(base, off, itemsize)) }))
     }
 
     /// The elements as a mutable slice, if the tensor is contiguous (hence
@@ -905,6 +922,13 @@ impl<T: Element> TensorWriteGuard<'_, T> {
 /// Start and length of the slice of a contiguous tensor, after checking
 /// contiguity, alignment and (for `bool`) that every byte is 0 or 1.
 fn slice_parts<T: Element>(t: &Tensor, base: *const u8) -> Result<(*const u8, usize)> {
+    if t.is_conj() || t.is_neg() {
+        // The stored values are not the ones the tensor shows.
+        return Err(TensorError::runtime(format!(
+            "a slice needs the stored values, but this tensor has its {} bit set; use get/iter, or resolve_conj()/resolve_neg() first",
+            if t.is_conj() { "conjugate" } else { "negative" }
+        )));
+    }
     if !t.is_contiguous() {
         return Err(TensorError::runtime(format!(
             "a slice needs a contiguous tensor, but this one has sizes {} and strides {}; call .contiguous() first or use get/iter",

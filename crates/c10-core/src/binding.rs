@@ -302,6 +302,11 @@ mod tests {
         unsafe { decref(p) };
         assert_eq!(FREED.load(Ordering::SeqCst), 0);
         drop(rust_side);
+        // The view keeps its base (this impl) alive, and with it the
+        // object (PyTorch: `v._base` is still the base's object).
+        assert_eq!(FREED.load(Ordering::SeqCst), 0);
+        assert_eq!(v.view_base().and_then(Tensor::binding_object), Some(p));
+        drop(v);
         assert_eq!(FREED.load(Ordering::SeqCst), 1);
     }
 

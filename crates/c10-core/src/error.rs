@@ -110,6 +110,10 @@ pub enum TensorError {
     /// A storage-level failure (allocation, read-only, device memory).
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// PyTorch raises `TypeError` for this one (`view_as_real is only
+    /// supported for complex tensors`).
+    #[error("{0}")]
+    Type(String),
 }
 
 impl From<AllocError> for TensorError {
@@ -183,6 +187,7 @@ impl TensorError {
             TensorError::Value(_) => ErrorKind::Value,
             TensorError::NotImplemented(_) => ErrorKind::NotImplemented,
             TensorError::DtypeMismatch { .. } => ErrorKind::Type,
+            TensorError::Type(_) => ErrorKind::Type,
             TensorError::Storage(e) => match e {
                 StorageError::Alloc(AllocError::OutOfMemory { .. }) => ErrorKind::OutOfMemory,
                 StorageError::NotHostAccessible(_) | StorageError::DeviceMismatch { .. } => {

@@ -303,7 +303,8 @@ impl Tensor {
     /// without an element type) is drawn as `?` with the reason. Storages
     /// of more than 64 elements are drawn in part, with `...` gaps.
     ///
-    /// A transposed 2x3 view of `arange(6)`:
+    /// A transposed 2x3 view of `arange(6)` (the storage's use count is 2:
+    /// the view, and the `arange` tensor the view keeps as its base):
     ///
     /// ```
     /// use c10_core::{Tensor, ScalarType};
@@ -317,7 +318,7 @@ impl Tensor {
     ///   contiguous     no: dense but permuted (like a transpose): no gaps or overlap, but not in row-major order
     ///   row-major      strides would be [2, 1] for these sizes
     ///
-    /// Storage 0x55d4c0a1b2c0: 48 bytes = 6 elements of torch.int64, use_count 1
+    /// Storage 0x55d4c0a1b2c0: 48 bytes = 6 elements of torch.int64, use_count 2
     ///   the view reads 6 elements from 6 distinct cells, storage[0..=5]
     ///   its first element (0, 0) is storage[0] (the storage offset)
     ///

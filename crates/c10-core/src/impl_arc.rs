@@ -54,11 +54,11 @@ struct Inner<T> {
 }
 
 /// The layout of every block, cached or live: the one for a `TensorImpl`
-/// (the `TensorImpl` plus one count word: 168 bytes, align 8, on 64-bit
+/// (the `TensorImpl` plus one count word: 176 bytes, align 8, on 64-bit
 /// targets today; `alloc_counting` prints the size).
 const BLOCK: Layout = Layout::new::<Inner<TensorImpl>>();
 
-/// The most blocks one thread's cache holds: 32 blocks of 168 bytes, under
+/// The most blocks one thread's cache holds: 32 blocks of 176 bytes, under
 /// 6 KiB per thread. A view chain keeps only a few temporaries alive at
 /// once (four in the `chain4` benchmark), so a handful of blocks already
 /// serves the common case; 32 also covers short bursts (a small batch of

@@ -75,6 +75,7 @@ pub mod access;
 pub mod autograd;
 pub mod binding;
 pub mod compare;
+mod conj_neg;
 pub mod convert;
 pub mod device_ops;
 pub mod dispatch_key;

@@ -478,7 +478,7 @@ impl Tensor {
         // Built in place in the new handle's allocation (no 160-byte
         // `TensorImpl` on the stack to copy).
         let built = TensorImpl::view_tensor_fill_or_abandon(
-            &self.imp,
+            self,
             storage_offset,
             sizes.len(),
             |new_sizes, new_strides| {
@@ -540,11 +540,65 @@ impl Tensor {
     }
 
     /// `detach()`: a new `TensorImpl` with the same storage, geometry, key
-    /// set and version counter, and no autograd metadata.
+    /// set and version counter, and no autograd metadata. Not a view in
+    /// PyTorch's sense: its [`view_base`](Tensor::view_base) is `None`,
+    /// even when `self` is a view.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Float)?;
+    /// let v = x.as_strided(&[2, 3], &[3, 1], None)?;
+    /// let d = v.detach();
+    /// assert!(d.is_alias_of(&x) && !d.is_view());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
     pub fn detach(&self) -> Tensor {
         let mut imp = (*self.imp).clone();
         imp.set_autograd_meta(None);
+        imp.view_base = crate::tensor_impl::ViewBase(None);
         Tensor::from_impl(imp)
+    }
+
+    /// The tensor this one is a view of (PyTorch's `_base`): `Some` for
+    /// the result of a view op (`view`, slicing, `transpose`, `expand`,
+    /// `as_strided`, ...), and then always the root, never a view itself
+    /// (the base of a view of a view is the first tensor); `None` for
+    /// every other tensor, for `detach()`, `view(dtype)`, and for views of
+    /// inference tensors, which PyTorch does not track. The base is kept
+    /// alive by the view. An in-place metadata op on the base
+    /// (`t_()`, `resize_()`, ...) copies the base's shared `TensorImpl`
+    /// first (see `docs/pytorch-map.md`), so the handle returned here keeps
+    /// the base's geometry from when the view was made.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::arange(0, 6, 1, ScalarType::Float)?;
+    /// assert!(x.view_base().is_none() && !x.is_view());
+    /// let v = x.as_strided(&[2, 3], &[3, 1], None)?;
+    /// let vv = v.as_strided(&[3], &[1], Some(3))?; // a view of a view
+    /// assert!(v.view_base().is_some_and(|b| b.is_same(&x)));
+    /// assert!(vv.view_base().is_some_and(|b| b.is_same(&x)));
+    /// assert!(vv.is_view());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    #[inline]
+    pub fn view_base(&self) -> Option<&Tensor> {
+        self.imp.view_base.0.as_ref()
+    }
+
+    /// Whether this tensor is a view of another (PyTorch's `_is_view()`):
+    /// [`view_base`](Tensor::view_base) is `Some`.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[4], ScalarType::Float)?;
+    /// assert!(!x.is_view());
+    /// assert!(x.as_strided(&[2], &[2], None)?.is_view());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    #[inline]
+    pub fn is_view(&self) -> bool {
+        self.imp.view_base.0.is_some()
     }
 
     /// PyTorch's `.data`: like [`Tensor::detach`] but with a fresh version
@@ -552,6 +606,7 @@ impl Tensor {
     pub fn data(&self) -> Tensor {
         let mut imp = (*self.imp).clone();
         imp.set_autograd_meta(None);
+        imp.view_base = crate::tensor_impl::ViewBase(None);
         if imp.version.enabled() {
             imp.version = VersionCounter::fresh(0);
         }
@@ -636,7 +691,7 @@ pub(crate) fn check_as_strided_args(sizes: &[i64], strides: &[i64], offset: i64)
 /// geometry, never accepted from the caller.
 #[doc(hidden)]
 pub struct MetadataEdit<'a> {
-    imp: &'a mut TensorImpl,
+    pub(crate) imp: &'a mut TensorImpl,
 }
 
 impl MetadataEdit<'_> {
@@ -667,8 +722,26 @@ impl MetadataEdit<'_> {
         self.imp.storage = storage.clone();
     }
 
-    /// A new dtype (`view(dtype)` on its fresh view). Element access checks
-    /// the geometry against the storage with the new element size.
+    /// Stops tracking this tensor as a view ([`Tensor::view_base`] becomes
+    /// `None`), for ops whose result aliases a tensor without being a view
+    /// in PyTorch's sense: `reshape` of a tensor it must copy returns
+    /// ATen's `_unsafe_view` of the copy, which has `_base is None`.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let x = Tensor::zeros(&[4], ScalarType::Float)?;
+    /// let mut v = x.as_strided(&[2, 2], &[2, 1], None)?;
+    /// v.edit_metadata().untrack_view();
+    /// assert!(!v.is_view() && v.is_alias_of(&x));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn untrack_view(&mut self) {
+        self.imp.view_base = crate::tensor_impl::ViewBase(None);
+    }
+
+    /// A new dtype (`view(dtype)`, `view_as_real`, `view_as_complex` on
+    /// their fresh view). Element access checks the geometry against the
+    /// storage with the new element size.
     pub fn set_dtype(&mut self, dtype: ScalarType) {
         self.imp.dtype = dtype;
     }

@@ -314,6 +314,49 @@ pub struct TensorImpl {
     /// copied: every constructor, and `Clone` (copy-on-write), starts empty
     /// (see `binding.rs`).
     pub(crate) binding: BindingSlot,
+    /// The tensor this one is a view of (PyTorch's `_base`, kept there in
+    /// autograd's view metadata): set by the view constructors, always the
+    /// root (a view of a view points to the first base), empty for every
+    /// tensor that is not a view. Inline, so a plain tensor pays one null
+    /// word and no allocation, and a view one reference-count increment.
+    pub(crate) view_base: ViewBase,
+}
+
+/// The base a view keeps alive (see [`TensorImpl`]'s `view_base`): a handle
+/// to the root tensor's `TensorImpl`, or nothing. Its `Debug` names the
+/// base without printing its elements (printing reads the storage).
+#[derive(Clone, Default)]
+pub(crate) struct ViewBase(pub(crate) Option<Tensor>);
+
+impl std::fmt::Debug for ViewBase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("None"),
+            Some(b) => write!(
+                f,
+                "Some(TensorImpl {:p} over storage {:#x})",
+                b.impl_ref(),
+                b.storage().id()
+            ),
+        }
+    }
+}
+
+impl ViewBase {
+    /// The base a view made now of `source` records: `source`'s own base
+    /// when `source` is a view (so bases never chain), else `source`
+    /// itself; nothing for an inference tensor, whose views PyTorch does
+    /// not track (`as_view` returns early for them).
+    #[inline]
+    pub(crate) fn for_view_of(source: &Tensor) -> ViewBase {
+        if source.imp.key_set.is_inference() {
+            return ViewBase(None);
+        }
+        ViewBase(Some(match &source.imp.view_base.0 {
+            Some(root) => root.clone(),
+            None => source.clone(),
+        }))
+    }
 }
 
 // The in-place constructors (`build_view`, `new_contiguous_tensor`) write
@@ -331,6 +374,7 @@ fn every_field_is_written_by_the_in_place_constructors(t: TensorImpl) {
         version: _,
         extra: _,
         binding: _,
+        view_base: _,
         key_set: _,
         dtype: _,
         device: _,
@@ -358,6 +402,9 @@ impl Clone for TensorImpl {
             // A copy is another TensorImpl: the binding object owns a
             // handle to the original only (see `binding.rs`).
             binding: BindingSlot::new(),
+            // A copy of a view (copy-on-write by an in-place metadata op)
+            // is still a view of the same base, as in PyTorch.
+            view_base: self.view_base.clone(),
         }
     }
 }
@@ -428,6 +475,7 @@ impl TensorImpl {
             device,
             flags: LayoutFlags::compute_with(&[0], &[1], 0, None),
             binding: BindingSlot::new(),
+            view_base: ViewBase(None),
         }
     }
 
@@ -446,7 +494,7 @@ impl TensorImpl {
     #[doc(hidden)]
     #[inline]
     pub fn view_tensor(
-        base: &TensorImpl,
+        base: &Tensor,
         sizes_and_strides: SizesAndStrides,
         storage_offset: i64,
     ) -> Result<Tensor> {
@@ -467,7 +515,7 @@ impl TensorImpl {
     #[doc(hidden)]
     #[inline]
     pub fn view_tensor_edit(
-        base: &TensorImpl,
+        base: &Tensor,
         storage_offset: i64,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
     ) -> Result<Tensor> {
@@ -496,7 +544,7 @@ impl TensorImpl {
     #[doc(hidden)]
     #[inline]
     pub unsafe fn view_tensor_rearranged(
-        base: &TensorImpl,
+        base: &Tensor,
         storage_offset: i64,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
     ) -> Result<Tensor> {
@@ -506,7 +554,7 @@ impl TensorImpl {
     /// `build_view` with an `edit` that always keeps the geometry.
     #[inline(always)]
     fn edited_view(
-        base: &TensorImpl,
+        base: &Tensor,
         storage_offset: i64,
         rearranged: bool,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
@@ -532,7 +580,7 @@ impl TensorImpl {
     #[doc(hidden)]
     #[inline]
     pub fn view_tensor_fill_or_abandon(
-        base: &TensorImpl,
+        base: &Tensor,
         storage_offset: i64,
         ndim: usize,
         fill: impl FnOnce(&mut [i64], &mut [i64]) -> Result<bool>,
@@ -549,12 +597,14 @@ impl TensorImpl {
     /// `rearranged`: see `view_tensor_rearranged`.
     #[inline(always)]
     fn build_view(
-        base: &TensorImpl,
+        base: &Tensor,
         storage_offset: i64,
         zeroed_dims: Option<usize>,
         rearranged: bool,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<bool>,
     ) -> Result<Option<Tensor>> {
+        let source = base;
+        let base: &TensorImpl = &source.imp;
         // Concrete geometry from a symbolic tensor's inline fields (its
         // hints) would silently specialise it: symbolic tensors take the
         // symbolic view path (`aten_shape::generic`), as c10's int
@@ -640,6 +690,7 @@ impl TensorImpl {
             std::ptr::addr_of_mut!((*slot).device).write(base.device);
             std::ptr::addr_of_mut!((*slot).flags).write(flags);
             std::ptr::addr_of_mut!((*slot).binding).write(BindingSlot::new());
+            std::ptr::addr_of_mut!((*slot).view_base).write(ViewBase::for_view_of(source));
             Ok(Some(Tensor {
                 imp: imp.assume_init(),
             }))
@@ -704,6 +755,7 @@ impl TensorImpl {
             std::ptr::addr_of_mut!((*slot).device).write(device);
             std::ptr::addr_of_mut!((*slot).flags).write(flags);
             std::ptr::addr_of_mut!((*slot).binding).write(BindingSlot::new());
+            std::ptr::addr_of_mut!((*slot).view_base).write(ViewBase(None));
             Ok(Tensor {
                 imp: imp.assume_init(),
             })

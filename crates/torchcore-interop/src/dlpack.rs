@@ -643,6 +643,14 @@ struct VersionedHolder {
 /// Builds the `DLTensor` (with null shape and strides, filled in once the
 /// holder has its final address) and the parts it will own.
 fn prepare_export(t: &Tensor) -> Result<(DLTensor, ExportParts)> {
+    // DLPack has no conjugate flag: PyTorch refuses rather than hand out
+    // values that are not the ones the tensor shows. (A negative view is
+    // exported with its stored values, as PyTorch 2.15 does.)
+    if t.is_conj() {
+        return Err(InteropError::Layout(
+            "Can't export tensors with the conjugate bit set".into(),
+        ));
+    }
     let dtype = dtype_to_dlpack(t.dtype())?;
     let device = device_to_dlpack(t.device())?;
     let ndim = i32::try_from(t.dim()).map_err(|_| {

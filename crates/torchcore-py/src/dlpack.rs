@@ -238,6 +238,19 @@ pub(crate) fn to_numpy<'py>(
             "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
         ));
     }
+    // PyTorch refuses before exporting anything (the stored values are
+    // not the ones the tensor shows).
+    let (conj, neg) = obj.get().with(py, |t| (t.is_conj(), t.is_neg()))?;
+    if conj {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead.",
+        ));
+    }
+    if neg {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Can't call numpy() on Tensor that has negative bit set. Use tensor.resolve_neg().numpy() instead.",
+        ));
+    }
     let np = py.import("numpy")?;
     let arr = np.call_method1("from_dlpack", (obj,))?;
     match dtype {

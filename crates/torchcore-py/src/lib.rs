@@ -49,6 +49,7 @@
     )
 )]
 
+mod complex_views;
 mod convert;
 mod dlpack;
 mod elements;
@@ -56,6 +57,7 @@ mod memory;
 mod serialization;
 mod storage;
 mod tensor;
+mod view_tracking;
 
 use std::ptr::NonNull;
 
@@ -125,6 +127,7 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
     tensor::register(m)?;
     storage::register(m)?;
+    complex_views::register(m)?;
     dlpack::register(m)?;
     serialization::register(m)?;
     memory::register(m)?;

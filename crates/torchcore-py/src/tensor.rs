@@ -1028,15 +1028,7 @@ impl PyTensor {
         self.derive(py, views::mt)
     }
 
-    #[getter(mH)]
-    fn m_h<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        if self.with(py, |t| t.dtype().is_complex())? {
-            return Err(PyNotImplementedError::new_err(
-                "mH of complex tensors (conjugation) is not implemented in torchcore",
-            ));
-        }
-        self.derive(py, views::mt)
-    }
+    // `mH` (with conjugation) is in `complex_views.rs`.
 
     fn transpose<'py>(
         &self,
@@ -2129,7 +2121,7 @@ fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bo
 }
 
 /// A tensor argument: a `Tensor`, or data `tensor()` accepts.
-fn as_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+pub(crate) fn as_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
         return t.get().handle(obj.py());
     }

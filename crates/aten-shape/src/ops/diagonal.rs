@@ -276,15 +276,11 @@ fn filled_view(
     fill: impl Fn(&mut [i64], &mut [i64]),
 ) -> Result<Tensor> {
     if !wrapped {
-        let built = TensorImpl::view_tensor_fill_or_abandon(
-            t.impl_ref(),
-            offset,
-            ndim,
-            |new_sizes, new_strides| {
+        let built =
+            TensorImpl::view_tensor_fill_or_abandon(t, offset, ndim, |new_sizes, new_strides| {
                 fill(new_sizes, new_strides);
                 Ok(true)
-            },
-        )?;
+            })?;
         if let Some(view) = built {
             return Ok(view);
         }

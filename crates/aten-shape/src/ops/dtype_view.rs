@@ -22,6 +22,12 @@ use super::prelude::*;
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
+    if t.is_conj() {
+        return Err(TensorError::runtime("torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype."));
+    }
+    if t.is_neg() {
+        return Err(TensorError::runtime("torch.Tensor.view is not supported for tensors with negative bit set when converting to a different dtype."));
+    }
     let (old, new) = (t.element_size() as i64, dtype.itemsize() as i64);
     let n = t.dim();
     let what = || {
@@ -116,6 +122,9 @@ pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     // bytes are then read as `dtype`; the geometry was checked against the
     // storage for that dtype just above.
     let mut v = t.view_with_geometry(&sizes, &strides, offset)?;
-    v.edit_metadata().set_dtype(dtype);
+    let mut edit = v.edit_metadata();
+    edit.set_dtype(dtype);
+    // PyTorch 2.15's `view(dtype)` is not tracked: `_base is None`.
+    edit.untrack_view();
     Ok(v)
 }

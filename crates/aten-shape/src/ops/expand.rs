@@ -210,7 +210,7 @@ pub(crate) fn expand_ints(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     c10_core::geometry::check_symint_list(size)?;
     let (sizes, strides) = (t.sizes(), t.strides());
     let built = TensorImpl::view_tensor_fill_or_abandon(
-        t.impl_ref(),
+        t,
         t.storage_offset(),
         size.len(),
         |new_sizes, new_strides| {

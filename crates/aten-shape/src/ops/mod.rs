@@ -22,9 +22,11 @@
 //! | diagonal / unfold | `diagonal` |
 //! | as_strided | `as_strided` |
 //! | dtype views | `dtype_view` |
+//! | complex views, conjugate / negative bits | `complex` |
 //! | storage-swapping ops (`resize_`, `set_`) | `storage` |
 
 pub(crate) mod as_strided;
+pub(crate) mod complex;
 pub(crate) mod diagonal;
 pub(crate) mod dtype_view;
 pub(crate) mod expand;
@@ -225,7 +227,7 @@ pub(crate) fn make_view(
 /// no intermediate copies, no storage check.
 #[inline]
 pub(crate) fn install(t: &Tensor, geometry: SizesAndStrides, offset: i64) -> Result<Tensor> {
-    TensorImpl::view_tensor(t.impl_ref(), geometry, offset)
+    TensorImpl::view_tensor(t, geometry, offset)
 }
 
 /// A view of `t` whose geometry is `t`'s changed by `edit`, which works
@@ -238,7 +240,7 @@ pub(crate) fn install_edit(
     offset: i64,
     edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
 ) -> Result<Tensor> {
-    TensorImpl::view_tensor_edit(t.impl_ref(), offset, edit)
+    TensorImpl::view_tensor_edit(t, offset, edit)
 }
 
 /// [`install_edit`] for edits that only reorder dims or insert size-1 dims
@@ -255,7 +257,7 @@ pub(crate) unsafe fn install_rearranged(
     edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
 ) -> Result<Tensor> {
     // SAFETY: forwarded to the caller.
-    unsafe { TensorImpl::view_tensor_rearranged(t.impl_ref(), offset, edit) }
+    unsafe { TensorImpl::view_tensor_rearranged(t, offset, edit) }
 }
 
 /// A copy of `t`'s sizes and strides to edit into a view's geometry (a

@@ -412,7 +412,7 @@ fn install_alias(
 fn try_view_in_place(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
     let (sizes, strides, numel) = (t.sizes(), t.strides(), t.numel());
     TensorImpl::view_tensor_fill_or_abandon(
-        t.impl_ref(),
+        t,
         t.storage_offset(),
         shape.len(),
         |new_sizes, new_strides| {
@@ -526,7 +526,10 @@ pub(crate) fn reshape_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let copy = copy_api::clone(t, MemoryFormat::Contiguous)?;
     match compute_stride_flagged(copy.sizes(), copy.strides(), &inferred) {
         Some((strides, wrapped)) => {
-            make_alias_view(&copy, &inferred, strides, copy.storage_offset(), wrapped)
+            let mut v = make_alias_view(&copy, &inferred, strides, copy.storage_offset(), wrapped)?;
+            // `_unsafe_view` is not a view: PyTorch's result has no `_base`.
+            v.edit_metadata().untrack_view();
+            Ok(v)
         }
         None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
     }

@@ -119,6 +119,54 @@ pub unsafe trait Element:
     /// assert_eq!(u64::MAX.to_i64(), -1); // wraps like C++
     /// ```
     fn to_i64(self) -> i64;
+
+    /// `-self`, as PyTorch's `neg` computes it: integers wrap (two's
+    /// complement), floating and complex values flip their sign bits,
+    /// `bool` is unchanged. What a tensor with the negative bit
+    /// ([`Tensor::is_neg`](crate::Tensor::is_neg)) shows of a stored value.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Complex64, Element};
+    /// assert_eq!(3i8.neg_value(), -3);
+    /// assert_eq!(i8::MIN.neg_value(), i8::MIN); // wraps
+    /// assert_eq!(Complex64::new(1.0, -2.0).neg_value(), Complex64::new(-1.0, 2.0));
+    /// ```
+    fn neg_value(self) -> Self {
+        Self::from_f64(-self.to_f64())
+    }
+
+    /// The complex conjugate (the imaginary part's sign flipped); real
+    /// values are their own conjugate. What a tensor with the conjugate bit
+    /// ([`Tensor::is_conj`](crate::Tensor::is_conj)) shows of a stored value.
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Complex128, Element};
+    /// assert_eq!(Complex128::new(1.0, 2.0).conj_value(), Complex128::new(1.0, -2.0));
+    /// assert_eq!(2.5f32.conj_value(), 2.5);
+    /// ```
+    fn conj_value(self) -> Self {
+        self
+    }
+
+    /// The value seen through a tensor's conjugate and negative bits
+    /// (`conj` then `neg`; both are involutions, so the same call turns a
+    /// value to store into the bits it is stored as).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Complex64, Element};
+    /// let z = Complex64::new(1.0, 2.0);
+    /// assert_eq!(z.through_bits(true, true), Complex64::new(-1.0, 2.0));
+    /// assert_eq!(z.through_bits(false, false), z);
+    /// ```
+    #[inline]
+    fn through_bits(self, conj: bool, neg: bool) -> Self {
+        let v = if conj { self.conj_value() } else { self };
+        if neg {
+            v.neg_value()
+        } else {
+            v
+        }
+    }
 }
 
 macro_rules! element_int {
@@ -138,6 +186,9 @@ macro_rules! element_int {
             }
             fn to_i64(self) -> i64 {
                 self as i64
+            }
+            fn neg_value(self) -> Self {
+                self.wrapping_neg()
             }
         }
     )*};
@@ -169,6 +220,9 @@ unsafe impl Element for f32 {
     fn to_i64(self) -> i64 {
         self as i64
     }
+    fn neg_value(self) -> Self {
+        -self
+    }
 }
 
 // SAFETY: f64 is 8 bytes (Double's itemsize), has no padding, and every bit
@@ -186,6 +240,9 @@ unsafe impl Element for f64 {
     }
     fn to_i64(self) -> i64 {
         self as i64
+    }
+    fn neg_value(self) -> Self {
+        -self
     }
 }
 
@@ -211,6 +268,9 @@ unsafe impl Element for bool {
     fn to_i64(self) -> i64 {
         i64::from(self)
     }
+    fn neg_value(self) -> Self {
+        self
+    }
 }
 
 // SAFETY: half::f16 is a 2-byte transparent wrapper over u16 (Half's
@@ -228,6 +288,9 @@ unsafe impl Element for f16 {
     }
     fn to_i64(self) -> i64 {
         f16::to_f32(self) as i64
+    }
+    fn neg_value(self) -> Self {
+        -self
     }
 }
 
@@ -247,6 +310,9 @@ unsafe impl Element for bf16 {
     fn to_i64(self) -> i64 {
         bf16::to_f32(self) as i64
     }
+    fn neg_value(self) -> Self {
+        -self
+    }
 }
 
 // SAFETY: repr(C) pair of f16 = 4 bytes (ComplexHalf's itemsize); align(4)
@@ -264,6 +330,12 @@ unsafe impl Element for Complex32 {
     }
     fn to_i64(self) -> i64 {
         self.re.to_f32() as i64
+    }
+    fn neg_value(self) -> Self {
+        Complex32::new(-self.re, -self.im)
+    }
+    fn conj_value(self) -> Self {
+        Complex32::new(self.re, -self.im)
     }
 }
 
@@ -283,6 +355,12 @@ unsafe impl Element for BComplex32 {
     fn to_i64(self) -> i64 {
         self.re.to_f32() as i64
     }
+    fn neg_value(self) -> Self {
+        BComplex32::new(-self.re, -self.im)
+    }
+    fn conj_value(self) -> Self {
+        BComplex32::new(self.re, -self.im)
+    }
 }
 
 // SAFETY: repr(C) pair of f32 = 8 bytes (ComplexFloat's itemsize); align(8)
@@ -301,6 +379,12 @@ unsafe impl Element for Complex64 {
     fn to_i64(self) -> i64 {
         self.re as i64
     }
+    fn neg_value(self) -> Self {
+        Complex64::new(-self.re, -self.im)
+    }
+    fn conj_value(self) -> Self {
+        Complex64::new(self.re, -self.im)
+    }
 }
 
 // SAFETY: repr(C) pair of f64 = 16 bytes (ComplexDouble's itemsize);
@@ -318,6 +402,12 @@ unsafe impl Element for Complex128 {
     }
     fn to_i64(self) -> i64 {
         self.re as i64
+    }
+    fn neg_value(self) -> Self {
+        Complex128::new(-self.re, -self.im)
+    }
+    fn conj_value(self) -> Self {
+        Complex128::new(self.re, -self.im)
     }
 }
 

@@ -526,6 +526,7 @@ impl Tensor {
             })),
         };
         imp.extra = extra_meta::with_parts(autograd, symbolic);
+        imp.view_base = crate::tensor_impl::ViewBase::for_view_of(self);
         Ok(Tensor::from_impl(imp))
     }
 }

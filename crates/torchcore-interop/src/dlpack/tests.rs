@@ -562,3 +562,27 @@ fn export_of_an_empty_tensor_initialises_it_first() {
     }
     delete(m);
 }
+
+#[test]
+fn a_lazy_conjugate_is_refused_as_pytorch_does() {
+    use aten_shape::views;
+    let c = Tensor::from_slice_1d(&[Complex64::new(1.0, 2.0)]).unwrap();
+    let cc = views::conj(&c).unwrap();
+    for err in [
+        to_dlpack(&cc).unwrap_err(),
+        to_dlpack_versioned(&cc).unwrap_err(),
+    ] {
+        assert!(matches!(&err, InteropError::Layout(_)));
+        assert_eq!(
+            err.to_string(),
+            "Can't export tensors with the conjugate bit set"
+        );
+    }
+    // Resolved, it exports (values conjugated); a negative view exports its
+    // stored values, as PyTorch 2.15 does.
+    let m = to_dlpack_versioned(&views::resolve_conj(&cc).unwrap()).unwrap();
+    delete_v(m);
+    let n = views::neg_view(&Tensor::from_slice_1d(&[1.0f32]).unwrap()).unwrap();
+    let m = to_dlpack(&n).unwrap();
+    delete(m);
+}

@@ -232,6 +232,22 @@ from ._C import (  # noqa: F401,E402
     bits8,
     bits16,
 )
+# Complex views and the conjugate / negative bits (crates/torchcore-py/src/complex_views.rs).
+from ._C import (  # noqa: F401,E402
+    view_as_real,
+    view_as_complex,
+    real,
+    imag,
+    conj,
+    _conj,
+    _neg_view,
+    is_conj,
+    is_neg,
+    resolve_conj,
+    resolve_neg,
+    conj_physical,
+    adjoint,
+)
 from . import serialization  # noqa: E402
 from .serialization import save, load  # noqa: F401,E402
 from . import memory  # noqa: E402,F401  (torchcore.memory)
