@@ -64,7 +64,7 @@ const VIEW_OPS: &[(&str, Op)] = &[
     ("unfold", |t| t.unfold(2, 2, 1)),
     ("alias", |t| t.alias()),
     ("as_strided", |t| t.as_strided(&[2], &[1], None)),
-    ("index", |t| t.index(&[0])),
+    ("index_ints", |t| t.index_ints(&[0])),
 ];
 
 #[test]
