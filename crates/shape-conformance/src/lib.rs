@@ -524,6 +524,41 @@ pub fn apply_op(
             let (d, i) = (a.int_or("dim", 0)?, a.int("index")?);
             t.unbind(d).and_then(|p| pick(p, i))
         }
+        "hsplit" | "vsplit" | "dsplit" => {
+            let i = a.int("index")?;
+            let pieces = match a.get("indices") {
+                Some(Value::Array(_)) => {
+                    let idx = a.ints("indices")?;
+                    match op {
+                        "hsplit" => t.hsplit_indices(&idx),
+                        "vsplit" => t.vsplit_indices(&idx),
+                        _ => t.dsplit_indices(&idx),
+                    }
+                }
+                _ => {
+                    let s = a.int("sections")?;
+                    match op {
+                        "hsplit" => t.hsplit(s),
+                        "vsplit" => t.vsplit(s),
+                        _ => t.dsplit(s),
+                    }
+                }
+            };
+            pieces.and_then(|p| pick(p, i))
+        }
+        "view_as_real" => t.view_as_real(),
+        "view_as_complex" => t.view_as_complex(),
+        "real" => t.real(),
+        "imag" => t.imag(),
+        "conj" => t.conj(),
+        "_conj" | "conj_view" => t.conj_view(),
+        "_neg_view" | "neg_view" => t.neg_view(),
+        "resolve_conj" => t.resolve_conj(),
+        "resolve_neg" => t.resolve_neg(),
+        "conj_physical" => t.conj_physical(),
+        "adjoint" => t.adjoint(),
+        "mH" | "mh" => t.mh(),
+        "H" | "h" => t.h(),
         other => return Err(format!("unknown op {other:?}")),
     };
     a.finish()?;

@@ -30,6 +30,13 @@ pub const CORPUS_NAMES: &[(&str, &str)] = &[
     ("squeeze_dims_", "squeeze_"),
     ("index_ints", "getitem"),
     ("set_to", "set_"),
+    ("conj_view", "_conj"),
+    ("neg_view", "_neg_view"),
+    ("mh", "mH"),
+    ("h", "H"),
+    ("hsplit_indices", "hsplit"),
+    ("vsplit_indices", "vsplit"),
+    ("dsplit_indices", "dsplit"),
 ];
 
 /// Table ops that no runner replays, with the reason.
