@@ -2,6 +2,15 @@
 //! B9, B10 and B13 of the peer table (`shared/design/peers-and-style.md`
 //! section 5).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::unimplemented,
+    reason = "bench code: a failed unwrap aborts the measurement, as it should"
+)]
+
 use std::hint::black_box;
 
 use benches::{dims, M, P4};

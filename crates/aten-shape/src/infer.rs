@@ -13,7 +13,7 @@
 //! through the storage-checked [`Tensor::as_strided`](c10_core::Tensor::as_strided)
 //! instead of trusting it. No function here panics.
 
-use c10_core::geometry::fmt_list;
+use c10_core::geometry::{fmt_list, fmt_tuple};
 use c10_core::{Result, TensorError};
 
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
@@ -56,18 +56,6 @@ pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
         out[i] = if size_a == 1 { size_b } else { size_a };
     }
     Ok(out)
-}
-
-/// Formats a shape as Python prints a tuple: `(4, 3)`, `(4,)`, `()`.
-fn fmt_tuple(v: &[i64]) -> String {
-    match v {
-        [] => "()".to_string(),
-        [x] => format!("({x},)"),
-        _ => {
-            let list = fmt_list(v);
-            format!("({})", &list[1..list.len() - 1])
-        }
-    }
 }
 
 /// `torch.broadcast_shapes(*shapes)`: the shape every input broadcasts to

@@ -3,6 +3,15 @@
 //! 6.19), and the copy engine against a naive element-by-element reference
 //! for random layouts of every element size.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::unimplemented,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
+
 use std::thread;
 
 use aten_shape::copy::{

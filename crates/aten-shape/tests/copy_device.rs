@@ -5,6 +5,15 @@
 //! operations directly, dtype conversions are staged through the CPU, and
 //! a device without operations reports an error.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::unimplemented,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
+
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;

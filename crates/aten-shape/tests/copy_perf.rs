@@ -7,6 +7,15 @@
 //!
 //! Bandwidth counts bytes read plus bytes written (2 × tensor bytes).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::unimplemented,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

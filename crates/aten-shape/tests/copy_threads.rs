@@ -9,6 +9,15 @@
 //! (crossbeam-epoch) fail Miri's Stacked Borrows check (a retag in
 //! `crossbeam_epoch::internal::Local::element_of`, on a pool thread).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::unimplemented,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
+
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use aten_shape::copy::{copy_, copy_threads, set_copy_threads, PARALLEL_MIN_BYTES};

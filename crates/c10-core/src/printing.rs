@@ -515,17 +515,6 @@ fn tensor_str(t: &Tensor, indent: usize, precision: usize) -> Result<String> {
     Ok(out)
 }
 
-/// A shape as a Python tuple: `()`, `(5,)`, `(2, 3)`.
-fn python_tuple(sizes: &[i64]) -> String {
-    match sizes {
-        [n] => format!("({n},)"),
-        _ => {
-            let inner: Vec<String> = sizes.iter().map(i64::to_string).collect();
-            format!("({})", inner.join(", "))
-        }
-    }
-}
-
 /// PyTorch's `_add_suffixes`: `, suffix` on the last line, or on a new line
 /// when the line would pass the line width.
 fn add_suffixes(body: &str, suffixes: &[String], indent: usize) -> String {
@@ -565,7 +554,7 @@ fn tensor_repr(t: &Tensor, precision: usize) -> String {
         dtype,
         ScalarType::Float | ScalarType::ComplexFloat | ScalarType::Long | ScalarType::Bool
     );
-    let size_suffix = format!("size={}", python_tuple(t.sizes()));
+    let size_suffix = format!("size={}", crate::geometry::fmt_tuple(t.sizes()));
     let dtype_suffix = format!("dtype={dtype}");
     let body = if device.is_meta() || !device.device_type().is_host_accessible() {
         suffixes.push(size_suffix);

@@ -10,6 +10,15 @@
 //! `-- --quick` runs a thousandth of the pairs once (CI's check that the
 //! example works; its numbers mean nothing).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::unimplemented,
+    reason = "example code: a failed unwrap aborts the example, as it should"
+)]
+
 use std::hint::black_box;
 use std::time::Instant;
 
