@@ -1653,12 +1653,23 @@ impl State {
         }
     }
 
+    /// Checks every invariant of the allocator's state (the blocks' links,
+    /// the segments' tiling, expandable pages, pool membership, statistics),
+    /// step by step; the first broken one is the error.
     fn validate(&self) -> Result<(), String> {
         if let Some(id) = self.blocks.stale() {
             return Err(format!("a stale block id ({id}) was used"));
         }
+        self.validate_links()?;
+        let segs = self.validate_segments()?;
+        self.validate_pages()?;
+        self.validate_membership()?;
+        self.validate_stats(&segs)
+    }
+
+    /// Step 1: links and adjacency.
+    fn validate_links(&self) -> Result<(), String> {
         let blocks = &self.blocks;
-        // 1. Links and adjacency.
         for (id, b) in blocks.iter() {
             if b.size == 0 || !b.size.is_multiple_of(MIN_BLOCK_SIZE) {
                 return Err(format!("block {id} at {:#x} has size {}", b.ptr, b.size));
@@ -1698,8 +1709,13 @@ impl State {
                 return Err(format!("classic block {id} is unmapped"));
             }
         }
-        // 2. Segments tile, and do not overlap.
-        let mut segs: Vec<(u64, u64, Option<usize>, PoolKind)> = Vec::new();
+        Ok(())
+    }
+
+    /// Step 2: segments tile, and do not overlap. Returns the segments.
+    fn validate_segments(&self) -> Result<Vec<SegmentSpan>, String> {
+        let blocks = &self.blocks;
+        let mut segs: Vec<SegmentSpan> = Vec::new();
         let mut visited = 0usize;
         for (id, b) in blocks.iter() {
             if b.prev.is_some() {
@@ -1749,6 +1765,12 @@ impl State {
                 "{live_segments} expandable segments exist but {tiled} are tiled by blocks"
             ));
         }
+        Ok(segs)
+    }
+
+    /// Step 3 (after step 2).
+    fn validate_pages(&self) -> Result<(), String> {
+        let blocks = &self.blocks;
         // 3. Expandable pages are mapped exactly under mapped blocks. (Step
         // 2 showed every expandable block lies inside its reservation, so
         // the subtractions below cannot underflow.)
@@ -1786,7 +1808,12 @@ impl State {
                 ));
             }
         }
-        // 4. Pool membership, allocated map, event queues.
+        Ok(())
+    }
+
+    /// Step 4: pool membership, allocated map, event queues.
+    fn validate_membership(&self) -> Result<(), String> {
+        let blocks = &self.blocks;
         let mut queued: HashMap<BlockId, u32> = HashMap::new();
         for q in self.cuda_events.values() {
             for &(_, id) in q {
@@ -1841,7 +1868,12 @@ impl State {
                 return Err("pool kinds swapped".into());
             }
         }
-        // 5. Statistics recount.
+        Ok(())
+    }
+
+    /// Step 5: statistics recount.
+    fn validate_stats(&self, segs: &[SegmentSpan]) -> Result<(), String> {
+        let blocks = &self.blocks;
         let mut want = DeviceStats::default();
         let max_split = self.max_split_size();
         let mut oversize_alloc = 0i64;
@@ -1873,7 +1905,7 @@ impl State {
                 cur(&mut want.reserved_bytes, k, b.size);
             }
         }
-        for (_, total, seg, kind) in &segs {
+        for (_, total, seg, kind) in segs {
             if seg.is_none() {
                 cur(&mut want.segment, *kind, 1);
                 cur(&mut want.reserved_bytes, *kind, *total);
@@ -1922,6 +1954,10 @@ impl State {
         Ok(())
     }
 }
+
+/// A segment as `validate` sees it: `(base, size in bytes, expandable
+/// segment index, pool)`.
+type SegmentSpan = (u64, u64, Option<usize>, PoolKind);
 
 #[cfg(test)]
 mod tests {

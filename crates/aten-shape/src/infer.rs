@@ -14,7 +14,7 @@
 //! instead of trusting it. No function here panics.
 
 use c10_core::geometry::{fmt_list, fmt_tuple};
-use c10_core::{Result, TensorError};
+use c10_core::{Result, ShapeError, ShapeErrorKind, TensorError};
 
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
 pub use c10_core::geometry::DimVec;
@@ -49,9 +49,14 @@ pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
             1
         };
         if !(size_a == size_b || size_a == 1 || size_b == 1) {
-            return Err(TensorError::runtime(format!(
-                "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
-            )));
+            return Err(ShapeError::new(
+                ShapeErrorKind::BroadcastMismatch,
+                format!(
+                    "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
+                ),
+            )
+            .with_dim(i as i64)
+            .into());
         }
         out[i] = if size_a == 1 { size_b } else { size_a };
     }
@@ -126,6 +131,37 @@ mod tests {
         );
         // Wrapped products never make a wrong shape succeed here.
         assert!(infer_size(&[1 << 62, 4, -1], 3).is_err());
+    }
+
+    #[test]
+    fn shape_errors_carry_kind_and_values() {
+        use c10_core::ShapeErrorKind as K;
+        let e = infer_size(&[5, 5], 24).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!(s.kind(), K::NumelMismatch);
+        assert_eq!((s.sizes(), s.numel()), (Some(&[5, 5][..]), Some(24)));
+        assert_eq!(
+            e.to_string(),
+            "shape '[5, 5]' is invalid for input of size 24"
+        );
+        let e = infer_size(&[-1, -1], 4).unwrap_err();
+        assert_eq!(e.shape_error().map(|s| s.kind()), Some(K::MultipleInferred));
+        let e = infer_size(&[3, -2], 4).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!((s.kind(), s.dim()), (K::InvalidSize, Some(1)));
+        let e = infer_size(&[-1, 0], 0).unwrap_err();
+        assert_eq!(
+            e.shape_error().map(|s| (s.kind(), s.dim())),
+            Some((K::AmbiguousInferred, Some(0)))
+        );
+        let e = infer_broadcast_size(&[2, 3], &[4]).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!((s.kind(), s.dim()), (K::BroadcastMismatch, Some(1)));
+        assert_eq!(
+            e.to_string(),
+            "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+        );
+        assert_eq!(e.kind(), c10_core::ErrorKind::Runtime);
     }
 
     #[test]

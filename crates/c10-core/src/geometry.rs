@@ -5,7 +5,7 @@
 //! Everything here works on plain `&[i64]` sizes and strides (elements, not
 //! bytes), so it is easy to test and to reuse.
 
-use crate::error::{Result, TensorError};
+use crate::error::{Result, ShapeError, ShapeErrorKind, TensorError};
 
 /// A small vector of sizes or strides: up to 8 dims on the stack, so shape
 /// arithmetic on the view path never touches the heap.
@@ -62,24 +62,34 @@ pub fn fmt_tuple(v: &[i64]) -> String {
 /// ```
 pub fn wrap_dim(dim: i64, ndim: i64, wrap_scalar: bool) -> Result<usize> {
     if ndim < 0 {
-        return Err(TensorError::index(format!(
-            "Rank cannot be negative but got {ndim}"
-        )));
+        return Err(ShapeError::new(
+            ShapeErrorKind::NegativeRank,
+            format!("Rank cannot be negative but got {ndim}"),
+        )
+        .into());
     }
     if ndim == 0 {
         if !wrap_scalar {
-            return Err(TensorError::index(format!(
-                "Dimension specified as {dim} but tensor has no dimensions"
-            )));
+            return Err(ShapeError::new(
+                ShapeErrorKind::NoDims,
+                format!("Dimension specified as {dim} but tensor has no dimensions"),
+            )
+            .with_dim(dim)
+            .into());
         }
         return wrap_dim(dim, 1, false);
     }
     if dim < -ndim || dim >= ndim {
-        return Err(TensorError::index(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -ndim,
-            ndim - 1
-        )));
+        return Err(ShapeError::new(
+            ShapeErrorKind::DimOutOfRange,
+            format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                -ndim,
+                ndim - 1
+            ),
+        )
+        .with_dim(dim)
+        .into());
     }
     Ok(if dim < 0 {
         (dim + ndim) as usize
@@ -694,6 +704,18 @@ mod tests {
             "Dimension specified as 0 but tensor has no dimensions"
         );
         assert!(wrap_dim(-4, 3, true).unwrap_err().is_index_error());
+        let e = wrap_dim(-4, 3, true).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!(
+            (s.kind(), s.dim()),
+            (ShapeErrorKind::DimOutOfRange, Some(-4))
+        );
+        let e = wrap_dim(2, 0, false).unwrap_err();
+        assert_eq!(
+            e.shape_error().map(|s| s.kind()),
+            Some(ShapeErrorKind::NoDims)
+        );
+        assert!(e.is_index_error());
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub use autograd::{AutogradMeta, AutogradMetaInterface};
 pub use c10_storage::{Device, DeviceType, Storage};
 pub use device_ops::{device_ops, register_device_ops, DeviceOps};
 pub use dispatch_key::{BackendComponent, DispatchKey, DispatchKeySet};
-pub use error::{ErrorKind, Result, TensorError};
+pub use error::{ErrorKind, Result, ShapeError, ShapeErrorKind, TensorError};
 
 /// `half`, for [`dispatch_dtype!`]'s expansion (callers need not depend on
 /// `half` themselves).

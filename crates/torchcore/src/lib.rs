@@ -96,11 +96,11 @@ pub mod prelude {
     pub use aten_shape::prelude::*;
     pub use aten_shape::s;
     pub use c10_core::tensor;
-    pub use c10_core::ErrorKind;
     pub use c10_core::{
         Device, DeviceType, Element, InferenceMode, MemoryFormat, Scalar, ScalarType, Storage,
         Tensor, TensorError, TensorOptions,
     };
+    pub use c10_core::{ErrorKind, ShapeErrorKind};
 }
 
 /// `docs/cuda.md`: its Rust snippet is compiled (not run: it needs a GPU)
