@@ -255,6 +255,27 @@ impl ScalarType {
     /// last.
     pub const ALL: [ScalarType; NUM_SCALAR_TYPES] = ALL_SCALAR_TYPES;
 
+    /// Every `(name, dtype)` torch exposes as `torch.<name>`: each dtype's
+    /// primary name ([`torch_name`](Self::torch_name), `"float32"`), then
+    /// torch's legacy aliases (`"float"`, `"long"`, `"cfloat"`, ...).
+    /// `Undefined` has none. The Python package registers its dtype objects
+    /// from this one table.
+    ///
+    /// ```
+    /// use c10_core::ScalarType;
+    /// let names: Vec<_> = ScalarType::python_names().collect();
+    /// assert!(names.contains(&("float32", ScalarType::Float)));
+    /// assert!(names.contains(&("long", ScalarType::Long)));
+    /// assert!(names.iter().all(|(_, st)| *st != ScalarType::Undefined));
+    /// ```
+    pub fn python_names() -> impl Iterator<Item = (&'static str, ScalarType)> {
+        ALL_SCALAR_TYPES
+            .iter()
+            .filter(|&&st| st != ScalarType::Undefined)
+            .map(|&st| (st.torch_name(), st))
+            .chain(LEGACY_DTYPE_NAMES.iter().copied())
+    }
+
     /// Converts a raw discriminant; `None` outside `0..=47`.
     ///
     /// ```

@@ -48,8 +48,7 @@ pub(crate) mod prelude {
     pub(crate) use c10_core::geometry::{check_same_rank, fmt_list, wrap_dim};
     pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
     pub(crate) use c10_core::{
-        DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor,
-        TensorError, TensorImpl,
+        MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor, TensorError, TensorImpl,
     };
 }
 
