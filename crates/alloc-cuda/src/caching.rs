@@ -907,6 +907,13 @@ impl<D: RawDevice> CachingAllocator<D> {
 
     /// The largest free block PyTorch's `cacheInfo` would report: the
     /// device's free memory or the largest cached block, whichever is larger.
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice};
+    /// let alloc = CachingAllocator::new(FakeDevice::new(1 << 30), 0, CachingAllocatorConfig::default());
+    /// assert_eq!(alloc.cache_info()?, 1 << 30); // nothing cached: the free memory
+    /// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
+    /// ```
     pub fn cache_info(&self) -> Result<u64, CachingAllocatorError> {
         let (free, _) = self.device.mem_get_info()?;
         let g = self.state.lock();
@@ -1988,6 +1995,30 @@ mod tests {
         assert_eq!(a.stale(), Some(x));
         assert_eq!(x.to_string(), "0v0");
         assert_eq!(y.to_string(), "0v1");
+    }
+
+    #[test]
+    fn cache_info_is_the_larger_of_free_memory_and_the_largest_cached_block() {
+        let alloc = CachingAllocator::new(
+            FakeDevice::new(24 << 20),
+            0,
+            CachingAllocatorConfig::default(),
+        );
+        // Nothing cached: the device's free memory.
+        assert_eq!(alloc.cache_info().expect("info"), 24 << 20);
+        let p = alloc.malloc(3 << 20, StreamId::DEFAULT).expect("malloc");
+        // SAFETY: `p` is not used again.
+        unsafe { alloc.free(p) }.expect("free");
+        let (free, _) = alloc.device.mem_get_info().expect("mem_get_info");
+        let reserved = u64::try_from(alloc.stats().reserved_bytes[0].current).expect("reserved");
+        // One cached segment (PyTorch's 20 MiB for a 1-10 MiB request),
+        // larger than what the device has left.
+        assert_eq!(reserved, 20 << 20);
+        assert_eq!(free, 4 << 20);
+        assert_eq!(alloc.cache_info().expect("info"), reserved);
+        // Once the cache is emptied, the free memory again.
+        alloc.empty_cache().expect("empty_cache");
+        assert_eq!(alloc.cache_info().expect("info"), 24 << 20);
     }
 
     #[test]

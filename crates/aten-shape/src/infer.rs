@@ -19,21 +19,18 @@ use c10_core::{Result, ShapeError, ShapeErrorKind, TensorError};
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
 pub use c10_core::geometry::DimVec;
 
+pub use crate::ops::reshape::infer_size;
+// The view rules' concrete forms: crate-internal helpers, reachable here
+// only for their doctests (hidden from the documentation).
+#[doc(hidden)]
 pub use crate::ops::expand::infer_expand_geometry;
-pub use crate::ops::reshape::{compute_stride, infer_size};
-/// ATen's two-shape broadcast `infer_size(a, b)` (used by binary ops):
+#[doc(hidden)]
+pub use crate::ops::reshape::compute_stride;
+
+/// ATen's two-shape broadcast `infer_size(a, b)` (used by `copy_`):
 /// right-aligned, sizes must be equal or one of them 1 (a 1 maps to the
-/// other size, even 0).
-///
-/// ```
-/// use aten_shape::infer::infer_broadcast_size;
-/// assert_eq!(infer_broadcast_size(&[3, 1], &[4]).unwrap().as_slice(), &[3, 4]);
-/// assert_eq!(
-///     infer_broadcast_size(&[2, 3], &[4, 3]).unwrap_err().to_string(),
-///     "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
-/// );
-/// ```
-pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
+/// other size, even 0). Examples in the unit tests below.
+pub(crate) fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
     let ndim = a.len().max(b.len());
     let mut out: DimVec = smallvec::smallvec![0; ndim];
     for i in (0..ndim).rev() {
@@ -131,6 +128,23 @@ mod tests {
         );
         // Wrapped products never make a wrong shape succeed here.
         assert!(infer_size(&[1 << 62, 4, -1], 3).is_err());
+    }
+
+    #[test]
+    fn broadcast_size_examples() {
+        assert_eq!(
+            infer_broadcast_size(&[3, 1], &[4]).unwrap().as_slice(),
+            &[3, 4]
+        );
+        assert_eq!(
+            infer_broadcast_size(&[0, 1], &[1, 5]).unwrap().as_slice(),
+            &[0, 5]
+        );
+        assert_eq!(infer_broadcast_size(&[], &[2]).unwrap().as_slice(), &[2]);
+        assert_eq!(
+            infer_broadcast_size(&[2, 3], &[4, 3]).unwrap_err().to_string(),
+            "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
+        );
     }
 
     #[test]
