@@ -471,8 +471,6 @@ fn linspace_int(
     steps: i64,
     dtype: ScalarType,
 ) -> Result<()> {
-    let halfway = steps / 2;
-    let last = steps - 1;
     start.check_fits(dtype)?;
     end.check_fits(dtype)?;
     // `start` and `end` as the dtype, then as double; each value
@@ -480,17 +478,8 @@ fn linspace_int(
     let as_t = |s: Scalar| -> f64 {
         crate::dispatch_dtype!(dtype, T => s.to_element::<T>().to_f64(), { 0.0 })
     };
-    let (a, b) = (as_t(start), as_t(end));
-    let step = (b - a) / last as f64;
-    let value = |i: usize| -> i64 {
-        let i = i as i64;
-        let v = if i < halfway {
-            step.mul_add(i as f64, a)
-        } else {
-            (-step).mul_add((last - i) as f64, b)
-        };
-        int_from_f64(v, dtype)
-    };
+    let lerp = linspace_values(as_t(start), as_t(end), steps);
+    let value = |i: usize| -> i64 { int_from_f64(lerp(i), dtype) };
     crate::dispatch_dtype!(dtype, T => {
         write_all::<T>(t, |i| T::from_i64(value(i)))?;
     }, {});
@@ -507,8 +496,6 @@ fn linspace_float(
     dtype: ScalarType,
 ) -> Result<()> {
     use ScalarType as S;
-    let halfway = steps / 2;
-    let last = steps - 1;
     start.check_fits(dtype)?;
     end.check_fits(dtype)?;
     // In float (16-bit types: their rounded ends, float steps).
@@ -519,16 +506,11 @@ fn linspace_float(
             _ => x,
         }
     };
-    let (a, b) = (round(start.to_f64() as f32), round(end.to_f64() as f32));
-    let step = (b - a) / last as f32;
-    let value = |i: usize| -> f32 {
-        let i = i as i64;
-        if i < halfway {
-            step.mul_add(i as f32, a)
-        } else {
-            (-step).mul_add((last - i) as f32, b)
-        }
-    };
+    let value = linspace_values(
+        round(start.to_f64() as f32),
+        round(end.to_f64() as f32),
+        steps,
+    );
     match dtype {
         S::Float => write_all::<f32>(t, value)?,
         S::Half => write_all::<f16>(t, |i| f16::from_f32(value(i)))?,
@@ -551,20 +533,9 @@ fn linspace_double(
     dtype: ScalarType,
 ) -> Result<()> {
     use ScalarType as S;
-    let halfway = steps / 2;
-    let last = steps - 1;
     start.check_fits(dtype)?;
     end.check_fits(dtype)?;
-    let (a, b) = (start.to_f64(), end.to_f64());
-    let step = (b - a) / last as f64;
-    let value = |i: usize| -> f64 {
-        let i = i as i64;
-        if i < halfway {
-            step.mul_add(i as f64, a)
-        } else {
-            (-step).mul_add((last - i) as f64, b)
-        }
-    };
+    let value = linspace_values(start.to_f64(), end.to_f64(), steps);
     if dtype == S::Double {
         write_all::<f64>(t, value)?;
     } else {
@@ -574,6 +545,51 @@ fn linspace_double(
         })?;
     }
     Ok(())
+}
+
+/// The float types `linspace` computes in.
+trait LinspaceFloat:
+    Copy + std::ops::Sub<Output = Self> + std::ops::Div<Output = Self> + std::ops::Neg<Output = Self>
+{
+    /// `x as Self`.
+    fn of_i64(x: i64) -> Self;
+    /// `self * a + b` rounded once.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+impl LinspaceFloat for f32 {
+    fn of_i64(x: i64) -> f32 {
+        x as f32
+    }
+    fn mul_add(self, a: f32, b: f32) -> f32 {
+        f32::mul_add(self, a, b)
+    }
+}
+
+impl LinspaceFloat for f64 {
+    fn of_i64(x: i64) -> f64 {
+        x as f64
+    }
+    fn mul_add(self, a: f64, b: f64) -> f64 {
+        f64::mul_add(self, a, b)
+    }
+}
+
+/// ATen's linspace kernel for `steps >= 2` values from `a` to `b`: `step =
+/// (b - a) / (steps - 1)`; the first half counted up from `a`, the second
+/// down from `b`, each value one fused multiply-add.
+fn linspace_values<F: LinspaceFloat>(a: F, b: F, steps: i64) -> impl Fn(usize) -> F {
+    let halfway = steps / 2;
+    let last = steps - 1;
+    let step = (b - a) / F::of_i64(last);
+    move |i| {
+        let i = i as i64;
+        if i < halfway {
+            step.mul_add(F::of_i64(i), a)
+        } else {
+            (-step).mul_add(F::of_i64(last - i), b)
+        }
+    }
 }
 
 #[cfg(test)]
