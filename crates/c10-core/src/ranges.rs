@@ -230,15 +230,17 @@ impl Tensor {
         if t.device().is_meta() {
             return Ok(t);
         }
+        let args = LinspaceArgs {
+            start,
+            end,
+            steps,
+            dtype,
+        };
         use ScalarType as S;
         match dtype {
-            S::Byte | S::Char | S::Short | S::Int | S::Long => {
-                linspace_int(&t, start, end, steps, dtype)?
-            }
-            S::Float | S::ComplexFloat | S::Half | S::BFloat16 => {
-                linspace_float(&t, start, end, steps, dtype)?
-            }
-            S::Double | S::ComplexDouble => linspace_double(&t, start, end, steps, dtype)?,
+            S::Byte | S::Char | S::Short | S::Int | S::Long => linspace_int(&t, args)?,
+            S::Float | S::ComplexFloat | S::Half | S::BFloat16 => linspace_float(&t, args)?,
+            S::Double | S::ComplexDouble => linspace_double(&t, args)?,
             other => return Err(not_implemented("linspace_cpu", other)),
         }
         Ok(t)
@@ -463,16 +465,28 @@ fn arange_half(r: Range, dtype: ScalarType, o: TensorOptions) -> Result<Tensor> 
     Ok(t)
 }
 
-/// `linspace` into `t` (`steps >= 2` elements) for the integer dtypes.
-fn linspace_int(
-    t: &Tensor,
+/// `linspace`'s arguments, once the output exists (`steps >= 2`).
+#[derive(Clone, Copy)]
+struct LinspaceArgs {
     start: Scalar,
     end: Scalar,
     steps: i64,
     dtype: ScalarType,
-) -> Result<()> {
-    start.check_fits(dtype)?;
-    end.check_fits(dtype)?;
+}
+
+impl LinspaceArgs {
+    /// `start` and `end`, after c10's check that they fit the dtype.
+    fn checked_ends(self) -> Result<(Scalar, Scalar)> {
+        self.start.check_fits(self.dtype)?;
+        self.end.check_fits(self.dtype)?;
+        Ok((self.start, self.end))
+    }
+}
+
+/// `linspace` into `t` (`steps >= 2` elements) for the integer dtypes.
+fn linspace_int(t: &Tensor, args: LinspaceArgs) -> Result<()> {
+    let (start, end) = args.checked_ends()?;
+    let LinspaceArgs { steps, dtype, .. } = args;
     // `start` and `end` as the dtype, then as double; each value
     // is one fused multiply-add in double, truncated.
     let as_t = |s: Scalar| -> f64 {
@@ -488,16 +502,10 @@ fn linspace_int(
 
 /// `linspace` into `t` for the dtypes computed in float (`float32`,
 /// `complex64`, `float16`, `bfloat16`).
-fn linspace_float(
-    t: &Tensor,
-    start: Scalar,
-    end: Scalar,
-    steps: i64,
-    dtype: ScalarType,
-) -> Result<()> {
+fn linspace_float(t: &Tensor, args: LinspaceArgs) -> Result<()> {
+    let (start, end) = args.checked_ends()?;
+    let LinspaceArgs { steps, dtype, .. } = args;
     use ScalarType as S;
-    start.check_fits(dtype)?;
-    end.check_fits(dtype)?;
     // In float (16-bit types: their rounded ends, float steps).
     let round = |x: f32| -> f32 {
         match dtype {
@@ -525,16 +533,10 @@ fn linspace_float(
 
 /// `linspace` into `t` for the dtypes computed in double (`float64`,
 /// `complex128`).
-fn linspace_double(
-    t: &Tensor,
-    start: Scalar,
-    end: Scalar,
-    steps: i64,
-    dtype: ScalarType,
-) -> Result<()> {
+fn linspace_double(t: &Tensor, args: LinspaceArgs) -> Result<()> {
+    let (start, end) = args.checked_ends()?;
+    let LinspaceArgs { steps, dtype, .. } = args;
     use ScalarType as S;
-    start.check_fits(dtype)?;
-    end.check_fits(dtype)?;
     let value = linspace_values(start.to_f64(), end.to_f64(), steps);
     if dtype == S::Double {
         write_all::<f64>(t, value)?;
