@@ -2,14 +2,7 @@
 //! large (`[1024, 1024]`, B11). candle has no public uninitialised
 //! constructor, so it only appears under `zeros`.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "bench code: a failed unwrap aborts the measurement, as it should"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 

@@ -6,14 +6,7 @@
 //! into a destination allocated once, outside the timed loop: the copy
 //! engine alone, without allocating the result.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "bench code: a failed unwrap aborts the measurement, as it should"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 

@@ -2,14 +2,7 @@
 //! B9, B10 and B13 of the peer table (`shared/design/peers-and-style.md`
 //! section 5).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "bench code: a failed unwrap aborts the measurement, as it should"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 

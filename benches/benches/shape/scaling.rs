@@ -2,14 +2,7 @@
 //! stored inline, more on the heap), and copy throughput against size
 //! (4 KiB to 256 MiB square f32 matrices).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "bench code: a failed unwrap aborts the measurement, as it should"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 

@@ -1,14 +1,7 @@
 //! Memory-mapped storages. Miri cannot map files, so these run natively
 //! only.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs;
 use std::io::Write;

@@ -1,14 +1,7 @@
 //! `PYTORCH_CUDA_ALLOC_CONF` parsing: every key, and every validation
 //! error with PyTorch's message.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use alloc_cuda::{Backend, CachingAllocatorConfig, ConfigError};
 

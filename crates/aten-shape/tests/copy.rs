@@ -3,14 +3,7 @@
 //! 6.19), and the copy engine against a naive element-by-element reference
 //! for random layouts of every element size.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::thread;
 

@@ -9,14 +9,7 @@
 //! (crossbeam-epoch) fail Miri's Stacked Borrows check (a retag in
 //! `crossbeam_epoch::internal::Local::element_of`, on a pool thread).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

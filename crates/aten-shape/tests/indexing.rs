@@ -1,13 +1,6 @@
 //! Basic indexing (`aten_shape::indexing`) and the `s!` macro.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use aten_shape::indexing::{self, TensorIndex};
 use aten_shape::prelude::*;

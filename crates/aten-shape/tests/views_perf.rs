@@ -1,14 +1,7 @@
 //! Rough per-op timings of the view ops (ignored by default; run with
 //! `cargo test --release -p aten-shape --test views_perf -- --ignored --nocapture`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -6,14 +6,7 @@
 //! Run: `cargo run -p torchcore-interop --example dlpack`
 //! (the same exchange with a real PyTorch: `cargo xtask interop`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "example code: a failed unwrap aborts the example, as it should"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::ffi::c_void;
 use std::ptr;

@@ -10,14 +10,7 @@
 //! `-- --quick` runs a thousandth of the pairs once (CI's check that the
 //! example works; its numbers mean nothing).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "example code: a failed unwrap aborts the example, as it should"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 use std::time::Instant;

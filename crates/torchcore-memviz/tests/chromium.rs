@@ -7,14 +7,7 @@
 //! `google-chrome` on `PATH`; Debian: `apt-get install chromium`). Without
 //! it the test prints `SKIPPED` and passes.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

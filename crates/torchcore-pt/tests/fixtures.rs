@@ -2,14 +2,7 @@
 //! tests/fixtures/torch-2.15, made by `tools/pt_corpus.py generate`) and
 //! compares each with torch's own description of what it loads to.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

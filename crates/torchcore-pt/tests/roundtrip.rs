@@ -3,14 +3,7 @@
 //! is importable) `torch.load(weights_only=True)`, with and without
 //! `mmap=True`, reads it back bit-exactly (`tools/pt_corpus.py check-saved`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

@@ -7,14 +7,7 @@
 //! the one that allocated them. Results are checked exactly: no lost
 //! update, no torn read, nothing leaked.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::mpsc;
 use std::sync::OnceLock;

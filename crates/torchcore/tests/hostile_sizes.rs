@@ -9,14 +9,7 @@
 //! allocator, registered for the CPU in this test binary only, records the
 //! largest request and trips on anything over 1 GiB.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -11,14 +11,7 @@
 //! filled with a byte pattern, so one comparison covers all element sizes
 //! (1, 2, 4, 8 and 16 bytes) whatever the dtype means.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::unreachable,
-    clippy::unimplemented,
-    reason = "test code: a failed unwrap or panic is a failed test"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex, MutexGuard};
