@@ -112,9 +112,16 @@ pub enum TensorError {
     Storage(#[from] StorageError),
     /// A shape check failed (a dim out of range, a shape that does not
     /// fit the input, sizes that do not broadcast): the kind and the
-    /// values involved, with PyTorch's message as the text.
+    /// values involved, with PyTorch's message as the text. Boxed, so that
+    /// `TensorError` (and every `Result` of an op) stays small.
     #[error(transparent)]
-    Shape(#[from] ShapeError),
+    Shape(Box<ShapeError>),
+}
+
+impl From<ShapeError> for TensorError {
+    fn from(e: ShapeError) -> Self {
+        TensorError::Shape(Box::new(e))
+    }
 }
 
 /// Which shape check a [`ShapeError`] is: callers branch on this, never on
@@ -417,7 +424,7 @@ impl TensorError {
     /// ```
     pub fn shape_error(&self) -> Option<&ShapeError> {
         match self {
-            TensorError::Shape(e) => Some(e),
+            TensorError::Shape(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -425,3 +432,18 @@ impl TensorError {
 
 /// Shorthand for results of tensor operations.
 pub type Result<T, E = TensorError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_error_stays_small() {
+        // The shape data lives behind a box: results of ops do not grow.
+        assert!(
+            std::mem::size_of::<TensorError>() <= 48,
+            "{}",
+            std::mem::size_of::<TensorError>()
+        );
+    }
+}
