@@ -2,6 +2,8 @@
 //! large (`[1024, 1024]`, B11). candle has no public uninitialised
 //! constructor, so it only appears under `zeros`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 
 use candle_core::{DType, Device, Tensor as CTensor};

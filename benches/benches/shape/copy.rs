@@ -6,6 +6,8 @@
 //! into a destination allocated once, outside the timed loop: the copy
 //! engine alone, without allocating the result.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 
 use benches::{dims, f32_bytes, BIG, CLONE_ELEMS, K3, M, P4};

@@ -2,6 +2,8 @@
 //! B9, B10 and B13 of the peer table (`shared/design/peers-and-style.md`
 //! section 5).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 
 use benches::{dims, M, P4};

@@ -2,6 +2,8 @@
 //! stored inline, more on the heap), and copy throughput against size
 //! (4 KiB to 256 MiB square f32 matrices).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 
 use benches::{f32_bytes, SCALE_RANKS, SCALE_SIDES};

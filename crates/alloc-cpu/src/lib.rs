@@ -192,20 +192,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// No panics on paths user input can reach: library code may not unwrap,
-// expect or panic (tests may). The few justified sites carry an
-// `#[allow(..., reason = "...")]` saying why they cannot fire.
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::unreachable,
-        clippy::todo,
-        clippy::unimplemented
-    )
-)]
 #![deny(missing_docs)]
 
 mod cpu;

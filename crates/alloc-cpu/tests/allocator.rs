@@ -1,6 +1,8 @@
 //! Behaviour of `CpuAllocator`: alignment, fills, deleters, statistics,
 //! raw API, errors, storages.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::Arc;
 
 use alloc_cpu::{

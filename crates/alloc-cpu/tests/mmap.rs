@@ -1,6 +1,8 @@
 //! Memory-mapped storages. Miri cannot map files, so these run natively
 //! only.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::fs;
 use std::io::Write;
 

@@ -907,6 +907,13 @@ impl<D: RawDevice> CachingAllocator<D> {
 
     /// The largest free block PyTorch's `cacheInfo` would report: the
     /// device's free memory or the largest cached block, whichever is larger.
+    ///
+    /// ```
+    /// use alloc_cuda::{CachingAllocator, CachingAllocatorConfig, FakeDevice};
+    /// let alloc = CachingAllocator::new(FakeDevice::new(1 << 30), 0, CachingAllocatorConfig::default());
+    /// assert_eq!(alloc.cache_info()?, 1 << 30); // nothing cached: the free memory
+    /// # Ok::<(), alloc_cuda::CachingAllocatorError>(())
+    /// ```
     pub fn cache_info(&self) -> Result<u64, CachingAllocatorError> {
         let (free, _) = self.device.mem_get_info()?;
         let g = self.state.lock();
@@ -1653,12 +1660,23 @@ impl State {
         }
     }
 
+    /// Checks every invariant of the allocator's state (the blocks' links,
+    /// the segments' tiling, expandable pages, pool membership, statistics),
+    /// step by step; the first broken one is the error.
     fn validate(&self) -> Result<(), String> {
         if let Some(id) = self.blocks.stale() {
             return Err(format!("a stale block id ({id}) was used"));
         }
+        self.validate_links()?;
+        let segs = self.validate_segments()?;
+        self.validate_pages()?;
+        self.validate_membership()?;
+        self.validate_stats(&segs)
+    }
+
+    /// Step 1: links and adjacency.
+    fn validate_links(&self) -> Result<(), String> {
         let blocks = &self.blocks;
-        // 1. Links and adjacency.
         for (id, b) in blocks.iter() {
             if b.size == 0 || !b.size.is_multiple_of(MIN_BLOCK_SIZE) {
                 return Err(format!("block {id} at {:#x} has size {}", b.ptr, b.size));
@@ -1698,8 +1716,13 @@ impl State {
                 return Err(format!("classic block {id} is unmapped"));
             }
         }
-        // 2. Segments tile, and do not overlap.
-        let mut segs: Vec<(u64, u64, Option<usize>, PoolKind)> = Vec::new();
+        Ok(())
+    }
+
+    /// Step 2: segments tile, and do not overlap. Returns the segments.
+    fn validate_segments(&self) -> Result<Vec<SegmentSpan>, String> {
+        let blocks = &self.blocks;
+        let mut segs: Vec<SegmentSpan> = Vec::new();
         let mut visited = 0usize;
         for (id, b) in blocks.iter() {
             if b.prev.is_some() {
@@ -1749,6 +1772,12 @@ impl State {
                 "{live_segments} expandable segments exist but {tiled} are tiled by blocks"
             ));
         }
+        Ok(segs)
+    }
+
+    /// Step 3 (after step 2).
+    fn validate_pages(&self) -> Result<(), String> {
+        let blocks = &self.blocks;
         // 3. Expandable pages are mapped exactly under mapped blocks. (Step
         // 2 showed every expandable block lies inside its reservation, so
         // the subtractions below cannot underflow.)
@@ -1786,7 +1815,12 @@ impl State {
                 ));
             }
         }
-        // 4. Pool membership, allocated map, event queues.
+        Ok(())
+    }
+
+    /// Step 4: pool membership, allocated map, event queues.
+    fn validate_membership(&self) -> Result<(), String> {
+        let blocks = &self.blocks;
         let mut queued: HashMap<BlockId, u32> = HashMap::new();
         for q in self.cuda_events.values() {
             for &(_, id) in q {
@@ -1841,7 +1875,12 @@ impl State {
                 return Err("pool kinds swapped".into());
             }
         }
-        // 5. Statistics recount.
+        Ok(())
+    }
+
+    /// Step 5: statistics recount.
+    fn validate_stats(&self, segs: &[SegmentSpan]) -> Result<(), String> {
+        let blocks = &self.blocks;
         let mut want = DeviceStats::default();
         let max_split = self.max_split_size();
         let mut oversize_alloc = 0i64;
@@ -1873,7 +1912,7 @@ impl State {
                 cur(&mut want.reserved_bytes, k, b.size);
             }
         }
-        for (_, total, seg, kind) in &segs {
+        for (_, total, seg, kind) in segs {
             if seg.is_none() {
                 cur(&mut want.segment, *kind, 1);
                 cur(&mut want.reserved_bytes, *kind, *total);
@@ -1923,6 +1962,10 @@ impl State {
     }
 }
 
+/// A segment as `validate` sees it: `(base, size in bytes, expandable
+/// segment index, pool)`.
+type SegmentSpan = (u64, u64, Option<usize>, PoolKind);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1952,6 +1995,30 @@ mod tests {
         assert_eq!(a.stale(), Some(x));
         assert_eq!(x.to_string(), "0v0");
         assert_eq!(y.to_string(), "0v1");
+    }
+
+    #[test]
+    fn cache_info_is_the_larger_of_free_memory_and_the_largest_cached_block() {
+        let alloc = CachingAllocator::new(
+            FakeDevice::new(24 << 20),
+            0,
+            CachingAllocatorConfig::default(),
+        );
+        // Nothing cached: the device's free memory.
+        assert_eq!(alloc.cache_info().expect("info"), 24 << 20);
+        let p = alloc.malloc(3 << 20, StreamId::DEFAULT).expect("malloc");
+        // SAFETY: `p` is not used again.
+        unsafe { alloc.free(p) }.expect("free");
+        let (free, _) = alloc.device.mem_get_info().expect("mem_get_info");
+        let reserved = u64::try_from(alloc.stats().reserved_bytes[0].current).expect("reserved");
+        // One cached segment (PyTorch's 20 MiB for a 1-10 MiB request),
+        // larger than what the device has left.
+        assert_eq!(reserved, 20 << 20);
+        assert_eq!(free, 4 << 20);
+        assert_eq!(alloc.cache_info().expect("info"), reserved);
+        // Once the cache is emptied, the free memory again.
+        alloc.empty_cache().expect("empty_cache");
+        assert_eq!(alloc.cache_info().expect("info"), 24 << 20);
     }
 
     #[test]

@@ -316,107 +316,9 @@ impl CachingAllocatorConfig {
         let mut native_option = false;
         let mut i = 0;
         while i < toks.len() {
-            let key = toks[i].as_str();
-            match key {
-                "max_split_size_mb" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    let v = t.size(i, key)?;
-                    if v < LARGE_BUFFER / MB {
-                        return Err(ConfigError::MaxSplitSizeTooSmall);
-                    }
-                    c.max_split_size = v.min(u64::MAX / MB) * MB;
-                    native_option = true;
-                }
-                "max_non_split_rounding_mb" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    let v = t.size(i, key)?;
-                    if v < LARGE_BUFFER / MB {
-                        return Err(ConfigError::MaxNonSplitRoundingTooSmall);
-                    }
-                    c.max_non_split_rounding_size = v.min(u64::MAX / MB) * MB;
-                    native_option = true;
-                }
-                "garbage_collection_threshold" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    let v = t.float(i, key)?;
-                    if !(v > 0.0 && v < 1.0) {
-                        return Err(ConfigError::GarbageCollectionThreshold);
-                    }
-                    c.garbage_collection_threshold = v;
-                    native_option = true;
-                }
-                "roundup_power2_divisions" => {
-                    t.sep(i + 1, ':')?;
-                    i = c.parse_divisions(&t, i + 2)?;
-                    native_option = true;
-                }
-                "expandable_segments" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    c.expandable_segments = t.boolean(i, key)?;
-                    native_option = true;
-                }
-                "release_lock_on_cudamalloc" | "release_lock_on_hipmalloc" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    c.release_lock_on_cudamalloc = t.boolean(i, key)?;
-                    native_option = true;
-                }
-                "pinned_use_cuda_host_register" | "pinned_use_hip_host_register" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    c.pinned_use_cuda_host_register = t.boolean(i, key)?;
-                    native_option = true;
-                }
-                "pinned_num_register_threads" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    let v = t.size(i, key)?;
-                    if !is_pow2(v) {
-                        return Err(ConfigError::RegisterThreadsNotPowerOfTwo(v));
-                    }
-                    if v > PINNED_MAX_REGISTER_THREADS {
-                        return Err(ConfigError::TooManyRegisterThreads(v));
-                    }
-                    c.pinned_num_register_threads = v;
-                    native_option = true;
-                }
-                "pinned_use_background_threads" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    c.pinned_use_background_threads = t.boolean(i, key)?;
-                    native_option = true;
-                }
-                "pinned_reserve_segment_size_mb" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    let v = t.size(i, key)?;
-                    if v == 0 {
-                        return Err(ConfigError::PinnedReserveSegmentSize);
-                    }
-                    c.pinned_reserve_segment_size_mb = v;
-                    native_option = true;
-                }
-                "graph_capture_record_stream_reuse" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    c.graph_capture_record_stream_reuse = t.boolean(i, key)?;
-                    native_option = true;
-                }
-                "backend" => {
-                    t.sep(i + 1, ':')?;
-                    i += 2;
-                    c.backend = match t.value(i, key)? {
-                        "native" => Backend::Native,
-                        "cudaMallocAsync" => Backend::CudaMallocAsync,
-                        _ => return Err(ConfigError::UnknownBackend),
-                    };
-                }
-                other => return Err(ConfigError::UnknownKey(other.to_owned())),
-            }
+            let (last, native) = c.set_option(&t, toks[i].as_str(), i)?;
+            native_option |= native;
+            i = last;
             if i + 1 < toks.len() {
                 t.sep(i + 1, ',')?;
                 i += 1;
@@ -430,6 +332,110 @@ impl CachingAllocatorConfig {
             );
         }
         Ok(c)
+    }
+
+    /// Applies the option `key` (token `i`) whose value follows its `:`;
+    /// returns the index of the value's last token and whether the option
+    /// is one the native allocator alone reads.
+    fn set_option(
+        &mut self,
+        t: &Tokens<'_>,
+        key: &str,
+        i: usize,
+    ) -> Result<(usize, bool), ConfigError> {
+        // The value's first token, after checking the `:` (an unknown key
+        // is reported as such first).
+        let value = || -> Result<usize, ConfigError> {
+            t.sep(i + 1, ':')?;
+            Ok(i + 2)
+        };
+        if let Some(flag) = self.flag_option(key) {
+            let i = value()?;
+            *flag = t.boolean(i, key)?;
+            return Ok((i, true));
+        }
+        match key {
+            "max_split_size_mb" => {
+                let i = value()?;
+                let v = t.size(i, key)?;
+                if v < LARGE_BUFFER / MB {
+                    return Err(ConfigError::MaxSplitSizeTooSmall);
+                }
+                self.max_split_size = v.min(u64::MAX / MB) * MB;
+                Ok((i, true))
+            }
+            "max_non_split_rounding_mb" => {
+                let i = value()?;
+                let v = t.size(i, key)?;
+                if v < LARGE_BUFFER / MB {
+                    return Err(ConfigError::MaxNonSplitRoundingTooSmall);
+                }
+                self.max_non_split_rounding_size = v.min(u64::MAX / MB) * MB;
+                Ok((i, true))
+            }
+            "garbage_collection_threshold" => {
+                let i = value()?;
+                let v = t.float(i, key)?;
+                if !(v > 0.0 && v < 1.0) {
+                    return Err(ConfigError::GarbageCollectionThreshold);
+                }
+                self.garbage_collection_threshold = v;
+                Ok((i, true))
+            }
+            "roundup_power2_divisions" => {
+                let i = self.parse_divisions(t, value()?)?;
+                Ok((i, true))
+            }
+            "pinned_num_register_threads" => {
+                let i = value()?;
+                let v = t.size(i, key)?;
+                if !is_pow2(v) {
+                    return Err(ConfigError::RegisterThreadsNotPowerOfTwo(v));
+                }
+                if v > PINNED_MAX_REGISTER_THREADS {
+                    return Err(ConfigError::TooManyRegisterThreads(v));
+                }
+                self.pinned_num_register_threads = v;
+                Ok((i, true))
+            }
+            "pinned_reserve_segment_size_mb" => {
+                let i = value()?;
+                let v = t.size(i, key)?;
+                if v == 0 {
+                    return Err(ConfigError::PinnedReserveSegmentSize);
+                }
+                self.pinned_reserve_segment_size_mb = v;
+                Ok((i, true))
+            }
+            "backend" => {
+                let i = value()?;
+                self.backend = match t.value(i, key)? {
+                    "native" => Backend::Native,
+                    "cudaMallocAsync" => Backend::CudaMallocAsync,
+                    _ => return Err(ConfigError::UnknownBackend),
+                };
+                Ok((i, false))
+            }
+            other => Err(ConfigError::UnknownKey(other.to_owned())),
+        }
+    }
+
+    /// The boolean option named `key`, if it is one.
+    fn flag_option(&mut self, key: &str) -> Option<&mut bool> {
+        match key {
+            "expandable_segments" => Some(&mut self.expandable_segments),
+            "release_lock_on_cudamalloc" | "release_lock_on_hipmalloc" => {
+                Some(&mut self.release_lock_on_cudamalloc)
+            }
+            "pinned_use_cuda_host_register" | "pinned_use_hip_host_register" => {
+                Some(&mut self.pinned_use_cuda_host_register)
+            }
+            "pinned_use_background_threads" => Some(&mut self.pinned_use_background_threads),
+            "graph_capture_record_stream_reuse" => {
+                Some(&mut self.graph_capture_record_stream_reuse)
+            }
+            _ => None,
+        }
     }
 
     /// Parses `roundup_power2_divisions`' value starting at token `i`;

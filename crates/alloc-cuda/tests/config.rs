@@ -1,6 +1,8 @@
 //! `PYTORCH_CUDA_ALLOC_CONF` parsing: every key, and every validation
 //! error with PyTorch's message.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use alloc_cuda::{Backend, CachingAllocatorConfig, ConfigError};
 
 const MIB: u64 = 1 << 20;

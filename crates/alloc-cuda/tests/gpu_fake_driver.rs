@@ -15,6 +15,7 @@
 //! The fake driver says nothing about real GPUs (asynchrony, timing, PTX
 //! loading); `tests/gpu.rs` on a GPU machine does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg(feature = "cuda")]
 
 use std::path::{Path, PathBuf};

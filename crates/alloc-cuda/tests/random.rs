@@ -3,6 +3,8 @@
 //! checked after every step (a seeded loop that also runs under Miri, and
 //! a proptest over op lists).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use alloc_cuda::{round_size, CachingAllocatorError, DevicePtr, FakeDevice, StreamId};

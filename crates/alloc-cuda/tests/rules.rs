@@ -2,6 +2,8 @@
 //! segment sizes, best fit, splitting, oversize blocks, coalescing,
 //! `empty_cache`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use alloc_cuda::{

@@ -13,27 +13,24 @@
 //! through the storage-checked [`Tensor::as_strided`](c10_core::Tensor::as_strided)
 //! instead of trusting it. No function here panics.
 
-use c10_core::geometry::fmt_list;
-use c10_core::{Result, TensorError};
+use c10_core::geometry::{fmt_list, fmt_tuple};
+use c10_core::{Result, ShapeError, ShapeErrorKind, TensorError};
 
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
 pub use c10_core::geometry::DimVec;
 
+pub use crate::ops::reshape::infer_size;
+// The view rules' concrete forms: crate-internal helpers, reachable here
+// only for their doctests (hidden from the documentation).
+#[doc(hidden)]
 pub use crate::ops::expand::infer_expand_geometry;
-pub use crate::ops::reshape::{compute_stride, infer_size};
-/// ATen's two-shape broadcast `infer_size(a, b)` (used by binary ops):
+#[doc(hidden)]
+pub use crate::ops::reshape::compute_stride;
+
+/// ATen's two-shape broadcast `infer_size(a, b)` (used by `copy_`):
 /// right-aligned, sizes must be equal or one of them 1 (a 1 maps to the
-/// other size, even 0).
-///
-/// ```
-/// use aten_shape::infer::infer_broadcast_size;
-/// assert_eq!(infer_broadcast_size(&[3, 1], &[4]).unwrap().as_slice(), &[3, 4]);
-/// assert_eq!(
-///     infer_broadcast_size(&[2, 3], &[4, 3]).unwrap_err().to_string(),
-///     "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
-/// );
-/// ```
-pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
+/// other size, even 0). Examples in the unit tests below.
+pub(crate) fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
     let ndim = a.len().max(b.len());
     let mut out: DimVec = smallvec::smallvec![0; ndim];
     for i in (0..ndim).rev() {
@@ -49,25 +46,18 @@ pub fn infer_broadcast_size(a: &[i64], b: &[i64]) -> Result<DimVec> {
             1
         };
         if !(size_a == size_b || size_a == 1 || size_b == 1) {
-            return Err(TensorError::runtime(format!(
-                "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
-            )));
+            return Err(ShapeError::new(
+                ShapeErrorKind::BroadcastMismatch,
+                format!(
+                    "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {i}"
+                ),
+            )
+            .with_dim(i as i64)
+            .into());
         }
         out[i] = if size_a == 1 { size_b } else { size_a };
     }
     Ok(out)
-}
-
-/// Formats a shape as Python prints a tuple: `(4, 3)`, `(4,)`, `()`.
-fn fmt_tuple(v: &[i64]) -> String {
-    match v {
-        [] => "()".to_string(),
-        [x] => format!("({x},)"),
-        _ => {
-            let list = fmt_list(v);
-            format!("({})", &list[1..list.len() - 1])
-        }
-    }
 }
 
 /// `torch.broadcast_shapes(*shapes)`: the shape every input broadcasts to
@@ -138,6 +128,54 @@ mod tests {
         );
         // Wrapped products never make a wrong shape succeed here.
         assert!(infer_size(&[1 << 62, 4, -1], 3).is_err());
+    }
+
+    #[test]
+    fn broadcast_size_examples() {
+        assert_eq!(
+            infer_broadcast_size(&[3, 1], &[4]).unwrap().as_slice(),
+            &[3, 4]
+        );
+        assert_eq!(
+            infer_broadcast_size(&[0, 1], &[1, 5]).unwrap().as_slice(),
+            &[0, 5]
+        );
+        assert_eq!(infer_broadcast_size(&[], &[2]).unwrap().as_slice(), &[2]);
+        assert_eq!(
+            infer_broadcast_size(&[2, 3], &[4, 3]).unwrap_err().to_string(),
+            "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
+        );
+    }
+
+    #[test]
+    fn shape_errors_carry_kind_and_values() {
+        use c10_core::ShapeErrorKind as K;
+        let e = infer_size(&[5, 5], 24).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!(s.kind(), K::NumelMismatch);
+        assert_eq!((s.sizes(), s.numel()), (Some(&[5, 5][..]), Some(24)));
+        assert_eq!(
+            e.to_string(),
+            "shape '[5, 5]' is invalid for input of size 24"
+        );
+        let e = infer_size(&[-1, -1], 4).unwrap_err();
+        assert_eq!(e.shape_error().map(|s| s.kind()), Some(K::MultipleInferred));
+        let e = infer_size(&[3, -2], 4).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!((s.kind(), s.dim()), (K::InvalidSize, Some(1)));
+        let e = infer_size(&[-1, 0], 0).unwrap_err();
+        assert_eq!(
+            e.shape_error().map(|s| (s.kind(), s.dim())),
+            Some((K::AmbiguousInferred, Some(0)))
+        );
+        let e = infer_broadcast_size(&[2, 3], &[4]).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!((s.kind(), s.dim()), (K::BroadcastMismatch, Some(1)));
+        assert_eq!(
+            e.to_string(),
+            "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+        );
+        assert_eq!(e.kind(), c10_core::ErrorKind::Runtime);
     }
 
     #[test]

@@ -73,21 +73,6 @@
 //! [`prelude`] (`t.transpose(0, 1)`, like `Tensor.transpose`); the traits
 //! are implemented for `Tensor` only.
 
-// No panics on paths user input can reach: library code may not unwrap,
-// expect or panic (tests may). The few justified sites carry an
-// `#[allow(..., reason = "...")]` saying why they cannot fire.
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::unreachable,
-        clippy::todo,
-        clippy::unimplemented
-    )
-)]
-
 pub mod compare;
 pub mod convert;
 pub mod copy;

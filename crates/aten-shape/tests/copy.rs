@@ -3,6 +3,8 @@
 //! 6.19), and the copy engine against a naive element-by-element reference
 //! for random layouts of every element size.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::thread;
 
 use aten_shape::copy::{

@@ -7,6 +7,8 @@
 //!
 //! Bandwidth counts bytes read plus bytes written (2 × tensor bytes).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

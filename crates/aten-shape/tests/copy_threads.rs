@@ -9,6 +9,8 @@
 //! (crossbeam-epoch) fail Miri's Stacked Borrows check (a retag in
 //! `crossbeam_epoch::internal::Local::element_of`, on a pool thread).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use aten_shape::copy::{copy_, copy_threads, set_copy_threads, PARALLEL_MIN_BYTES};

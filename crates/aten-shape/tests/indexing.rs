@@ -1,5 +1,7 @@
 //! Basic indexing (`aten_shape::indexing`) and the `s!` macro.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use aten_shape::indexing::{self, TensorIndex};
 use aten_shape::prelude::*;
 use aten_shape::s;

@@ -5,6 +5,8 @@
 //! aten-shape's op families and edit c10-core's `TensorImpl` through its
 //! copy-on-write hook.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use aten_shape::views::{self, ViewOps};
 use c10_core::{InferenceMode, MemoryFormat, ScalarType, Tensor, TensorError};
 

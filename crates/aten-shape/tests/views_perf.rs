@@ -1,6 +1,8 @@
 //! Rough per-op timings of the view ops (ignored by default; run with
 //! `cargo test --release -p aten-shape --test views_perf -- --ignored --nocapture`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -114,6 +114,199 @@ pub enum TensorError {
     /// supported for complex tensors`).
     #[error("{0}")]
     Type(String),
+    /// A shape check failed (a dim out of range, a shape that does not
+    /// fit the input, sizes that do not broadcast): the kind and the
+    /// values involved, with PyTorch's message as the text. Boxed, so that
+    /// `TensorError` (and every `Result` of an op) stays small.
+    #[error(transparent)]
+    Shape(Box<ShapeError>),
+}
+
+impl From<ShapeError> for TensorError {
+    fn from(e: ShapeError) -> Self {
+        TensorError::Shape(Box::new(e))
+    }
+}
+
+/// Which shape check a [`ShapeError`] is: callers branch on this, never on
+/// the message (which stays PyTorch's, word for word).
+///
+/// ```
+/// use c10_core::{ShapeErrorKind, ScalarType, Tensor};
+/// let t = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+/// let e = t.size(5).unwrap_err();
+/// assert_eq!(e.shape_error().map(|s| s.kind()), Some(ShapeErrorKind::DimOutOfRange));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ShapeErrorKind {
+    /// A dim outside `[-ndim, ndim - 1]` (`Dimension out of range
+    /// (expected to be in range of [-2, 1], but got 5)`; `IndexError`).
+    DimOutOfRange,
+    /// A dim given to a 0-d tensor where none is accepted (`Dimension
+    /// specified as 0 but tensor has no dimensions`; `IndexError`).
+    NoDims,
+    /// A negative rank (`Rank cannot be negative but got -1`; `IndexError`).
+    NegativeRank,
+    /// A shape whose element count is not the input's (`shape '[5, 5]' is
+    /// invalid for input of size 24`).
+    NumelMismatch,
+    /// More than one `-1` in a shape (`only one dimension can be
+    /// inferred`).
+    MultipleInferred,
+    /// A `-1` beside a zero, for an input of 0 elements (`cannot reshape
+    /// tensor of 0 elements into shape [-1, 0] because the unspecified
+    /// dimension size -1 can be any value and is ambiguous`).
+    AmbiguousInferred,
+    /// A negative size other than `-1` in a shape (`invalid shape dimension
+    /// -2 at index 0 of shape [-2, 12]`).
+    InvalidSize,
+    /// Two sizes that do not broadcast (`The size of tensor a (3) must
+    /// match the size of tensor b (4) at non-singleton dimension 1`).
+    BroadcastMismatch,
+}
+
+impl ShapeErrorKind {
+    /// The Python exception PyTorch raises for this kind.
+    ///
+    /// ```
+    /// use c10_core::ShapeErrorKind;
+    /// assert_eq!(ShapeErrorKind::DimOutOfRange.error_kind().python_exception(), "IndexError");
+    /// assert_eq!(ShapeErrorKind::NumelMismatch.error_kind().python_exception(), "RuntimeError");
+    /// ```
+    pub fn error_kind(self) -> ErrorKind {
+        match self {
+            ShapeErrorKind::DimOutOfRange
+            | ShapeErrorKind::NoDims
+            | ShapeErrorKind::NegativeRank => ErrorKind::Index,
+            ShapeErrorKind::NumelMismatch
+            | ShapeErrorKind::MultipleInferred
+            | ShapeErrorKind::AmbiguousInferred
+            | ShapeErrorKind::InvalidSize
+            | ShapeErrorKind::BroadcastMismatch => ErrorKind::Runtime,
+        }
+    }
+}
+
+/// A failed shape check: its [`ShapeErrorKind`], the dim and the sizes
+/// involved where the check knows them as integers (not for symbolic
+/// shapes), and PyTorch's message as its `Display`.
+///
+/// ```
+/// use c10_core::{ShapeError, ShapeErrorKind, TensorError};
+/// let e = ShapeError::new(ShapeErrorKind::NumelMismatch, "shape '[5, 5]' is invalid for input of size 24")
+///     .with_sizes(&[5, 5])
+///     .with_numel(24);
+/// assert_eq!(e.sizes(), Some(&[5, 5][..]));
+/// assert_eq!(e.numel(), Some(24));
+/// let t: TensorError = e.into();
+/// assert_eq!(t.to_string(), "shape '[5, 5]' is invalid for input of size 24");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ShapeError {
+    kind: ShapeErrorKind,
+    dim: Option<i64>,
+    sizes: Option<Vec<i64>>,
+    numel: Option<i64>,
+    message: String,
+}
+
+impl ShapeError {
+    /// A shape error of `kind` with PyTorch's `message`.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::MultipleInferred, "only one dimension can be inferred");
+    /// assert_eq!(e.kind(), ShapeErrorKind::MultipleInferred);
+    /// assert_eq!(e.to_string(), "only one dimension can be inferred");
+    /// ```
+    pub fn new(kind: ShapeErrorKind, message: impl Into<String>) -> ShapeError {
+        ShapeError {
+            kind,
+            dim: None,
+            sizes: None,
+            numel: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same error, naming the dim it is about.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::DimOutOfRange, "..").with_dim(5);
+    /// assert_eq!(e.dim(), Some(5));
+    /// ```
+    pub fn with_dim(mut self, dim: i64) -> ShapeError {
+        self.dim = Some(dim);
+        self
+    }
+
+    /// The same error, with the (concrete) sizes it is about.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::InvalidSize, "..").with_sizes(&[-2, 12]);
+    /// assert_eq!(e.sizes(), Some(&[-2, 12][..]));
+    /// ```
+    pub fn with_sizes(mut self, sizes: &[i64]) -> ShapeError {
+        self.sizes = Some(sizes.to_vec());
+        self
+    }
+
+    /// The same error, with the (concrete) element count it is about.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::NumelMismatch, "..").with_numel(24);
+    /// assert_eq!(e.numel(), Some(24));
+    /// ```
+    pub fn with_numel(mut self, numel: i64) -> ShapeError {
+        self.numel = Some(numel);
+        self
+    }
+
+    /// Which check failed.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// assert_eq!(ShapeError::new(ShapeErrorKind::NoDims, "..").kind(), ShapeErrorKind::NoDims);
+    /// ```
+    pub fn kind(&self) -> ShapeErrorKind {
+        self.kind
+    }
+
+    /// The dim the check was about, if any.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// assert_eq!(ShapeError::new(ShapeErrorKind::NoDims, "..").dim(), None);
+    /// ```
+    pub fn dim(&self) -> Option<i64> {
+        self.dim
+    }
+
+    /// The sizes the check was about, where they are concrete.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// assert_eq!(ShapeError::new(ShapeErrorKind::NoDims, "..").sizes(), None);
+    /// ```
+    pub fn sizes(&self) -> Option<&[i64]> {
+        self.sizes.as_deref()
+    }
+
+    /// The element count the check was about, where it is concrete.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// assert_eq!(ShapeError::new(ShapeErrorKind::NoDims, "..").numel(), None);
+    /// ```
+    pub fn numel(&self) -> Option<i64> {
+        self.numel
+    }
 }
 
 impl From<AllocError> for TensorError {
@@ -170,7 +363,7 @@ impl TensorError {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn is_index_error(&self) -> bool {
-        matches!(self, TensorError::Index(_))
+        self.kind() == ErrorKind::Index
     }
 
     /// Which kind of failure this is.
@@ -188,6 +381,7 @@ impl TensorError {
             TensorError::NotImplemented(_) => ErrorKind::NotImplemented,
             TensorError::DtypeMismatch { .. } => ErrorKind::Type,
             TensorError::Type(_) => ErrorKind::Type,
+            TensorError::Shape(e) => e.kind().error_kind(),
             TensorError::Storage(e) => match e {
                 StorageError::Alloc(AllocError::OutOfMemory { .. }) => ErrorKind::OutOfMemory,
                 StorageError::NotHostAccessible(_) | StorageError::DeviceMismatch { .. } => {
@@ -220,7 +414,41 @@ impl TensorError {
     pub fn index(msg: impl Into<String>) -> TensorError {
         TensorError::Index(msg.into())
     }
+
+    /// The shape error inside, if this is one (to branch on its kind and
+    /// values rather than on the message).
+    ///
+    /// ```
+    /// use c10_core::{ShapeErrorKind, ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2], ScalarType::Float)?;
+    /// let e = t.size(-3).unwrap_err();
+    /// let s = e.shape_error().unwrap();
+    /// assert_eq!((s.kind(), s.dim()), (ShapeErrorKind::DimOutOfRange, Some(-3)));
+    /// assert!(t.get::<i64>(&[0]).unwrap_err().shape_error().is_none());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn shape_error(&self) -> Option<&ShapeError> {
+        match self {
+            TensorError::Shape(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
 }
 
 /// Shorthand for results of tensor operations.
 pub type Result<T, E = TensorError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_error_stays_small() {
+        // The shape data lives behind a box: results of ops do not grow.
+        assert!(
+            std::mem::size_of::<TensorError>() <= 48,
+            "{}",
+            std::mem::size_of::<TensorError>()
+        );
+    }
+}

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 use crate::access::element_offset_range;
+use crate::geometry::{contiguous_strides, fmt_list};
 use crate::options::MemoryFormat;
 use crate::printing::{gather, Formatters, PRECISION};
 use crate::tensor::Tensor;
@@ -55,25 +56,11 @@ fn index_names(ndim: usize) -> Vec<String> {
     }
 }
 
-/// `(a, b, c)`.
+/// `(a, b, c)`: an index tuple or the index names in a formula (no
+/// trailing comma for one item, unlike a Python tuple).
 fn paren_list<T: fmt::Display>(items: &[T]) -> String {
-    let inner: Vec<String> = items.iter().map(ToString::to_string).collect();
-    format!("({})", inner.join(", "))
-}
-
-/// `[a, b, c]`.
-fn bracket_list<T: fmt::Display>(items: &[T]) -> String {
-    let inner: Vec<String> = items.iter().map(ToString::to_string).collect();
-    format!("[{}]", inner.join(", "))
-}
-
-/// Row-major contiguous strides for `sizes`.
-fn row_major_strides(sizes: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1i64; sizes.len()];
-    for d in (0..sizes.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1].saturating_mul(sizes[d + 1].max(1));
-    }
-    strides
+    let list = fmt_list(items);
+    format!("({})", &list[1..list.len() - 1])
 }
 
 /// The multi-index of the `flat`-th element in row-major order.
@@ -352,273 +339,331 @@ impl Tensor {
     /// ```
     pub fn explain(&self) -> String {
         let mut out = String::new();
-        let sizes = self.sizes();
-        let strides = self.strides();
-        let offset = self.storage_offset();
-        let dtype = self.dtype();
-        let itemsize = dtype.itemsize();
         let names = index_names(self.dim());
-
-        // Geometry.
-        let _ = writeln!(
-            out,
-            "Tensor view: sizes {}, strides {}, storage offset {offset}",
-            bracket_list(sizes),
-            bracket_list(strides)
-        );
-        let _ = writeln!(
-            out,
-            "  dtype          {dtype} ({itemsize} byte{} per element), device {}",
-            if itemsize == 1 { "" } else { "s" },
-            self.device()
-        );
-        let _ = writeln!(out, "  elements       {}", self.numel());
         let uses = count_cells(self);
-        let stride0_dims: Vec<usize> = (0..self.dim())
-            .filter(|&d| strides[d] == 0 && sizes[d] > 1)
-            .collect();
-        let overlapping = match &uses {
-            Some(u) => Some(u.values().any(|c| c.count > 1)),
-            None if !stride0_dims.is_empty() => Some(true),
-            None => None,
-        };
-        let _ = writeln!(
-            out,
-            "  contiguous     {}",
-            contiguity_text(self, overlapping)
-        );
-        if !self.is_contiguous() {
-            let _ = writeln!(
-                out,
-                "  row-major      strides would be {} for these sizes",
-                bracket_list(&row_major_strides(sizes))
-            );
-        }
-        if self.dim() == 4
-            && !self.is_contiguous_in(MemoryFormat::ChannelsLast)
-            && self.is_strides_like(MemoryFormat::ChannelsLast)
-        {
-            let _ = writeln!(
-                out,
-                "  channels-last  strides ordered like NHWC (C varies fastest)"
-            );
-        }
-        for &d in &stride0_dims {
-            let _ = writeln!(
-                out,
-                "  stride 0       dim {d} ({}, size {}) has stride 0: all {} positions read the same cells (broadcast / expand)",
-                names[d], sizes[d], sizes[d]
-            );
-        }
-        out.push('\n');
-
-        // Storage.
-        let storage = self.storage();
-        let nbytes = storage.nbytes();
-        let n_cells = nbytes
-            .checked_div(itemsize)
-            .map_or(0, |n| n * dtype.elements_per_byte());
-        let _ = write!(
-            out,
-            "Storage {:#x}: {nbytes} bytes = {n_cells} element{} of {dtype}",
-            storage.id(),
-            if n_cells == 1 { "" } else { "s" }
-        );
-        if itemsize > 0 && !nbytes.is_multiple_of(itemsize) {
-            let _ = write!(out, " (+{} spare bytes)", nbytes % itemsize);
-        }
-        let _ = writeln!(out, ", use_count {}", storage.use_count());
-        if storage.device() != self.device() {
-            let _ = writeln!(out, "  storage device {}", storage.device());
-        }
-        let range = element_offset_range(sizes, strides, offset);
-        match (&range, &uses) {
-            (None, _) => {
-                let _ = writeln!(out, "  the view has no elements, so it reads no cells");
-            }
-            (Some((lo, hi)), Some(u)) => {
-                let _ = writeln!(
-                    out,
-                    "  the view reads {} element{} from {} distinct cell{}, storage[{lo}..={hi}]",
-                    self.numel(),
-                    if self.numel() == 1 { "" } else { "s" },
-                    u.len(),
-                    if u.len() == 1 { "" } else { "s" }
-                );
-                if overlapping == Some(true) {
-                    let max = u.values().map(|c| c.count).max().unwrap_or(1);
-                    let shared = u.values().filter(|c| c.count > 1).count();
-                    let _ = writeln!(
-                        out,
-                        "  overlapping: {shared} cell{} read more than once (up to {max} times); writing through this view is ambiguous",
-                        if shared == 1 { " is" } else { "s are" }
-                    );
-                }
-            }
-            (Some((lo, hi)), None) => {
-                let _ = writeln!(
-                    out,
-                    "  the view reads {} elements within storage[{lo}..={hi}]",
-                    self.numel()
-                );
-            }
-        }
-        if range.is_some() {
-            let first = vec![0i64; self.dim()];
-            let _ = writeln!(
-                out,
-                "  its first element {} is storage[{offset}] (the storage offset)",
-                if first.is_empty() {
-                    "()".to_owned()
-                } else {
-                    paren_list(&first)
-                }
-            );
-        }
-        if let Some((_, hi)) = range {
-            if hi >= n_cells as i128 {
-                let _ = writeln!(
-                    out,
-                    "  warning: the view reaches storage[{hi}], past the storage's {n_cells} elements (was the storage shrunk?)"
-                );
-            }
-        }
-        out.push('\n');
-        if n_cells > 0 {
-            let cols = drawn_columns(n_cells, range);
-            let values = cell_values(self, n_cells, &cols);
-            draw_strip(&mut out, &cols, &values, uses.as_ref());
-            let _ = writeln!(
-                out,
-                "  (^ = read once, ^xN = read N times; element # = position in logical row-major order)"
-            );
-            if cols.contains(&Column::Gap) {
-                let _ = writeln!(
-                    out,
-                    "  (... = cells not drawn; the storage has {n_cells} elements)"
-                );
-            }
-            if uses.is_none() {
-                let _ = writeln!(out, "  (the view is too large to mark the cells it reads)");
-            }
-            if let Err(why) = &values {
-                let _ = writeln!(out, "  (values not shown: {why})");
-            }
-        } else {
-            let _ = writeln!(out, "  (the storage is empty)");
-        }
-        out.push('\n');
-
-        // Indexing formula.
-        let mut formula = offset.to_string();
-        for (name, &s) in names.iter().zip(strides) {
-            let _ = write!(formula, " + {name}*{s}");
-        }
-        let _ = writeln!(
-            out,
-            "Indexing: element {} lives at storage[{formula}]",
-            paren_list(&names)
-        );
-        for d in 0..self.dim() {
-            let step = strides[d];
-            let bytes = i128::from(step) * itemsize as i128;
-            let _ = writeln!(
-                out,
-                "  one step along dim {d} ({}, size {}) moves {step} element{} ({bytes} byte{}) in storage",
-                names[d],
-                sizes[d],
-                if step == 1 { "" } else { "s" },
-                if bytes == 1 { "" } else { "s" },
-            );
-        }
-
-        // The grid of storage indices for small 1-d and 2-d views.
-        let small_grid = match sizes {
-            [n] => (1..=16).contains(n),
-            [r, c] => (1..=8).contains(r) && (1..=12).contains(c),
-            _ => false,
-        };
-        if small_grid {
-            out.push('\n');
-            let _ = writeln!(out, "The view as a grid of storage indices:");
-            let (rows, cols, rs, cs) = match sizes {
-                [n] => (1, *n, 0, strides[0]),
-                _ => (sizes[0], sizes[1], strides[0], strides[1]),
-            };
-            // i128: strides of views made without bounds checks may be huge.
-            let at = |r: i64, c: i64| {
-                i128::from(offset) + i128::from(r) * i128::from(rs) + i128::from(c) * i128::from(cs)
-            };
-            let max_off = at(rows - 1, cols - 1).max(at(0, 0));
-            let col_name = names.last().cloned().unwrap_or_default();
-            let w = max_off
-                .to_string()
-                .len()
-                .max(format!("{col_name}={}", cols - 1).len());
-            // Rows are "  {label:<4} [ " (9 characters), then cells of
-            // width w separated by ", ".
-            let mut header = " ".repeat(9);
-            for c in 0..cols {
-                let _ = write!(header, "{:>w$}  ", format!("{col_name}={c}"));
-            }
-            out.push_str(header.trim_end());
-            out.push('\n');
-            for r in 0..rows {
-                let label = if self.dim() == 2 {
-                    format!("i={r}")
-                } else {
-                    String::new()
-                };
-                let cells: Vec<String> = (0..cols).map(|c| format!("{:>w$}", at(r, c))).collect();
-                let _ = writeln!(out, "  {label:<4} [ {} ]", cells.join(", "));
-            }
-        }
-
-        // The first elements in logical order.
-        out.push('\n');
-        let numel = self.numel().max(0) as u64;
-        if numel == 0 {
-            let _ = writeln!(out, "Elements in logical order: none");
-            return out;
-        }
-        let _ = writeln!(out, "Elements in logical order:");
-        let listed = if numel <= LISTED_ELEMENTS as u64 + 2 {
-            numel
-        } else {
-            LISTED_ELEMENTS as u64
-        };
-        let mut rows: Vec<(Vec<i64>, String, i128)> = Vec::new();
-        for k in 0..listed {
-            let index = unravel(k, sizes);
-            let mut terms = offset.to_string();
-            let mut off = i128::from(offset);
-            for (&i, &s) in index.iter().zip(strides) {
-                let _ = write!(terms, " + {i}*{s}");
-                off += i128::from(i) * i128::from(s);
-            }
-            rows.push((index, terms, off));
-        }
-        let offsets: Option<Vec<i64>> = rows.iter().map(|r| i64::try_from(r.2).ok()).collect();
-        let values = offsets.and_then(|o| listed_values(self, n_cells, &o));
-        for (k, (index, terms, off)) in rows.iter().enumerate() {
-            let value = values
-                .as_ref()
-                .and_then(|v| v.get(k))
-                .map(|v| format!(" = {v}"))
-                .unwrap_or_default();
-            if index.is_empty() {
-                let _ = writeln!(out, "  () -> storage[{off}]{value}");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "  {} -> storage[{terms}] = storage[{off}]{value}",
-                    paren_list(index)
-                );
-            }
-        }
-        if listed < numel {
-            let _ = writeln!(out, "  ... and {} more", numel - listed);
-        }
+        let overlapping = write_geometry(&mut out, self, &names, uses.as_ref());
+        let n_cells = write_storage(&mut out, self, uses.as_ref(), overlapping);
+        write_indexing(&mut out, self, &names);
+        write_grid(&mut out, self, &names);
+        write_elements(&mut out, self, n_cells);
         out
+    }
+}
+
+/// The geometry lines: sizes, strides, dtype, contiguity, stride-0 dims.
+/// Returns whether the view reads some cell more than once (`None`:
+/// unknown, the view is too large to count).
+fn write_geometry(
+    out: &mut String,
+    t: &Tensor,
+    names: &[String],
+    uses: Option<&HashMap<i64, CellUse>>,
+) -> Option<bool> {
+    let sizes = t.sizes();
+    let strides = t.strides();
+    let offset = t.storage_offset();
+    let dtype = t.dtype();
+    let itemsize = dtype.itemsize();
+    // Geometry.
+    let _ = writeln!(
+        out,
+        "Tensor view: sizes {}, strides {}, storage offset {offset}",
+        fmt_list(sizes),
+        fmt_list(strides)
+    );
+    let _ = writeln!(
+        out,
+        "  dtype          {dtype} ({itemsize} byte{} per element), device {}",
+        if itemsize == 1 { "" } else { "s" },
+        t.device()
+    );
+    let _ = writeln!(out, "  elements       {}", t.numel());
+    let stride0_dims: Vec<usize> = (0..t.dim())
+        .filter(|&d| strides[d] == 0 && sizes[d] > 1)
+        .collect();
+    let overlapping = match uses {
+        Some(u) => Some(u.values().any(|c| c.count > 1)),
+        None if !stride0_dims.is_empty() => Some(true),
+        None => None,
+    };
+    let _ = writeln!(out, "  contiguous     {}", contiguity_text(t, overlapping));
+    if !t.is_contiguous() {
+        let _ = writeln!(
+            out,
+            "  row-major      strides would be {} for these sizes",
+            contiguous_strides(sizes).map_or_else(|e| e.to_string(), |s| fmt_list(&s))
+        );
+    }
+    if t.dim() == 4
+        && !t.is_contiguous_in(MemoryFormat::ChannelsLast)
+        && t.is_strides_like(MemoryFormat::ChannelsLast)
+    {
+        let _ = writeln!(
+            out,
+            "  channels-last  strides ordered like NHWC (C varies fastest)"
+        );
+    }
+    for &d in &stride0_dims {
+        let _ = writeln!(
+            out,
+            "  stride 0       dim {d} ({}, size {}) has stride 0: all {} positions read the same cells (broadcast / expand)",
+            names[d], sizes[d], sizes[d]
+        );
+    }
+    out.push('\n');
+    overlapping
+}
+
+/// The storage lines and the storage strip. Returns the number of
+/// elements the storage holds.
+fn write_storage(
+    out: &mut String,
+    t: &Tensor,
+    uses: Option<&HashMap<i64, CellUse>>,
+    overlapping: Option<bool>,
+) -> usize {
+    let sizes = t.sizes();
+    let strides = t.strides();
+    let offset = t.storage_offset();
+    let dtype = t.dtype();
+    let itemsize = dtype.itemsize();
+    // Storage.
+    let storage = t.storage();
+    let nbytes = storage.nbytes();
+    let n_cells = nbytes
+        .checked_div(itemsize)
+        .map_or(0, |n| n * dtype.elements_per_byte());
+    let _ = write!(
+        out,
+        "Storage {:#x}: {nbytes} bytes = {n_cells} element{} of {dtype}",
+        storage.id(),
+        if n_cells == 1 { "" } else { "s" }
+    );
+    if itemsize > 0 && !nbytes.is_multiple_of(itemsize) {
+        let _ = write!(out, " (+{} spare bytes)", nbytes % itemsize);
+    }
+    let _ = writeln!(out, ", use_count {}", storage.use_count());
+    if storage.device() != t.device() {
+        let _ = writeln!(out, "  storage device {}", storage.device());
+    }
+    let range = element_offset_range(sizes, strides, offset);
+    match (&range, uses) {
+        (None, _) => {
+            let _ = writeln!(out, "  the view has no elements, so it reads no cells");
+        }
+        (Some((lo, hi)), Some(u)) => {
+            let _ = writeln!(
+                out,
+                "  the view reads {} element{} from {} distinct cell{}, storage[{lo}..={hi}]",
+                t.numel(),
+                if t.numel() == 1 { "" } else { "s" },
+                u.len(),
+                if u.len() == 1 { "" } else { "s" }
+            );
+            if overlapping == Some(true) {
+                let max = u.values().map(|c| c.count).max().unwrap_or(1);
+                let shared = u.values().filter(|c| c.count > 1).count();
+                let _ = writeln!(
+                    out,
+                    "  overlapping: {shared} cell{} read more than once (up to {max} times); writing through this view is ambiguous",
+                    if shared == 1 { " is" } else { "s are" }
+                );
+            }
+        }
+        (Some((lo, hi)), None) => {
+            let _ = writeln!(
+                out,
+                "  the view reads {} elements within storage[{lo}..={hi}]",
+                t.numel()
+            );
+        }
+    }
+    if range.is_some() {
+        let first = vec![0i64; t.dim()];
+        let _ = writeln!(
+            out,
+            "  its first element {} is storage[{offset}] (the storage offset)",
+            if first.is_empty() {
+                "()".to_owned()
+            } else {
+                paren_list(&first)
+            }
+        );
+    }
+    if let Some((_, hi)) = range {
+        if hi >= n_cells as i128 {
+            let _ = writeln!(
+                out,
+                "  warning: the view reaches storage[{hi}], past the storage's {n_cells} elements (was the storage shrunk?)"
+            );
+        }
+    }
+    out.push('\n');
+    write_strip_legend(out, t, n_cells, range, uses);
+    n_cells
+}
+
+/// The drawn storage strip with its legend.
+fn write_strip_legend(
+    out: &mut String,
+    t: &Tensor,
+    n_cells: usize,
+    range: Option<(i128, i128)>,
+    uses: Option<&HashMap<i64, CellUse>>,
+) {
+    if n_cells > 0 {
+        let cols = drawn_columns(n_cells, range);
+        let values = cell_values(t, n_cells, &cols);
+        draw_strip(out, &cols, &values, uses);
+        let _ = writeln!(
+            out,
+            "  (^ = read once, ^xN = read N times; element # = position in logical row-major order)"
+        );
+        if cols.contains(&Column::Gap) {
+            let _ = writeln!(
+                out,
+                "  (... = cells not drawn; the storage has {n_cells} elements)"
+            );
+        }
+        if uses.is_none() {
+            let _ = writeln!(out, "  (the view is too large to mark the cells it reads)");
+        }
+        if let Err(why) = &values {
+            let _ = writeln!(out, "  (values not shown: {why})");
+        }
+    } else {
+        let _ = writeln!(out, "  (the storage is empty)");
+    }
+    out.push('\n');
+}
+
+/// The indexing formula and what one step along each dim moves.
+fn write_indexing(out: &mut String, t: &Tensor, names: &[String]) {
+    let strides = t.strides();
+    let sizes = t.sizes();
+    let offset = t.storage_offset();
+    let itemsize = t.dtype().itemsize();
+    // Indexing formula.
+    let mut formula = offset.to_string();
+    for (name, &s) in names.iter().zip(strides) {
+        let _ = write!(formula, " + {name}*{s}");
+    }
+    let _ = writeln!(
+        out,
+        "Indexing: element {} lives at storage[{formula}]",
+        paren_list(names)
+    );
+    for d in 0..t.dim() {
+        let step = strides[d];
+        let bytes = i128::from(step) * itemsize as i128;
+        let _ = writeln!(
+            out,
+            "  one step along dim {d} ({}, size {}) moves {step} element{} ({bytes} byte{}) in storage",
+            names[d],
+            sizes[d],
+            if step == 1 { "" } else { "s" },
+            if bytes == 1 { "" } else { "s" },
+        );
+    }
+}
+
+/// The grid of storage indices, for small 1-d and 2-d views.
+fn write_grid(out: &mut String, t: &Tensor, names: &[String]) {
+    let sizes = t.sizes();
+    let strides = t.strides();
+    let offset = t.storage_offset();
+    // The grid of storage indices for small 1-d and 2-d views.
+    let small_grid = match sizes {
+        [n] => (1..=16).contains(n),
+        [r, c] => (1..=8).contains(r) && (1..=12).contains(c),
+        _ => false,
+    };
+    if small_grid {
+        out.push('\n');
+        let _ = writeln!(out, "The view as a grid of storage indices:");
+        let (rows, cols, rs, cs) = match sizes {
+            [n] => (1, *n, 0, strides[0]),
+            _ => (sizes[0], sizes[1], strides[0], strides[1]),
+        };
+        // i128: strides of views made without bounds checks may be huge.
+        let at = |r: i64, c: i64| {
+            i128::from(offset) + i128::from(r) * i128::from(rs) + i128::from(c) * i128::from(cs)
+        };
+        let max_off = at(rows - 1, cols - 1).max(at(0, 0));
+        let col_name = names.last().cloned().unwrap_or_default();
+        let w = max_off
+            .to_string()
+            .len()
+            .max(format!("{col_name}={}", cols - 1).len());
+        // Rows are "  {label:<4} [ " (9 characters), then cells of
+        // width w separated by ", ".
+        let mut header = " ".repeat(9);
+        for c in 0..cols {
+            let _ = write!(header, "{:>w$}  ", format!("{col_name}={c}"));
+        }
+        out.push_str(header.trim_end());
+        out.push('\n');
+        for r in 0..rows {
+            let label = if t.dim() == 2 {
+                format!("i={r}")
+            } else {
+                String::new()
+            };
+            let cells: Vec<String> = (0..cols).map(|c| format!("{:>w$}", at(r, c))).collect();
+            let _ = writeln!(out, "  {label:<4} [ {} ]", cells.join(", "));
+        }
+    }
+}
+
+/// The first elements in logical order, with their storage offsets and
+/// values.
+fn write_elements(out: &mut String, t: &Tensor, n_cells: usize) {
+    let sizes = t.sizes();
+    let strides = t.strides();
+    let offset = t.storage_offset();
+    // The first elements in logical order.
+    out.push('\n');
+    let numel = t.numel().max(0) as u64;
+    if numel == 0 {
+        let _ = writeln!(out, "Elements in logical order: none");
+        return;
+    }
+    let _ = writeln!(out, "Elements in logical order:");
+    let listed = if numel <= LISTED_ELEMENTS as u64 + 2 {
+        numel
+    } else {
+        LISTED_ELEMENTS as u64
+    };
+    let mut rows: Vec<(Vec<i64>, String, i128)> = Vec::new();
+    for k in 0..listed {
+        let index = unravel(k, sizes);
+        let mut terms = offset.to_string();
+        let mut off = i128::from(offset);
+        for (&i, &s) in index.iter().zip(strides) {
+            let _ = write!(terms, " + {i}*{s}");
+            off += i128::from(i) * i128::from(s);
+        }
+        rows.push((index, terms, off));
+    }
+    let offsets: Option<Vec<i64>> = rows.iter().map(|r| i64::try_from(r.2).ok()).collect();
+    let values = offsets.and_then(|o| listed_values(t, n_cells, &o));
+    for (k, (index, terms, off)) in rows.iter().enumerate() {
+        let value = values
+            .as_ref()
+            .and_then(|v| v.get(k))
+            .map(|v| format!(" = {v}"))
+            .unwrap_or_default();
+        if index.is_empty() {
+            let _ = writeln!(out, "  () -> storage[{off}]{value}");
+        } else {
+            let _ = writeln!(
+                out,
+                "  {} -> storage[{terms}] = storage[{off}]{value}",
+                paren_list(index)
+            );
+        }
+    }
+    if listed < numel {
+        let _ = writeln!(out, "  ... and {} more", numel - listed);
     }
 }

@@ -5,7 +5,7 @@ use std::ffi::c_void;
 
 use c10_storage::{get_allocator, AllocError, Allocator, DataPtr, Device, DeviceType, Storage};
 
-use crate::error::{Result, TensorError};
+use crate::error::{Result, ShapeError, ShapeErrorKind, TensorError};
 use crate::geometry;
 use crate::options::{MemoryFormat, TensorOptions};
 use crate::scalar::Scalar;
@@ -415,11 +415,16 @@ impl Tensor {
         geometry::check_non_negative(sizes)?;
         let numel = geometry::compute_numel(sizes)?;
         if numel as usize != v.len() {
-            return Err(TensorError::runtime(format!(
+            let message = format!(
                 "shape '{}' is invalid for input of size {}",
                 geometry::fmt_list(sizes),
                 v.len()
-            )));
+            );
+            let mut e = ShapeError::new(ShapeErrorKind::NumelMismatch, message).with_sizes(sizes);
+            if let Ok(n) = i64::try_from(v.len()) {
+                e = e.with_numel(n);
+            }
+            return Err(e.into());
         }
         // Resizable like a storage from the allocator: growing it
         // reallocates through the CPU allocator (PyTorch copies user data

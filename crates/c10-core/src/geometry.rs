@@ -5,7 +5,7 @@
 //! Everything here works on plain `&[i64]` sizes and strides (elements, not
 //! bytes), so it is easy to test and to reuse.
 
-use crate::error::{Result, TensorError};
+use crate::error::{Result, ShapeError, ShapeErrorKind, TensorError};
 
 /// A small vector of sizes or strides: up to 8 dims on the stack, so shape
 /// arithmetic on the view path never touches the heap.
@@ -30,6 +30,25 @@ pub fn fmt_list<T: std::fmt::Display>(v: &[T]) -> String {
     s
 }
 
+/// Formats a shape as Python prints a tuple (`torch.Size` in messages and
+/// reprs): `(4, 3)`, `(4,)`, `()`.
+///
+/// ```
+/// use c10_core::geometry::fmt_tuple;
+/// assert_eq!(fmt_tuple(&[4, 3]), "(4, 3)");
+/// assert_eq!(fmt_tuple(&[4]), "(4,)");
+/// assert_eq!(fmt_tuple(&[]), "()");
+/// ```
+pub fn fmt_tuple(v: &[i64]) -> String {
+    match v {
+        [x] => format!("({x},)"),
+        _ => {
+            let list = fmt_list(v);
+            format!("({})", &list[1..list.len() - 1])
+        }
+    }
+}
+
 /// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar)`: accepts `-ndim..ndim`,
 /// and for `ndim == 0` with `wrap_scalar` accepts `0` and `-1`.
 ///
@@ -43,24 +62,34 @@ pub fn fmt_list<T: std::fmt::Display>(v: &[T]) -> String {
 /// ```
 pub fn wrap_dim(dim: i64, ndim: i64, wrap_scalar: bool) -> Result<usize> {
     if ndim < 0 {
-        return Err(TensorError::index(format!(
-            "Rank cannot be negative but got {ndim}"
-        )));
+        return Err(ShapeError::new(
+            ShapeErrorKind::NegativeRank,
+            format!("Rank cannot be negative but got {ndim}"),
+        )
+        .into());
     }
     if ndim == 0 {
         if !wrap_scalar {
-            return Err(TensorError::index(format!(
-                "Dimension specified as {dim} but tensor has no dimensions"
-            )));
+            return Err(ShapeError::new(
+                ShapeErrorKind::NoDims,
+                format!("Dimension specified as {dim} but tensor has no dimensions"),
+            )
+            .with_dim(dim)
+            .into());
         }
         return wrap_dim(dim, 1, false);
     }
     if dim < -ndim || dim >= ndim {
-        return Err(TensorError::index(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -ndim,
-            ndim - 1
-        )));
+        return Err(ShapeError::new(
+            ShapeErrorKind::DimOutOfRange,
+            format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                -ndim,
+                ndim - 1
+            ),
+        )
+        .with_dim(dim)
+        .into());
     }
     Ok(if dim < 0 {
         (dim + ndim) as usize
@@ -598,6 +627,66 @@ pub fn check_symint_list(values: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// The dims of a two-sided elementwise loop (a copy `dst[i] = src[i]`),
+/// simplified: `(size, dst_stride, src_stride)` triples, outermost first.
+///
+/// Size-1 dims are dropped; the rest are ordered by destination stride,
+/// then source stride (largest first, stable, so ties keep their logical
+/// order); a dim merges into its outer neighbour where the outer one steps
+/// exactly over the whole inner one on both sides. Every order visits the
+/// same `(dst, src)` offset pairs, so the loop's result is unchanged. Merges
+/// whose products overflow are skipped. Callers handle empty (size-0) and
+/// negative sizes themselves; one copy engine per backend builds on this
+/// (the CPU kernels in aten-shape, the CUDA copies in alloc-cuda).
+///
+/// ```
+/// use c10_core::geometry::coalesce_copy_dims;
+/// // Both sides contiguous: one run of 24 elements.
+/// assert_eq!(coalesce_copy_dims(&[2, 3, 4], &[12, 4, 1], &[12, 4, 1]).as_slice(), &[(24, 1, 1)]);
+/// // A transpose keeps both dims, destination-major.
+/// assert_eq!(
+///     coalesce_copy_dims(&[3, 4], &[4, 1], &[1, 3]).as_slice(),
+///     &[(3, 4, 1), (4, 1, 3)]
+/// );
+/// // Size-1 dims vanish; a broadcast source keeps its zero stride.
+/// assert_eq!(
+///     coalesce_copy_dims(&[1, 5, 3], &[15, 3, 1], &[7, 0, 1]).as_slice(),
+///     &[(5, 3, 0), (3, 1, 1)]
+/// );
+/// ```
+pub fn coalesce_copy_dims(
+    sizes: &[i64],
+    dst_strides: &[i64],
+    src_strides: &[i64],
+) -> smallvec::SmallVec<[(i64, i64, i64); 8]> {
+    let mut dims: smallvec::SmallVec<[(i64, i64, i64); 8]> = sizes
+        .iter()
+        .zip(dst_strides)
+        .zip(src_strides)
+        .filter(|((&n, _), _)| n != 1)
+        .map(|((&n, &d), &s)| (n, d, s))
+        .collect();
+    dims.sort_by(|a, b| {
+        b.1.unsigned_abs()
+            .cmp(&a.1.unsigned_abs())
+            .then(b.2.unsigned_abs().cmp(&a.2.unsigned_abs()))
+    });
+    let mut merged: smallvec::SmallVec<[(i64, i64, i64); 8]> =
+        smallvec::SmallVec::with_capacity(dims.len());
+    for d in dims {
+        if let Some(outer) = merged.last_mut() {
+            let fits =
+                d.1.checked_mul(d.0) == Some(outer.1) && d.2.checked_mul(d.0) == Some(outer.2);
+            if let (true, Some(n)) = (fits, outer.0.checked_mul(d.0)) {
+                *outer = (n, d.1, d.2);
+                continue;
+            }
+        }
+        merged.push(d);
+    }
+    merged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +704,18 @@ mod tests {
             "Dimension specified as 0 but tensor has no dimensions"
         );
         assert!(wrap_dim(-4, 3, true).unwrap_err().is_index_error());
+        let e = wrap_dim(-4, 3, true).unwrap_err();
+        let s = e.shape_error().unwrap();
+        assert_eq!(
+            (s.kind(), s.dim()),
+            (ShapeErrorKind::DimOutOfRange, Some(-4))
+        );
+        let e = wrap_dim(2, 0, false).unwrap_err();
+        assert_eq!(
+            e.shape_error().map(|s| s.kind()),
+            Some(ShapeErrorKind::NoDims)
+        );
+        assert!(e.is_index_error());
     }
 
     #[test]

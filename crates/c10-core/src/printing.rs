@@ -23,9 +23,11 @@
 
 use std::fmt;
 
+use crate::dispatch_key::{backend_component_for_device_type, BackendComponent, DispatchKey};
 use crate::error::{Result, TensorError};
 use crate::scalar_type::{BComplex32, Complex128, Complex32, Complex64, Element, ScalarType};
 use crate::tensor::Tensor;
+use c10_storage::DeviceType;
 
 /// PyTorch's default `precision` print option.
 pub(crate) const PRECISION: usize = 4;
@@ -515,17 +517,6 @@ fn tensor_str(t: &Tensor, indent: usize, precision: usize) -> Result<String> {
     Ok(out)
 }
 
-/// A shape as a Python tuple: `()`, `(5,)`, `(2, 3)`.
-fn python_tuple(sizes: &[i64]) -> String {
-    match sizes {
-        [n] => format!("({n},)"),
-        _ => {
-            let inner: Vec<String> = sizes.iter().map(i64::to_string).collect();
-            format!("({})", inner.join(", "))
-        }
-    }
-}
-
 /// PyTorch's `_add_suffixes`: `, suffix` on the last line, or on a new line
 /// when the line would pass the line width.
 fn add_suffixes(body: &str, suffixes: &[String], indent: usize) -> String {
@@ -565,7 +556,7 @@ fn tensor_repr(t: &Tensor, precision: usize) -> String {
         dtype,
         ScalarType::Float | ScalarType::ComplexFloat | ScalarType::Long | ScalarType::Bool
     );
-    let size_suffix = format!("size={}", python_tuple(t.sizes()));
+    let size_suffix = format!("size={}", crate::geometry::fmt_tuple(t.sizes()));
     let dtype_suffix = format!("dtype={dtype}");
     let body = if device.is_meta() || !device.device_type().is_host_accessible() {
         suffixes.push(size_suffix);
@@ -630,5 +621,75 @@ fn tensor_repr(t: &Tensor, precision: usize) -> String {
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&tensor_repr(self, f.precision().unwrap_or(PRECISION)))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Legacy type names
+// ---------------------------------------------------------------------------
+
+impl Tensor {
+    /// Python's `t.type()` with no argument: the legacy tensor type name,
+    /// built from the dtype's c10 name and the device (`torch.FloatTensor`,
+    /// `torch.ComplexFloatTensor`, `torch.cuda.LongTensor`,
+    /// `torch.meta.BFloat16Tensor`).
+    ///
+    /// ```
+    /// use c10_core::{Device, ScalarType, Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[2], ScalarType::Float)?;
+    /// assert_eq!(t.type_name(), "torch.FloatTensor");
+    /// let opts = TensorOptions::new().dtype(ScalarType::Float8_e4m3fn).device(Device::META);
+    /// assert_eq!(Tensor::zeros(&[2], opts)?.type_name(), "torch.meta.Float8_e4m3fnTensor");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn type_name(&self) -> String {
+        let dtype = self.dtype().name();
+        match self.device().device_type() {
+            DeviceType::Cpu => format!("torch.{dtype}Tensor"),
+            other => format!("torch.{other}.{dtype}Tensor"),
+        }
+    }
+
+    /// c10's `TensorBase::toString()`, as `expand`'s error prints the
+    /// tensor: `torch.FloatTensor` (`torch.cuda.FloatTensor`) for the eight
+    /// classic dtypes on the CPU (CUDA), else the dense dispatch key's name
+    /// and the dtype's (`CPUBFloat16Type`, `MetaFloatType`).
+    ///
+    /// ```
+    /// use c10_core::{Device, ScalarType, Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[2], ScalarType::Float)?;
+    /// assert_eq!(t.legacy_type_name(), "torch.FloatTensor");
+    /// let b = Tensor::zeros(&[2], ScalarType::BFloat16)?;
+    /// assert_eq!(b.legacy_type_name(), "CPUBFloat16Type");
+    /// let m = Tensor::zeros(&[2], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(m.legacy_type_name(), "MetaFloatType");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn legacy_type_name(&self) -> String {
+        use ScalarType::*;
+        let dt = self.dtype();
+        let classic = matches!(dt, Byte | Char | Short | Int | Long | Half | Float | Double);
+        let device = self.device().device_type();
+        match device {
+            DeviceType::Cpu if classic => format!("torch.{}Tensor", dt.name()),
+            DeviceType::Cuda if classic => format!("torch.cuda.{}Tensor", dt.name()),
+            _ => format!("{}{}Type", dense_key_name(device), dt.name()),
+        }
+    }
+}
+
+/// The name of c10's dense dispatch key for tensors on `device` (`CPU`,
+/// `CUDA`, `Meta`, ...; the keys without a backend bit by their own name).
+fn dense_key_name(device: DeviceType) -> String {
+    match backend_component_for_device_type(device as i8) {
+        BackendComponent::InvalidBit => match device {
+            DeviceType::Fpga => DispatchKey::FPGA.name().to_owned(),
+            DeviceType::Vulkan => DispatchKey::Vulkan.name().to_owned(),
+            DeviceType::Metal => DispatchKey::Metal.name().to_owned(),
+            other => format!("{other:?}"),
+        },
+        b => DispatchKey::to_runtime_per_backend_functionality_key(DispatchKey::Dense, b)
+            .name()
+            .to_owned(),
     }
 }

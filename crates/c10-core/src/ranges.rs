@@ -177,133 +177,12 @@ impl Tensor {
             ScalarType::Long
         });
         o = o.dtype(dtype);
+        let r = Range { start, end, step };
         use ScalarType as S;
-        let size_of = |xs: f64, xe: f64, xstep: f64, finite: bool| -> Result<i64> {
-            if xstep == 0.0 {
-                return Err(TensorError::runtime("step must be nonzero"));
-            }
-            if !finite {
-                return Err(TensorError::runtime(format!(
-                    "unsupported range: {} -> {}",
-                    fmt_g(xs),
-                    fmt_g(xe)
-                )));
-            }
-            if !((xstep > 0.0 && xe >= xs) || (xstep < 0.0 && xe <= xs)) {
-                return Err(TensorError::runtime(
-                    "upper bound and lower bound inconsistent with step sign",
-                ));
-            }
-            let size_d = ((end.to_f64() - start.to_f64()) / step.to_f64()).ceil();
-            if !(size_d >= 0.0 && size_d <= i64::MAX as f64) {
-                return Err(TensorError::runtime("invalid size, possible overflow?"));
-            }
-            Ok(size_d as i64)
-        };
         match dtype {
-            S::Byte | S::Char | S::Short | S::Int | S::Long => {
-                let acc = |s: Scalar| -> Result<i64> {
-                    s.check_fits(S::Long)?;
-                    Ok(s.to_i64())
-                };
-                // The checks and the size use the arguments as given; the
-                // values use them converted (`arange(0, 10, 2.5, int64)` is
-                // `[0, 2, 4, 6]`, `arange(0, 1, 0.1, int64)` ten zeros).
-                let (fs, fe) = (start.to_f64(), end.to_f64());
-                let n = size_of(fs, fe, step.to_f64(), fs.is_finite() && fe.is_finite())?;
-                let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
-                let n = if dtype == S::Long && !any_float {
-                    // int64 with integer arguments: c10 counts in int64
-                    // (wrapping, so a span beyond int64 is refused).
-                    let sgn = xstep.signum();
-                    let span = xe.wrapping_sub(xs).wrapping_add(xstep).wrapping_sub(sgn);
-                    let size_d = span.wrapping_div(xstep) as f64;
-                    if !(size_d >= 0.0 && size_d <= i64::MAX as f64) {
-                        return Err(TensorError::runtime("invalid size, possible overflow?"));
-                    }
-                    size_d as i64
-                } else {
-                    n
-                };
-                let t = Tensor::empty(&[n], o)?;
-                if t.device().is_meta() {
-                    return Ok(t);
-                }
-                let value = |i: usize| xs.wrapping_add(xstep.wrapping_mul(i as i64));
-                crate::dispatch_dtype!(dtype, T => {
-                    write_all::<T>(&t, |i| T::from_i64(value(i)))?;
-                }, {});
-                Ok(t)
-            }
-            S::Float | S::Double => {
-                let acc = |s: Scalar| -> Result<f64> {
-                    s.check_fits(dtype)?;
-                    Ok(s.to_f64())
-                };
-                let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
-                let n = size_of(xs, xe, xstep, xs.is_finite() && xe.is_finite())?;
-                let t = Tensor::empty(&[n], o)?;
-                if t.device().is_meta() {
-                    return Ok(t);
-                }
-                let w = lanes(dtype);
-                // The compiler fuses `start + step * i` into one fma.
-                let out = kernel_values(n as usize, w, |p| match p {
-                    Pos::Lane { base: v, k } => {
-                        let base = xstep.mul_add(v as f64, xs);
-                        let base = if dtype == S::Float {
-                            f64::from(base as f32)
-                        } else {
-                            base
-                        };
-                        (k as f64).mul_add(xstep, base)
-                    }
-                    Pos::Scalar(i) => xstep.mul_add(i as f64, xs),
-                })?;
-                if dtype == S::Float {
-                    write_all::<f32>(&t, |i| out[i] as f32)?;
-                } else {
-                    write_all::<f64>(&t, |i| out[i])?;
-                }
-                Ok(t)
-            }
-            S::Half | S::BFloat16 => {
-                let acc = |s: Scalar| -> Result<f32> {
-                    s.check_fits(S::Float)?;
-                    Ok(s.to_f64() as f32)
-                };
-                let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
-                let n = size_of(
-                    f64::from(xs),
-                    f64::from(xe),
-                    f64::from(xstep),
-                    xs.is_finite() && xe.is_finite(),
-                )?;
-                let t = Tensor::empty(&[n], o)?;
-                if t.device().is_meta() {
-                    return Ok(t);
-                }
-                let round = |x: f32| -> f32 {
-                    if dtype == S::Half {
-                        f16::from_f32(x).to_f32()
-                    } else {
-                        bf16::from_f32(x).to_f32()
-                    }
-                };
-                let out = kernel_values(n as usize, lanes(dtype), |p| match p {
-                    Pos::Lane { base: v, k } => {
-                        let base = round(xstep.mul_add(v as f32, xs));
-                        round(base + k as f32 * xstep)
-                    }
-                    Pos::Scalar(i) => round(xstep.mul_add(i as f32, xs)),
-                })?;
-                if dtype == S::Half {
-                    write_all::<f16>(&t, |i| f16::from_f32(out[i]))?;
-                } else {
-                    write_all::<bf16>(&t, |i| bf16::from_f32(out[i]))?;
-                }
-                Ok(t)
-            }
+            S::Byte | S::Char | S::Short | S::Int | S::Long => arange_int(r, dtype, any_float, o),
+            S::Float | S::Double => arange_float(r, dtype, o),
+            S::Half | S::BFloat16 => arange_half(r, dtype, o),
             other => Err(not_implemented("arange_cpu", other)),
         }
     }
@@ -351,86 +230,17 @@ impl Tensor {
         if t.device().is_meta() {
             return Ok(t);
         }
+        let args = LinspaceArgs {
+            start,
+            end,
+            steps,
+            dtype,
+        };
         use ScalarType as S;
-        let halfway = steps / 2;
-        let last = steps - 1;
         match dtype {
-            S::Byte | S::Char | S::Short | S::Int | S::Long => {
-                start.check_fits(dtype)?;
-                end.check_fits(dtype)?;
-                // `start` and `end` as the dtype, then as double; each value
-                // is one fused multiply-add in double, truncated.
-                let as_t = |s: Scalar| -> f64 {
-                    crate::dispatch_dtype!(dtype, T => s.to_element::<T>().to_f64(), { 0.0 })
-                };
-                let (a, b) = (as_t(start), as_t(end));
-                let step = (b - a) / last as f64;
-                let value = |i: usize| -> i64 {
-                    let i = i as i64;
-                    let v = if i < halfway {
-                        step.mul_add(i as f64, a)
-                    } else {
-                        (-step).mul_add((last - i) as f64, b)
-                    };
-                    int_from_f64(v, dtype)
-                };
-                crate::dispatch_dtype!(dtype, T => {
-                    write_all::<T>(&t, |i| T::from_i64(value(i)))?;
-                }, {});
-            }
-            S::Float | S::ComplexFloat | S::Half | S::BFloat16 => {
-                start.check_fits(dtype)?;
-                end.check_fits(dtype)?;
-                // In float (16-bit types: their rounded ends, float steps).
-                let round = |x: f32| -> f32 {
-                    match dtype {
-                        S::Half => f16::from_f32(x).to_f32(),
-                        S::BFloat16 => bf16::from_f32(x).to_f32(),
-                        _ => x,
-                    }
-                };
-                let (a, b) = (round(start.to_f64() as f32), round(end.to_f64() as f32));
-                let step = (b - a) / last as f32;
-                let value = |i: usize| -> f32 {
-                    let i = i as i64;
-                    if i < halfway {
-                        step.mul_add(i as f32, a)
-                    } else {
-                        (-step).mul_add((last - i) as f32, b)
-                    }
-                };
-                match dtype {
-                    S::Float => write_all::<f32>(&t, value)?,
-                    S::Half => write_all::<f16>(&t, |i| f16::from_f32(value(i)))?,
-                    S::BFloat16 => write_all::<bf16>(&t, |i| bf16::from_f32(value(i)))?,
-                    _ => write_all::<Complex64>(&t, |i| Complex64 {
-                        re: value(i),
-                        im: 0.0,
-                    })?,
-                }
-            }
-            S::Double | S::ComplexDouble => {
-                start.check_fits(dtype)?;
-                end.check_fits(dtype)?;
-                let (a, b) = (start.to_f64(), end.to_f64());
-                let step = (b - a) / last as f64;
-                let value = |i: usize| -> f64 {
-                    let i = i as i64;
-                    if i < halfway {
-                        step.mul_add(i as f64, a)
-                    } else {
-                        (-step).mul_add((last - i) as f64, b)
-                    }
-                };
-                if dtype == S::Double {
-                    write_all::<f64>(&t, value)?;
-                } else {
-                    write_all::<Complex128>(&t, |i| Complex128 {
-                        re: value(i),
-                        im: 0.0,
-                    })?;
-                }
-            }
+            S::Byte | S::Char | S::Short | S::Int | S::Long => linspace_int(&t, args)?,
+            S::Float | S::ComplexFloat | S::Half | S::BFloat16 => linspace_float(&t, args)?,
+            S::Double | S::ComplexDouble => linspace_double(&t, args)?,
             other => return Err(not_implemented("linspace_cpu", other)),
         }
         Ok(t)
@@ -500,6 +310,287 @@ fn write_all<T: Element>(t: &Tensor, mut f: impl FnMut(usize) -> T) -> Result<()
 pub(crate) fn reset_version(t: &Tensor) {
     if let Some(c) = t.imp.version.cell(&t.imp.storage) {
         c.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `arange`'s arguments as given.
+#[derive(Clone, Copy)]
+struct Range {
+    start: Scalar,
+    end: Scalar,
+    step: Scalar,
+}
+
+/// `arange`'s checks and length: `xs`, `xe`, `xstep` are the arguments as
+/// the kernel's accumulate type sees them (the checks use them), `finite`
+/// whether both bounds are; the length comes from the arguments in double,
+/// as in ATen's `RangeFactories`.
+fn arange_size(r: Range, xs: f64, xe: f64, xstep: f64, finite: bool) -> Result<i64> {
+    if xstep == 0.0 {
+        return Err(TensorError::runtime("step must be nonzero"));
+    }
+    if !finite {
+        return Err(TensorError::runtime(format!(
+            "unsupported range: {} -> {}",
+            fmt_g(xs),
+            fmt_g(xe)
+        )));
+    }
+    if !((xstep > 0.0 && xe >= xs) || (xstep < 0.0 && xe <= xs)) {
+        return Err(TensorError::runtime(
+            "upper bound and lower bound inconsistent with step sign",
+        ));
+    }
+    let size_d = ((r.end.to_f64() - r.start.to_f64()) / r.step.to_f64()).ceil();
+    if !(size_d >= 0.0 && size_d <= i64::MAX as f64) {
+        return Err(TensorError::runtime("invalid size, possible overflow?"));
+    }
+    Ok(size_d as i64)
+}
+
+/// `arange` for the signed integer dtypes (accumulated in int64).
+fn arange_int(r: Range, dtype: ScalarType, any_float: bool, o: TensorOptions) -> Result<Tensor> {
+    use ScalarType as S;
+    let Range { start, end, step } = r;
+    let acc = |s: Scalar| -> Result<i64> {
+        s.check_fits(S::Long)?;
+        Ok(s.to_i64())
+    };
+    // The checks and the size use the arguments as given; the
+    // values use them converted (`arange(0, 10, 2.5, int64)` is
+    // `[0, 2, 4, 6]`, `arange(0, 1, 0.1, int64)` ten zeros).
+    let (fs, fe) = (start.to_f64(), end.to_f64());
+    let n = arange_size(r, fs, fe, step.to_f64(), fs.is_finite() && fe.is_finite())?;
+    let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
+    let n = if dtype == S::Long && !any_float {
+        // int64 with integer arguments: c10 counts in int64
+        // (wrapping, so a span beyond int64 is refused).
+        let sgn = xstep.signum();
+        let span = xe.wrapping_sub(xs).wrapping_add(xstep).wrapping_sub(sgn);
+        let size_d = span.wrapping_div(xstep) as f64;
+        if !(size_d >= 0.0 && size_d <= i64::MAX as f64) {
+            return Err(TensorError::runtime("invalid size, possible overflow?"));
+        }
+        size_d as i64
+    } else {
+        n
+    };
+    let t = Tensor::empty(&[n], o)?;
+    if t.device().is_meta() {
+        return Ok(t);
+    }
+    let value = |i: usize| xs.wrapping_add(xstep.wrapping_mul(i as i64));
+    crate::dispatch_dtype!(dtype, T => {
+        write_all::<T>(&t, |i| T::from_i64(value(i)))?;
+    }, {});
+    Ok(t)
+}
+
+/// `arange` for `float32` and `float64` (accumulated in double).
+fn arange_float(r: Range, dtype: ScalarType, o: TensorOptions) -> Result<Tensor> {
+    use ScalarType as S;
+    let Range { start, end, step } = r;
+    let acc = |s: Scalar| -> Result<f64> {
+        s.check_fits(dtype)?;
+        Ok(s.to_f64())
+    };
+    let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
+    let n = arange_size(r, xs, xe, xstep, xs.is_finite() && xe.is_finite())?;
+    let t = Tensor::empty(&[n], o)?;
+    if t.device().is_meta() {
+        return Ok(t);
+    }
+    let w = lanes(dtype);
+    // The compiler fuses `start + step * i` into one fma.
+    let out = kernel_values(n as usize, w, |p| match p {
+        Pos::Lane { base: v, k } => {
+            let base = xstep.mul_add(v as f64, xs);
+            let base = if dtype == S::Float {
+                f64::from(base as f32)
+            } else {
+                base
+            };
+            (k as f64).mul_add(xstep, base)
+        }
+        Pos::Scalar(i) => xstep.mul_add(i as f64, xs),
+    })?;
+    if dtype == S::Float {
+        write_all::<f32>(&t, |i| out[i] as f32)?;
+    } else {
+        write_all::<f64>(&t, |i| out[i])?;
+    }
+    Ok(t)
+}
+
+/// `arange` for `float16` and `bfloat16` (accumulated in float, each
+/// value rounded to the dtype).
+fn arange_half(r: Range, dtype: ScalarType, o: TensorOptions) -> Result<Tensor> {
+    use ScalarType as S;
+    let Range { start, end, step } = r;
+    let acc = |s: Scalar| -> Result<f32> {
+        s.check_fits(S::Float)?;
+        Ok(s.to_f64() as f32)
+    };
+    let (xs, xe, xstep) = (acc(start)?, acc(end)?, acc(step)?);
+    let n = arange_size(
+        r,
+        f64::from(xs),
+        f64::from(xe),
+        f64::from(xstep),
+        xs.is_finite() && xe.is_finite(),
+    )?;
+    let t = Tensor::empty(&[n], o)?;
+    if t.device().is_meta() {
+        return Ok(t);
+    }
+    let round = |x: f32| -> f32 {
+        if dtype == S::Half {
+            f16::from_f32(x).to_f32()
+        } else {
+            bf16::from_f32(x).to_f32()
+        }
+    };
+    let out = kernel_values(n as usize, lanes(dtype), |p| match p {
+        Pos::Lane { base: v, k } => {
+            let base = round(xstep.mul_add(v as f32, xs));
+            round(base + k as f32 * xstep)
+        }
+        Pos::Scalar(i) => round(xstep.mul_add(i as f32, xs)),
+    })?;
+    if dtype == S::Half {
+        write_all::<f16>(&t, |i| f16::from_f32(out[i]))?;
+    } else {
+        write_all::<bf16>(&t, |i| bf16::from_f32(out[i]))?;
+    }
+    Ok(t)
+}
+
+/// `linspace`'s arguments, once the output exists (`steps >= 2`).
+#[derive(Clone, Copy)]
+struct LinspaceArgs {
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    dtype: ScalarType,
+}
+
+impl LinspaceArgs {
+    /// `start` and `end`, after c10's check that they fit the dtype.
+    fn checked_ends(self) -> Result<(Scalar, Scalar)> {
+        self.start.check_fits(self.dtype)?;
+        self.end.check_fits(self.dtype)?;
+        Ok((self.start, self.end))
+    }
+}
+
+/// `linspace` into `t` (`steps >= 2` elements) for the integer dtypes.
+fn linspace_int(t: &Tensor, args: LinspaceArgs) -> Result<()> {
+    let (start, end) = args.checked_ends()?;
+    let LinspaceArgs { steps, dtype, .. } = args;
+    // `start` and `end` as the dtype, then as double; each value
+    // is one fused multiply-add in double, truncated.
+    let as_t = |s: Scalar| -> f64 {
+        crate::dispatch_dtype!(dtype, T => s.to_element::<T>().to_f64(), { 0.0 })
+    };
+    let lerp = linspace_values(as_t(start), as_t(end), steps);
+    let value = |i: usize| -> i64 { int_from_f64(lerp(i), dtype) };
+    crate::dispatch_dtype!(dtype, T => {
+        write_all::<T>(t, |i| T::from_i64(value(i)))?;
+    }, {});
+    Ok(())
+}
+
+/// `linspace` into `t` for the dtypes computed in float (`float32`,
+/// `complex64`, `float16`, `bfloat16`).
+fn linspace_float(t: &Tensor, args: LinspaceArgs) -> Result<()> {
+    let (start, end) = args.checked_ends()?;
+    let LinspaceArgs { steps, dtype, .. } = args;
+    use ScalarType as S;
+    // In float (16-bit types: their rounded ends, float steps).
+    let round = |x: f32| -> f32 {
+        match dtype {
+            S::Half => f16::from_f32(x).to_f32(),
+            S::BFloat16 => bf16::from_f32(x).to_f32(),
+            _ => x,
+        }
+    };
+    let value = linspace_values(
+        round(start.to_f64() as f32),
+        round(end.to_f64() as f32),
+        steps,
+    );
+    match dtype {
+        S::Float => write_all::<f32>(t, value)?,
+        S::Half => write_all::<f16>(t, |i| f16::from_f32(value(i)))?,
+        S::BFloat16 => write_all::<bf16>(t, |i| bf16::from_f32(value(i)))?,
+        _ => write_all::<Complex64>(t, |i| Complex64 {
+            re: value(i),
+            im: 0.0,
+        })?,
+    }
+    Ok(())
+}
+
+/// `linspace` into `t` for the dtypes computed in double (`float64`,
+/// `complex128`).
+fn linspace_double(t: &Tensor, args: LinspaceArgs) -> Result<()> {
+    let (start, end) = args.checked_ends()?;
+    let LinspaceArgs { steps, dtype, .. } = args;
+    use ScalarType as S;
+    let value = linspace_values(start.to_f64(), end.to_f64(), steps);
+    if dtype == S::Double {
+        write_all::<f64>(t, value)?;
+    } else {
+        write_all::<Complex128>(t, |i| Complex128 {
+            re: value(i),
+            im: 0.0,
+        })?;
+    }
+    Ok(())
+}
+
+/// The float types `linspace` computes in.
+trait LinspaceFloat:
+    Copy + std::ops::Sub<Output = Self> + std::ops::Div<Output = Self> + std::ops::Neg<Output = Self>
+{
+    /// `x as Self`.
+    fn of_i64(x: i64) -> Self;
+    /// `self * a + b` rounded once.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+impl LinspaceFloat for f32 {
+    fn of_i64(x: i64) -> f32 {
+        x as f32
+    }
+    fn mul_add(self, a: f32, b: f32) -> f32 {
+        f32::mul_add(self, a, b)
+    }
+}
+
+impl LinspaceFloat for f64 {
+    fn of_i64(x: i64) -> f64 {
+        x as f64
+    }
+    fn mul_add(self, a: f64, b: f64) -> f64 {
+        f64::mul_add(self, a, b)
+    }
+}
+
+/// ATen's linspace kernel for `steps >= 2` values from `a` to `b`: `step =
+/// (b - a) / (steps - 1)`; the first half counted up from `a`, the second
+/// down from `b`, each value one fused multiply-add.
+fn linspace_values<F: LinspaceFloat>(a: F, b: F, steps: i64) -> impl Fn(usize) -> F {
+    let halfway = steps / 2;
+    let last = steps - 1;
+    let step = (b - a) / F::of_i64(last);
+    move |i| {
+        let i = i as i64;
+        if i < halfway {
+            step.mul_add(F::of_i64(i), a)
+        } else {
+            (-step).mul_add(F::of_i64(last - i), b)
+        }
     }
 }
 

@@ -255,6 +255,27 @@ impl ScalarType {
     /// last.
     pub const ALL: [ScalarType; NUM_SCALAR_TYPES] = ALL_SCALAR_TYPES;
 
+    /// Every `(name, dtype)` torch exposes as `torch.<name>`: each dtype's
+    /// primary name ([`torch_name`](Self::torch_name), `"float32"`), then
+    /// torch's legacy aliases (`"float"`, `"long"`, `"cfloat"`, ...).
+    /// `Undefined` has none. The Python package registers its dtype objects
+    /// from this one table.
+    ///
+    /// ```
+    /// use c10_core::ScalarType;
+    /// let names: Vec<_> = ScalarType::python_names().collect();
+    /// assert!(names.contains(&("float32", ScalarType::Float)));
+    /// assert!(names.contains(&("long", ScalarType::Long)));
+    /// assert!(names.iter().all(|(_, st)| *st != ScalarType::Undefined));
+    /// ```
+    pub fn python_names() -> impl Iterator<Item = (&'static str, ScalarType)> {
+        ALL_SCALAR_TYPES
+            .iter()
+            .filter(|&&st| st != ScalarType::Undefined)
+            .map(|&st| (st.torch_name(), st))
+            .chain(LEGACY_DTYPE_NAMES.iter().copied())
+    }
+
     /// Converts a raw discriminant; `None` outside `0..=47`.
     ///
     /// ```
@@ -1307,31 +1328,33 @@ mod tests {
                 }
             }
         }
+        // (name, our encoder, c10's bit trick) for each float8 format.
+        type Encoders = (&'static str, fn(f64) -> u8, fn(f32) -> u8);
+        let formats: [Encoders; 4] = [
+            (
+                "e4m3fn",
+                |v| Float8E4M3fn::from_f64(v).0,
+                c10_reference::e4m3fn,
+            ),
+            ("e5m2", |v| Float8E5M2::from_f64(v).0, c10_reference::e5m2),
+            (
+                "e4m3fnuz",
+                |v| Float8E4M3fnuz::from_f64(v).0,
+                c10_reference::e4m3fnuz,
+            ),
+            (
+                "e5m2fnuz",
+                |v| Float8E5M2fnuz::from_f64(v).0,
+                c10_reference::e5m2fnuz,
+            ),
+        ];
         for x in inputs {
             if x.is_nan() {
                 continue;
             }
-            let v = f64::from(x);
-            assert_eq!(
-                Float8E4M3fn::from_f64(v).0,
-                c10_reference::e4m3fn(x),
-                "e4m3fn {x:e}"
-            );
-            assert_eq!(
-                Float8E5M2::from_f64(v).0,
-                c10_reference::e5m2(x),
-                "e5m2 {x:e}"
-            );
-            assert_eq!(
-                Float8E4M3fnuz::from_f64(v).0,
-                c10_reference::e4m3fnuz(x),
-                "e4m3fnuz {x:e}"
-            );
-            assert_eq!(
-                Float8E5M2fnuz::from_f64(v).0,
-                c10_reference::e5m2fnuz(x),
-                "e5m2fnuz {x:e}"
-            );
+            for (name, ours, c10) in formats {
+                assert_eq!(ours(f64::from(x)), c10(x), "{name} {x:e}");
+            }
         }
     }
 

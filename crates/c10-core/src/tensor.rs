@@ -461,7 +461,9 @@ impl Tensor {
     /// Unlike [`Tensor::as_strided`] it does no bounds check against the
     /// storage, which keeps view ops at one allocation and no lock. Element
     /// access re-checks bounds, so a wrong geometry is an error there, never
-    /// undefined behaviour.
+    /// undefined behaviour. Hidden from the documentation: the hook of the
+    /// op crate, not a user API (use the view ops or `as_strided`).
+    #[doc(hidden)]
     pub fn view_with_geometry(
         &self,
         sizes: &[i64],

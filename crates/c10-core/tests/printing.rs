@@ -4,6 +4,8 @@
 //! (`repr(t)`, default print options) for the tensors that `case()` builds
 //! here, e.g. `torch.arange(6.).reshape(2, 3)` for `float_2x3`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use c10_core::scalar_type::{Complex128, Complex64, Element, Float8E4M3fn, Float8E5M2};
 use c10_core::{Device, ScalarType, Tensor, TensorOptions};
 use half::{bf16, f16};

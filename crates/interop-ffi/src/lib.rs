@@ -9,21 +9,6 @@
 //! Python side must pass handles this library returned (not yet freed),
 //! valid buffers of the stated length, and NUL-terminated strings.
 
-// No panics on paths user input can reach: library code may not unwrap,
-// expect or panic (tests may). The few justified sites carry an
-// `#[allow(..., reason = "...")]` saying why they cannot fire.
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::unreachable,
-        clippy::todo,
-        clippy::unimplemented
-    )
-)]
-
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};

@@ -6,6 +6,8 @@
 //! Run: `cargo run -p torchcore-interop --example dlpack`
 //! (the same exchange with a real PyTorch: `cargo xtask interop`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,6 +10,8 @@
 //! `-- --quick` runs a thousandth of the pairs once (CI's check that the
 //! example works; its numbers mean nothing).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

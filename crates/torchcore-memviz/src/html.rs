@@ -175,37 +175,7 @@ const POINT_BUDGET: usize = 4_000_000;
 
 /// Replays `alloc` / `free_completed` entries into stacked bands.
 fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
-    // Allocations freed in the trace but allocated before it, and blocks
-    // live at the end that the trace never allocated, exist from t = 0.
-    let mut seen_alloc: HashMap<u64, ()> = HashMap::new();
-    let mut pre: Vec<(u64, u64, String)> = Vec::new();
-    for e in trace {
-        let addr = u(e.get("addr"));
-        match e.get("action").and_then(Value::as_str) {
-            Some("alloc") => {
-                seen_alloc.insert(addr, ());
-            }
-            Some("free_completed") if !seen_alloc.contains_key(&addr) => {
-                pre.push((addr, u(e.get("size")), String::new()));
-                seen_alloc.insert(addr, ());
-            }
-            _ => {}
-        }
-    }
-    for s in segments {
-        for b in s.get("blocks").and_then(Value::as_list).unwrap_or(&[]) {
-            if b.get("state").and_then(Value::as_str) != Some("active_allocated") {
-                continue;
-            }
-            let addr = u(b.get("address"));
-            if !seen_alloc.contains_key(&addr) {
-                let size = b
-                    .get("requested_size")
-                    .map_or(u(b.get("size")), |v| u(Some(v)));
-                pre.push((addr, size, frames_text(b.get("frames"), 12)));
-            }
-        }
-    }
+    let pre = preexisting(trace, segments);
     let mut bands: Vec<Band> = Vec::new();
     let mut live: Vec<usize> = Vec::new();
     let mut by_addr: HashMap<u64, usize> = HashMap::new();
@@ -260,23 +230,14 @@ fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
                 };
                 t += 1;
                 live.remove(pos);
-                let freed = bands[id].size;
-                let off = bands[id].offset;
-                bands[id].points.push((t, off));
-                bands[id].free_t = Some(t);
-                for &above in &live[pos..] {
-                    let b = &mut bands[above];
-                    if budget >= 2 {
-                        budget -= 2;
-                        b.points.push((t, b.offset));
-                        b.offset -= freed;
-                        b.points.push((t, b.offset));
-                    } else {
-                        simplified = true;
-                        b.offset -= freed;
-                    }
-                }
-                total -= freed;
+                total -= free_band(
+                    &mut bands,
+                    id,
+                    &live[pos..],
+                    t,
+                    &mut budget,
+                    &mut simplified,
+                );
             }
             "oom" => {
                 t += 1;
@@ -309,6 +270,72 @@ fn timeline(trace: &[Value], segments: &[Value]) -> Timeline {
         last_time_us: trace.iter().rev().find_map(times),
         simplified,
     }
+}
+
+/// Ends band `id` at time `t` and moves every live band `above` it down by
+/// its size (two polygon corners each while `budget` lasts, else a slope,
+/// and `simplified` is set). Returns the size freed.
+fn free_band(
+    bands: &mut [Band],
+    id: usize,
+    above: &[usize],
+    t: usize,
+    budget: &mut usize,
+    simplified: &mut bool,
+) -> u64 {
+    let freed = bands[id].size;
+    let off = bands[id].offset;
+    bands[id].points.push((t, off));
+    bands[id].free_t = Some(t);
+    for &a in above {
+        let b = &mut bands[a];
+        if *budget >= 2 {
+            *budget -= 2;
+            b.points.push((t, b.offset));
+            b.offset -= freed;
+            b.points.push((t, b.offset));
+        } else {
+            *simplified = true;
+            b.offset -= freed;
+        }
+    }
+    freed
+}
+
+/// The allocations that exist from t = 0, as `(address, size, frames)`:
+/// those freed in the trace but allocated before it, and blocks live at
+/// the end that the trace never allocated.
+fn preexisting(trace: &[Value], segments: &[Value]) -> Vec<(u64, u64, String)> {
+    let mut seen_alloc: HashMap<u64, ()> = HashMap::new();
+    let mut pre: Vec<(u64, u64, String)> = Vec::new();
+    for e in trace {
+        let addr = u(e.get("addr"));
+        match e.get("action").and_then(Value::as_str) {
+            Some("alloc") => {
+                seen_alloc.insert(addr, ());
+            }
+            Some("free_completed") if !seen_alloc.contains_key(&addr) => {
+                pre.push((addr, u(e.get("size")), String::new()));
+                seen_alloc.insert(addr, ());
+            }
+            _ => {}
+        }
+    }
+    for s in segments {
+        for b in s.get("blocks").and_then(Value::as_list).unwrap_or(&[]) {
+            if b.get("state").and_then(Value::as_str) != Some("active_allocated") {
+                continue;
+            }
+            let addr = u(b.get("address"));
+            if !seen_alloc.contains_key(&addr) {
+                let size = b
+                    .get("requested_size")
+                    .map_or(u(b.get("size")), |v| u(Some(v)));
+                pre.push((addr, size, frames_text(b.get("frames"), 12)));
+            }
+        }
+    }
+    pre
 }
 
 const W: f64 = 960.0;
@@ -579,6 +606,16 @@ pre {{ margin: 0; font-size: 11px; }}
         format_bytes(t.inactive),
         format_bytes(t.largest_free),
     );
+    timelines_html(&mut out, traces, segments, opts);
+    out.push_str("<h2>Segment map</h2>\n<p>Each bar is a segment (longest = full width); dark blue: requested bytes, light blue: rounding, orange: freed but waiting for other streams, grey: free (cached). Hover a block for its size and stack.</p>\n");
+    segment_map_svg(&mut out, segments, opts);
+    largest_live_html(&mut out, segments);
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// One "active memory over time" section per device with a trace.
+fn timelines_html(out: &mut String, traces: &[Value], segments: &[Value], opts: &HtmlOptions) {
     let mut any_trace = false;
     for (dev, tr) in traces.iter().enumerate() {
         let entries = tr.as_list().unwrap_or(&[]);
@@ -606,14 +643,15 @@ pre {{ margin: 0; font-size: 11px; }}
             format_bytes(tl.peak),
             tl.ooms.len()
         );
-        timeline_svg(&mut out, &tl, opts, dev);
+        timeline_svg(out, &tl, opts, dev);
     }
     if !any_trace {
         out.push_str("<h2>Active memory over time</h2><p class=\"note\">No trace in this snapshot: record history first (<code>record_memory_history</code>).</p>\n");
     }
-    out.push_str("<h2>Segment map</h2>\n<p>Each bar is a segment (longest = full width); dark blue: requested bytes, light blue: rounding, orange: freed but waiting for other streams, grey: free (cached). Hover a block for its size and stack.</p>\n");
-    segment_map_svg(&mut out, segments, opts);
-    // The largest live allocations.
+}
+
+/// The table of the 25 largest live allocations with their stacks.
+fn largest_live_html(out: &mut String, segments: &[Value]) {
     let mut live: Vec<(u64, u64, u64, &Value)> = Vec::new();
     for s in segments {
         for b in s.get("blocks").and_then(Value::as_list).unwrap_or(&[]) {
@@ -644,8 +682,7 @@ pre {{ margin: 0; font-size: 11px; }}
             }
         );
     }
-    out.push_str("</table>\n</body></html>\n");
-    out
+    out.push_str("</table>\n");
 }
 
 #[cfg(test)]

@@ -264,40 +264,7 @@ fn long_from_le(bytes: &[u8]) -> Result<Value, PickleError> {
 /// ```
 pub fn from_pickle(data: &[u8]) -> Result<Value, PickleError> {
     let mut r = Reader { data, pos: 0 };
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut stack: Vec<Item> = Vec::new();
-    let mut memo: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-    let push_node = |nodes: &mut Vec<Node>, stack: &mut Vec<Item>, n: Node| {
-        nodes.push(n);
-        stack.push(Item::Obj(nodes.len() - 1));
-    };
-    fn pop_obj(stack: &mut Vec<Item>) -> Result<usize, PickleError> {
-        match stack.pop() {
-            Some(Item::Obj(i)) => Ok(i),
-            _ => Err(malformed("stack underflow")),
-        }
-    }
-    fn pop_mark(stack: &mut Vec<Item>) -> Result<Vec<usize>, PickleError> {
-        let m = stack
-            .iter()
-            .rposition(|i| matches!(i, Item::Mark))
-            .ok_or_else(|| malformed("no mark"))?;
-        let items = stack
-            .drain(m..)
-            .skip(1)
-            .filter_map(|i| match i {
-                Item::Obj(o) => Some(o),
-                Item::Mark => None,
-            })
-            .collect();
-        Ok(items)
-    }
-    fn top(stack: &[Item]) -> Result<usize, PickleError> {
-        match stack.last() {
-            Some(Item::Obj(i)) => Ok(*i),
-            _ => Err(malformed("stack underflow")),
-        }
-    }
+    let mut m = Machine::default();
     loop {
         let offset = r.pos;
         let op = r.u8()?;
@@ -309,91 +276,141 @@ pub fn from_pickle(data: &[u8]) -> Result<Value, PickleError> {
                 r.take(8)?;
             }
             STOP => break,
-            NONE => push_node(&mut nodes, &mut stack, Node::Leaf(Value::None)),
-            NEWTRUE => push_node(&mut nodes, &mut stack, Node::Leaf(Value::Bool(true))),
-            NEWFALSE => push_node(&mut nodes, &mut stack, Node::Leaf(Value::Bool(false))),
-            INT => {
-                let l = r.line()?;
-                let v = match l {
-                    b"00" => Value::Bool(false),
-                    b"01" => Value::Bool(true),
-                    _ => Value::Int(
-                        std::str::from_utf8(l)
-                            .ok()
-                            .and_then(|s| s.trim().parse().ok())
-                            .ok_or_else(|| malformed("bad INT"))?,
-                    ),
-                };
-                push_node(&mut nodes, &mut stack, Node::Leaf(v));
+            _ => match read_leaf(op, &mut r)? {
+                Some(v) => m.push(Node::Leaf(v)),
+                None => m.step(op, offset, &mut r)?,
+            },
+        }
+    }
+    let root = m.pop_obj()?;
+    let mut budget: usize = 50_000_000;
+    materialize(&m.nodes, root, 0, &mut budget)
+}
+
+/// The value of a leaf opcode (`None`, booleans, integers, floats,
+/// strings) with its operand read from `r`; `None` for other opcodes.
+fn read_leaf(op: u8, r: &mut Reader<'_>) -> Result<Option<Value>, PickleError> {
+    Ok(Some(match op {
+        NONE => Value::None,
+        NEWTRUE => Value::Bool(true),
+        NEWFALSE => Value::Bool(false),
+        INT => {
+            let l = r.line()?;
+            match l {
+                b"00" => Value::Bool(false),
+                b"01" => Value::Bool(true),
+                _ => Value::Int(
+                    std::str::from_utf8(l)
+                        .ok()
+                        .and_then(|s| s.trim().parse().ok())
+                        .ok_or_else(|| malformed("bad INT"))?,
+                ),
             }
-            BININT => {
-                let v = i32::from_le_bytes(r.arr()?);
-                push_node(&mut nodes, &mut stack, Node::Leaf(Value::Int(v.into())));
-            }
-            BININT1 => {
-                let v = r.u8()?;
-                push_node(&mut nodes, &mut stack, Node::Leaf(Value::Int(v.into())));
-            }
-            BININT2 => {
-                let v = u16::from_le_bytes(r.arr()?);
-                push_node(&mut nodes, &mut stack, Node::Leaf(Value::Int(v.into())));
-            }
-            LONG1 => {
-                let n = usize::from(r.u8()?);
-                let v = long_from_le(r.take(n)?)?;
-                push_node(&mut nodes, &mut stack, Node::Leaf(v));
-            }
-            LONG4 => {
-                let n = r.len_u32()?;
-                let v = long_from_le(r.take(n)?)?;
-                push_node(&mut nodes, &mut stack, Node::Leaf(v));
-            }
-            BINFLOAT => {
-                let v = f64::from_be_bytes(r.arr()?);
-                push_node(&mut nodes, &mut stack, Node::Leaf(Value::Float(v)));
-            }
-            BINUNICODE | SHORT_BINUNICODE | BINUNICODE8 => {
-                let n = match op {
-                    BINUNICODE => r.len_u32()?,
-                    SHORT_BINUNICODE => usize::from(r.u8()?),
-                    _ => r.len_u64()?,
-                };
-                let s = std::str::from_utf8(r.take(n)?).map_err(|_| malformed("bad UTF-8"))?;
-                push_node(
-                    &mut nodes,
-                    &mut stack,
-                    Node::Leaf(Value::Str(s.to_string())),
-                );
-            }
-            EMPTY_LIST => push_node(&mut nodes, &mut stack, Node::List(Vec::new())),
-            EMPTY_DICT => push_node(&mut nodes, &mut stack, Node::Dict(Vec::new())),
-            EMPTY_TUPLE => push_node(&mut nodes, &mut stack, Node::Tuple(Vec::new())),
-            MARK => stack.push(Item::Mark),
+        }
+        BININT => Value::Int(i32::from_le_bytes(r.arr()?).into()),
+        BININT1 => Value::Int(r.u8()?.into()),
+        BININT2 => Value::Int(u16::from_le_bytes(r.arr()?).into()),
+        LONG1 => {
+            let n = usize::from(r.u8()?);
+            long_from_le(r.take(n)?)?
+        }
+        LONG4 => {
+            let n = r.len_u32()?;
+            long_from_le(r.take(n)?)?
+        }
+        BINFLOAT => Value::Float(f64::from_be_bytes(r.arr()?)),
+        BINUNICODE | SHORT_BINUNICODE | BINUNICODE8 => {
+            let n = match op {
+                BINUNICODE => r.len_u32()?,
+                SHORT_BINUNICODE => usize::from(r.u8()?),
+                _ => r.len_u64()?,
+            };
+            let s = std::str::from_utf8(r.take(n)?).map_err(|_| malformed("bad UTF-8"))?;
+            Value::Str(s.to_string())
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// The unpickler's state: the object graph, the stack and the memo.
+#[derive(Default)]
+struct Machine {
+    nodes: Vec<Node>,
+    stack: Vec<Item>,
+    memo: std::collections::HashMap<u64, usize>,
+}
+
+impl Machine {
+    fn push(&mut self, n: Node) {
+        self.nodes.push(n);
+        self.stack.push(Item::Obj(self.nodes.len() - 1));
+    }
+
+    fn pop_obj(&mut self) -> Result<usize, PickleError> {
+        match self.stack.pop() {
+            Some(Item::Obj(i)) => Ok(i),
+            _ => Err(malformed("stack underflow")),
+        }
+    }
+
+    fn pop_mark(&mut self) -> Result<Vec<usize>, PickleError> {
+        let m = self
+            .stack
+            .iter()
+            .rposition(|i| matches!(i, Item::Mark))
+            .ok_or_else(|| malformed("no mark"))?;
+        let items = self
+            .stack
+            .drain(m..)
+            .skip(1)
+            .filter_map(|i| match i {
+                Item::Obj(o) => Some(o),
+                Item::Mark => None,
+            })
+            .collect();
+        Ok(items)
+    }
+
+    fn top(&self) -> Result<usize, PickleError> {
+        match self.stack.last() {
+            Some(Item::Obj(i)) => Ok(*i),
+            _ => Err(malformed("stack underflow")),
+        }
+    }
+
+    /// Runs one container, memo or stack opcode (`offset`: its position,
+    /// for the error on an unsupported one).
+    fn step(&mut self, op: u8, offset: usize, r: &mut Reader<'_>) -> Result<(), PickleError> {
+        match op {
+            EMPTY_LIST => self.push(Node::List(Vec::new())),
+            EMPTY_DICT => self.push(Node::Dict(Vec::new())),
+            EMPTY_TUPLE => self.push(Node::Tuple(Vec::new())),
+            MARK => self.stack.push(Item::Mark),
             APPEND | APPENDS => {
                 let items = if op == APPEND {
-                    vec![pop_obj(&mut stack)?]
+                    vec![self.pop_obj()?]
                 } else {
-                    pop_mark(&mut stack)?
+                    self.pop_mark()?
                 };
-                let l = top(&stack)?;
-                match nodes.get_mut(l) {
+                let l = self.top()?;
+                match self.nodes.get_mut(l) {
                     Some(Node::List(v)) => v.extend(items),
                     _ => return Err(malformed("append to a non-list")),
                 }
             }
             SETITEM | SETITEMS => {
                 let items = if op == SETITEM {
-                    let v = pop_obj(&mut stack)?;
-                    let k = pop_obj(&mut stack)?;
+                    let v = self.pop_obj()?;
+                    let k = self.pop_obj()?;
                     vec![k, v]
                 } else {
-                    pop_mark(&mut stack)?
+                    self.pop_mark()?
                 };
                 if items.len() % 2 != 0 {
                     return Err(malformed("odd number of dict items"));
                 }
-                let d = top(&stack)?;
-                match nodes.get_mut(d) {
+                let d = self.top()?;
+                match self.nodes.get_mut(d) {
                     Some(Node::Dict(v)) => {
                         v.extend(items.chunks_exact(2).map(|c| (c[0], c[1])));
                     }
@@ -401,25 +418,26 @@ pub fn from_pickle(data: &[u8]) -> Result<Value, PickleError> {
                 }
             }
             TUPLE => {
-                let items = pop_mark(&mut stack)?;
-                push_node(&mut nodes, &mut stack, Node::Tuple(items));
+                let items = self.pop_mark()?;
+                self.push(Node::Tuple(items));
             }
             TUPLE1 | TUPLE2 | TUPLE3 => {
                 let n = usize::from(op - TUPLE1 + 1);
                 let mut items = Vec::with_capacity(n);
                 for _ in 0..n {
-                    items.push(pop_obj(&mut stack)?);
+                    items.push(self.pop_obj()?);
                 }
                 items.reverse();
-                push_node(&mut nodes, &mut stack, Node::Tuple(items));
+                self.push(Node::Tuple(items));
             }
             BINPUT | LONG_BINPUT | MEMOIZE => {
                 let key = match op {
                     BINPUT => u64::from(r.u8()?),
                     LONG_BINPUT => u64::from(u32::from_le_bytes(r.arr()?)),
-                    _ => memo.len() as u64,
+                    _ => self.memo.len() as u64,
                 };
-                memo.insert(key, top(&stack)?);
+                let top = self.top()?;
+                self.memo.insert(key, top);
             }
             BINGET | LONG_BINGET => {
                 let key = if op == BINGET {
@@ -427,27 +445,28 @@ pub fn from_pickle(data: &[u8]) -> Result<Value, PickleError> {
                 } else {
                     u64::from(u32::from_le_bytes(r.arr()?))
                 };
-                let i = *memo
+                let i = *self
+                    .memo
                     .get(&key)
                     .ok_or_else(|| malformed("unknown memo key"))?;
-                stack.push(Item::Obj(i));
+                self.stack.push(Item::Obj(i));
             }
             POP => {
-                stack.pop().ok_or_else(|| malformed("stack underflow"))?;
+                self.stack
+                    .pop()
+                    .ok_or_else(|| malformed("stack underflow"))?;
             }
             POP_MARK => {
-                pop_mark(&mut stack)?;
+                self.pop_mark()?;
             }
             DUP => {
-                let i = top(&stack)?;
-                stack.push(Item::Obj(i));
+                let i = self.top()?;
+                self.stack.push(Item::Obj(i));
             }
             _ => return Err(PickleError::Unsupported { opcode: op, offset }),
         }
+        Ok(())
     }
-    let root = pop_obj(&mut stack)?;
-    let mut budget: usize = 50_000_000;
-    materialize(&nodes, root, 0, &mut budget)
 }
 
 fn materialize(

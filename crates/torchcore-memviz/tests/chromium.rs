@@ -7,6 +7,8 @@
 //! `google-chrome` on `PATH`; Debian: `apt-get install chromium`). Without
 //! it the test prints `SKIPPED` and passes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

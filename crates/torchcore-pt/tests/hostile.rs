@@ -1,6 +1,8 @@
 //! Bad input gets a clear error, and nothing else: no panic, no abort, no
 //! allocation out of proportion to the input.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::{Cursor, Write};
 
 mod common;

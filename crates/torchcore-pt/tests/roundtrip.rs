@@ -3,6 +3,8 @@
 //! is importable) `torch.load(weights_only=True)`, with and without
 //! `mmap=True`, reads it back bit-exactly (`tools/pt_corpus.py check-saved`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use std::io::Cursor;

@@ -1,7 +1,9 @@
 //! Conversions between Python values and the core's: errors, dtypes,
 //! devices, scalars, shapes, nested lists.
 
-use c10_core::{Device, MemoryFormat, Scalar, ScalarType, Tensor, TensorError, TensorOptions};
+use c10_core::{
+    Device, ErrorKind, MemoryFormat, Scalar, ScalarType, Tensor, TensorError, TensorOptions,
+};
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyNotImplementedError, PyOverflowError, PyRuntimeError,
     PyTypeError, PyValueError,
@@ -15,11 +17,13 @@ use pyo3::types::{
 /// (`ErrorKind::python_exception` names the class).
 pub(crate) fn to_py_err(e: TensorError) -> PyErr {
     let msg = e.to_string();
-    match e.kind().python_exception() {
-        "IndexError" => PyIndexError::new_err(msg),
-        "ValueError" => PyValueError::new_err(msg),
-        "TypeError" => PyTypeError::new_err(msg),
-        "NotImplementedError" => PyNotImplementedError::new_err(msg),
+    match e.kind() {
+        ErrorKind::Index => PyIndexError::new_err(msg),
+        ErrorKind::Value => PyValueError::new_err(msg),
+        ErrorKind::Type => PyTypeError::new_err(msg),
+        ErrorKind::NotImplemented => PyNotImplementedError::new_err(msg),
+        // torch.OutOfMemoryError is a RuntimeError; device and storage
+        // refusals are RuntimeErrors in PyTorch too.
         _ => PyRuntimeError::new_err(msg),
     }
 }

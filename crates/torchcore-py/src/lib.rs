@@ -34,21 +34,6 @@
 //! tests (a test binary would need libpython); `cargo xtask test` builds it
 //! and runs the Python suite in `tests/`.
 
-// No panics on paths user input can reach: library code may not unwrap,
-// expect or panic (tests may). The few justified sites carry an
-// `#[allow(..., reason = "...")]` saying why they cannot fire.
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::unreachable,
-        clippy::todo,
-        clippy::unimplemented
-    )
-)]
-
 mod complex_views;
 mod convert;
 mod dlpack;

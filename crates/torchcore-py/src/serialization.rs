@@ -579,43 +579,13 @@ impl PyDevice {
     }
 }
 
-/// Registers the functions and the dtypes the loader can produce that the
-/// package did not export yet.
+/// Registers the checkpoint functions (every dtype the loader can produce
+/// is registered with the others, from c10-core's table).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pt_save, m)?)?;
     m.add_function(wrap_pyfunction!(pt_load, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_tensor_from_pt, m)?)?;
     m.add_function(wrap_pyfunction!(equal, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_from_name, m)?)?;
-    for st in [
-        ScalarType::UInt16,
-        ScalarType::UInt32,
-        ScalarType::UInt64,
-        ScalarType::Float8_e4m3fn,
-        ScalarType::Float8_e5m2,
-        ScalarType::Float8_e4m3fnuz,
-        ScalarType::Float8_e5m2fnuz,
-        ScalarType::Float8_e8m0fnu,
-        ScalarType::ComplexHalf,
-        ScalarType::BComplex32,
-        ScalarType::Float4_e2m1fn_x2,
-        ScalarType::Bits1x8,
-        ScalarType::Bits2x4,
-        ScalarType::Bits4x2,
-        ScalarType::Bits8,
-        ScalarType::Bits16,
-    ] {
-        if !m.hasattr(st.torch_name())? {
-            m.add(st.torch_name(), PyDtype { st })?;
-        }
-    }
-    if !m.hasattr("chalf")? {
-        m.add(
-            "chalf",
-            PyDtype {
-                st: ScalarType::ComplexHalf,
-            },
-        )?;
-    }
     Ok(())
 }

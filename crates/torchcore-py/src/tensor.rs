@@ -1512,21 +1512,8 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         match dtype_arg(dtype)? {
             None => {
-                let st = slf.get().with(slf.py(), Tensor::dtype)?;
-                let name = match st {
-                    ScalarType::Float => "torch.FloatTensor",
-                    ScalarType::Double => "torch.DoubleTensor",
-                    ScalarType::Half => "torch.HalfTensor",
-                    ScalarType::BFloat16 => "torch.BFloat16Tensor",
-                    ScalarType::Long => "torch.LongTensor",
-                    ScalarType::Int => "torch.IntTensor",
-                    ScalarType::Short => "torch.ShortTensor",
-                    ScalarType::Char => "torch.CharTensor",
-                    ScalarType::Byte => "torch.ByteTensor",
-                    ScalarType::Bool => "torch.BoolTensor",
-                    other => other.torch_name(),
-                };
-                Ok(pyo3::types::PyString::new(slf.py(), name).into_any())
+                let name = slf.get().with(slf.py(), Tensor::type_name)?;
+                Ok(pyo3::types::PyString::new(slf.py(), &name).into_any())
             }
             Some(st) => convert_dtype(slf, st),
         }
@@ -2571,31 +2558,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ] {
         m.add_function(f)?;
     }
-    // dtypes under PyTorch's names and aliases.
-    let dtypes: &[(&str, ScalarType)] = &[
-        ("float32", ScalarType::Float),
-        ("float", ScalarType::Float),
-        ("float64", ScalarType::Double),
-        ("double", ScalarType::Double),
-        ("float16", ScalarType::Half),
-        ("half", ScalarType::Half),
-        ("bfloat16", ScalarType::BFloat16),
-        ("int64", ScalarType::Long),
-        ("long", ScalarType::Long),
-        ("int32", ScalarType::Int),
-        ("int", ScalarType::Int),
-        ("int16", ScalarType::Short),
-        ("short", ScalarType::Short),
-        ("int8", ScalarType::Char),
-        ("uint8", ScalarType::Byte),
-        ("bool", ScalarType::Bool),
-        ("complex64", ScalarType::ComplexFloat),
-        ("cfloat", ScalarType::ComplexFloat),
-        ("complex128", ScalarType::ComplexDouble),
-        ("cdouble", ScalarType::ComplexDouble),
-    ];
-    for (name, st) in dtypes {
-        m.add(*name, PyDtype { st: *st })?;
+    // dtypes under PyTorch's names and aliases (c10-core's one table).
+    for (name, st) in ScalarType::python_names() {
+        m.add(name, PyDtype { st })?;
     }
     for (name, f) in [
         ("contiguous_format", MemoryFormat::Contiguous),

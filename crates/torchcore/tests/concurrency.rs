@@ -7,6 +7,8 @@
 //! the one that allocated them. Results are checked exactly: no lost
 //! update, no torn read, nothing leaked.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::mpsc;
 use std::sync::OnceLock;
 

@@ -10,6 +10,8 @@
 //! The allocator registry is process-wide, so this file is its own test
 //! binary with a single `#[test]`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use alloc_cpu::CpuAllocator;

@@ -9,6 +9,8 @@
 //! allocator, registered for the CPU in this test binary only, records the
 //! largest request and trips on anything over 1 GiB.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

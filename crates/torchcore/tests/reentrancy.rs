@@ -3,6 +3,8 @@
 //! wait for itself. Every case runs under a watchdog, so a regression fails
 //! the test instead of hanging CI. Other threads still wait as before.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::mpsc;
 use std::time::Duration;
 

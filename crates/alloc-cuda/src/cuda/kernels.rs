@@ -305,25 +305,10 @@ impl Kernels {
             (&mut s as *mut u64).cast(),
             (&mut l as *mut KernelLayout).cast(),
         ];
-        self.ctx.bind()?;
         // SAFETY: `f` takes (T*, const T*, Layout); the parameters point to
         // values of those sizes and layouts (`KernelLayout` is `repr(C)`
         // and matches `struct Layout`); memory validity is the caller's.
-        call("cuLaunchKernel", || unsafe {
-            sys::cuLaunchKernel(
-                f,
-                grid(layout.numel),
-                1,
-                1,
-                BLOCK,
-                1,
-                1,
-                0,
-                stream,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        })
+        unsafe { self.launch(f, layout.numel, &mut params, stream) }
     }
 
     /// Queues `dst[d] = value` for every element of `layout` on `stream`.
@@ -351,13 +336,34 @@ impl Kernels {
             v.as_mut_ptr().cast(),
             (&mut l as *mut KernelLayout).cast(),
         ];
-        self.ctx.bind()?;
         // SAFETY: `f` takes (T*, T, Layout); the value parameter points to
-        // 16 bytes, 8-aligned, of which the kernel reads `sizeof(T)`.
+        // 16 bytes, 8-aligned, of which the kernel reads `sizeof(T)`; the
+        // destination's validity is the caller's.
+        unsafe { self.launch(f, layout.numel, &mut params, stream) }
+    }
+
+    /// Binds the context and queues `f` over `numel` elements (one thread
+    /// an element, [`BLOCK`] threads a block) on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// `params` must point to values of the sizes and layouts `f` takes,
+    /// and the memory they name must be valid for the kernel until it has
+    /// run; `stream` is a live stream of this device.
+    unsafe fn launch(
+        &self,
+        f: sys::CUfunction,
+        numel: i64,
+        params: &mut [*mut c_void; 3],
+        stream: sys::CUstream,
+    ) -> Result<(), DeviceError> {
+        self.ctx.bind()?;
+        // SAFETY: the parameters and memory are the caller's contract; the
+        // grid covers `numel` threads within the driver's limits (`grid`).
         call("cuLaunchKernel", || unsafe {
             sys::cuLaunchKernel(
                 f,
-                grid(layout.numel),
+                grid(numel),
                 1,
                 1,
                 BLOCK,

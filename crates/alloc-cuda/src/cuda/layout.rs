@@ -59,32 +59,12 @@ pub(crate) struct Plan {
 /// Simplifies a copy of `sizes` elements from `src_strides` to
 /// `dst_strides` (see [`Plan`]). Every size must be positive.
 pub(crate) fn coalesce(sizes: &[i64], dst_strides: &[i64], src_strides: &[i64]) -> Plan {
-    let mut dims: Vec<(i64, i64, i64)> = sizes
-        .iter()
-        .zip(dst_strides)
-        .zip(src_strides)
-        .filter(|((&n, _), _)| n != 1)
-        .map(|((&n, &d), &s)| (n, d, s))
-        .collect();
-    // Outermost first: larger destination stride first, then larger source
-    // stride. Any order visits the same (dst, src) pairs.
-    dims.sort_by_key(|d| std::cmp::Reverse((d.1.unsigned_abs(), d.2.unsigned_abs())));
-    let mut out: Vec<(i64, i64, i64)> = Vec::with_capacity(dims.len());
-    for d in dims {
-        if let Some(last) = out.last_mut() {
-            // `last` is outer, `d` inner: merge when the outer stride is the
-            // inner stride times the inner size on both sides.
-            if last.1 == d.1 * d.0 && last.2 == d.2 * d.0 {
-                *last = (last.0 * d.0, d.1, d.2);
-                continue;
-            }
-        }
-        out.push(d);
-    }
+    // The same simplification as the CPU copy engine's (one rule, in c10).
+    let dims = c10_core::geometry::coalesce_copy_dims(sizes, dst_strides, src_strides);
     Plan {
-        sizes: out.iter().map(|d| d.0).collect(),
-        dst: out.iter().map(|d| d.1).collect(),
-        src: out.iter().map(|d| d.2).collect(),
+        sizes: dims.iter().map(|d| d.0).collect(),
+        dst: dims.iter().map(|d| d.1).collect(),
+        src: dims.iter().map(|d| d.2).collect(),
     }
 }
 

@@ -1,4 +1,6 @@
 //! Helpers shared by the integration tests.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;

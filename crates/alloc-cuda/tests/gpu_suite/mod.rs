@@ -11,6 +11,7 @@
 //! filled with a byte pattern, so one comparison covers all element sizes
 //! (1, 2, 4, 8 and 16 bytes) whatever the dtype means.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex, MutexGuard};

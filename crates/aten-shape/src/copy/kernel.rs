@@ -104,17 +104,10 @@ impl CopyPlan {
         if sizes.len() != dst_strides.len() || sizes.len() != src_strides.len() {
             return None;
         }
-        let mut dims: Dims<(i64, i64, i64)> = SmallVec::new();
-        let mut empty = false;
-        for ((&n, &ds), &ss) in sizes.iter().zip(dst_strides).zip(src_strides) {
-            match n {
-                n if n < 0 => return None,
-                0 => empty = true,
-                1 => {}
-                n => dims.push((n, ds, ss)),
-            }
+        if sizes.iter().any(|&n| n < 0) {
+            return None;
         }
-        if empty {
+        if sizes.contains(&0) {
             return Some(CopyPlan {
                 sizes: smallvec![0],
                 dst: smallvec![0],
@@ -124,27 +117,9 @@ impl CopyPlan {
                 kind: Kind::Empty,
             });
         }
-        // Loop order: outermost = largest destination stride (stable, so
-        // ties keep the logical order).
-        dims.sort_by(|a, b| {
-            b.1.unsigned_abs()
-                .cmp(&a.1.unsigned_abs())
-                .then(b.2.unsigned_abs().cmp(&a.2.unsigned_abs()))
-        });
-        // Merge each dim into the previous (outer) one when the outer one
-        // steps exactly over the whole inner one on both sides.
-        let mut merged: Dims<(i64, i64, i64)> = SmallVec::new();
-        for d in dims {
-            if let Some(outer) = merged.last_mut() {
-                let fits =
-                    d.1.checked_mul(d.0) == Some(outer.1) && d.2.checked_mul(d.0) == Some(outer.2);
-                if let (true, Some(n)) = (fits, outer.0.checked_mul(d.0)) {
-                    *outer = (n, d.1, d.2);
-                    continue;
-                }
-            }
-            merged.push(d);
-        }
+        // Loop order and merges: c10's copy-dim simplification (shared
+        // with the CUDA copies).
+        let merged = c10_core::geometry::coalesce_copy_dims(sizes, dst_strides, src_strides);
         let de = i64::try_from(dst_elem).ok()?;
         let se = i64::try_from(src_elem).ok()?;
         let mut plan = CopyPlan {

@@ -128,43 +128,6 @@ pub(crate) fn infer_expand_geometry_flagged(
     Ok((out_sizes, out_strides, wrapped))
 }
 
-/// PyTorch's `toString()` of a tensor's type as `expand`'s error prints it:
-/// `torch.FloatTensor` for the classic CPU types, `CPUBFloat16Type` and the
-/// like otherwise.
-fn legacy_type_name(t: &Tensor) -> String {
-    use ScalarType::*;
-    let dt = t.dtype();
-    let classic = matches!(dt, Byte | Char | Short | Int | Long | Half | Float | Double);
-    let device = t.device().device_type();
-    match device {
-        DeviceType::Cpu if classic => format!("torch.{}Tensor", dt.name()),
-        DeviceType::Cuda if classic => format!("torch.cuda.{}Tensor", dt.name()),
-        _ => {
-            let backend = match device {
-                DeviceType::Cpu => "CPU".to_string(),
-                DeviceType::Cuda => "CUDA".to_string(),
-                DeviceType::Hip => "HIP".to_string(),
-                DeviceType::Xla => "XLA".to_string(),
-                DeviceType::Mps => "MPS".to_string(),
-                DeviceType::Xpu => "XPU".to_string(),
-                DeviceType::Ipu => "IPU".to_string(),
-                DeviceType::Hpu => "HPU".to_string(),
-                DeviceType::Ve => "VE".to_string(),
-                DeviceType::Mtia => "MTIA".to_string(),
-                DeviceType::Maia => "MAIA".to_string(),
-                DeviceType::Meta => "Meta".to_string(),
-                DeviceType::Lazy => "Lazy".to_string(),
-                DeviceType::Vulkan => "Vulkan".to_string(),
-                DeviceType::Metal => "Metal".to_string(),
-                DeviceType::Fpga => "FPGA".to_string(),
-                DeviceType::PrivateUse1 => "PrivateUse1".to_string(),
-                other => format!("{other:?}"),
-            };
-            format!("{backend}{}Type", dt.name())
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // expand
 // ---------------------------------------------------------------------------
@@ -200,7 +163,7 @@ pub(crate) fn expand_ints(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     if size.len() < t.dim() {
         return Err(TensorError::runtime(format!(
             "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
-            legacy_type_name(t),
+            t.legacy_type_name(),
             fmt_list(t.sizes()),
             fmt_list(size),
             size.len(),

@@ -51,8 +51,7 @@ pub(crate) mod prelude {
     pub(crate) use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape};
     pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
     pub(crate) use c10_core::{
-        DeviceType, MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor,
-        TensorError, TensorImpl,
+        MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor, TensorError, TensorImpl,
     };
 }
 

@@ -9,6 +9,7 @@
 use super::prelude::*;
 use crate::copy as copy_api;
 use c10_core::sym::rules::is_contiguous_or_false;
+use c10_core::{ShapeError, ShapeErrorKind};
 
 /// ATen's message when `view`'s strides cannot express the new shape.
 pub(crate) const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
@@ -30,7 +31,11 @@ pub(crate) fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]
     for (i, s) in shape.iter().enumerate() {
         if s.sym_eq(&c(-1))?.guard_or_false()? {
             if infer_dim.is_some() {
-                return Err(TensorError::runtime("only one dimension can be inferred"));
+                return Err(ShapeError::new(
+                    ShapeErrorKind::MultipleInferred,
+                    "only one dimension can be inferred",
+                )
+                .into());
             }
             infer_dim = Some(i);
         } else if s.sym_ge(&c(0))?.expect_true()? {
@@ -38,16 +43,28 @@ pub(crate) fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]
             // only make a later numel check fail, never succeed wrongly).
             newsize = newsize.mul(s)?;
         } else {
-            return Err(TensorError::runtime(format!(
-                "invalid shape dimension {s} at index {i} of shape {}",
-                fmt_list(shape)
-            )));
+            return Err(shape_error(
+                ShapeErrorKind::InvalidSize,
+                format!(
+                    "invalid shape dimension {s} at index {i} of shape {}",
+                    fmt_list(shape)
+                ),
+                shape,
+                None,
+            )
+            .with_dim(i as i64)
+            .into());
         }
     }
     let invalid = || {
-        TensorError::runtime(format!(
-            "shape '{}' is invalid for input of size {numel}",
-            fmt_list(shape)
+        TensorError::from(shape_error(
+            ShapeErrorKind::NumelMismatch,
+            format!(
+                "shape '{}' is invalid for input of size {numel}",
+                fmt_list(shape)
+            ),
+            shape,
+            Some(numel),
         ))
     };
     let equal = numel.sym_eq(&newsize)?;
@@ -71,14 +88,40 @@ pub(crate) fn infer_size_into<T: ShapeInt>(shape: &[T], numel: &T, out: &mut [T]
     out.clone_from_slice(shape);
     if let Some(d) = infer_dim {
         if !newsize.sym_ne(&c(0))?.guard_bool()? {
-            return Err(TensorError::runtime(format!(
-                "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
-                fmt_list(shape)
-            )));
+            return Err(shape_error(
+                ShapeErrorKind::AmbiguousInferred,
+                format!(
+                    "cannot reshape tensor of {numel} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
+                    fmt_list(shape)
+                ),
+                shape,
+                Some(numel),
+            )
+            .with_dim(d as i64)
+            .into());
         }
         out[d] = numel.div(&newsize)?;
     }
     Ok(())
+}
+
+/// A shape error of `infer_size_into`, carrying the shape and numel where
+/// they are concrete (symbolic ones stay in the message only).
+fn shape_error<T: ShapeInt>(
+    kind: ShapeErrorKind,
+    message: String,
+    shape: &[T],
+    numel: Option<&T>,
+) -> ShapeError {
+    let mut e = ShapeError::new(kind, message);
+    let concrete: Option<Vec<i64>> = shape.iter().map(ShapeInt::maybe_as_int).collect();
+    if let Some(sizes) = concrete {
+        e = e.with_sizes(&sizes);
+    }
+    if let Some(n) = numel.and_then(ShapeInt::maybe_as_int) {
+        e = e.with_numel(n);
+    }
+    e
 }
 
 /// ATen's `computeStride_impl(oldshape, oldstride, newshape)`: writes the
@@ -260,14 +303,12 @@ pub(crate) fn unflatten_shape<T: ShapeInt>(
     shape.extend(sizes.iter().cloned());
     shape.extend(old[d + 1..].iter().cloned());
     infer_size_into(sizes, dim_size, &mut shape[d..d + sizes.len()]).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("is invalid for input of size") {
-            TensorError::runtime(format!(
+        match e.shape_error().map(ShapeError::kind) {
+            Some(ShapeErrorKind::NumelMismatch) => TensorError::runtime(format!(
                 "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
                 fmt_list(sizes)
-            ))
-        } else {
-            TensorError::runtime(format!("unflatten got an unexpected error:\n{msg}"))
+            )),
+            _ => TensorError::runtime(format!("unflatten got an unexpected error:\n{e}")),
         }
     })?;
     Ok(shape)

@@ -161,9 +161,12 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
     }
     let d = wrap(dim, t.dim())?;
     if t.dim() == 0 {
-        return Err(TensorError::index(format!(
-            "Dimension specified as {d} but tensor has no dimensions"
-        )));
+        return Err(c10_core::ShapeError::new(
+            c10_core::ShapeErrorKind::NoDims,
+            format!("Dimension specified as {d} but tensor has no dimensions"),
+        )
+        .with_dim(d as i64)
+        .into());
     }
     let size = t.sizes()[d];
     let mut out = pieces_vec(size)?;

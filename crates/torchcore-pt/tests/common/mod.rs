@@ -1,6 +1,7 @@
 //! Shared by the integration tests: the same description of a loaded
 //! value as `tools/pt_corpus.py` computes on the torch side.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
 use std::path::PathBuf;
