@@ -4,6 +4,8 @@
 //! and the tensors that are not views (`detach`, `view(dtype)`, a copy
 //! made by `reshape`, views of inference tensors).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use aten_shape::copy::CopyOps;
 use aten_shape::views::ViewOps;
 use c10_core::{GradMode, InferenceMode, MemoryFormat, Result, ScalarType, Tensor, TensorOptions};
