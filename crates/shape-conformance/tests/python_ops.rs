@@ -1,8 +1,9 @@
 //! The Python package's tensor methods, checked against the op table
 //! (`aten_shape::views::VIEW_OPS`): every view op of the table has its
-//! PyTorch-named method on `torchcore.Tensor` (read from the binding's
-//! source, `crates/torchcore-py/src/tensor.rs`, so this runs without
-//! building the extension), or is listed below as not bound yet.
+//! PyTorch-named method on `torchcore.Tensor` or function of `torchcore`
+//! (read from the binding's sources, `crates/torchcore-py/src/*.rs`, so
+//! this runs without building the extension), or is listed below as not
+//! bound yet.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -21,6 +22,13 @@ const PYTHON_NAMES: &[(&str, &str)] = &[
     ("tensor_split_indices", "tensor_split"),
     ("set_to", "set_"),
     ("set_storage", "set_"),
+    ("hsplit_indices", "hsplit"),
+    ("vsplit_indices", "vsplit"),
+    ("dsplit_indices", "dsplit"),
+    ("conj_view", "_conj"),
+    ("neg_view", "_neg_view"),
+    ("mh", "mH"),
+    ("h", "H"),
 ];
 
 /// Table ops without a Python method yet, with the reason.
@@ -41,11 +49,17 @@ const NOT_BOUND: &[(&str, &str)] = &[
 
 #[test]
 fn every_table_op_has_its_python_method() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../torchcore-py/src/tensor.rs");
-    let src = std::fs::read_to_string(path).expect("the binding's source");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../torchcore-py/src");
+    let mut src = String::new();
+    for entry in std::fs::read_dir(dir).expect("the binding's sources") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            src.push_str(&std::fs::read_to_string(&path).expect("a binding source"));
+        }
+    }
     let bound = |py: &str| {
-        src.contains(&format!("    fn {py}("))
-            || src.contains(&format!("    fn {py}<"))
+        src.contains(&format!("fn {py}("))
+            || src.contains(&format!("fn {py}<"))
             || src.contains(&format!("#[getter({py})]"))
             || src.contains(&format!("name = \"{py}\""))
     };
