@@ -66,7 +66,8 @@ def test_untyped_storage_is_preserved_while_referenced():
 
 def test_storage_object_lives_with_the_tensors_that_touched_it():
     t = tc.arange(4.0)
-    view = t[1:]  # made before the storage object: does not keep it
+    view = t[1:]  # made before the storage object; its `_base` is `t`
+    detached = t.detach()  # shares the storage, holds no Python object of `t`
     s = t.untyped_storage()
     s.tag = 1
     cdata = s._cdata
@@ -75,11 +76,18 @@ def test_storage_object_lives_with_the_tensors_that_touched_it():
     assert t.untyped_storage().tag == 1  # kept by `t`
     del t
     gc.collect()
-    again = view.untyped_storage()
+    # The view keeps its base's Python object (`view._base`), and that object
+    # keeps the storage object, as in PyTorch.
+    assert view._base is not None
+    assert view.untyped_storage().tag == 1
+    del view
+    gc.collect()
+    again = detached.untyped_storage()
     assert again._cdata == cdata
     # The documented difference from PyTorch: only tensor objects that made
-    # or were built from the storage object keep it, so the view gets a new
-    # one without the attribute.
+    # or were built from the storage object (and the views that keep such a
+    # tensor as their base) keep it, so the detached tensor gets a new one
+    # without the attribute.
     assert not hasattr(again, "tag")
 
 
