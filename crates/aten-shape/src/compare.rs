@@ -27,7 +27,7 @@
 
 use c10_core::{Result, Tensor, TensorError};
 
-use crate::convert::TensorExt;
+use crate::convert::DtypeOps;
 use crate::infer::broadcast_shapes;
 use crate::promote::promote_types;
 use crate::views;

@@ -1,4 +1,4 @@
-//! The method form of the dtype conversion, through the [`TensorExt`]
+//! The method form of the dtype conversion, through the [`DtypeOps`]
 //! extension trait (in the [`prelude`](crate::prelude)). The joining ops
 //! are functions, as in PyTorch (`torch.cat`, `torch.stack`):
 //! [`join::cat`] and [`join::stack`], both in the prelude.
@@ -19,7 +19,7 @@ use crate::{copy, join};
 /// assert_eq!(stack(&[&t, &t], 0)?.sizes(), &[2, 2]);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-pub trait TensorExt: crate::sealed::Sealed {
+pub trait DtypeOps: crate::sealed::Sealed {
     /// `t.to(dtype)` ([`copy::to_dtype`]): the same tensor (same
     /// `TensorImpl`) when it already has `dtype`, else a converted copy.
     ///
@@ -52,7 +52,12 @@ pub trait TensorExt: crate::sealed::Sealed {
     fn cat_with(&self, others: &[&Tensor], dim: i64) -> Result<Tensor>;
 }
 
-impl TensorExt for Tensor {
+/// The old name of [`DtypeOps`] (kept so that existing imports compile;
+/// it said nothing about what the trait holds).
+#[doc(hidden)]
+pub use DtypeOps as TensorExt;
+
+impl DtypeOps for Tensor {
     fn to(&self, dtype: ScalarType) -> Result<Tensor> {
         copy::to_dtype(self, dtype)
     }

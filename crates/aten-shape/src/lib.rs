@@ -64,7 +64,7 @@
 //!   (`Tensor::empty`) is written without the storage's zero fill.
 //! * [`join`]: `cat` and `stack` (copying, with dtype promotion through
 //!   [`promote`]'s `promote_types`/`result_type`).
-//! * [`convert`]: [`TensorExt`](convert::TensorExt) (in the [`prelude`]):
+//! * [`convert`]: [`DtypeOps`](convert::DtypeOps) (in the [`prelude`]):
 //!   `t.to(ScalarType)`. `cat` and `stack` are functions only (as
 //!   `torch.cat`/`torch.stack`), in the [`prelude`].
 //!
@@ -86,7 +86,7 @@ pub mod views;
 
 /// The extension traits of this crate ([`ViewOps`](views::ViewOps),
 /// [`CopyOps`](copy::CopyOps), [`IndexOps`](indexing::IndexOps),
-/// [`TensorExt`](convert::TensorExt)) are sealed: they add PyTorch's
+/// [`DtypeOps`](convert::DtypeOps)) are sealed: they add PyTorch's
 /// tensor methods to [`Tensor`](c10_core::Tensor), and an implementation
 /// for another type would mean nothing to the free functions behind them.
 mod sealed {
@@ -97,7 +97,7 @@ mod sealed {
 /// Everything needed to call the shape ops as methods on `Tensor`.
 pub mod prelude {
     pub use crate::compare::CompareOps;
-    pub use crate::convert::TensorExt;
+    pub use crate::convert::DtypeOps;
     pub use crate::copy::CopyOps;
     pub use crate::indexing::{IndexOps, TensorIndex};
     pub use crate::join::{cat, stack};

@@ -98,7 +98,7 @@ pub enum TensorError {
     /// The element type asked for is not the tensor's dtype.
     #[error(
         "expected a tensor of dtype {expected} but this tensor has dtype {actual}; \
-         convert it first with `t.to(ScalarType::{expected:?})?` (the prelude's `TensorExt`), \
+         convert it first with `t.to(ScalarType::{expected:?})?` (the prelude's `DtypeOps`), \
          or read elements of any dtype as f64 with `to_f64_vec()`"
     )]
     DtypeMismatch {

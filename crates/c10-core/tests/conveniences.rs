@@ -57,7 +57,7 @@ fn dtype_mismatch_says_how_to_convert() {
     assert_eq!(
         msg,
         "expected a tensor of dtype torch.float64 but this tensor has dtype torch.float32; \
-         convert it first with `t.to(ScalarType::Double)?` (the prelude's `TensorExt`), \
+         convert it first with `t.to(ScalarType::Double)?` (the prelude's `DtypeOps`), \
          or read elements of any dtype as f64 with `to_f64_vec()`"
     );
     assert_eq!(t.to_f64_vec().unwrap(), vec![1.0, 2.0]);

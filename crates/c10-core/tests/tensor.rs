@@ -236,7 +236,7 @@ fn element_access() {
     assert_eq!(
         msg(t.get::<i64>(&[0, 0]).unwrap_err()),
         "expected a tensor of dtype torch.int64 but this tensor has dtype torch.float32; \
-         convert it first with `t.to(ScalarType::Long)?` (the prelude's `TensorExt`), \
+         convert it first with `t.to(ScalarType::Long)?` (the prelude's `DtypeOps`), \
          or read elements of any dtype as f64 with `to_f64_vec()`"
     );
     let tr = t.as_strided(&[3, 2], &[1, 3], None).unwrap();
