@@ -4,7 +4,7 @@
 //! float8 formats (Python `float`), as torch gives them.
 
 use aten_shape::copy::to_dtype;
-use c10_core::scalar_type::Complex128;
+use c10_core::scalar_type::{Complex128, Complex64};
 use c10_core::{ScalarType, Tensor};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -83,29 +83,42 @@ impl Typed {
     pub(crate) fn read(py: Python<'_>, t: &Tensor) -> PyResult<Option<Typed>> {
         use half::{bf16, f16};
         use ScalarType as S;
+        // One pass over the elements: a plain slice walk when the tensor
+        // is contiguous (the common case; the strided walk costs several
+        // times more per element), the strided walk otherwise.
         fn map<T: c10_core::Element, U>(
             t: &Tensor,
             f: impl Fn(T) -> U,
         ) -> c10_core::Result<Vec<U>> {
-            Ok(t.to_vec::<T>()?.into_iter().map(f).collect())
+            let g = t.read::<T>()?;
+            let mut out =
+                c10_core::access::try_vec_with_capacity(t.numel().max(0) as u64, "tolist")?;
+            match g.as_slice() {
+                Ok(s) => out.extend(s.iter().map(|&x| f(x))),
+                Err(_) => out.extend(g.iter().map(f)),
+            }
+            Ok(out)
         }
         py.detach(|| {
             Ok(Some(match t.dtype() {
-                S::Bool => Typed::Bool(t.to_vec::<bool>()?),
-                S::Long => Typed::Int(t.to_vec::<i64>()?),
+                S::Bool => Typed::Bool(map(t, |b: bool| b)?),
+                S::Long => Typed::Int(map(t, |x: i64| x)?),
                 S::Int => Typed::Int(map::<i32, _>(t, i64::from)?),
                 S::Short => Typed::Int(map::<i16, _>(t, i64::from)?),
                 S::Char => Typed::Int(map::<i8, _>(t, i64::from)?),
                 S::Byte => Typed::Int(map::<u8, _>(t, i64::from)?),
                 S::UInt16 => Typed::Int(map::<u16, _>(t, i64::from)?),
                 S::UInt32 => Typed::Int(map::<u32, _>(t, i64::from)?),
-                S::UInt64 => Typed::UInt(t.to_vec::<u64>()?),
-                S::Double => Typed::Float(t.to_vec::<f64>()?),
+                S::UInt64 => Typed::UInt(map(t, |x: u64| x)?),
+                S::Double => Typed::Float(map(t, |x: f64| x)?),
                 S::Float => Typed::Float(map::<f32, _>(t, f64::from)?),
                 S::Half => Typed::Float(map::<f16, _>(t, f64::from)?),
                 S::BFloat16 => Typed::Float(map::<bf16, _>(t, f64::from)?),
-                S::ComplexDouble => Typed::Complex(t.to_vec::<Complex128>()?),
-                S::ComplexHalf | S::BComplex32 | S::ComplexFloat => Typed::Complex(
+                S::ComplexDouble => Typed::Complex(map(t, |c: Complex128| c)?),
+                S::ComplexFloat => Typed::Complex(map(t, |c: Complex64| {
+                    Complex128::new(f64::from(c.re), f64::from(c.im))
+                })?),
+                S::ComplexHalf | S::BComplex32 => Typed::Complex(
                     to_dtype(t, S::ComplexDouble).and_then(|c| c.to_vec::<Complex128>())?,
                 ),
                 _ => return Ok(None),
@@ -114,19 +127,8 @@ impl Typed {
         .py()
     }
 
-    /// How many elements were read.
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Typed::Bool(v) => v.len(),
-            Typed::Int(v) => v.len(),
-            Typed::UInt(v) => v.len(),
-            Typed::Float(v) => v.len(),
-            Typed::Complex(v) => v.len(),
-        }
-    }
-
     /// Element `i` as a new Python object (a new reference), or null with
-    /// a Python error set (out of memory). `i` must be below `len()`.
+    /// a Python error set (out of memory). `i` must be below the count read.
     fn object(&self, i: usize) -> *mut ffi::PyObject {
         // SAFETY: the constructors take plain values and return a new
         // reference or null with an exception set; the bool singletons are
@@ -157,36 +159,67 @@ impl Typed {
         unsafe { Bound::from_owned_ptr_or_err(py, self.object(i)) }
     }
 
-    /// The innermost lists of `tolist()`: `len() / width` lists of `width`
+    /// The innermost lists of `tolist()`: (count read) / `width` lists of `width`
     /// numbers each (`width` > 0), in order.
     pub(crate) fn rows<'py>(
         &self,
         py: Python<'py>,
         width: usize,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let count = self.len() / width;
-        let mut rows = Vec::with_capacity(count);
-        for r in 0..count {
-            let len = ffi::Py_ssize_t::try_from(width)
-                .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("list too long"))?;
-            // SAFETY: `PyList_New` returns a new reference (or null with an
-            // error); every slot is filled below before the list is used.
-            let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len)) }?;
-            for j in 0..width {
-                let x = self.object(r * width + j);
-                if x.is_null() {
-                    return Err(PyErr::fetch(py));
-                }
-                // SAFETY: `list` is a fresh list of `width` slots and `j` <
-                // `width`; `PyList_SetItem` steals `x` (a new reference).
-                // The slots not yet set are null, which a list being
-                // dropped early (on error) tolerates.
-                if unsafe { ffi::PyList_SetItem(list.as_ptr(), j as ffi::Py_ssize_t, x) } != 0 {
-                    return Err(PyErr::fetch(py));
+        // SAFETY (each closure): the constructors take plain values and
+        // return a new reference or null with an error set; the GIL is held
+        // (`py`).
+        unsafe {
+            match self {
+                Typed::Bool(v) => rows_of(py, v, width, |b| {
+                    let o = if b { ffi::Py_True() } else { ffi::Py_False() };
+                    ffi::Py_IncRef(o);
+                    o
+                }),
+                Typed::Int(v) => rows_of(py, v, width, |x| ffi::PyLong_FromLongLong(x)),
+                Typed::UInt(v) => rows_of(py, v, width, |x| ffi::PyLong_FromUnsignedLongLong(x)),
+                Typed::Float(v) => rows_of(py, v, width, |x| ffi::PyFloat_FromDouble(x)),
+                Typed::Complex(v) => {
+                    rows_of(py, v, width, |c| ffi::PyComplex_FromDoubles(c.re, c.im))
                 }
             }
-            rows.push(list);
         }
-        Ok(rows)
     }
+}
+
+/// Lists of `width` (> 0) objects made by `make` from consecutive values
+/// (one match per call, not per element).
+///
+/// # Safety
+///
+/// `make` must return a new reference, or null with a Python error set;
+/// the GIL must be held.
+unsafe fn rows_of<'py, T: Copy>(
+    py: Python<'py>,
+    vals: &[T],
+    width: usize,
+    make: impl Fn(T) -> *mut ffi::PyObject,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let len = ffi::Py_ssize_t::try_from(width)
+        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("list too long"))?;
+    let mut rows = Vec::with_capacity(vals.len() / width);
+    for chunk in vals.chunks_exact(width) {
+        // SAFETY: `PyList_New` returns a new reference (or null with an
+        // error); every slot is filled below before the list is used, and a
+        // list dropped early (on error) tolerates its null slots.
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len)) }?;
+        for (j, &x) in chunk.iter().enumerate() {
+            let o = make(x);
+            if o.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: `j` < `width`, the list's length; `PyList_SetItem`
+            // steals `o` (a new reference).
+            if unsafe { ffi::PyList_SetItem(list.as_ptr(), j as ffi::Py_ssize_t, o) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        rows.push(list);
+    }
+    Ok(rows)
 }
