@@ -166,9 +166,9 @@ impl Typed {
         py: Python<'py>,
         width: usize,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        // SAFETY (each closure): the constructors take plain values and
-        // return a new reference or null with an error set; the GIL is held
-        // (`py`).
+        // SAFETY: `rows_of`'s contract: the constructors in the closures take
+        // plain values and return a new reference or null with an error set;
+        // the GIL is held (`py`).
         unsafe {
             match self {
                 Typed::Bool(v) => rows_of(py, v, width, |b| {
