@@ -1,12 +1,14 @@
 """Per-call time from Python: torchcore side by side with torch and NumPy.
 
     python tools/bench_python.py            # whichever of torch/numpy import
+    BENCH_REPEATS=15 BENCH_NUMBER=2000 python tools/bench_python.py   # quicker
 
 Each cell is the best of R `timeit` repeats of N calls, divided by N; the
 libraries are interleaved repeat by repeat, so that on a shared, loaded
 machine each one gets the same chances at a quiet moment.
 """
 
+import os
 import sys
 import timeit
 
@@ -35,14 +37,45 @@ CASES = [
     ("l.tolist() (1,000 f32)", "l.tolist()", "l.tolist()"),
     ("tensor(py_list) (1,000 floats)", "mod.tensor(py_list)", "np.array(py_list, dtype=np.float32)"),
     ("x0.item()", "x0.item()", "x0.item()"),
+    ("l64.tolist() (1,000 f64)", "l64.tolist()", "l64.tolist()"),
+    ("li.tolist() (1,000 int64)", "li.tolist()", "li.tolist()"),
+    ("li32.tolist() (1,000 int32)", "li32.tolist()", "li32.tolist()"),
+    ("lb.tolist() (1,000 bool)", "lb.tolist()", "lb.tolist()"),
+    ("lh.tolist() (1,000 f16)", "lh.tolist()", "lh.tolist()"),
+    ("lc.tolist() (1,000 complex64)", "lc.tolist()", "lc.tolist()"),
+    ("m.tolist() (6x8 f32)", "m.tolist()", "m.tolist()"),
+    ("tensor(int_list) (1,000 ints)", "mod.tensor(int_list)", "np.array(int_list)"),
+    ("tensor(bool_list) (1,000 bools)", "mod.tensor(bool_list)", "np.array(bool_list)"),
+    ("tensor(nested) (10x100 floats)", "mod.tensor(nested)", "np.array(nested, dtype=np.float32)"),
+    ("i0.item() (int64)", "i0.item()", "i0.item()"),
+    ("b0.item() (bool)", "b0.item()", "b0.item()"),
     ("from_numpy(n)", "mod.from_numpy(n)", "np.asarray(n)"),
     ("l.numpy()", "l.numpy()", "np.asarray(l)"),
     ("np.asarray(l)", "np.asarray(l)", "np.asarray(l)"),
 ]
 
 
+def arange(mod, n, dtype):
+    """`n` elements of `dtype` (a NumPy/torch dtype name) in either library."""
+    vals = [i % 7 for i in range(n)]
+    if mod is np:
+        return np.array(vals, dtype=dtype)
+    return mod.tensor(vals, dtype=getattr(mod, dtype))
+
+
 def setup(mod):
     return {
+        "l64": arange(mod, 1000, "float64"),
+        "li": arange(mod, 1000, "int64"),
+        "li32": arange(mod, 1000, "int32"),
+        "lb": arange(mod, 1000, "bool"),
+        "lh": arange(mod, 1000, "float16"),
+        "lc": arange(mod, 1000, "complex64"),
+        "int_list": list(range(1000)),
+        "bool_list": [i % 3 == 0 for i in range(1000)],
+        "nested": [[float(i * 100 + j) for j in range(100)] for i in range(10)],
+        "i0": mod.tensor(7) if mod is not np else np.int64(7),
+        "b0": mod.tensor(True) if mod is not np else np.bool_(True),
         "mod": mod,
         "np": np,
         "a": mod.arange(12, dtype=mod.float32) if mod is not np else np.arange(12, dtype=np.float32),
@@ -56,8 +89,9 @@ def setup(mod):
     }
 
 
-REPEATS = 25
-NUMBER = 20_000
+# Overridable for a quicker run (`BENCH_REPEATS=15 BENCH_NUMBER=2000`).
+REPEATS = int(os.environ.get("BENCH_REPEATS", "25"))
+NUMBER = int(os.environ.get("BENCH_NUMBER", "20000"))
 
 
 def main():

@@ -479,6 +479,10 @@ pub(crate) fn refuse_meta_copy(t: &Tensor) -> PyResult<()> {
 pub(crate) fn item_py(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     if t.numel() == 1 {
         refuse_meta_item(t)?;
+        // One element, whatever the shape: read it straight from `t`.
+        if let Some(v) = crate::elements::Typed::read(py, t)? {
+            return Ok(v.get(py, 0)?.unbind());
+        }
         let flat = t.as_strided(&[], &[], None).py()?;
         if let Some(v) = crate::elements::flat_py_values(py, &flat)? {
             if let Some(x) = v.into_iter().next() {
@@ -574,6 +578,18 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 /// list, as in PyTorch, instead of overflowing the stack.
 pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     refuse_meta_copy(t)?;
+    let sizes = t.sizes();
+    // The common case: typed values, innermost lists built from them
+    // directly (see `elements::Typed`).
+    let fast = match sizes.last() {
+        Some(&w) if w > 0 => crate::elements::Typed::read(py, t)?,
+        _ => None,
+    };
+    if let Some(v) = fast {
+        let width = usize::try_from(sizes[sizes.len() - 1]).unwrap_or(1);
+        let rows = v.rows(py, width)?;
+        return nest(py, &sizes[..sizes.len() - 1], rows);
+    }
     let vals = match crate::elements::flat_py_values(py, t)? {
         Some(objs) => objs,
         None => flat_values(py, t)?
@@ -581,13 +597,21 @@ pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
             .map(|s| scalar_to_py(py, s))
             .collect::<PyResult<_>>()?,
     };
-    let sizes = t.sizes();
     if sizes.is_empty() {
         return match vals.into_iter().next() {
             Some(s) => Ok(s),
             None => Err(PyRuntimeError::new_err("empty 0-d tensor")),
         };
     }
+    let items: Vec<Bound<'_, PyAny>> = vals.into_iter().map(|o| o.into_bound(py)).collect();
+    nest(py, sizes, items)
+}
+
+/// Groups `items` (the elements, or the innermost lists, in row-major
+/// order) into nested lists of `sizes`, innermost dim first, without
+/// recursion (any number of dims).
+fn nest(py: Python<'_>, sizes: &[i64], items: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let mut items = items;
     let too_many = || {
         PyMemoryError::new_err(format!(
             "tolist(): a tensor of size {sizes:?} needs more lists than fit in memory"
@@ -601,7 +625,6 @@ pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
         lists.push(acc);
         acc = acc.and_then(|a| a.checked_mul(usize::try_from(n).ok()?));
     }
-    let mut items: Vec<Bound<'_, PyAny>> = vals.into_iter().map(|o| o.into_bound(py)).collect();
     for (d, &n) in sizes.iter().enumerate().rev() {
         let count = lists[d].ok_or_else(too_many)?;
         let width = usize::try_from(n).unwrap_or(0);
@@ -615,6 +638,7 @@ pub(crate) fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     }
     match items.into_iter().next() {
         Some(list) => Ok(list.unbind()),
+        None if sizes.is_empty() => Err(PyRuntimeError::new_err("tolist(): nothing to return")),
         None => Err(PyRuntimeError::new_err("tolist(): no outer list was built")),
     }
 }
@@ -644,6 +668,19 @@ struct Leaves {
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    // The common leaves first, by exact type (one pointer comparison
+    // each): plain floats, bools and ints that fit `int64`.
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        return leaf(Scalar::Float(f.value()), depth, acc, false);
+    }
+    if let Ok(b) = obj.cast_exact::<PyBool>() {
+        return leaf(Scalar::Bool(b.is_true()), depth, acc, false);
+    }
+    if obj.cast_exact::<PyInt>().is_ok() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return leaf(Scalar::Int(i), depth, acc, false);
+        }
+    }
     if obj.is_instance_of::<PyInt>() && obj.cast::<PyBool>().is_err() {
         if let Err(e) = obj.extract::<i64>() {
             if !e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) {
@@ -717,6 +754,14 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
             acc.sizes.get(depth).copied().unwrap_or(0)
         )));
     }
+    if let Ok(list) = obj.cast::<PyList>() {
+        // A list's items directly (no sequence protocol per item); a list
+        // resized by a leaf's conversion is caught by the length check.
+        for i in 0..n as usize {
+            walk(&list.get_item(i)?, depth + 1, acc)?;
+        }
+        return Ok(());
+    }
     for i in 0..n {
         walk(&seq.get_item(i as usize)?, depth + 1, acc)?;
     }
@@ -782,7 +827,12 @@ pub(crate) fn tensor_from_data(
             ));
         }
     }
-    let t = if acc.any_float || acc.big_int || acc.vals.is_empty() {
+    let t = if target == ScalarType::Float && acc.any_float && !acc.big_int {
+        // Straight to float32 (the default): each double rounded once, as
+        // the conversion below would, without the float64 intermediate.
+        let v: Vec<f32> = acc.vals.iter().map(|s| s.to_f64() as f32).collect();
+        Tensor::from_vec(v, &sizes).py()?
+    } else if acc.any_float || acc.big_int || acc.vals.is_empty() {
         let v: Vec<f64> = acc.vals.iter().map(|s| s.to_f64()).collect();
         Tensor::from_vec(v, &sizes).py()?
     } else if acc.any_int {

@@ -1,6 +1,6 @@
 //! Zero-copy interchange: the DLPack Python protocol (`__dlpack__`,
-//! `__dlpack_device__`, `from_dlpack`) over `torchcore_interop::dlpack`,
-//! and NumPy through it (`__array__`, `from_numpy`).
+//! `__dlpack_device__`, `from_dlpack`) over `torchcore_interop::dlpack`
+//! (NumPy has its own direct path: `numpy_interop.rs`).
 
 use std::ffi::{c_void, CStr};
 
@@ -158,107 +158,6 @@ pub(crate) fn from_dlpack<'py>(
     wrap(py, import_capsule(obj)?)
 }
 
-/// `torchcore.from_numpy(array)`: a tensor sharing the array's memory
-/// (through NumPy's own DLPack export, which keeps the array alive).
-#[pyfunction]
-fn from_numpy<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTensor>> {
-    let np = py.import("numpy")?;
-    if !array.is_instance(&np.getattr("ndarray")?)? {
-        return Err(PyTypeError::new_err(format!(
-            "expected np.ndarray (got {})",
-            array.get_type().name()?
-        )));
-    }
-    check_numpy(array)?;
-    from_dlpack(py, array)
-}
-
-/// The dtype names `from_numpy` accepts (PyTorch's list, in its order).
-const NUMPY_DTYPES: &[&str] = &[
-    "float64",
-    "float32",
-    "float16",
-    "complex64",
-    "complex128",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint64",
-    "uint32",
-    "uint16",
-    "uint8",
-    "bool",
-];
-
-/// PyTorch's checks on an array before sharing it: a supported dtype,
-/// native byte order, no negative strides (with its classes and texts).
-fn check_numpy(array: &Bound<'_, PyAny>) -> PyResult<()> {
-    use pyo3::exceptions::PyValueError;
-    let dtype = array.getattr("dtype")?;
-    let name: String = dtype.getattr("name")?.extract()?;
-    if !NUMPY_DTYPES.contains(&name.as_str()) {
-        let ty = dtype.getattr("type")?;
-        let full = format!("{}.{}", ty.getattr("__module__")?, ty.getattr("__name__")?);
-        return Err(PyTypeError::new_err(format!(
-            "can't convert np.ndarray of type {full}. The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
-        )));
-    }
-    let native: bool = dtype.getattr("isnative")?.extract()?;
-    if !native {
-        return Err(PyValueError::new_err(
-            "given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported.",
-        ));
-    }
-    let strides: Vec<i64> = array.getattr("strides")?.extract()?;
-    if strides.iter().any(|&s| s < 0) {
-        return Err(PyValueError::new_err(
-            "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
-        ));
-    }
-    Ok(())
-}
-
-/// `tensor.__array__()`: a NumPy array sharing the tensor's memory (via
-/// `numpy.from_dlpack`, so the array pins and keeps the storage alive).
-pub(crate) fn to_numpy<'py>(
-    py: Python<'py>,
-    obj: &Bound<'py, PyTensor>,
-    dtype: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (requires_grad, device) = obj.get().with(py, |t| (t.requires_grad(), t.device()))?;
-    if device.device_type() != c10_core::DeviceType::Cpu {
-        return Err(PyTypeError::new_err(format!(
-            "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
-            device.device_type()
-        )));
-    }
-    if requires_grad {
-        return Err(PyRuntimeError::new_err(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
-        ));
-    }
-    // PyTorch refuses before exporting anything (the stored values are
-    // not the ones the tensor shows).
-    let (conj, neg) = obj.get().with(py, |t| (t.is_conj(), t.is_neg()))?;
-    if conj {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead.",
-        ));
-    }
-    if neg {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "Can't call numpy() on Tensor that has negative bit set. Use tensor.resolve_neg().numpy() instead.",
-        ));
-    }
-    let np = py.import("numpy")?;
-    let arr = np.call_method1("from_dlpack", (obj,))?;
-    match dtype {
-        Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
-        _ => Ok(arr),
-    }
-}
-
 /// `__dlpack_device__`: `(device_type, index)` in DLPack's numbering.
 pub(crate) fn device<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyTuple>> {
     let d = dl::device_to_dlpack(t.device()).map_err(interop_err)?;
@@ -268,6 +167,6 @@ pub(crate) fn device<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, Py
 /// Registers `from_dlpack` and `from_numpy`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
-    m.add_function(wrap_pyfunction!(from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::numpy_interop::from_numpy, m)?)?;
     Ok(())
 }

@@ -4,8 +4,9 @@
 //! float8 formats (Python `float`), as torch gives them.
 
 use aten_shape::copy::to_dtype;
-use c10_core::scalar_type::Complex128;
+use c10_core::scalar_type::{Complex128, Complex64};
 use c10_core::{ScalarType, Tensor};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyComplex;
 
@@ -56,4 +57,169 @@ pub(crate) fn flat_py_values(py: Python<'_>, t: &Tensor) -> PyResult<Option<Vec<
 
 fn widen<T: Into<u64>>(v: Vec<T>) -> Vec<u64> {
     v.into_iter().map(Into::into).collect()
+}
+
+/// A tensor's elements read out in one pass, in the widest type each
+/// Python number needs (`int` ← `i64`/`u64`, `float` ← `f64`, `complex` ←
+/// two `f64`), for `tolist()` and `item()`: typed vectors, then one Python
+/// object per element made straight from them (no intermediate `Scalar`s
+/// or object vectors).
+pub(crate) enum Typed {
+    Bool(Vec<bool>),
+    Int(Vec<i64>),
+    UInt(Vec<u64>),
+    Float(Vec<f64>),
+    Complex(Vec<Complex128>),
+}
+
+impl Typed {
+    /// Reads every element of `t`, row-major, with the GIL released (the
+    /// read may wait on the storage's lock); `None` for dtypes without a
+    /// direct reading here (float8 formats: see [`flat_py_values`]).
+    ///
+    /// ```ignore
+    /// let Some(Typed::Float(v)) = Typed::read(py, &t)? else { unreachable!() };
+    /// ```
+    pub(crate) fn read(py: Python<'_>, t: &Tensor) -> PyResult<Option<Typed>> {
+        use half::{bf16, f16};
+        use ScalarType as S;
+        // One pass over the elements: a plain slice walk when the tensor
+        // is contiguous (the common case; the strided walk costs several
+        // times more per element), the strided walk otherwise.
+        fn map<T: c10_core::Element, U>(
+            t: &Tensor,
+            f: impl Fn(T) -> U,
+        ) -> c10_core::Result<Vec<U>> {
+            let g = t.read::<T>()?;
+            let mut out =
+                c10_core::access::try_vec_with_capacity(t.numel().max(0) as u64, "tolist")?;
+            match g.as_slice() {
+                Ok(s) => out.extend(s.iter().map(|&x| f(x))),
+                Err(_) => out.extend(g.iter().map(f)),
+            }
+            Ok(out)
+        }
+        py.detach(|| {
+            Ok(Some(match t.dtype() {
+                S::Bool => Typed::Bool(map(t, |b: bool| b)?),
+                S::Long => Typed::Int(map(t, |x: i64| x)?),
+                S::Int => Typed::Int(map::<i32, _>(t, i64::from)?),
+                S::Short => Typed::Int(map::<i16, _>(t, i64::from)?),
+                S::Char => Typed::Int(map::<i8, _>(t, i64::from)?),
+                S::Byte => Typed::Int(map::<u8, _>(t, i64::from)?),
+                S::UInt16 => Typed::Int(map::<u16, _>(t, i64::from)?),
+                S::UInt32 => Typed::Int(map::<u32, _>(t, i64::from)?),
+                S::UInt64 => Typed::UInt(map(t, |x: u64| x)?),
+                S::Double => Typed::Float(map(t, |x: f64| x)?),
+                S::Float => Typed::Float(map::<f32, _>(t, f64::from)?),
+                S::Half => Typed::Float(map::<f16, _>(t, f64::from)?),
+                S::BFloat16 => Typed::Float(map::<bf16, _>(t, f64::from)?),
+                S::ComplexDouble => Typed::Complex(map(t, |c: Complex128| c)?),
+                S::ComplexFloat => Typed::Complex(map(t, |c: Complex64| {
+                    Complex128::new(f64::from(c.re), f64::from(c.im))
+                })?),
+                S::ComplexHalf | S::BComplex32 => Typed::Complex(
+                    to_dtype(t, S::ComplexDouble).and_then(|c| c.to_vec::<Complex128>())?,
+                ),
+                _ => return Ok(None),
+            }))
+        })
+        .py()
+    }
+
+    /// Element `i` as a new Python object (a new reference), or null with
+    /// a Python error set (out of memory). `i` must be below the count read.
+    fn object(&self, i: usize) -> *mut ffi::PyObject {
+        // SAFETY: the constructors take plain values and return a new
+        // reference or null with an exception set; the bool singletons are
+        // immortal or kept alive by the new reference taken here. The GIL
+        // is held by the callers (they hold a `Python` token).
+        unsafe {
+            match self {
+                Typed::Bool(v) => {
+                    let b = if v[i] {
+                        ffi::Py_True()
+                    } else {
+                        ffi::Py_False()
+                    };
+                    ffi::Py_IncRef(b);
+                    b
+                }
+                Typed::Int(v) => ffi::PyLong_FromLongLong(v[i]),
+                Typed::UInt(v) => ffi::PyLong_FromUnsignedLongLong(v[i]),
+                Typed::Float(v) => ffi::PyFloat_FromDouble(v[i]),
+                Typed::Complex(v) => ffi::PyComplex_FromDoubles(v[i].re, v[i].im),
+            }
+        }
+    }
+
+    /// Element `i` as a Python number (`item()`, 0-d `tolist()`).
+    pub(crate) fn get<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: `object` returns a new reference or null with an error.
+        unsafe { Bound::from_owned_ptr_or_err(py, self.object(i)) }
+    }
+
+    /// The innermost lists of `tolist()`: (count read) / `width` lists of `width`
+    /// numbers each (`width` > 0), in order.
+    pub(crate) fn rows<'py>(
+        &self,
+        py: Python<'py>,
+        width: usize,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        // SAFETY: `rows_of`'s contract: the constructors in the closures take
+        // plain values and return a new reference or null with an error set;
+        // the GIL is held (`py`).
+        unsafe {
+            match self {
+                Typed::Bool(v) => rows_of(py, v, width, |b| {
+                    let o = if b { ffi::Py_True() } else { ffi::Py_False() };
+                    ffi::Py_IncRef(o);
+                    o
+                }),
+                Typed::Int(v) => rows_of(py, v, width, |x| ffi::PyLong_FromLongLong(x)),
+                Typed::UInt(v) => rows_of(py, v, width, |x| ffi::PyLong_FromUnsignedLongLong(x)),
+                Typed::Float(v) => rows_of(py, v, width, |x| ffi::PyFloat_FromDouble(x)),
+                Typed::Complex(v) => {
+                    rows_of(py, v, width, |c| ffi::PyComplex_FromDoubles(c.re, c.im))
+                }
+            }
+        }
+    }
+}
+
+/// Lists of `width` (> 0) objects made by `make` from consecutive values
+/// (one match per call, not per element).
+///
+/// # Safety
+///
+/// `make` must return a new reference, or null with a Python error set;
+/// the GIL must be held.
+unsafe fn rows_of<'py, T: Copy>(
+    py: Python<'py>,
+    vals: &[T],
+    width: usize,
+    make: impl Fn(T) -> *mut ffi::PyObject,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let len = ffi::Py_ssize_t::try_from(width)
+        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("list too long"))?;
+    let mut rows = Vec::with_capacity(vals.len() / width);
+    for chunk in vals.chunks_exact(width) {
+        // SAFETY: `PyList_New` returns a new reference (or null with an
+        // error); every slot is filled below before the list is used, and a
+        // list dropped early (on error) tolerates its null slots.
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len)) }?;
+        for (j, &x) in chunk.iter().enumerate() {
+            let o = make(x);
+            if o.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: `j` < `width`, the list's length; `PyList_SetItem`
+            // steals `o` (a new reference).
+            if unsafe { ffi::PyList_SetItem(list.as_ptr(), j as ffi::Py_ssize_t, o) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        rows.push(list);
+    }
+    Ok(rows)
 }

@@ -39,6 +39,7 @@ mod convert;
 mod dlpack;
 mod elements;
 mod memory;
+mod numpy_interop;
 mod serialization;
 mod storage;
 mod tensor;

@@ -1736,7 +1736,7 @@ impl PyTensor {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let arr = crate::dlpack::to_numpy(slf.py(), slf, dtype)?;
+        let arr = crate::numpy_interop::to_numpy(slf.py(), slf, dtype)?;
         if copy == Some(true) {
             return arr.call_method0("copy");
         }
@@ -1744,7 +1744,7 @@ impl PyTensor {
     }
 
     fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        crate::dlpack::to_numpy(slf.py(), slf, None)
+        crate::numpy_interop::to_numpy(slf.py(), slf, None)
     }
 
     // ---- indexing ----------------------------------------------------
