@@ -4,7 +4,7 @@
 environment reused after a warm-up: the reference for
 crates/aten-shape/examples/sym_views_bench.rs. Medians of 15 runs, per call.
 
-    /work/torchvenv/bin/python tools/bench_symbolic.py
+    python tools/bench_symbolic.py   
 """
 import statistics
 import time

@@ -5,7 +5,7 @@ sympy's, Python's sign rules; `a//b` read as floor division), evaluates to the v
 Rust expression has at the same assignment.
 
     SYM_PRINT_DUMP=/tmp/exprs.jsonl cargo test -p c10-core --lib printed_expressions_read_back
-    /work/torchvenv/bin/python tools/check_sym_printing.py /tmp/exprs.jsonl
+    python tools/check_sym_printing.py exprs.jsonl
 
 The assignments are the four of the Rust test: (s0, s1, s2) = (2, 3, 5),
 (7, -4, 3), (-3, 6, -5), (1, 1, 9); `null` marks a value Python would

@@ -15,7 +15,7 @@ Index entries: {"int": i}, {"slice": [start|null, stop|null, step]}, "none",
 "ellipsis", {"tensor0": i} (a 0-dim int64 tensor). A list of one int, slice,
 None or Ellipsis is applied as Python's `t[i]`; any other list as a tuple.
 
-Usage: /work/torchvenv/bin/python tools/gen_indexing.py [N] [SEED]
+Usage: python tools/gen_indexing.py [N] [SEED]
 """
 import json
 import math

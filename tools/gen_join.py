@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates crates/shape-conformance/data/join.jsonl: torch.cat / torch.stack
-cases recorded with real PyTorch (run with /work/torchvenv/bin/python).
+cases recorded with real PyTorch (run with python).
 
 Each line is one case:
 

@@ -6,7 +6,7 @@ random contiguous inputs whose every dim is a fresh symbol
 ops, and for each case the output sizes/strides/offset as expressions and
 the guards PyTorch recorded.
 
-    /work/torchvenv/bin/python tools/gen_symbolic.py > crates/shape-conformance/data/symbolic.jsonl
+    python tools/gen_symbolic.py > crates/shape-conformance/data/symbolic.jsonl
     cargo test -p shape-conformance --test symbolic
 
 ATen's C++ kernels are what the Rust port implements, so the FakeTensor
