@@ -19,7 +19,7 @@ use c10_core::{ScalarType, Storage};
 
 use crate::archive::Archive;
 use crate::error::{PtError, Result};
-use crate::unpickle::{unpickle, StorageSource};
+use crate::unpickle::{unpickle, StorageRecord, StorageSource};
 
 /// One tensor of a checkpoint.
 ///
@@ -170,31 +170,36 @@ impl Inspection {
 
 struct LazySource<'a, R: Read + Seek> {
     archive: &'a mut Archive<R>,
-    seen: Vec<(String, usize, ScalarType, String, Storage)>,
+    seen: Seen,
 }
 
 impl<R: Read + Seek> StorageSource for LazySource<'_, R> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        let name = format!("data/{key}");
-        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let name = format!("data/{}", rec.key);
+        let span = self
+            .archive
+            .check_storage_span(&name, rec.key, rec.nbytes, rec.dtype)?;
         self.archive.count_mapped(&name, span.len)?;
-        // Never touched: no byte of it is read or filled.
-        let storage = Storage::new_uninit(nbytes, alloc_cpu::cpu_allocator(), false)?;
-        self.seen.push((
-            key.to_string(),
-            nbytes,
-            dtype,
-            location.to_string(),
-            storage.clone(),
-        ));
-        Ok(storage)
+        stand_in(rec, &mut self.seen)
     }
+}
+
+/// Every storage a lazy source was asked for: key, bytes, dtype, location,
+/// the stand-in it returned.
+pub(crate) type Seen = Vec<(String, usize, ScalarType, String, Storage)>;
+
+/// Stands in for the storage `rec` names with an allocation that is never
+/// touched (no byte of it is read or filled), and notes it in `seen`.
+pub(crate) fn stand_in(rec: &StorageRecord<'_>, seen: &mut Seen) -> Result<Storage> {
+    let storage = Storage::new_uninit(rec.nbytes, alloc_cpu::cpu_allocator(), false)?;
+    seen.push((
+        rec.key.to_string(),
+        rec.nbytes,
+        rec.dtype,
+        rec.location.to_string(),
+        storage.clone(),
+    ));
+    Ok(storage)
 }
 
 /// Describes the checkpoint at `path`.
@@ -271,11 +276,7 @@ pub fn inspect_reader<R: Read + Seek>(mut reader: R) -> Result<Inspection> {
 }
 
 /// Fills `out`'s storages and tensors from what the VM loaded.
-fn describe(
-    mut out: Inspection,
-    seen: Vec<(String, usize, ScalarType, String, Storage)>,
-    result: Result<crate::Value>,
-) -> Inspection {
+fn describe(mut out: Inspection, seen: Seen, result: Result<crate::Value>) -> Inspection {
     let key_of: HashMap<usize, usize> = seen
         .iter()
         .enumerate()

@@ -6,12 +6,12 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use c10_core::{ScalarType, Storage, Tensor};
+use c10_core::{Storage, Tensor};
 
 use crate::archive::{swap_to_native, Archive};
 use crate::error::{PtError, Result};
 use crate::remap::{self, Recording};
-use crate::unpickle::{unpickle, StorageSource};
+use crate::unpickle::{unpickle, StorageRecord, StorageSource};
 use crate::value::Value;
 
 /// Where storages saved on another device are loaded (torch's
@@ -107,15 +107,9 @@ struct CopySource<'a, R: Read + Seek> {
 }
 
 impl<R: Read + Seek> StorageSource for CopySource<'_, R> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        check_location(key, location, self.opts)?;
-        self.archive.read_storage(key, nbytes, dtype)
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        check_location(rec.key, rec.location, self.opts)?;
+        self.archive.read_storage(rec.key, rec.nbytes, rec.dtype)
     }
 }
 
@@ -131,13 +125,13 @@ struct FileCopySource<'a> {
 
 #[cfg(all(unix, not(miri)))]
 impl StorageSource for FileCopySource<'_> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let StorageRecord {
+            key,
+            nbytes,
+            location,
+            dtype,
+        } = *rec;
         check_location(key, location, self.opts)?;
         let name = format!("data/{key}");
         let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
@@ -163,13 +157,13 @@ struct MmapSource<'a> {
 }
 
 impl StorageSource for MmapSource<'_> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let StorageRecord {
+            key,
+            nbytes,
+            location,
+            dtype,
+        } = *rec;
         check_location(key, location, self.opts)?;
         let name = format!("data/{key}");
         let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;

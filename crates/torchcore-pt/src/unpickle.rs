@@ -28,60 +28,73 @@ use crate::value::{OrderedDict, StorageValue, Value};
 /// How deep containers may nest in a loaded value.
 pub const MAX_DEPTH: usize = 256;
 
+/// One storage a pickle names: what the VM asks
+/// [`StorageSource::load_storage`] for.
+///
+/// ```
+/// use torchcore_pt::unpickle::StorageRecord;
+/// use c10_core::ScalarType;
+/// let rec = StorageRecord { key: "0", nbytes: 8, location: "cpu", dtype: ScalarType::Float };
+/// assert_eq!(rec.nbytes / rec.dtype.itemsize(), 2);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StorageRecord<'a> {
+    /// The record name, validated by the VM: ASCII letters, digits, `_`,
+    /// `-`, `.`, not `.` or `..`.
+    pub key: &'a str,
+    /// Its length in bytes.
+    pub nbytes: usize,
+    /// The device tag it was saved on (`cpu`, `cuda:0`, ...).
+    pub location: &'a str,
+    /// The type of its elements.
+    pub dtype: ScalarType,
+}
+
 /// What the VM asks of the archive: the bytes of one storage record.
 ///
 /// ```
-/// use torchcore_pt::unpickle::StorageSource;
+/// use torchcore_pt::unpickle::{StorageRecord, StorageSource};
 /// use c10_core::{ScalarType, Storage};
 /// /// Serves every storage zero-filled (for tests).
 /// struct Zeros;
 /// impl StorageSource for Zeros {
-///     fn load_storage(&mut self, _: &str, nbytes: usize, _: &str, _: ScalarType)
-///         -> Result<Storage, torchcore_pt::PtError> {
-///         Ok(alloc_cpu::empty_storage(nbytes)?)
+///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+///         Ok(alloc_cpu::empty_storage(rec.nbytes)?)
 ///     }
 /// }
-/// let s = Zeros.load_storage("0", 8, "cpu", ScalarType::Float)?;
+/// let rec = StorageRecord { key: "0", nbytes: 8, location: "cpu", dtype: ScalarType::Float };
+/// let s = Zeros.load_storage(&rec)?;
 /// assert_eq!(s.nbytes(), 8);
 /// # Ok::<(), torchcore_pt::PtError>(())
 /// ```
 pub trait StorageSource {
-    /// Loads storage `key` (a record name validated by the VM: ASCII
-    /// letters, digits, `_`, `-`, `.`, not `.` or `..`), `nbytes` long,
-    /// saved on `location`, holding elements of `dtype`.
+    /// Loads the storage `rec` names.
     ///
     /// ```
-    /// # use torchcore_pt::unpickle::StorageSource;
+    /// # use torchcore_pt::unpickle::{StorageRecord, StorageSource};
     /// # use c10_core::{ScalarType, Storage};
     /// struct Refuse;
     /// impl StorageSource for Refuse {
-    ///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType)
-    ///         -> Result<Storage, torchcore_pt::PtError> {
-    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {key}")))
+    ///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {}", rec.key)))
     ///     }
     /// }
-    /// assert!(Refuse.load_storage("7", 4, "cpu", ScalarType::Int).is_err());
+    /// let rec = StorageRecord { key: "7", nbytes: 4, location: "cpu", dtype: ScalarType::Int };
+    /// assert!(Refuse.load_storage(&rec).is_err());
     /// ```
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage>;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage>;
 
     /// Whether persistent ids may carry the legacy format's sixth item,
     /// `view_metadata` (accepted only when it is `None`). The ZIP format
     /// has five items; the default is `false`.
     ///
     /// ```
-    /// # use torchcore_pt::unpickle::StorageSource;
+    /// # use torchcore_pt::unpickle::{StorageRecord, StorageSource};
     /// # use c10_core::{ScalarType, Storage};
     /// struct Zip;
     /// impl StorageSource for Zip {
-    ///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType)
-    ///         -> Result<Storage, torchcore_pt::PtError> {
-    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {key}")))
+    ///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {}", rec.key)))
     ///     }
     /// }
     /// assert!(!Zip.legacy_ids());
@@ -312,13 +325,12 @@ struct Vm<'a> {
 /// `source`, and returns the value the pickle builds.
 ///
 /// ```
-/// use torchcore_pt::unpickle::{unpickle, StorageSource};
+/// use torchcore_pt::unpickle::{unpickle, StorageRecord, StorageSource};
 /// use torchcore_pt::{PtError, Value};
 /// struct NoStorages;
 /// impl StorageSource for NoStorages {
-///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: c10_core::ScalarType)
-///         -> Result<c10_core::Storage, PtError> {
-///         Err(PtError::Archive(format!("no storage {key}")))
+///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<c10_core::Storage, PtError> {
+///         Err(PtError::Archive(format!("no storage {}", rec.key)))
 ///     }
 /// }
 /// // PROTO 2, EMPTY_LIST, BININT1 7, APPEND, STOP
@@ -1247,7 +1259,12 @@ impl<'a> Vm<'a> {
                     "storage '{key}': {numel} elements of {dtype:?} overflow the address space"
                 ))
             })?;
-        let storage = self.source.load_storage(&key, nbytes, &location, dtype)?;
+        let storage = self.source.load_storage(&StorageRecord {
+            key: &key,
+            nbytes,
+            location: &location,
+            dtype,
+        })?;
         let node = Rc::new(StorageNode {
             storage,
             dtype,
