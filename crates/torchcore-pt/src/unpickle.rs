@@ -104,6 +104,15 @@ pub trait StorageSource {
     }
 }
 
+/// What a storage's persistent id says.
+struct PersistentId {
+    /// The element type; `None` for an untyped storage (read as bytes).
+    dtype: Option<ScalarType>,
+    key: Rc<str>,
+    location: Rc<str>,
+    numel: u64,
+}
+
 /// An allowed global.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Global {
@@ -1159,8 +1168,61 @@ impl<'a> Vm<'a> {
         Ok(Node::Tensor(t))
     }
 
+    /// torch's `persistent_load`: the storage a persistent id names,
+    /// loaded once per key (a key seen again must name the same storage).
     fn persistent_load(&mut self, pid: Node) -> Result<Node> {
-        let items = match &pid {
+        let PersistentId {
+            dtype,
+            key,
+            location,
+            numel,
+        } = self.persistent_id(&pid)?;
+        let untyped = dtype.is_none();
+        let dtype = dtype.unwrap_or(ScalarType::Byte);
+        if let Some(s) = self.storages.get(&*key) {
+            if s.dtype != dtype || s.untyped != untyped || s.numel != numel {
+                return Err(PtError::Tensor(format!(
+                    "storage '{key}' appears twice with different types: {:?} x {} and {:?} x {numel}",
+                    s.dtype, s.numel, dtype
+                )));
+            }
+            return Ok(Node::Storage(s.clone()));
+        }
+        if !valid_key(&key) {
+            return Err(PtError::Archive(format!(
+                "invalid storage key {key:?} (keys name records: letters, digits, '_', '-', '.')"
+            )));
+        }
+        let nbytes = usize::try_from(numel)
+            .ok()
+            .and_then(|n| n.checked_mul(dtype.itemsize()))
+            .ok_or_else(|| {
+                PtError::Tensor(format!(
+                    "storage '{key}': {numel} elements of {dtype:?} overflow the address space"
+                ))
+            })?;
+        let storage = self.source.load_storage(&StorageRecord {
+            key: &key,
+            nbytes,
+            location: &location,
+            dtype,
+        })?;
+        let node = Rc::new(StorageNode {
+            storage,
+            dtype,
+            untyped,
+            key: key.to_string(),
+            numel,
+        });
+        self.storages.insert(key.to_string(), node.clone());
+        Ok(Node::Storage(node))
+    }
+
+    /// Reads the five items of a storage's persistent id, `('storage',
+    /// type, key, location, numel)` (six in the legacy format, whose
+    /// `view_metadata` must be `None`).
+    fn persistent_id(&self, pid: &Node) -> Result<PersistentId> {
+        let items = match pid {
             Node::Tuple(t) => t.items.clone(),
             other => {
                 return Err(self.err(format!(
@@ -1235,45 +1297,12 @@ impl<'a> Vm<'a> {
                 )))
             }
         };
-        let untyped = dtype.is_none();
-        let dtype = dtype.unwrap_or(ScalarType::Byte);
-        if let Some(s) = self.storages.get(&*key) {
-            if s.dtype != dtype || s.untyped != untyped || s.numel != numel {
-                return Err(PtError::Tensor(format!(
-                    "storage '{key}' appears twice with different types: {:?} x {} and {:?} x {numel}",
-                    s.dtype, s.numel, dtype
-                )));
-            }
-            return Ok(Node::Storage(s.clone()));
-        }
-        if !valid_key(&key) {
-            return Err(PtError::Archive(format!(
-                "invalid storage key {key:?} (keys name records: letters, digits, '_', '-', '.')"
-            )));
-        }
-        let nbytes = usize::try_from(numel)
-            .ok()
-            .and_then(|n| n.checked_mul(dtype.itemsize()))
-            .ok_or_else(|| {
-                PtError::Tensor(format!(
-                    "storage '{key}': {numel} elements of {dtype:?} overflow the address space"
-                ))
-            })?;
-        let storage = self.source.load_storage(&StorageRecord {
-            key: &key,
-            nbytes,
-            location: &location,
+        Ok(PersistentId {
             dtype,
-        })?;
-        let node = Rc::new(StorageNode {
-            storage,
-            dtype,
-            untyped,
-            key: key.to_string(),
+            key,
+            location,
             numel,
-        });
-        self.storages.insert(key.to_string(), node.clone());
-        Ok(Node::Storage(node))
+        })
     }
 
     fn to_value(
