@@ -337,26 +337,12 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
     let mut memo: HashMap<u32, String> = HashMap::new();
     let mut memo_len = 0u32;
     let mut i = 0usize;
-    let add = |m: &str, n: &str, out: &mut Vec<GlobalInfo>| {
-        let name = format!("{m}.{n}");
-        if !out.iter().any(|g| g.name == name) {
-            out.push(GlobalInfo {
-                allowed: allowed(m, n),
-                name,
-            });
-        }
-    };
-    let le = |b: &[u8]| -> usize {
-        let mut a = [0u8; 8];
-        a[..b.len()].copy_from_slice(b);
-        usize::try_from(u64::from_le_bytes(a)).unwrap_or(usize::MAX)
-    };
     while i < p.len() {
         let op = p[i];
         i += 1;
         let rest = &p[i..];
         let sized = |w: usize| -> Option<(usize, usize)> {
-            let n = le(rest.get(..w)?);
+            let n = le_usize(rest.get(..w)?);
             Some((w, n))
         };
         // (header bytes, payload bytes) of the argument.
@@ -378,7 +364,7 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
                 match (lines.next(), lines.next()) {
                     (Some(m), Some(n)) if rest.len() > m.len() + n.len() + 1 => {
                         let (m, n) = (String::from_utf8_lossy(m), String::from_utf8_lossy(n));
-                        add(&m, &n, &mut out);
+                        add_global(&m, &n, &mut out);
                         Some((m.len() + n.len() + 2, 0))
                     }
                     _ => None,
@@ -400,7 +386,7 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
             b'q' | b'r' | 0x94 => {
                 let idx = match op {
                     b'q' => u32::from(rest[0]),
-                    b'r' => u32::try_from(le(&rest[..4])).unwrap_or(u32::MAX),
+                    b'r' => u32::try_from(le_usize(&rest[..4])).unwrap_or(u32::MAX),
                     _ => memo_len,
                 };
                 memo_len = memo_len.saturating_add(1);
@@ -412,7 +398,7 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
                 let idx = if op == b'h' {
                     u32::from(rest[0])
                 } else {
-                    u32::try_from(le(&rest[..4])).unwrap_or(u32::MAX)
+                    u32::try_from(le_usize(&rest[..4])).unwrap_or(u32::MAX)
                 };
                 strs.push(memo.get(&idx).cloned());
             }
@@ -420,8 +406,8 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
                 let n = strs.pop().flatten();
                 let m = strs.pop().flatten();
                 match (m, n) {
-                    (Some(m), Some(n)) => add(&m, &n, &mut out),
-                    _ => add("<unresolved STACK_GLOBAL>", "?", &mut out),
+                    (Some(m), Some(n)) => add_global(&m, &n, &mut out),
+                    _ => add_global("<unresolved STACK_GLOBAL>", "?", &mut out),
                 }
             }
             b'.' => break,
@@ -432,24 +418,30 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
     (protocol, out)
 }
 
-impl fmt::Display for Inspection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let protocol = self.protocol.map_or("?".to_string(), |p| p.to_string());
-        if self.legacy {
-            writeln!(
-                f,
-                "PyTorch legacy (pre-1.6, non-ZIP) format, little-endian, pickle protocol {protocol}"
-            )?;
-        } else {
-            writeln!(
-                f,
-                "archive '{}': PyTorch ZIP format, byteorder {}, pickle protocol {protocol}",
-                self.archive,
-                if self.big_endian { "big" } else { "little" },
-            )?;
-        }
-        let rows: Vec<[String; 8]> = self
-            .tensors
+/// Notes global `m.n` in `out` once, with whether the allowlist admits it.
+fn add_global(m: &str, n: &str, out: &mut Vec<GlobalInfo>) {
+    let name = format!("{m}.{n}");
+    if !out.iter().any(|g| g.name == name) {
+        out.push(GlobalInfo {
+            allowed: allowed(m, n),
+            name,
+        });
+    }
+}
+
+/// The little-endian unsigned integer of up to 8 bytes `b` (saturated to
+/// `usize::MAX` where it does not fit).
+fn le_usize(b: &[u8]) -> usize {
+    let mut a = [0u8; 8];
+    a[..b.len()].copy_from_slice(b);
+    usize::try_from(u64::from_le_bytes(a)).unwrap_or(usize::MAX)
+}
+
+impl Inspection {
+    /// One row of the tensor table per tensor: name, dtype, shape, stride,
+    /// offset, storage, the other tensors sharing it, bytes.
+    fn tensor_rows(&self) -> Vec<[String; 8]> {
+        self.tensors
             .iter()
             .map(|t| {
                 let sharing: Vec<&str> = self
@@ -479,7 +471,55 @@ impl fmt::Display for Inspection {
                     t.nbytes.to_string(),
                 ]
             })
-            .collect();
+            .collect()
+    }
+}
+
+/// Writes `rows` under `header` in columns as wide as their widest cell
+/// (the last column right-aligned); nothing when there is no row.
+fn write_table(f: &mut fmt::Formatter<'_>, header: [&str; 8], rows: &[[String; 8]]) -> fmt::Result {
+    let mut w = header.map(str::len);
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i == cells.len() - 1 {
+                s.push_str(&format!("{c:>width$}", width = w[i]));
+            } else {
+                s.push_str(&format!("{c:<width$}  ", width = w[i]));
+            }
+        }
+        writeln!(f, "{}", s.trim_end())
+    };
+    if !rows.is_empty() {
+        line(f, &header)?;
+        for r in rows {
+            line(f, &r.iter().map(String::as_str).collect::<Vec<_>>())?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Inspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let protocol = self.protocol.map_or("?".to_string(), |p| p.to_string());
+        if self.legacy {
+            writeln!(
+                f,
+                "PyTorch legacy (pre-1.6, non-ZIP) format, little-endian, pickle protocol {protocol}"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "archive '{}': PyTorch ZIP format, byteorder {}, pickle protocol {protocol}",
+                self.archive,
+                if self.big_endian { "big" } else { "little" },
+            )?;
+        }
         let header = [
             "name",
             "dtype",
@@ -490,29 +530,7 @@ impl fmt::Display for Inspection {
             "shared with",
             "bytes",
         ];
-        let mut w = header.map(str::len);
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
-            let mut s = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                if i == cells.len() - 1 {
-                    s.push_str(&format!("{c:>width$}", width = w[i]));
-                } else {
-                    s.push_str(&format!("{c:<width$}  ", width = w[i]));
-                }
-            }
-            writeln!(f, "{}", s.trim_end())
-        };
-        if !rows.is_empty() {
-            line(f, &header)?;
-            for r in &rows {
-                line(f, &r.iter().map(String::as_str).collect::<Vec<_>>())?;
-            }
-        }
+        write_table(f, header, &self.tensor_rows())?;
         let shared = self.storages.iter().filter(|s| s.tensors.len() > 1).count();
         writeln!(
             f,

@@ -1047,46 +1047,57 @@ impl<'a> Vm<'a> {
             },
             Global::RebuildTensorV2 | Global::RebuildTensorV3 => self.rebuild_tensor(g, &args),
             Global::RebuildParameter | Global::RebuildParameterWithState => {
-                let (data, rg, hooks, state) = match args.as_slice() {
-                    [d, r, h] if g == Global::RebuildParameter => (d, r, h, None),
-                    [d, r, h, s] if g == Global::RebuildParameterWithState => (d, r, h, Some(s)),
-                    _ => return Err(bad_args(self, "_rebuild_parameter")),
-                };
-                if !self.is_empty_mapping(hooks) {
-                    return Err(self.err("_rebuild_parameter: backward hooks are not supported"));
-                }
-                if let Some(s) = state {
-                    if !self.is_empty_mapping(s) {
-                        return Err(self.err(
-                            "_rebuild_parameter_with_state: parameter attributes are not supported",
-                        ));
-                    }
-                }
-                let requires_grad = match rg {
-                    Node::Bool(b) => *b,
-                    other => {
-                        return Err(self.err(format!(
-                            "_rebuild_parameter: requires_grad must be a bool, got {}",
-                            other.type_name(self)
-                        )))
-                    }
-                };
-                let mut t = match data {
-                    Node::Tensor(t) | Node::Parameter(t) => t.detach(),
-                    other => {
-                        return Err(self.err(format!(
-                            "_rebuild_parameter: data must be a tensor, got {}",
-                            other.type_name(self)
-                        )))
-                    }
-                };
-                t.set_requires_grad(requires_grad)?;
-                Ok(Node::Parameter(t))
+                self.rebuild_parameter(g, &args)
             }
             Global::StorageType(_) => {
                 Err(self.err("storage classes cannot be called; storages come from BINPERSID"))
             }
         }
+    }
+
+    /// `torch._utils._rebuild_parameter(data, requires_grad, hooks)` and
+    /// `_rebuild_parameter_with_state(.., state)`: a parameter of the
+    /// tensor `data` (detached), with no hooks and no attributes.
+    fn rebuild_parameter(&mut self, g: Global, args: &[Node]) -> Result<Node> {
+        let (data, rg, hooks, state) = match args {
+            [d, r, h] if g == Global::RebuildParameter => (d, r, h, None),
+            [d, r, h, s] if g == Global::RebuildParameterWithState => (d, r, h, Some(s)),
+            _ => {
+                return Err(self.err(format!(
+                    "_rebuild_parameter: unexpected arguments ({} given)",
+                    args.len()
+                )))
+            }
+        };
+        if !self.is_empty_mapping(hooks) {
+            return Err(self.err("_rebuild_parameter: backward hooks are not supported"));
+        }
+        if let Some(s) = state {
+            if !self.is_empty_mapping(s) {
+                return Err(self
+                    .err("_rebuild_parameter_with_state: parameter attributes are not supported"));
+            }
+        }
+        let requires_grad = match rg {
+            Node::Bool(b) => *b,
+            other => {
+                return Err(self.err(format!(
+                    "_rebuild_parameter: requires_grad must be a bool, got {}",
+                    other.type_name(self)
+                )))
+            }
+        };
+        let mut t = match data {
+            Node::Tensor(t) | Node::Parameter(t) => t.detach(),
+            other => {
+                return Err(self.err(format!(
+                    "_rebuild_parameter: data must be a tensor, got {}",
+                    other.type_name(self)
+                )))
+            }
+        };
+        t.set_requires_grad(requires_grad)?;
+        Ok(Node::Parameter(t))
     }
 
     fn rebuild_tensor(&mut self, g: Global, args: &[Node]) -> Result<Node> {
