@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use c10_core::{Storage, Tensor};
 
-use crate::archive::{swap_to_native, Archive};
+use crate::archive::{swap_to_native, Archive, RecordSpan};
 use crate::error::{PtError, Result};
 use crate::remap::{self, Recording};
 use crate::unpickle::{unpickle, StorageRecord, StorageSource};
@@ -101,6 +101,20 @@ pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> R
     })
 }
 
+/// What every source that reads records itself checks first: `rec`'s
+/// location is allowed, and its record `data/<key>` can hold its bytes.
+/// Returns the record's name and span.
+fn checked_record<R: Read + Seek>(
+    archive: &mut Archive<R>,
+    rec: &StorageRecord<'_>,
+    opts: &LoadOptions,
+) -> Result<(String, RecordSpan)> {
+    check_location(rec.key, rec.location, opts)?;
+    let name = format!("data/{}", rec.key);
+    let span = archive.check_storage_span(&name, rec.key, rec.nbytes, rec.dtype)?;
+    Ok((name, span))
+}
+
 struct CopySource<'a, R: Read + Seek> {
     archive: &'a mut Archive<R>,
     opts: &'a LoadOptions,
@@ -126,15 +140,8 @@ struct FileCopySource<'a> {
 #[cfg(all(unix, not(miri)))]
 impl StorageSource for FileCopySource<'_> {
     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
-        let StorageRecord {
-            key,
-            nbytes,
-            location,
-            dtype,
-        } = *rec;
-        check_location(key, location, self.opts)?;
-        let name = format!("data/{key}");
-        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+        let (nbytes, dtype) = (rec.nbytes, rec.dtype);
+        let (name, span) = checked_record(self.archive, rec, self.opts)?;
         self.archive.count_mapped(&name, span.len)?;
         // Lazily initialised: if the load fails before the bytes are read,
         // whatever still holds the storage sees zeros, never stale memory.
@@ -158,15 +165,8 @@ struct MmapSource<'a> {
 
 impl StorageSource for MmapSource<'_> {
     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
-        let StorageRecord {
-            key,
-            nbytes,
-            location,
-            dtype,
-        } = *rec;
-        check_location(key, location, self.opts)?;
-        let name = format!("data/{key}");
-        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+        let (key, nbytes, dtype) = (rec.key, rec.nbytes, rec.dtype);
+        let (name, span) = checked_record(self.archive, rec, self.opts)?;
         if nbytes == 0 || span.data_start % 64 != 0 {
             // Nothing to map, or a record not aligned for every dtype (torch
             // aligns records to 64 bytes; other writers may not): copy.
