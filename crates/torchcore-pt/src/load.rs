@@ -209,6 +209,22 @@ pub(crate) fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
     Ok(crate::legacy::is_legacy(&head))
 }
 
+/// The ZIP checkpoint `reader` reads (from `path`), opened for reading
+/// records outside the ZIP reader: a second handle on the file, the
+/// archive, and its `data.pkl`.
+fn open_zip_file(
+    reader: BufReader<File>,
+    path: &Path,
+) -> Result<(File, Archive<BufReader<File>>, Vec<u8>)> {
+    let file = reader
+        .get_ref()
+        .try_clone()
+        .map_err(|e| PtError::io_path(path, e))?;
+    let mut archive = Archive::open(reader)?;
+    let pickle = archive.read_small_record("data.pkl")?;
+    Ok((file, archive, pickle))
+}
+
 fn open_file(path: &Path) -> Result<BufReader<File>> {
     let f = File::open(path).map_err(|e| PtError::io_path(path, e))?;
     Ok(BufReader::new(f))
@@ -242,12 +258,7 @@ pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let reader = {
         let mut reader = reader;
         if !starts_legacy(&mut reader)? {
-            let file = reader
-                .get_ref()
-                .try_clone()
-                .map_err(|e| PtError::io_path(path, e))?;
-            let mut archive = Archive::open(reader)?;
-            let pickle = archive.read_small_record("data.pkl")?;
+            let (file, mut archive, pickle) = open_zip_file(reader, path)?;
             let big_endian = archive.big_endian();
             let mut source = FileCopySource {
                 archive: &mut archive,
@@ -326,12 +337,7 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Va
     if starts_legacy(&mut reader)? {
         return Err(PtError::LegacyMmap);
     }
-    let file = reader
-        .get_ref()
-        .try_clone()
-        .map_err(|e| PtError::io_path(path, e))?;
-    let mut archive = Archive::open(reader)?;
-    let pickle = archive.read_small_record("data.pkl")?;
+    let (file, mut archive, pickle) = open_zip_file(reader, path)?;
     let mut source = MmapSource {
         archive: &mut archive,
         file,

@@ -8,7 +8,7 @@ use c10_storage::{AllocatorStats, DataPtr, Device};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
-use super::blocks::{block_data_ptr, BlockOwner, Counters};
+use super::blocks::{block_data_ptr, impl_backend_debug, log_free_error, BlockOwner, Counters};
 use super::device::CudaDevice;
 use super::driver::{call, error_of, guarded};
 use super::error::CudaError;
@@ -103,11 +103,7 @@ impl BlockOwner for AsyncInner {
                 self.counters.on_free(size);
                 tracing::trace!(target: "alloc_cuda", device = self.device.index(), address = addr, "cuMemFreeAsync");
             }
-            Err(e) => tracing::error!(
-                target: "alloc_cuda",
-                device = self.device.index(),
-                "cudaMallocAsync backend: freeing {addr:#x} failed: {e}"
-            ),
+            Err(e) => log_free_error("cudaMallocAsync", &self.device, addr, &e),
         }
     }
 }
@@ -127,14 +123,7 @@ pub struct AsyncPoolAllocator {
     inner: Arc<AsyncInner>,
 }
 
-impl std::fmt::Debug for AsyncPoolAllocator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AsyncPoolAllocator")
-            .field("device", &self.inner.device.index())
-            .field("stats", &self.inner.counters.get())
-            .finish()
-    }
-}
+impl_backend_debug!(AsyncPoolAllocator);
 
 impl AsyncPoolAllocator {
     /// The backend on `device`; fails when the device has no memory-pool

@@ -7,6 +7,38 @@ use std::sync::Arc;
 use c10_storage::{AllocatorStats, DataPtr, Device};
 use parking_lot::Mutex;
 
+/// `Debug` for a non-caching backend handle (whose `inner` holds its
+/// `device` and `counters`): the type's name, the device index and the
+/// statistics.
+macro_rules! impl_backend_debug {
+    ($t:ident) => {
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t))
+                    .field("device", &self.inner.device.index())
+                    .field("stats", &self.inner.counters.get())
+                    .finish()
+            }
+        }
+    };
+}
+pub(crate) use impl_backend_debug;
+
+/// Logs a free that `backend` could not make (from a `DataPtr`'s drop,
+/// where nothing else can be done: the block stays allocated).
+pub(crate) fn log_free_error(
+    backend: &str,
+    device: &super::device::CudaDevice,
+    addr: u64,
+    e: &dyn std::fmt::Display,
+) {
+    tracing::error!(
+        target: "alloc_cuda",
+        device = device.index(),
+        "{backend} backend: freeing {addr:#x} failed: {e}"
+    );
+}
+
 /// Requested-byte statistics (the `c10_storage::AllocatorStats` view).
 #[derive(Debug, Default)]
 pub(crate) struct Counters {

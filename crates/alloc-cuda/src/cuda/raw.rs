@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use c10_storage::{AllocatorStats, DataPtr, Device};
 
-use super::blocks::{block_data_ptr, BlockOwner, Counters};
+use super::blocks::{block_data_ptr, impl_backend_debug, log_free_error, BlockOwner, Counters};
 use super::device::CudaDevice;
 use super::error::CudaError;
 use crate::device::{DevicePtr, RawDevice};
@@ -28,11 +28,7 @@ impl BlockOwner for RawInner {
         });
         match r {
             Ok(()) => self.counters.on_free(size),
-            Err(e) => tracing::error!(
-                target: "alloc_cuda",
-                device = self.device.index(),
-                "raw backend: freeing {addr:#x} failed: {e}"
-            ),
+            Err(e) => log_free_error("raw", &self.device, addr, &e),
         }
     }
 }
@@ -47,14 +43,7 @@ pub struct RawCudaAllocator {
     inner: Arc<RawInner>,
 }
 
-impl std::fmt::Debug for RawCudaAllocator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RawCudaAllocator")
-            .field("device", &self.inner.device.index())
-            .field("stats", &self.inner.counters.get())
-            .finish()
-    }
-}
+impl_backend_debug!(RawCudaAllocator);
 
 impl RawCudaAllocator {
     /// The raw backend on `device`.
