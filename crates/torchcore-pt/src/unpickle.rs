@@ -503,261 +503,295 @@ impl<'a> Vm<'a> {
         Ok(())
     }
 
+    /// Runs the opcodes up to `STOP` and returns what it pops.
     fn run(&mut self) -> Result<Node> {
         loop {
             self.op_pos = self.pos;
             let op = self.u8()?;
-            match op {
-                0x80 => {
-                    let p = self.u8()?;
-                    if p > 5 {
-                        return Err(self.err(format!("unsupported pickle protocol {p} (0 to 5 are known)")));
-                    }
-                }
-                0x95 => {
-                    // FRAME: a length hint only.
-                    self.u64()?;
-                }
-                b'.' => {
-                    let v = self.pop()?;
-                    return Ok(v);
-                }
-                b'(' => self.marks.push(self.stack.len()),
-                b'0' => {
-                    self.pop()?;
-                }
-                b'1' => {
-                    self.pop_mark()?;
-                }
-                b'2' => {
-                    let v = self.top()?.clone();
-                    self.push(v);
-                }
-                b'N' => self.push(Node::None),
-                0x88 => self.push(Node::Bool(true)),
-                0x89 => self.push(Node::Bool(false)),
-                b'J' => {
-                    let b = self.take(4)?;
-                    self.push(Node::Int(i32::from_le_bytes([b[0], b[1], b[2], b[3]]).into()));
-                }
-                b'K' => {
-                    let v = self.u8()?;
-                    self.push(Node::Int(v.into()));
-                }
-                b'M' => {
-                    let v = self.u16()?;
-                    self.push(Node::Int(v.into()));
-                }
-                0x8a => {
-                    let n = usize::from(self.u8()?);
-                    let v = self.long(n)?;
-                    self.push(v);
-                }
-                0x8b => {
-                    let n = self.u32()?;
-                    let n = usize::try_from(n).map_err(|_| self.err("LONG4 length too large"))?;
-                    let v = self.long(n)?;
-                    self.push(v);
-                }
-                b'G' => {
-                    let b = self.take(8)?;
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(b);
-                    self.push(Node::Float(f64::from_be_bytes(a)));
-                }
-                b'X' => {
-                    let n = self.u32()? as usize;
-                    let s = self.utf8(n)?;
-                    self.push(s);
-                }
-                0x8c => {
-                    let n = usize::from(self.u8()?);
-                    let s = self.utf8(n)?;
-                    self.push(s);
-                }
-                0x8d => {
-                    let n = self.len_u64()?;
-                    let s = self.utf8(n)?;
-                    self.push(s);
-                }
-                b'T' | b'U' => {
-                    // Python 2 `str`: read as Latin-1 text (what
-                    // `encoding='latin1'` does).
-                    let n = if op == b'T' {
-                        let b = self.take(4)?;
-                        let n = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                        usize::try_from(n).map_err(|_| self.err(format!("BINSTRING with negative length {n}")))?
-                    } else {
-                        usize::from(self.u8()?)
-                    };
-                    let b = self.take(n)?;
-                    let s: String = b.iter().map(|&c| char::from(c)).collect();
-                    self.push(Node::Str(Rc::from(s)));
-                }
-                b'B' | b'C' | 0x8e | 0x96 => {
-                    let n = match op {
-                        b'B' => self.u32()? as usize,
-                        b'C' => usize::from(self.u8()?),
-                        _ => self.len_u64()?,
-                    };
-                    let b = self.take(n)?;
-                    self.push(Node::Bytes(Rc::from(b)));
-                }
-                b'}' => {
-                    let d = self.new_obj(Container::Dict(DictBody::default()));
-                    self.push(d);
-                }
-                b']' => {
-                    let l = self.new_obj(Container::List(Vec::new()));
-                    self.push(l);
-                }
-                b')' => {
-                    let t = self.tuple(Vec::new())?;
-                    self.push(t);
-                }
-                0x8f => {
-                    let s = self.new_obj(Container::Set(Vec::new()));
-                    self.push(s);
-                }
-                b't' => {
-                    let items = self.pop_mark()?;
-                    let t = self.tuple(items)?;
-                    self.push(t);
-                }
-                0x85..=0x87 => {
-                    let n = usize::from(op - 0x84);
-                    let mut items = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        items.push(self.pop()?);
-                    }
-                    items.reverse();
-                    let t = self.tuple(items)?;
-                    self.push(t);
-                }
-                b'l' => {
-                    let items = self.pop_mark()?;
-                    let l = self.new_obj(Container::List(items));
-                    self.push(l);
-                }
-                b'd' => {
-                    let items = self.pop_mark()?;
-                    let d = self.new_obj(Container::Dict(DictBody::default()));
-                    self.set_items(&d, items)?;
-                    self.push(d);
-                }
-                0x91 => {
-                    let items = self.pop_mark()?;
-                    let s = self.new_obj(Container::Set(items));
-                    self.push(s);
-                }
-                b'a' => {
-                    let v = self.pop()?;
-                    let l = self.top()?.clone();
-                    self.append(&l, vec![v])?;
-                }
-                b'e' => {
-                    let items = self.pop_mark()?;
-                    let l = self.top()?.clone();
-                    self.append(&l, items)?;
-                }
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    let d = self.top()?.clone();
-                    self.set_items(&d, vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.pop_mark()?;
-                    let d = self.top()?.clone();
-                    self.set_items(&d, items)?;
-                }
-                0x90 => {
-                    let items = self.pop_mark()?;
-                    let s = self.top()?.clone();
-                    match s {
-                        Node::Obj(i) => match self.arena.get_mut(i) {
-                            Some(Container::Set(v)) => v.extend(items),
-                            _ => return Err(self.err("ADDITEMS on something that is not a set")),
-                        },
-                        _ => return Err(self.err("ADDITEMS on something that is not a set")),
-                    }
-                }
-                b'q' => {
-                    let i = self.u8()?;
-                    self.memo_put(i.into())?;
-                }
-                b'r' => {
-                    let i = self.u32()?;
-                    self.memo_put(i)?;
-                }
-                0x94 => {
-                    let i = u32::try_from(self.memo.len()).map_err(|_| self.err("memo full"))?;
-                    self.memo_put(i)?;
-                }
-                b'h' => {
-                    let i = self.u8()?;
-                    let v = self.memo_get(i.into())?;
-                    self.push(v);
-                }
-                b'j' => {
-                    let i = self.u32()?;
-                    let v = self.memo_get(i)?;
-                    self.push(v);
-                }
-                b'c' => {
-                    let module = self.line()?;
-                    let name = self.line()?;
-                    let g = resolve_global(module, name)?;
-                    self.push(g);
-                }
-                0x93 => {
-                    let name = self.pop()?;
-                    let module = self.pop()?;
-                    match (&module, &name) {
-                        (Node::Str(m), Node::Str(n)) => {
-                            let g = resolve_global(m, n)?;
-                            self.push(g);
-                        }
-                        _ => return Err(self.err("STACK_GLOBAL needs two strings")),
-                    }
-                }
-                b'R' | 0x81 => {
-                    let args = self.pop()?;
-                    let callable = self.pop()?;
-                    let v = self.call(callable, args)?;
-                    self.push(v);
-                }
-                0x92 => {
-                    let kwargs = self.pop()?;
-                    let args = self.pop()?;
-                    let cls = self.pop()?;
-                    if !self.is_empty_mapping(&kwargs) {
-                        return Err(self.err("NEWOBJ_EX with keyword arguments is not supported"));
-                    }
-                    let v = self.call(cls, args)?;
-                    self.push(v);
-                }
-                b'Q' => {
-                    let pid = self.pop()?;
-                    let v = self.persistent_load(pid)?;
-                    self.push(v);
-                }
-                b'b' => {
-                    let state = self.pop()?;
-                    let inst = self.top()?.clone();
-                    self.build(inst, state)?;
-                }
-                0x82..=0x84 => return Err(self.err("EXT opcodes (the copyreg extension registry) are not supported")),
-                0x97 | 0x98 => return Err(self.err("out-of-band buffers (NEXT_BUFFER, READONLY_BUFFER) are not supported")),
-                b'I' | b'L' | b'F' | b'S' | b'V' | b'P' | b'g' | b'p' | b'i' | b'o' => {
-                    return Err(self.err(format!(
-                        "text opcode {:?} (pickle protocol 0/1) is not supported; torch writes protocol 2",
-                        char::from(op)
-                    )))
-                }
-                _ => return Err(self.err(format!("unknown opcode 0x{op:02x}"))),
+            if op == b'.' {
+                return self.pop();
+            }
+            if !self.scalar_op(op)? && !self.container_op(op)? {
+                self.object_op(op)?;
             }
         }
+    }
+
+    /// The opcodes of the values that hold no other value (none, bools,
+    /// ints, floats, strings, bytes), and the protocol's own (`PROTO`,
+    /// `FRAME`); `false` for any other.
+    fn scalar_op(&mut self, op: u8) -> Result<bool> {
+        match op {
+            0x80 => {
+                let p = self.u8()?;
+                if p > 5 {
+                    return Err(self.err(format!(
+                        "unsupported pickle protocol {p} (0 to 5 are known)"
+                    )));
+                }
+            }
+            0x95 => {
+                // FRAME: a length hint only.
+                self.u64()?;
+            }
+            b'N' => self.push(Node::None),
+            0x88 => self.push(Node::Bool(true)),
+            0x89 => self.push(Node::Bool(false)),
+            b'J' => {
+                let b = self.take(4)?;
+                self.push(Node::Int(
+                    i32::from_le_bytes([b[0], b[1], b[2], b[3]]).into(),
+                ));
+            }
+            b'K' => {
+                let v = self.u8()?;
+                self.push(Node::Int(v.into()));
+            }
+            b'M' => {
+                let v = self.u16()?;
+                self.push(Node::Int(v.into()));
+            }
+            0x8a => {
+                let n = usize::from(self.u8()?);
+                let v = self.long(n)?;
+                self.push(v);
+            }
+            0x8b => {
+                let n = self.u32()?;
+                let n = usize::try_from(n).map_err(|_| self.err("LONG4 length too large"))?;
+                let v = self.long(n)?;
+                self.push(v);
+            }
+            b'G' => {
+                let b = self.take(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                self.push(Node::Float(f64::from_be_bytes(a)));
+            }
+            b'X' => {
+                let n = self.u32()? as usize;
+                let s = self.utf8(n)?;
+                self.push(s);
+            }
+            0x8c => {
+                let n = usize::from(self.u8()?);
+                let s = self.utf8(n)?;
+                self.push(s);
+            }
+            0x8d => {
+                let n = self.len_u64()?;
+                let s = self.utf8(n)?;
+                self.push(s);
+            }
+            b'T' | b'U' => {
+                // Python 2 `str`: read as Latin-1 text (what
+                // `encoding='latin1'` does).
+                let n = if op == b'T' {
+                    let b = self.take(4)?;
+                    let n = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    usize::try_from(n)
+                        .map_err(|_| self.err(format!("BINSTRING with negative length {n}")))?
+                } else {
+                    usize::from(self.u8()?)
+                };
+                let b = self.take(n)?;
+                let s: String = b.iter().map(|&c| char::from(c)).collect();
+                self.push(Node::Str(Rc::from(s)));
+            }
+            b'B' | b'C' | 0x8e | 0x96 => {
+                let n = match op {
+                    b'B' => self.u32()? as usize,
+                    b'C' => usize::from(self.u8()?),
+                    _ => self.len_u64()?,
+                };
+                let b = self.take(n)?;
+                self.push(Node::Bytes(Rc::from(b)));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The opcodes of the stack (`MARK`, `POP`, `POP_MARK`, `DUP`) and
+    /// those that build and fill containers (tuples, lists, dicts, sets);
+    /// `false` for any other.
+    fn container_op(&mut self, op: u8) -> Result<bool> {
+        match op {
+            b'(' => self.marks.push(self.stack.len()),
+            b'0' => {
+                self.pop()?;
+            }
+            b'1' => {
+                self.pop_mark()?;
+            }
+            b'2' => {
+                let v = self.top()?.clone();
+                self.push(v);
+            }
+            b'}' => {
+                let d = self.new_obj(Container::Dict(DictBody::default()));
+                self.push(d);
+            }
+            b']' => {
+                let l = self.new_obj(Container::List(Vec::new()));
+                self.push(l);
+            }
+            b')' => {
+                let t = self.tuple(Vec::new())?;
+                self.push(t);
+            }
+            0x8f => {
+                let s = self.new_obj(Container::Set(Vec::new()));
+                self.push(s);
+            }
+            b't' => {
+                let items = self.pop_mark()?;
+                let t = self.tuple(items)?;
+                self.push(t);
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.pop()?);
+                }
+                items.reverse();
+                let t = self.tuple(items)?;
+                self.push(t);
+            }
+            b'l' => {
+                let items = self.pop_mark()?;
+                let l = self.new_obj(Container::List(items));
+                self.push(l);
+            }
+            b'd' => {
+                let items = self.pop_mark()?;
+                let d = self.new_obj(Container::Dict(DictBody::default()));
+                self.set_items(&d, items)?;
+                self.push(d);
+            }
+            0x91 => {
+                let items = self.pop_mark()?;
+                let s = self.new_obj(Container::Set(items));
+                self.push(s);
+            }
+            b'a' => {
+                let v = self.pop()?;
+                let l = self.top()?.clone();
+                self.append(&l, vec![v])?;
+            }
+            b'e' => {
+                let items = self.pop_mark()?;
+                let l = self.top()?.clone();
+                self.append(&l, items)?;
+            }
+            b's' => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                let d = self.top()?.clone();
+                self.set_items(&d, vec![k, v])?;
+            }
+            b'u' => {
+                let items = self.pop_mark()?;
+                let d = self.top()?.clone();
+                self.set_items(&d, items)?;
+            }
+            0x90 => {
+                let items = self.pop_mark()?;
+                let s = self.top()?.clone();
+                match s {
+                    Node::Obj(i) => match self.arena.get_mut(i) {
+                        Some(Container::Set(v)) => v.extend(items),
+                        _ => return Err(self.err("ADDITEMS on something that is not a set")),
+                    },
+                    _ => return Err(self.err("ADDITEMS on something that is not a set")),
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The memo, globals, calls, persistent ids and `BUILD`, and the
+    /// refusal of every opcode not handled elsewhere.
+    fn object_op(&mut self, op: u8) -> Result<()> {
+        match op {
+            b'q' => {
+                let i = self.u8()?;
+                self.memo_put(i.into())?;
+            }
+            b'r' => {
+                let i = self.u32()?;
+                self.memo_put(i)?;
+            }
+            0x94 => {
+                let i = u32::try_from(self.memo.len()).map_err(|_| self.err("memo full"))?;
+                self.memo_put(i)?;
+            }
+            b'h' => {
+                let i = self.u8()?;
+                let v = self.memo_get(i.into())?;
+                self.push(v);
+            }
+            b'j' => {
+                let i = self.u32()?;
+                let v = self.memo_get(i)?;
+                self.push(v);
+            }
+            b'c' => {
+                let module = self.line()?;
+                let name = self.line()?;
+                let g = resolve_global(module, name)?;
+                self.push(g);
+            }
+            0x93 => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                match (&module, &name) {
+                    (Node::Str(m), Node::Str(n)) => {
+                        let g = resolve_global(m, n)?;
+                        self.push(g);
+                    }
+                    _ => return Err(self.err("STACK_GLOBAL needs two strings")),
+                }
+            }
+            b'R' | 0x81 => {
+                let args = self.pop()?;
+                let callable = self.pop()?;
+                let v = self.call(callable, args)?;
+                self.push(v);
+            }
+            0x92 => {
+                let kwargs = self.pop()?;
+                let args = self.pop()?;
+                let cls = self.pop()?;
+                if !self.is_empty_mapping(&kwargs) {
+                    return Err(self.err("NEWOBJ_EX with keyword arguments is not supported"));
+                }
+                let v = self.call(cls, args)?;
+                self.push(v);
+            }
+            b'Q' => {
+                let pid = self.pop()?;
+                let v = self.persistent_load(pid)?;
+                self.push(v);
+            }
+            b'b' => {
+                let state = self.pop()?;
+                let inst = self.top()?.clone();
+                self.build(inst, state)?;
+            }
+            0x82..=0x84 => return Err(self.err("EXT opcodes (the copyreg extension registry) are not supported")),
+            0x97 | 0x98 => return Err(self.err("out-of-band buffers (NEXT_BUFFER, READONLY_BUFFER) are not supported")),
+            b'I' | b'L' | b'F' | b'S' | b'V' | b'P' | b'g' | b'p' | b'i' | b'o' => {
+                return Err(self.err(format!(
+                    "text opcode {:?} (pickle protocol 0/1) is not supported; torch writes protocol 2",
+                    char::from(op)
+                )))
+            }
+            _ => return Err(self.err(format!("unknown opcode 0x{op:02x}"))),
+        }
+        Ok(())
     }
 
     fn long(&mut self, n: usize) -> Result<Node> {
