@@ -403,7 +403,7 @@ fn apply_in_place(
             x.index_ints(&ints(a, "index")?)
                 .and_then(|view| view.fill_(v))
         }
-        "copy_" => copy::copy_(&x, &src("src")?),
+        "copy_" => copy::copy_(x, &src("src")?),
         // PyTorch's `memory_format=None` when the case names none.
         "resize_" => x.resize_(&ints(a, "size")?, memory_format(a)?),
         "set_" => {
@@ -453,9 +453,9 @@ fn apply_in_place(
 /// The out-of-place ops (copies and views) on `x`.
 fn apply_out_of_place(op: &str, a: &Map<String, Value>, x: &Tensor) -> Applied {
     Ok(match op {
-        "to" => copy::to_dtype(&x, dtype(a.get("dtype").unwrap_or(&Value::Null))?),
-        "clone" => copy::clone(&x, memory_format(a)?.unwrap_or(MemoryFormat::Preserve)),
-        "contiguous" => copy::contiguous(&x, memory_format(a)?.unwrap_or(MemoryFormat::Contiguous)),
+        "to" => copy::to_dtype(x, dtype(a.get("dtype").unwrap_or(&Value::Null))?),
+        "clone" => copy::clone(x, memory_format(a)?.unwrap_or(MemoryFormat::Preserve)),
+        "contiguous" => copy::contiguous(x, memory_format(a)?.unwrap_or(MemoryFormat::Contiguous)),
         "detach" => Ok(x.detach()),
         "t" => x.t(),
         "view" => x.view(&ints(a, "size")?),
