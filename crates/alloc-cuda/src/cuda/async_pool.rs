@@ -4,11 +4,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use c10_storage::{AllocatorStats, DataPtr, Device};
+use c10_storage::{DataPtr, Device};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
-use super::blocks::{block_data_ptr, impl_backend_debug, log_free_error, BlockOwner, Counters};
+use super::blocks::{block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters};
 use super::device::CudaDevice;
 use super::driver::{call, error_of, guarded};
 use super::error::CudaError;
@@ -123,7 +123,7 @@ pub struct AsyncPoolAllocator {
     inner: Arc<AsyncInner>,
 }
 
-impl_backend_debug!(AsyncPoolAllocator);
+impl_backend_common!(AsyncPoolAllocator);
 
 impl AsyncPoolAllocator {
     /// The backend on `device`; fails when the device has no memory-pool
@@ -288,20 +288,5 @@ impl AsyncPoolAllocator {
         Ok(self
             .inner
             .pool_attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)
-    }
-
-    /// Bytes currently allocated (requested sizes).
-    pub fn memory_allocated(&self) -> u64 {
-        self.inner.counters.current()
-    }
-
-    /// Requested-byte statistics.
-    pub fn stats(&self) -> AllocatorStats {
-        self.inner.counters.get()
-    }
-
-    /// Sets the peak to the current value.
-    pub fn reset_peak_stats(&self) {
-        self.inner.counters.reset_peak();
     }
 }

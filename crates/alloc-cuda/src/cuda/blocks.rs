@@ -7,11 +7,28 @@ use std::sync::Arc;
 use c10_storage::{AllocatorStats, DataPtr, Device};
 use parking_lot::Mutex;
 
-/// `Debug` for a non-caching backend handle (whose `inner` holds its
-/// `device` and `counters`): the type's name, the device index and the
-/// statistics.
-macro_rules! impl_backend_debug {
+/// What the non-caching backend handles (whose `inner` holds their
+/// `device` and `counters`) share: the statistics accessors, and `Debug`
+/// (the type's name, the device index and the statistics).
+macro_rules! impl_backend_common {
     ($t:ident) => {
+        impl $t {
+            /// Bytes currently allocated (requested sizes).
+            pub fn memory_allocated(&self) -> u64 {
+                self.inner.counters.current()
+            }
+
+            /// Requested-byte statistics.
+            pub fn stats(&self) -> c10_storage::AllocatorStats {
+                self.inner.counters.get()
+            }
+
+            /// Sets the peak to the current value.
+            pub fn reset_peak_stats(&self) {
+                self.inner.counters.reset_peak();
+            }
+        }
+
         impl std::fmt::Debug for $t {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.debug_struct(stringify!($t))
@@ -22,7 +39,7 @@ macro_rules! impl_backend_debug {
         }
     };
 }
-pub(crate) use impl_backend_debug;
+pub(crate) use impl_backend_common;
 
 /// Logs a free that `backend` could not make (from a `DataPtr`'s drop,
 /// where nothing else can be done: the block stays allocated).

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use c10_storage::{AllocatorStats, DataPtr, Device};
+use c10_storage::{DataPtr, Device};
 
-use super::blocks::{block_data_ptr, impl_backend_debug, log_free_error, BlockOwner, Counters};
+use super::blocks::{block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters};
 use super::device::CudaDevice;
 use super::error::CudaError;
 use crate::device::{DevicePtr, RawDevice};
@@ -43,7 +43,7 @@ pub struct RawCudaAllocator {
     inner: Arc<RawInner>,
 }
 
-impl_backend_debug!(RawCudaAllocator);
+impl_backend_common!(RawCudaAllocator);
 
 impl RawCudaAllocator {
     /// The raw backend on `device`.
@@ -95,20 +95,5 @@ impl RawCudaAllocator {
         // SAFETY: `p` is a fresh `cuMemAlloc` block of `nbytes` bytes on this
         // device; `RawInner::release` frees it once, from any thread.
         Ok(unsafe { block_data_ptr(p.0, nbytes as u64, device, owner) })
-    }
-
-    /// Requested-byte statistics.
-    pub fn stats(&self) -> AllocatorStats {
-        self.inner.counters.get()
-    }
-
-    /// Bytes currently allocated.
-    pub fn memory_allocated(&self) -> u64 {
-        self.inner.counters.current()
-    }
-
-    /// Sets the peak to the current value.
-    pub fn reset_peak_stats(&self) {
-        self.inner.counters.reset_peak();
     }
 }
