@@ -8,13 +8,14 @@ use c10_storage::{DataPtr, Device};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
-use super::blocks::{block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters};
+use super::blocks::{
+    backend_oom, block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters,
+};
 use super::device::CudaDevice;
 use super::driver::{call, error_of, guarded};
 use super::error::CudaError;
 use super::stream::resolve;
 use crate::device::{DeviceError, RawDevice, StreamId};
-use crate::error::{CachingAllocatorError, CudaOutOfMemory};
 
 /// A `CUmemoryPool` handle.
 #[derive(Debug, Clone, Copy)]
@@ -211,25 +212,14 @@ impl AsyncPoolAllocator {
                 match try_alloc() {
                     Ok(p) => p,
                     Err(e) if e.is_out_of_memory() => {
-                        let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
                         let reserved = inner
                             .pool_attribute(
                                 sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
                             )
                             .unwrap_or(0);
-                        let oom = CudaOutOfMemory {
-                            tried_to_allocate: nbytes as u64,
-                            device: dev.index(),
-                            total_capacity: total,
-                            free,
-                            allowed: None,
-                            process_info: String::new(),
-                            allocated: inner.counters.current(),
-                            reserved,
-                            exceeds_one_exabyte: false,
-                        };
-                        tracing::warn!(target: "alloc_cuda", device = dev.index(), "cudaMallocAsync backend: {oom}");
-                        return Err(CachingAllocatorError::OutOfMemory(oom).into());
+                        let allocated = inner.counters.current();
+                        let oom = backend_oom("cudaMallocAsync", dev, nbytes, allocated, reserved);
+                        return Err(oom.into());
                     }
                     Err(e) => return Err(e.into()),
                 }

@@ -41,6 +41,34 @@ macro_rules! impl_backend_common {
 }
 pub(crate) use impl_backend_common;
 
+/// The out-of-memory error of non-caching backend `backend` on `dev`,
+/// logged as a warning: `nbytes` asked for, the `allocated` and `reserved`
+/// bytes the backend counts, the device's free and total memory as the
+/// driver reports them.
+pub(crate) fn backend_oom(
+    backend: &str,
+    dev: &super::device::CudaDevice,
+    nbytes: usize,
+    allocated: u64,
+    reserved: u64,
+) -> crate::error::CachingAllocatorError {
+    use crate::device::RawDevice;
+    let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
+    let oom = crate::error::CudaOutOfMemory {
+        tried_to_allocate: nbytes as u64,
+        device: dev.index(),
+        total_capacity: total,
+        free,
+        allowed: None,
+        process_info: String::new(),
+        allocated,
+        reserved,
+        exceeds_one_exabyte: false,
+    };
+    tracing::warn!(target: "alloc_cuda", device = dev.index(), "{backend} backend: {oom}");
+    crate::error::CachingAllocatorError::OutOfMemory(oom)
+}
+
 /// Logs a free that `backend` could not make (from a `DataPtr`'s drop,
 /// where nothing else can be done: the block stays allocated).
 pub(crate) fn log_free_error(

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use c10_storage::{DataPtr, Device};
 
-use super::blocks::{block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters};
+use super::blocks::{
+    backend_oom, block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters,
+};
 use super::device::CudaDevice;
 use super::error::CudaError;
 use crate::device::{DevicePtr, RawDevice};
-use crate::error::{CachingAllocatorError, CudaOutOfMemory};
 
 struct RawInner {
     device: Arc<CudaDevice>,
@@ -72,21 +73,9 @@ impl RawCudaAllocator {
         let p = match dev.malloc(nbytes as u64) {
             Ok(p) => p,
             Err(e) if e.is_out_of_memory() => {
-                let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
+                // Every byte it holds is allocated: reserved is allocated.
                 let used = self.inner.counters.current();
-                let oom = CudaOutOfMemory {
-                    tried_to_allocate: nbytes as u64,
-                    device: dev.index(),
-                    total_capacity: total,
-                    free,
-                    allowed: None,
-                    process_info: String::new(),
-                    allocated: used,
-                    reserved: used,
-                    exceeds_one_exabyte: false,
-                };
-                tracing::warn!(target: "alloc_cuda", device = dev.index(), "raw backend: {oom}");
-                return Err(CachingAllocatorError::OutOfMemory(oom).into());
+                return Err(backend_oom("raw", dev, nbytes, used, used).into());
             }
             Err(e) => return Err(e.into()),
         };
