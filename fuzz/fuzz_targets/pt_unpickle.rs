@@ -5,19 +5,19 @@
 //! itself (walking the whole tree) without trouble.
 #![no_main]
 
-use c10_core::{ScalarType, Storage};
+use c10_core::Storage;
 use libfuzzer_sys::fuzz_target;
-use torchcore_pt::unpickle::{unpickle, StorageSource};
+use torchcore_pt::unpickle::{unpickle, StorageRecord, StorageSource};
 use torchcore_pt::PtError;
 
 struct Zeros;
 
 impl StorageSource for Zeros {
-    fn load_storage(&mut self, key: &str, nbytes: usize, _: &str, _: ScalarType) -> Result<Storage, PtError> {
-        if nbytes > 1 << 20 {
-            return Err(PtError::Archive(format!("storage {key}: record too short")));
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, PtError> {
+        if rec.nbytes > 1 << 20 {
+            return Err(PtError::Archive(format!("storage {}: record too short", rec.key)));
         }
-        Ok(alloc_cpu::empty_storage(nbytes)?)
+        Ok(alloc_cpu::empty_storage(rec.nbytes)?)
     }
 }
 

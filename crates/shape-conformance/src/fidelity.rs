@@ -42,6 +42,8 @@ use half::{bf16, f16};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::op_table::FACTORY_OPS;
+
 /// One fidelity case.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -256,17 +258,6 @@ fn run_case(case: &Case) -> Outcome {
     }
 }
 
-const NEW_OPS: &[&str] = &[
-    "tensor",
-    "zeros",
-    "empty",
-    "ones",
-    "full",
-    "scalar_tensor",
-    "arange",
-    "linspace",
-    "eye",
-];
 pub(crate) const INPLACE_OPS: &[&str] = &[
     "fill_",
     "zero_",
@@ -299,7 +290,7 @@ pub(crate) fn dispatches(op: &str) -> bool {
 }
 
 fn default_out(op: &str) -> &'static str {
-    if NEW_OPS.contains(&op) || INPLACE_OPS.contains(&op) {
+    if FACTORY_OPS.contains(&op) || INPLACE_OPS.contains(&op) {
         "x"
     } else {
         "y"
@@ -311,6 +302,9 @@ struct Unsupported(String);
 
 type Applied = Result<Result<Tensor, TensorError>, Unsupported>;
 
+/// Runs step `op` with arguments `a` on the tensor named `me` (default
+/// `x`) of `env`: a factory, an in-place op (whose handle `env` then
+/// holds changed) or an out-of-place op.
 fn apply(
     op: &str,
     a: &Map<String, Value>,
@@ -318,6 +312,23 @@ fn apply(
     env: &mut HashMap<String, Tensor>,
 ) -> Applied {
     let me = me.unwrap_or("x");
+    if FACTORY_OPS.contains(&op) {
+        return apply_factory(op, a);
+    }
+    let Some(mut x) = env.get(me).cloned() else {
+        return Err(Unsupported(format!("no tensor named {me:?}")));
+    };
+    if INPLACE_OPS.contains(&op) {
+        let r = apply_in_place(op, a, &mut x, env)?.map(|()| x.clone());
+        // The in-place op changed this handle: later steps see the change.
+        env.insert(me.to_string(), x);
+        return Ok(r);
+    }
+    apply_out_of_place(op, a, &x)
+}
+
+/// The factories of [`FACTORY_OPS`].
+fn apply_factory(op: &str, a: &Map<String, Value>) -> Applied {
     let opts = || -> Result<TensorOptions, Unsupported> {
         let mut o = TensorOptions::new();
         if let Some(d) = a.get("dtype").filter(|d| !d.is_null()) {
@@ -333,43 +344,48 @@ fn apply(
         }
         Ok(o)
     };
-    if NEW_OPS.contains(&op) {
-        return Ok(match op {
-            "tensor" => make_tensor(a)?,
-            "zeros" => Tensor::zeros(&ints(a, "size")?, opts()?),
-            "empty" => Tensor::empty(&ints(a, "size")?, opts()?),
-            "ones" => Tensor::ones(&ints(a, "size")?, opts()?),
-            "full" => Tensor::full(&ints(a, "size")?, scalar(a, "value")?, opts()?),
-            "scalar_tensor" => Tensor::scalar_tensor(scalar(a, "value")?, opts()?),
-            "arange" => Tensor::arange(
-                scalar(a, "start")?,
-                scalar(a, "end")?,
-                scalar(a, "step")?,
-                opts()?,
-            ),
-            "linspace" => Tensor::linspace(
-                scalar(a, "start")?,
-                scalar(a, "end")?,
-                int(a, "steps")?,
-                opts()?,
-            ),
-            "eye" => {
-                let m = match a.get("m") {
-                    None | Some(Value::Null) => None,
-                    Some(_) => Some(int(a, "m")?),
-                };
-                Tensor::eye(int(a, "n")?, m, opts()?)
-            }
-            #[allow(
-                clippy::unreachable,
-                reason = "only names in NEW_OPS reach this match; a name listed without an arm is a runner bug, and run_case reports the panic as a failure"
-            )]
-            _ => unreachable!("NEW_OPS"),
-        });
-    }
-    let Some(x) = env.get(me).cloned() else {
-        return Err(Unsupported(format!("no tensor named {me:?}")));
-    };
+    Ok(match op {
+        "tensor" => make_tensor(a)?,
+        "zeros" => Tensor::zeros(&ints(a, "size")?, opts()?),
+        "empty" => Tensor::empty(&ints(a, "size")?, opts()?),
+        "ones" => Tensor::ones(&ints(a, "size")?, opts()?),
+        "full" => Tensor::full(&ints(a, "size")?, scalar(a, "value")?, opts()?),
+        "scalar_tensor" => Tensor::scalar_tensor(scalar(a, "value")?, opts()?),
+        "arange" => Tensor::arange(
+            scalar(a, "start")?,
+            scalar(a, "end")?,
+            scalar(a, "step")?,
+            opts()?,
+        ),
+        "linspace" => Tensor::linspace(
+            scalar(a, "start")?,
+            scalar(a, "end")?,
+            int(a, "steps")?,
+            opts()?,
+        ),
+        "eye" => {
+            let m = match a.get("m") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(int(a, "m")?),
+            };
+            Tensor::eye(int(a, "n")?, m, opts()?)
+        }
+        #[allow(
+            clippy::unreachable,
+            reason = "only names in FACTORY_OPS reach this match; a name listed without an arm is a runner bug, and run_case reports the panic as a failure"
+        )]
+        _ => unreachable!("FACTORY_OPS"),
+    })
+}
+
+/// The ops of [`INPLACE_OPS`], on `x`; tensor arguments name tensors of
+/// `env`.
+fn apply_in_place(
+    op: &str,
+    a: &Map<String, Value>,
+    x: &mut Tensor,
+    env: &HashMap<String, Tensor>,
+) -> Result<Result<(), TensorError>, Unsupported> {
     let src = |key: &str| -> Result<Tensor, Unsupported> {
         let name = a
             .get(key)
@@ -379,70 +395,67 @@ fn apply(
             .cloned()
             .ok_or_else(|| Unsupported(format!("no tensor named {name:?}")))
     };
-    if INPLACE_OPS.contains(&op) {
-        let mut x = x;
-        let r: Result<(), TensorError> = match op {
-            "fill_" => x.fill_(scalar(a, "value")?),
-            "zero_" => x.zero_(),
-            "setitem" => {
-                let v = scalar(a, "value")?;
-                x.index_ints(&ints(a, "index")?)
-                    .and_then(|view| view.fill_(v))
-            }
-            "copy_" => copy::copy_(&x, &src("src")?),
-            // PyTorch's `memory_format=None` when the case names none.
-            "resize_" => x.resize_(&ints(a, "size")?, memory_format(a)?),
-            "set_" => {
-                let s = src("source")?;
-                if a.contains_key("size") {
-                    x.set_(
-                        s.storage(),
-                        int(a, "offset")?,
-                        &ints(a, "size")?,
-                        &ints(a, "stride")?,
-                    )
-                } else {
-                    x.set_to(&s)
-                }
-            }
-            "set_storage" => {
-                let s = src("source")?;
-                x.set_storage(s.storage())
-            }
-            "t_" => x.t_(),
-            "transpose_" => x.transpose_(int(a, "dim0")?, int(a, "dim1")?),
-            "squeeze_" => match a.get("dim") {
-                None | Some(Value::Null) => x.squeeze_(None),
-                Some(Value::Array(_)) => x.squeeze_dims_(&ints(a, "dim")?),
-                Some(_) => x.squeeze_(Some(int(a, "dim")?)),
-            },
-            "unsqueeze_" => x.unsqueeze_(int(a, "dim")?),
-            "as_strided_" => {
-                let off = match a.get("offset") {
-                    None | Some(Value::Null) => None,
-                    Some(_) => Some(int(a, "offset")?),
-                };
-                x.as_strided_(&ints(a, "size")?, &ints(a, "stride")?, off)
-            }
-            "requires_grad_" => {
-                let flag = a.get("flag").and_then(Value::as_bool).unwrap_or(true);
-                x.requires_grad_(flag)
-            }
-            #[allow(
-                clippy::unreachable,
-                reason = "only names in INPLACE_OPS reach this match; a name listed without an arm is a runner bug, and run_case reports the panic as a failure"
-            )]
-            _ => unreachable!("INPLACE_OPS"),
-        };
-        let r = r.map(|()| x.clone());
-        // The in-place op changed this handle: later steps see the change.
-        env.insert(me.to_string(), x);
-        return Ok(r);
-    }
     Ok(match op {
-        "to" => copy::to_dtype(&x, dtype(a.get("dtype").unwrap_or(&Value::Null))?),
-        "clone" => copy::clone(&x, memory_format(a)?.unwrap_or(MemoryFormat::Preserve)),
-        "contiguous" => copy::contiguous(&x, memory_format(a)?.unwrap_or(MemoryFormat::Contiguous)),
+        "fill_" => x.fill_(scalar(a, "value")?),
+        "zero_" => x.zero_(),
+        "setitem" => {
+            let v = scalar(a, "value")?;
+            x.index_ints(&ints(a, "index")?)
+                .and_then(|view| view.fill_(v))
+        }
+        "copy_" => copy::copy_(x, &src("src")?),
+        // PyTorch's `memory_format=None` when the case names none.
+        "resize_" => x.resize_(&ints(a, "size")?, memory_format(a)?),
+        "set_" => {
+            let s = src("source")?;
+            if a.contains_key("size") {
+                x.set_(
+                    s.storage(),
+                    int(a, "offset")?,
+                    &ints(a, "size")?,
+                    &ints(a, "stride")?,
+                )
+            } else {
+                x.set_to(&s)
+            }
+        }
+        "set_storage" => {
+            let s = src("source")?;
+            x.set_storage(s.storage())
+        }
+        "t_" => x.t_(),
+        "transpose_" => x.transpose_(int(a, "dim0")?, int(a, "dim1")?),
+        "squeeze_" => match a.get("dim") {
+            None | Some(Value::Null) => x.squeeze_(None),
+            Some(Value::Array(_)) => x.squeeze_dims_(&ints(a, "dim")?),
+            Some(_) => x.squeeze_(Some(int(a, "dim")?)),
+        },
+        "unsqueeze_" => x.unsqueeze_(int(a, "dim")?),
+        "as_strided_" => {
+            let off = match a.get("offset") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(int(a, "offset")?),
+            };
+            x.as_strided_(&ints(a, "size")?, &ints(a, "stride")?, off)
+        }
+        "requires_grad_" => {
+            let flag = a.get("flag").and_then(Value::as_bool).unwrap_or(true);
+            x.requires_grad_(flag)
+        }
+        #[allow(
+            clippy::unreachable,
+            reason = "only names in INPLACE_OPS reach this match; a name listed without an arm is a runner bug, and run_case reports the panic as a failure"
+        )]
+        _ => unreachable!("INPLACE_OPS"),
+    })
+}
+
+/// The out-of-place ops (copies and views) on `x`.
+fn apply_out_of_place(op: &str, a: &Map<String, Value>, x: &Tensor) -> Applied {
+    Ok(match op {
+        "to" => copy::to_dtype(x, dtype(a.get("dtype").unwrap_or(&Value::Null))?),
+        "clone" => copy::clone(x, memory_format(a)?.unwrap_or(MemoryFormat::Preserve)),
+        "contiguous" => copy::contiguous(x, memory_format(a)?.unwrap_or(MemoryFormat::Contiguous)),
         "detach" => Ok(x.detach()),
         "t" => x.t(),
         "view" => x.view(&ints(a, "size")?),

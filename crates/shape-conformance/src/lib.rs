@@ -450,18 +450,7 @@ pub fn apply_op(
             let size = a.ints("size")?;
             t.expand(&size)
         }
-        "squeeze" => match a.get("dim") {
-            None | Some(Value::Null) => t.squeeze(),
-            Some(Value::Array(_)) => {
-                let dims = a.ints("dim")?;
-                t.squeeze_dims(&dims)
-            }
-            Some(v) => t.squeeze_dim(Args::as_int("dim", v)?),
-        },
-        "unsqueeze" => {
-            let d = a.int("dim")?;
-            t.unsqueeze(d)
-        }
+        "squeeze" | "unsqueeze" => apply_squeeze_op(t, op, &mut a)?,
         "flatten" => {
             let (s, e) = (a.int_or("start_dim", 0)?, a.int_or("end_dim", -1)?);
             t.flatten(s, e)
@@ -504,6 +493,44 @@ pub fn apply_op(
         "ravel" => t.ravel(),
         "alias" => t.alias(),
         "detach" => Ok(t.detach()),
+        "split" | "split_with_sizes" | "chunk" | "tensor_split" | "unbind" | "hsplit"
+        | "vsplit" | "dsplit" => apply_split_op(t, op, &mut a)?,
+        "view_as_real" | "view_as_complex" | "real" | "imag" | "conj" | "_conj" | "conj_view"
+        | "_neg_view" | "neg_view" | "resolve_conj" | "resolve_neg" | "conj_physical"
+        | "adjoint" | "mH" | "mh" | "H" | "h" => apply_complex_op(t, op),
+        other => return Err(format!("unknown op {other:?}")),
+    };
+    a.finish()?;
+    Ok(r)
+}
+
+/// `squeeze` (all size-1 dims, one dim or a list) and `unsqueeze`.
+fn apply_squeeze_op(
+    t: &Tensor,
+    op: &str,
+    a: &mut Args<'_>,
+) -> Result<Result<Tensor, TensorError>, String> {
+    if op == "unsqueeze" {
+        return Ok(t.unsqueeze(a.int("dim")?));
+    }
+    Ok(match a.get("dim") {
+        None | Some(Value::Null) => t.squeeze(),
+        Some(Value::Array(_)) => {
+            let dims = a.ints("dim")?;
+            t.squeeze_dims(&dims)
+        }
+        Some(v) => t.squeeze_dim(Args::as_int("dim", v)?),
+    })
+}
+
+/// The ops of [`apply_op`] that split `t` into pieces: the case's
+/// `index` picks the piece compared.
+fn apply_split_op(
+    t: &Tensor,
+    op: &str,
+    a: &mut Args<'_>,
+) -> Result<Result<Tensor, TensorError>, String> {
+    Ok(match op {
         "split" => {
             let (s, d, i) = (a.int("split_size")?, a.int_or("dim", 0)?, a.int("index")?);
             t.split(s, d).and_then(|p| pick(p, i))
@@ -546,6 +573,14 @@ pub fn apply_op(
             };
             pieces.and_then(|p| pick(p, i))
         }
+        other => return Err(format!("unknown op {other:?}")),
+    })
+}
+
+/// The ops of [`apply_op`] on complex and conjugate/negative views, which
+/// take no argument.
+fn apply_complex_op(t: &Tensor, op: &str) -> Result<Tensor, TensorError> {
+    match op {
         "view_as_real" => t.view_as_real(),
         "view_as_complex" => t.view_as_complex(),
         "real" => t.real(),
@@ -559,10 +594,10 @@ pub fn apply_op(
         "adjoint" => t.adjoint(),
         "mH" | "mh" => t.mh(),
         "H" | "h" => t.h(),
-        other => return Err(format!("unknown op {other:?}")),
-    };
-    a.finish()?;
-    Ok(r)
+        other => Err(TensorError::runtime(format!(
+            "not a complex-view op: {other}"
+        ))),
+    }
 }
 
 fn kind_of(e: &TensorError) -> &'static str {
@@ -671,6 +706,33 @@ fn describe_expected_success(e: &Expect) -> String {
     )
 }
 
+/// Counts an error PyTorch also raised (of class `kind`, with `message`)
+/// into `out`: compared, message matched (first lines), class matched.
+fn count_error(
+    out: &mut CaseOutcome,
+    id: &str,
+    kind: &str,
+    message: Option<&str>,
+    e: &TensorError,
+) {
+    let expected_msg = message.unwrap_or_default().to_string();
+    let ours = e.to_string();
+    out.errors_compared += 1;
+    if first_line(&ours) == first_line(&expected_msg) {
+        out.messages_matched += 1;
+    } else {
+        out.message_mismatches
+            .push((id.to_string(), expected_msg, first_line(&ours).to_string()));
+    }
+    let kind_ok = match kind {
+        "IndexError" => kind_of(e) == "IndexError",
+        _ => kind_of(e) == "RuntimeError",
+    };
+    if kind_ok {
+        out.kinds_matched += 1;
+    }
+}
+
 fn run_case_inner(case: &Case) -> CaseOutcome {
     let mut out = CaseOutcome::default();
     let fail = |step: Option<usize>, op: &str, expected: String, got: String| Failure {
@@ -718,25 +780,7 @@ fn run_case_inner(case: &Case) -> CaseOutcome {
                 return out;
             }
             (Some(kind), Err(e)) => {
-                let expected_msg = exp.message.clone().unwrap_or_default();
-                let ours = e.to_string();
-                out.errors_compared += 1;
-                if first_line(&ours) == first_line(&expected_msg) {
-                    out.messages_matched += 1;
-                } else {
-                    out.message_mismatches.push((
-                        case.id.clone(),
-                        expected_msg,
-                        first_line(&ours).to_string(),
-                    ));
-                }
-                let kind_ok = match kind.as_str() {
-                    "IndexError" => kind_of(&e) == "IndexError",
-                    _ => kind_of(&e) == "RuntimeError",
-                };
-                if kind_ok {
-                    out.kinds_matched += 1;
-                }
+                count_error(&mut out, &case.id, kind, exp.message.as_deref(), &e);
                 // An error ends the case.
                 if k + 1 != case.steps.len() {
                     out.failure = Some(fail(

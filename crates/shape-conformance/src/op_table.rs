@@ -98,6 +98,15 @@ pub const NON_VIEW_OPS: &[&str] = &[
     "setitem",
     "copy_",
     "requires_grad_",
+];
+
+/// The factories the fidelity runner builds tensors with (non-view ops
+/// too, listed apart because that runner dispatches them apart).
+///
+/// ```
+/// assert!(shape_conformance::op_table::FACTORY_OPS.contains(&"arange"));
+/// ```
+pub const FACTORY_OPS: &[&str] = &[
     "tensor",
     "zeros",
     "empty",
@@ -109,6 +118,17 @@ pub const NON_VIEW_OPS: &[&str] = &[
     "eye",
 ];
 
+/// Whether `name` is a declared non-view op ([`NON_VIEW_OPS`] or
+/// [`FACTORY_OPS`]).
+///
+/// ```
+/// use shape_conformance::op_table::is_non_view_op;
+/// assert!(is_non_view_op("clone") && is_non_view_op("eye") && !is_non_view_op("view"));
+/// ```
+pub fn is_non_view_op(name: &str) -> bool {
+    NON_VIEW_OPS.contains(&name) || FACTORY_OPS.contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +137,7 @@ mod tests {
     use serde_json::{Map, Value};
 
     fn is_table_or_non_view(corpus: &str) -> bool {
-        NON_VIEW_OPS.contains(&corpus)
+        is_non_view_op(corpus)
             || VIEW_OPS
                 .iter()
                 .any(|op| op.name == corpus || corpus_name(op.name) == corpus)
@@ -173,7 +193,7 @@ mod tests {
                 .iter()
                 .any(|op| op.in_place && corpus_name(op.name) == *name);
             assert!(
-                table || NON_VIEW_OPS.contains(name) || *name == "set_storage" || *name == "set_",
+                table || is_non_view_op(name) || *name == "set_storage" || *name == "set_",
                 "fidelity in-place op {name} is not in the table"
             );
         }

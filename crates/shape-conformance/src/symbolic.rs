@@ -497,6 +497,62 @@ fn assignments(hints: &[i64], sym_dims: &[usize], n: usize, seed: u64, lo: i64) 
     out
 }
 
+/// The symbolic input `x` of a case: a contiguous geometry of symbols
+/// with these `hints`, backed (duck-sized, as PyTorch's `DimDynamic.DYNAMIC`)
+/// or, when `unbacked`, unbacked size-like symbols.
+fn symbolic_input(
+    env: &Arc<ShapeEnv>,
+    hints: &[i64],
+    unbacked: bool,
+) -> Result<Geometry<SymInt>, String> {
+    if !unbacked {
+        return Geometry::symbolic(env, hints, "x").map_err(|e| e.to_string());
+    }
+    let mut strides = vec![0i64; hints.len()];
+    c10_core::sym::rules::contiguous_strides_into(hints, &mut strides)
+        .map_err(|e| e.to_string())?;
+    let (sizes, strides, offset) = env
+        .create_symbolic_sizes_strides_storage_offset(
+            hints,
+            &strides,
+            0,
+            "x",
+            c10_core::sym::DimDynamic::Unbacked,
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(Geometry {
+        sizes,
+        strides,
+        offset,
+    })
+}
+
+/// Soundness at assignment `a` (the `nd` input sizes, then the storage
+/// offset): the symbolic result `rv`, evaluated, is what the concrete ops
+/// give on the input of those sizes and the strides `input_strides`
+/// evaluate to.
+fn check_sound(
+    rv: &Out<i64>,
+    a: &[i64],
+    nd: usize,
+    input_strides: &[SymInt],
+    value: &dyn Fn(SymbolId) -> Option<i64>,
+    chain: &[Value],
+) -> Result<(), String> {
+    let strides: Vec<i64> = input_strides
+        .iter()
+        .map(|s| s.expr().and_then(|e| e.eval(value)))
+        .collect::<Option<_>>()
+        .ok_or("cannot evaluate an input stride")?;
+    let truth = run_concrete(&a[..nd], &strides, chain)?;
+    if !same(rv, &truth) {
+        return Err(format!(
+            "unsound at {a:?}: Rust gives {rv:?}, the concrete ops {truth:?}"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs one case; `Ok(disagreements)` or a failure message.
 fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
     let hints: Vec<i64> = case
@@ -529,27 +585,7 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
     let env: Arc<ShapeEnv> = ShapeEnv::with_config(ShapeEnvConfig {
         specialize_zero_one: szo,
     });
-    let g = if unbacked {
-        let mut strides = vec![0i64; hints.len()];
-        c10_core::sym::rules::contiguous_strides_into(&hints, &mut strides)
-            .map_err(|e| e.to_string())?;
-        let (sizes, strides, offset) = env
-            .create_symbolic_sizes_strides_storage_offset(
-                &hints,
-                &strides,
-                0,
-                "x",
-                c10_core::sym::DimDynamic::Unbacked,
-            )
-            .map_err(|e| e.to_string())?;
-        Geometry {
-            sizes,
-            strides,
-            offset,
-        }
-    } else {
-        Geometry::symbolic(&env, &hints, "x").map_err(|e| e.to_string())?
-    };
+    let g = symbolic_input(&env, &hints, unbacked)?;
     let input_strides = g.strides.clone();
     // The symbolic input as a tensor (a fake tensor of these sizes,
     // strides and storage offset), run through the ordinary ops.
@@ -604,17 +640,7 @@ fn run_case(case: &Value, report: &mut Report) -> Result<usize, String> {
         // not a claim about the concrete op.
         let refused = unbacked && matches!(rv, Out::Error(_));
         if !refused {
-            let strides: Vec<i64> = input_strides
-                .iter()
-                .map(|s| s.expr().and_then(|e| e.eval(&value)))
-                .collect::<Option<_>>()
-                .ok_or("cannot evaluate an input stride")?;
-            let truth = run_concrete(&a[..nd], &strides, chain)?;
-            if !same(&rv, &truth) {
-                return Err(format!(
-                    "unsound at {a:?}: Rust gives {rv:?}, the concrete ops {truth:?}"
-                ));
-            }
+            check_sound(&rv, a, nd, &input_strides, &value, chain)?;
         }
         if p && r {
             let tv = torch_out(out_v, a).ok_or("cannot evaluate a PyTorch expression")?;

@@ -740,25 +740,41 @@ pub fn to_dlpack(t: &Tensor) -> Result<*mut DLManagedTensor> {
         ));
     }
     let (dl_tensor, parts) = prepare_export(t)?;
-    let holder = Box::into_raw(Box::new(ClassicHolder {
-        managed: DLManagedTensor {
-            dl_tensor,
-            manager_ctx: ptr::null_mut(),
-            deleter: Some(delete_classic_export),
+    let holder = box_export(
+        ClassicHolder {
+            managed: DLManagedTensor {
+                dl_tensor,
+                manager_ctx: ptr::null_mut(),
+                deleter: Some(delete_classic_export),
+            },
+            parts,
         },
-        parts,
-    }));
+        |h| {
+            let m = &mut h.managed;
+            (&mut m.dl_tensor, &mut m.manager_ctx, &mut h.parts)
+        },
+    );
+    // `managed` is the first field of a `repr(C)` struct: same address.
+    Ok(holder.cast())
+}
+
+/// Moves `holder` into a box and points the exported tensor's shape,
+/// strides and manager context (`fields` picks them and the parts out of
+/// the holder) at the box's contents, which stay at that address until
+/// the deleter frees the box.
+fn box_export<H>(
+    holder: H,
+    fields: impl FnOnce(&mut H) -> (&mut DLTensor, &mut *mut c_void, &mut ExportParts),
+) -> *mut H {
+    let holder = Box::into_raw(Box::new(holder));
     // SAFETY: `holder` comes from `Box::into_raw` just above: valid and
     // unaliased. The shape and strides vectors are never touched again until
     // the deleter drops them, so pointers to their buffers stay valid.
-    unsafe {
-        let h = &mut *holder;
-        h.managed.dl_tensor.shape = h.parts.shape.as_mut_ptr();
-        h.managed.dl_tensor.strides = h.parts.strides.as_mut_ptr();
-        h.managed.manager_ctx = holder.cast();
-    }
-    // `managed` is the first field of a `repr(C)` struct: same address.
-    Ok(holder.cast())
+    let (dl_tensor, ctx, parts) = fields(unsafe { &mut *holder });
+    dl_tensor.shape = parts.shape.as_mut_ptr();
+    dl_tensor.strides = parts.strides.as_mut_ptr();
+    *ctx = holder.cast();
+    holder
 }
 
 /// Exports `t` as a versioned [`DLManagedTensorVersioned`] (DLPack 1.1),
@@ -783,26 +799,26 @@ pub fn to_dlpack_versioned(t: &Tensor) -> Result<*mut DLManagedTensorVersioned> 
         0
     };
     let (dl_tensor, parts) = prepare_export(t)?;
-    let holder = Box::into_raw(Box::new(VersionedHolder {
-        managed: DLManagedTensorVersioned {
-            version: DLPackVersion {
-                major: DLPACK_MAJOR_VERSION,
-                minor: DLPACK_MINOR_VERSION,
+    let holder = box_export(
+        VersionedHolder {
+            managed: DLManagedTensorVersioned {
+                version: DLPackVersion {
+                    major: DLPACK_MAJOR_VERSION,
+                    minor: DLPACK_MINOR_VERSION,
+                },
+                manager_ctx: ptr::null_mut(),
+                deleter: Some(delete_versioned_export),
+                flags,
+                dl_tensor,
             },
-            manager_ctx: ptr::null_mut(),
-            deleter: Some(delete_versioned_export),
-            flags,
-            dl_tensor,
+            parts,
         },
-        parts,
-    }));
-    // SAFETY: as in `to_dlpack`.
-    unsafe {
-        let h = &mut *holder;
-        h.managed.dl_tensor.shape = h.parts.shape.as_mut_ptr();
-        h.managed.dl_tensor.strides = h.parts.strides.as_mut_ptr();
-        h.managed.manager_ctx = holder.cast();
-    }
+        |h| {
+            let m = &mut h.managed;
+            (&mut m.dl_tensor, &mut m.manager_ctx, &mut h.parts)
+        },
+    );
+    // `managed` is the first field of a `repr(C)` struct: same address.
     Ok(holder.cast())
 }
 

@@ -106,18 +106,11 @@ fn write_int(out: &mut Vec<u8>, i: i128) {
         out.push(BININT);
         out.extend_from_slice(&v.to_le_bytes());
     } else {
-        // Minimal two's complement, little-endian.
+        // Minimal two's complement, little-endian: the magnitude's bits
+        // (of `!i` for a negative `i`) and a sign bit, in whole bytes.
         let bytes = i.to_le_bytes();
-        let mut n = bytes.len();
-        while n > 1 {
-            let top = bytes[n - 1];
-            let next_sign = bytes[n - 2] & 0x80;
-            if (top == 0 && next_sign == 0) || (top == 0xff && next_sign != 0) {
-                n -= 1;
-            } else {
-                break;
-            }
-        }
+        let magnitude = if i < 0 { !i } else { i };
+        let n = (128 - magnitude.leading_zeros() as usize) / 8 + 1;
         out.push(LONG1);
         out.push(n as u8);
         out.extend_from_slice(&bytes[..n]);
@@ -531,6 +524,30 @@ mod tests {
         ] {
             let v = Value::Int(i);
             assert_eq!(from_pickle(&to_pickle(&v)), Ok(v), "{i}");
+        }
+    }
+
+    /// Integers beyond `i32` take Python's shortest `LONG1` (bytes from
+    /// `pickle.dumps(v, 2)` of CPython).
+    #[test]
+    fn long_integers_take_pythons_shortest_encoding() {
+        for (i, hex) in [
+            (1i128 << 31, "8a050000008000"),
+            (-(1i128 << 31) - 1, "8a05ffffff7fff"),
+            (1 << 40, "8a06000000000001"),
+            (-(1 << 40), "8a060000000000ff"),
+            (i64::MAX as i128, "8a08ffffffffffffff7f"),
+            (1 << 63, "8a09000000000000008000"),
+            (i64::MIN as i128 - 1, "8a09ffffffffffffff7fff"),
+            (i128::MAX, "8a10ffffffffffffffffffffffffffffff7f"),
+            (i128::MIN, "8a1000000000000000000000000000000080"),
+        ] {
+            let b = to_pickle(&Value::Int(i));
+            let body: String = b[2..b.len() - 1]
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect();
+            assert_eq!(body, hex, "{i}");
         }
     }
 

@@ -19,7 +19,7 @@ use c10_core::{ScalarType, Storage};
 
 use crate::archive::Archive;
 use crate::error::{PtError, Result};
-use crate::unpickle::{unpickle, StorageSource};
+use crate::unpickle::{unpickle, StorageRecord, StorageSource};
 
 /// One tensor of a checkpoint.
 ///
@@ -170,31 +170,36 @@ impl Inspection {
 
 struct LazySource<'a, R: Read + Seek> {
     archive: &'a mut Archive<R>,
-    seen: Vec<(String, usize, ScalarType, String, Storage)>,
+    seen: Seen,
 }
 
 impl<R: Read + Seek> StorageSource for LazySource<'_, R> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        let name = format!("data/{key}");
-        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let name = format!("data/{}", rec.key);
+        let span = self
+            .archive
+            .check_storage_span(&name, rec.key, rec.nbytes, rec.dtype)?;
         self.archive.count_mapped(&name, span.len)?;
-        // Never touched: no byte of it is read or filled.
-        let storage = Storage::new_uninit(nbytes, alloc_cpu::cpu_allocator(), false)?;
-        self.seen.push((
-            key.to_string(),
-            nbytes,
-            dtype,
-            location.to_string(),
-            storage.clone(),
-        ));
-        Ok(storage)
+        stand_in(rec, &mut self.seen)
     }
+}
+
+/// Every storage a lazy source was asked for: key, bytes, dtype, location,
+/// the stand-in it returned.
+pub(crate) type Seen = Vec<(String, usize, ScalarType, String, Storage)>;
+
+/// Stands in for the storage `rec` names with an allocation that is never
+/// touched (no byte of it is read or filled), and notes it in `seen`.
+pub(crate) fn stand_in(rec: &StorageRecord<'_>, seen: &mut Seen) -> Result<Storage> {
+    let storage = Storage::new_uninit(rec.nbytes, alloc_cpu::cpu_allocator(), false)?;
+    seen.push((
+        rec.key.to_string(),
+        rec.nbytes,
+        rec.dtype,
+        rec.location.to_string(),
+        storage.clone(),
+    ));
+    Ok(storage)
 }
 
 /// Describes the checkpoint at `path`.
@@ -271,11 +276,7 @@ pub fn inspect_reader<R: Read + Seek>(mut reader: R) -> Result<Inspection> {
 }
 
 /// Fills `out`'s storages and tensors from what the VM loaded.
-fn describe(
-    mut out: Inspection,
-    seen: Vec<(String, usize, ScalarType, String, Storage)>,
-    result: Result<crate::Value>,
-) -> Inspection {
+fn describe(mut out: Inspection, seen: Seen, result: Result<crate::Value>) -> Inspection {
     let key_of: HashMap<usize, usize> = seen
         .iter()
         .enumerate()
@@ -336,26 +337,12 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
     let mut memo: HashMap<u32, String> = HashMap::new();
     let mut memo_len = 0u32;
     let mut i = 0usize;
-    let add = |m: &str, n: &str, out: &mut Vec<GlobalInfo>| {
-        let name = format!("{m}.{n}");
-        if !out.iter().any(|g| g.name == name) {
-            out.push(GlobalInfo {
-                allowed: allowed(m, n),
-                name,
-            });
-        }
-    };
-    let le = |b: &[u8]| -> usize {
-        let mut a = [0u8; 8];
-        a[..b.len()].copy_from_slice(b);
-        usize::try_from(u64::from_le_bytes(a)).unwrap_or(usize::MAX)
-    };
     while i < p.len() {
         let op = p[i];
         i += 1;
         let rest = &p[i..];
         let sized = |w: usize| -> Option<(usize, usize)> {
-            let n = le(rest.get(..w)?);
+            let n = le_usize(rest.get(..w)?);
             Some((w, n))
         };
         // (header bytes, payload bytes) of the argument.
@@ -377,7 +364,7 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
                 match (lines.next(), lines.next()) {
                     (Some(m), Some(n)) if rest.len() > m.len() + n.len() + 1 => {
                         let (m, n) = (String::from_utf8_lossy(m), String::from_utf8_lossy(n));
-                        add(&m, &n, &mut out);
+                        add_global(&m, &n, &mut out);
                         Some((m.len() + n.len() + 2, 0))
                     }
                     _ => None,
@@ -399,7 +386,7 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
             b'q' | b'r' | 0x94 => {
                 let idx = match op {
                     b'q' => u32::from(rest[0]),
-                    b'r' => u32::try_from(le(&rest[..4])).unwrap_or(u32::MAX),
+                    b'r' => u32::try_from(le_usize(&rest[..4])).unwrap_or(u32::MAX),
                     _ => memo_len,
                 };
                 memo_len = memo_len.saturating_add(1);
@@ -411,7 +398,7 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
                 let idx = if op == b'h' {
                     u32::from(rest[0])
                 } else {
-                    u32::try_from(le(&rest[..4])).unwrap_or(u32::MAX)
+                    u32::try_from(le_usize(&rest[..4])).unwrap_or(u32::MAX)
                 };
                 strs.push(memo.get(&idx).cloned());
             }
@@ -419,8 +406,8 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
                 let n = strs.pop().flatten();
                 let m = strs.pop().flatten();
                 match (m, n) {
-                    (Some(m), Some(n)) => add(&m, &n, &mut out),
-                    _ => add("<unresolved STACK_GLOBAL>", "?", &mut out),
+                    (Some(m), Some(n)) => add_global(&m, &n, &mut out),
+                    _ => add_global("<unresolved STACK_GLOBAL>", "?", &mut out),
                 }
             }
             b'.' => break,
@@ -431,24 +418,30 @@ fn scan_globals(p: &[u8]) -> (Option<u8>, Vec<GlobalInfo>) {
     (protocol, out)
 }
 
-impl fmt::Display for Inspection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let protocol = self.protocol.map_or("?".to_string(), |p| p.to_string());
-        if self.legacy {
-            writeln!(
-                f,
-                "PyTorch legacy (pre-1.6, non-ZIP) format, little-endian, pickle protocol {protocol}"
-            )?;
-        } else {
-            writeln!(
-                f,
-                "archive '{}': PyTorch ZIP format, byteorder {}, pickle protocol {protocol}",
-                self.archive,
-                if self.big_endian { "big" } else { "little" },
-            )?;
-        }
-        let rows: Vec<[String; 8]> = self
-            .tensors
+/// Notes global `m.n` in `out` once, with whether the allowlist admits it.
+fn add_global(m: &str, n: &str, out: &mut Vec<GlobalInfo>) {
+    let name = format!("{m}.{n}");
+    if !out.iter().any(|g| g.name == name) {
+        out.push(GlobalInfo {
+            allowed: allowed(m, n),
+            name,
+        });
+    }
+}
+
+/// The little-endian unsigned integer of up to 8 bytes `b` (saturated to
+/// `usize::MAX` where it does not fit).
+fn le_usize(b: &[u8]) -> usize {
+    let mut a = [0u8; 8];
+    a[..b.len()].copy_from_slice(b);
+    usize::try_from(u64::from_le_bytes(a)).unwrap_or(usize::MAX)
+}
+
+impl Inspection {
+    /// One row of the tensor table per tensor: name, dtype, shape, stride,
+    /// offset, storage, the other tensors sharing it, bytes.
+    fn tensor_rows(&self) -> Vec<[String; 8]> {
+        self.tensors
             .iter()
             .map(|t| {
                 let sharing: Vec<&str> = self
@@ -478,7 +471,55 @@ impl fmt::Display for Inspection {
                     t.nbytes.to_string(),
                 ]
             })
-            .collect();
+            .collect()
+    }
+}
+
+/// Writes `rows` under `header` in columns as wide as their widest cell
+/// (the last column right-aligned); nothing when there is no row.
+fn write_table(f: &mut fmt::Formatter<'_>, header: [&str; 8], rows: &[[String; 8]]) -> fmt::Result {
+    let mut w = header.map(str::len);
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i == cells.len() - 1 {
+                s.push_str(&format!("{c:>width$}", width = w[i]));
+            } else {
+                s.push_str(&format!("{c:<width$}  ", width = w[i]));
+            }
+        }
+        writeln!(f, "{}", s.trim_end())
+    };
+    if !rows.is_empty() {
+        line(f, &header)?;
+        for r in rows {
+            line(f, &r.iter().map(String::as_str).collect::<Vec<_>>())?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Inspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let protocol = self.protocol.map_or("?".to_string(), |p| p.to_string());
+        if self.legacy {
+            writeln!(
+                f,
+                "PyTorch legacy (pre-1.6, non-ZIP) format, little-endian, pickle protocol {protocol}"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "archive '{}': PyTorch ZIP format, byteorder {}, pickle protocol {protocol}",
+                self.archive,
+                if self.big_endian { "big" } else { "little" },
+            )?;
+        }
         let header = [
             "name",
             "dtype",
@@ -489,29 +530,7 @@ impl fmt::Display for Inspection {
             "shared with",
             "bytes",
         ];
-        let mut w = header.map(str::len);
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
-            let mut s = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                if i == cells.len() - 1 {
-                    s.push_str(&format!("{c:>width$}", width = w[i]));
-                } else {
-                    s.push_str(&format!("{c:<width$}  ", width = w[i]));
-                }
-            }
-            writeln!(f, "{}", s.trim_end())
-        };
-        if !rows.is_empty() {
-            line(f, &header)?;
-            for r in &rows {
-                line(f, &r.iter().map(String::as_str).collect::<Vec<_>>())?;
-            }
-        }
+        write_table(f, header, &self.tensor_rows())?;
         let shared = self.storages.iter().filter(|s| s.tensors.len() > 1).count();
         writeln!(
             f,

@@ -28,9 +28,10 @@ use c10_core::{ScalarType, Storage};
 
 use crate::archive::swap_to_native;
 use crate::error::{PtError, Result};
+use crate::inspect::{stand_in, Seen};
 use crate::load::{check_location, LoadOptions};
 use crate::remap::{self, Recording};
-use crate::unpickle::{unpickle_prefix, StorageSource};
+use crate::unpickle::{unpickle_prefix, StorageRecord, StorageSource};
 use crate::value::Value;
 
 /// The magic number of pickle 1.
@@ -68,23 +69,12 @@ struct LegacySource<'a> {
 }
 
 impl StorageSource for LegacySource<'_> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        check_location(key, location, self.opts)?;
-        // Each storage's bytes follow the pickles, after an 8-byte count.
-        self.declared = self.declared.saturating_add(nbytes as u64 + 8);
-        if self.declared > self.file_len {
-            return Err(PtError::Tensor(format!(
-                "storage '{key}' ({nbytes} bytes) takes the storages named so far to {} bytes, \
-                 more than the whole file ({} bytes): truncated or corrupt legacy checkpoint",
-                self.declared, self.file_len
-            )));
-        }
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let StorageRecord {
+            key, nbytes, dtype, ..
+        } = *rec;
+        check_location(key, rec.location, self.opts)?;
+        declare(&mut self.declared, self.file_len, rec)?;
         let storage = alloc_cpu::empty_storage(nbytes)?;
         self.pending.insert(
             key.to_string(),
@@ -103,13 +93,29 @@ impl StorageSource for LegacySource<'_> {
     }
 }
 
+/// Adds the bytes of storage `rec` to the `declared` total of the storages
+/// named so far: each storage's bytes follow the pickles, after an 8-byte
+/// count, so the total must fit in the file's `file_len` bytes.
+fn declare(declared: &mut u64, file_len: u64, rec: &StorageRecord<'_>) -> Result<()> {
+    *declared = declared.saturating_add(rec.nbytes as u64 + 8);
+    if *declared > file_len {
+        return Err(PtError::Tensor(format!(
+            "storage '{}' ({} bytes) takes the storages named so far to {} bytes, \
+             more than the whole file ({} bytes): truncated or corrupt legacy checkpoint",
+            rec.key, rec.nbytes, *declared, file_len
+        )));
+    }
+    Ok(())
+}
+
 /// Serves the pickles that must not name any storage.
 struct NoStorages;
 
 impl StorageSource for NoStorages {
-    fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType) -> Result<Storage> {
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
         Err(PtError::Archive(format!(
-            "storage '{key}' named in a header pickle of a legacy checkpoint"
+            "storage '{}' named in a header pickle of a legacy checkpoint",
+            rec.key
         )))
     }
 }
@@ -293,35 +299,13 @@ pub(crate) struct LegacyView {
 struct LazyLegacy {
     file_len: u64,
     declared: u64,
-    seen: Vec<(String, usize, ScalarType, String, Storage)>,
+    seen: Seen,
 }
 
 impl StorageSource for LazyLegacy {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        self.declared = self.declared.saturating_add(nbytes as u64 + 8);
-        if self.declared > self.file_len {
-            return Err(PtError::Tensor(format!(
-                "storage '{key}' ({nbytes} bytes) takes the storages named so far to {} bytes, \
-                 more than the whole file ({} bytes): truncated or corrupt legacy checkpoint",
-                self.declared, self.file_len
-            )));
-        }
-        // Never touched: no byte of it is read or filled.
-        let storage = Storage::new_uninit(nbytes, alloc_cpu::cpu_allocator(), false)?;
-        self.seen.push((
-            key.to_string(),
-            nbytes,
-            dtype,
-            location.to_string(),
-            storage.clone(),
-        ));
-        Ok(storage)
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        declare(&mut self.declared, self.file_len, rec)?;
+        stand_in(rec, &mut self.seen)
     }
 
     fn legacy_ids(&self) -> bool {

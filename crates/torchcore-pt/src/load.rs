@@ -6,12 +6,12 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use c10_core::{ScalarType, Storage, Tensor};
+use c10_core::{Storage, Tensor};
 
-use crate::archive::{swap_to_native, Archive};
+use crate::archive::{swap_to_native, Archive, RecordSpan};
 use crate::error::{PtError, Result};
 use crate::remap::{self, Recording};
-use crate::unpickle::{unpickle, StorageSource};
+use crate::unpickle::{unpickle, StorageRecord, StorageSource};
 use crate::value::Value;
 
 /// Where storages saved on another device are loaded (torch's
@@ -101,21 +101,29 @@ pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> R
     })
 }
 
+/// What every source that reads records itself checks first: `rec`'s
+/// location is allowed, and its record `data/<key>` can hold its bytes.
+/// Returns the record's name and span.
+fn checked_record<R: Read + Seek>(
+    archive: &mut Archive<R>,
+    rec: &StorageRecord<'_>,
+    opts: &LoadOptions,
+) -> Result<(String, RecordSpan)> {
+    check_location(rec.key, rec.location, opts)?;
+    let name = format!("data/{}", rec.key);
+    let span = archive.check_storage_span(&name, rec.key, rec.nbytes, rec.dtype)?;
+    Ok((name, span))
+}
+
 struct CopySource<'a, R: Read + Seek> {
     archive: &'a mut Archive<R>,
     opts: &'a LoadOptions,
 }
 
 impl<R: Read + Seek> StorageSource for CopySource<'_, R> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        check_location(key, location, self.opts)?;
-        self.archive.read_storage(key, nbytes, dtype)
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        check_location(rec.key, rec.location, self.opts)?;
+        self.archive.read_storage(rec.key, rec.nbytes, rec.dtype)
     }
 }
 
@@ -131,16 +139,9 @@ struct FileCopySource<'a> {
 
 #[cfg(all(unix, not(miri)))]
 impl StorageSource for FileCopySource<'_> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        check_location(key, location, self.opts)?;
-        let name = format!("data/{key}");
-        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let (nbytes, dtype) = (rec.nbytes, rec.dtype);
+        let (name, span) = checked_record(self.archive, rec, self.opts)?;
         self.archive.count_mapped(&name, span.len)?;
         // Lazily initialised: if the load fails before the bytes are read,
         // whatever still holds the storage sees zeros, never stale memory.
@@ -163,16 +164,9 @@ struct MmapSource<'a> {
 }
 
 impl StorageSource for MmapSource<'_> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage> {
-        check_location(key, location, self.opts)?;
-        let name = format!("data/{key}");
-        let span = self.archive.check_storage_span(&name, key, nbytes, dtype)?;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let (key, nbytes, dtype) = (rec.key, rec.nbytes, rec.dtype);
+        let (name, span) = checked_record(self.archive, rec, self.opts)?;
         if nbytes == 0 || span.data_start % 64 != 0 {
             // Nothing to map, or a record not aligned for every dtype (torch
             // aligns records to 64 bytes; other writers may not): copy.
@@ -215,6 +209,22 @@ pub(crate) fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
     Ok(crate::legacy::is_legacy(&head))
 }
 
+/// The ZIP checkpoint `reader` reads (from `path`), opened for reading
+/// records outside the ZIP reader: a second handle on the file, the
+/// archive, and its `data.pkl`.
+fn open_zip_file(
+    reader: BufReader<File>,
+    path: &Path,
+) -> Result<(File, Archive<BufReader<File>>, Vec<u8>)> {
+    let file = reader
+        .get_ref()
+        .try_clone()
+        .map_err(|e| PtError::io_path(path, e))?;
+    let mut archive = Archive::open(reader)?;
+    let pickle = archive.read_small_record("data.pkl")?;
+    Ok((file, archive, pickle))
+}
+
 fn open_file(path: &Path) -> Result<BufReader<File>> {
     let f = File::open(path).map_err(|e| PtError::io_path(path, e))?;
     Ok(BufReader::new(f))
@@ -248,12 +258,7 @@ pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let reader = {
         let mut reader = reader;
         if !starts_legacy(&mut reader)? {
-            let file = reader
-                .get_ref()
-                .try_clone()
-                .map_err(|e| PtError::io_path(path, e))?;
-            let mut archive = Archive::open(reader)?;
-            let pickle = archive.read_small_record("data.pkl")?;
+            let (file, mut archive, pickle) = open_zip_file(reader, path)?;
             let big_endian = archive.big_endian();
             let mut source = FileCopySource {
                 archive: &mut archive,
@@ -332,12 +337,7 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Va
     if starts_legacy(&mut reader)? {
         return Err(PtError::LegacyMmap);
     }
-    let file = reader
-        .get_ref()
-        .try_clone()
-        .map_err(|e| PtError::io_path(path, e))?;
-    let mut archive = Archive::open(reader)?;
-    let pickle = archive.read_small_record("data.pkl")?;
+    let (file, mut archive, pickle) = open_zip_file(reader, path)?;
     let mut source = MmapSource {
         archive: &mut archive,
         file,

@@ -6,7 +6,7 @@ use c10_core::{Storage, Tensor};
 
 use crate::error::{PtError, Result};
 use crate::load::LoadOptions;
-use crate::unpickle::StorageSource;
+use crate::unpickle::{StorageRecord, StorageSource};
 use crate::value::{StorageValue, Value};
 
 /// Forwards to another source and, when asked to, notes every storage
@@ -28,17 +28,11 @@ impl<'a> Recording<'a> {
 }
 
 impl StorageSource for Recording<'_> {
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: c10_core::ScalarType,
-    ) -> Result<Storage> {
-        let s = self.inner.load_storage(key, nbytes, location, dtype)?;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        let s = self.inner.load_storage(rec)?;
         if self.record {
             self.seen
-                .push((key.to_string(), location.to_string(), s.clone()));
+                .push((rec.key.to_string(), rec.location.to_string(), s.clone()));
         }
         Ok(s)
     }

@@ -28,60 +28,73 @@ use crate::value::{OrderedDict, StorageValue, Value};
 /// How deep containers may nest in a loaded value.
 pub const MAX_DEPTH: usize = 256;
 
+/// One storage a pickle names: what the VM asks
+/// [`StorageSource::load_storage`] for.
+///
+/// ```
+/// use torchcore_pt::unpickle::StorageRecord;
+/// use c10_core::ScalarType;
+/// let rec = StorageRecord { key: "0", nbytes: 8, location: "cpu", dtype: ScalarType::Float };
+/// assert_eq!(rec.nbytes / rec.dtype.itemsize(), 2);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StorageRecord<'a> {
+    /// The record name, validated by the VM: ASCII letters, digits, `_`,
+    /// `-`, `.`, not `.` or `..`.
+    pub key: &'a str,
+    /// Its length in bytes.
+    pub nbytes: usize,
+    /// The device tag it was saved on (`cpu`, `cuda:0`, ...).
+    pub location: &'a str,
+    /// The type of its elements.
+    pub dtype: ScalarType,
+}
+
 /// What the VM asks of the archive: the bytes of one storage record.
 ///
 /// ```
-/// use torchcore_pt::unpickle::StorageSource;
+/// use torchcore_pt::unpickle::{StorageRecord, StorageSource};
 /// use c10_core::{ScalarType, Storage};
 /// /// Serves every storage zero-filled (for tests).
 /// struct Zeros;
 /// impl StorageSource for Zeros {
-///     fn load_storage(&mut self, _: &str, nbytes: usize, _: &str, _: ScalarType)
-///         -> Result<Storage, torchcore_pt::PtError> {
-///         Ok(alloc_cpu::empty_storage(nbytes)?)
+///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+///         Ok(alloc_cpu::empty_storage(rec.nbytes)?)
 ///     }
 /// }
-/// let s = Zeros.load_storage("0", 8, "cpu", ScalarType::Float)?;
+/// let rec = StorageRecord { key: "0", nbytes: 8, location: "cpu", dtype: ScalarType::Float };
+/// let s = Zeros.load_storage(&rec)?;
 /// assert_eq!(s.nbytes(), 8);
 /// # Ok::<(), torchcore_pt::PtError>(())
 /// ```
 pub trait StorageSource {
-    /// Loads storage `key` (a record name validated by the VM: ASCII
-    /// letters, digits, `_`, `-`, `.`, not `.` or `..`), `nbytes` long,
-    /// saved on `location`, holding elements of `dtype`.
+    /// Loads the storage `rec` names.
     ///
     /// ```
-    /// # use torchcore_pt::unpickle::StorageSource;
+    /// # use torchcore_pt::unpickle::{StorageRecord, StorageSource};
     /// # use c10_core::{ScalarType, Storage};
     /// struct Refuse;
     /// impl StorageSource for Refuse {
-    ///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType)
-    ///         -> Result<Storage, torchcore_pt::PtError> {
-    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {key}")))
+    ///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {}", rec.key)))
     ///     }
     /// }
-    /// assert!(Refuse.load_storage("7", 4, "cpu", ScalarType::Int).is_err());
+    /// let rec = StorageRecord { key: "7", nbytes: 4, location: "cpu", dtype: ScalarType::Int };
+    /// assert!(Refuse.load_storage(&rec).is_err());
     /// ```
-    fn load_storage(
-        &mut self,
-        key: &str,
-        nbytes: usize,
-        location: &str,
-        dtype: ScalarType,
-    ) -> Result<Storage>;
+    fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage>;
 
     /// Whether persistent ids may carry the legacy format's sixth item,
     /// `view_metadata` (accepted only when it is `None`). The ZIP format
     /// has five items; the default is `false`.
     ///
     /// ```
-    /// # use torchcore_pt::unpickle::StorageSource;
+    /// # use torchcore_pt::unpickle::{StorageRecord, StorageSource};
     /// # use c10_core::{ScalarType, Storage};
     /// struct Zip;
     /// impl StorageSource for Zip {
-    ///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: ScalarType)
-    ///         -> Result<Storage, torchcore_pt::PtError> {
-    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {key}")))
+    ///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {}", rec.key)))
     ///     }
     /// }
     /// assert!(!Zip.legacy_ids());
@@ -89,6 +102,15 @@ pub trait StorageSource {
     fn legacy_ids(&self) -> bool {
         false
     }
+}
+
+/// What a storage's persistent id says.
+struct PersistentId {
+    /// The element type; `None` for an untyped storage (read as bytes).
+    dtype: Option<ScalarType>,
+    key: Rc<str>,
+    location: Rc<str>,
+    numel: u64,
 }
 
 /// An allowed global.
@@ -312,13 +334,12 @@ struct Vm<'a> {
 /// `source`, and returns the value the pickle builds.
 ///
 /// ```
-/// use torchcore_pt::unpickle::{unpickle, StorageSource};
+/// use torchcore_pt::unpickle::{unpickle, StorageRecord, StorageSource};
 /// use torchcore_pt::{PtError, Value};
 /// struct NoStorages;
 /// impl StorageSource for NoStorages {
-///     fn load_storage(&mut self, key: &str, _: usize, _: &str, _: c10_core::ScalarType)
-///         -> Result<c10_core::Storage, PtError> {
-///         Err(PtError::Archive(format!("no storage {key}")))
+///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<c10_core::Storage, PtError> {
+///         Err(PtError::Archive(format!("no storage {}", rec.key)))
 ///     }
 /// }
 /// // PROTO 2, EMPTY_LIST, BININT1 7, APPEND, STOP
@@ -482,261 +503,295 @@ impl<'a> Vm<'a> {
         Ok(())
     }
 
+    /// Runs the opcodes up to `STOP` and returns what it pops.
     fn run(&mut self) -> Result<Node> {
         loop {
             self.op_pos = self.pos;
             let op = self.u8()?;
-            match op {
-                0x80 => {
-                    let p = self.u8()?;
-                    if p > 5 {
-                        return Err(self.err(format!("unsupported pickle protocol {p} (0 to 5 are known)")));
-                    }
-                }
-                0x95 => {
-                    // FRAME: a length hint only.
-                    self.u64()?;
-                }
-                b'.' => {
-                    let v = self.pop()?;
-                    return Ok(v);
-                }
-                b'(' => self.marks.push(self.stack.len()),
-                b'0' => {
-                    self.pop()?;
-                }
-                b'1' => {
-                    self.pop_mark()?;
-                }
-                b'2' => {
-                    let v = self.top()?.clone();
-                    self.push(v);
-                }
-                b'N' => self.push(Node::None),
-                0x88 => self.push(Node::Bool(true)),
-                0x89 => self.push(Node::Bool(false)),
-                b'J' => {
-                    let b = self.take(4)?;
-                    self.push(Node::Int(i32::from_le_bytes([b[0], b[1], b[2], b[3]]).into()));
-                }
-                b'K' => {
-                    let v = self.u8()?;
-                    self.push(Node::Int(v.into()));
-                }
-                b'M' => {
-                    let v = self.u16()?;
-                    self.push(Node::Int(v.into()));
-                }
-                0x8a => {
-                    let n = usize::from(self.u8()?);
-                    let v = self.long(n)?;
-                    self.push(v);
-                }
-                0x8b => {
-                    let n = self.u32()?;
-                    let n = usize::try_from(n).map_err(|_| self.err("LONG4 length too large"))?;
-                    let v = self.long(n)?;
-                    self.push(v);
-                }
-                b'G' => {
-                    let b = self.take(8)?;
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(b);
-                    self.push(Node::Float(f64::from_be_bytes(a)));
-                }
-                b'X' => {
-                    let n = self.u32()? as usize;
-                    let s = self.utf8(n)?;
-                    self.push(s);
-                }
-                0x8c => {
-                    let n = usize::from(self.u8()?);
-                    let s = self.utf8(n)?;
-                    self.push(s);
-                }
-                0x8d => {
-                    let n = self.len_u64()?;
-                    let s = self.utf8(n)?;
-                    self.push(s);
-                }
-                b'T' | b'U' => {
-                    // Python 2 `str`: read as Latin-1 text (what
-                    // `encoding='latin1'` does).
-                    let n = if op == b'T' {
-                        let b = self.take(4)?;
-                        let n = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                        usize::try_from(n).map_err(|_| self.err(format!("BINSTRING with negative length {n}")))?
-                    } else {
-                        usize::from(self.u8()?)
-                    };
-                    let b = self.take(n)?;
-                    let s: String = b.iter().map(|&c| char::from(c)).collect();
-                    self.push(Node::Str(Rc::from(s)));
-                }
-                b'B' | b'C' | 0x8e | 0x96 => {
-                    let n = match op {
-                        b'B' => self.u32()? as usize,
-                        b'C' => usize::from(self.u8()?),
-                        _ => self.len_u64()?,
-                    };
-                    let b = self.take(n)?;
-                    self.push(Node::Bytes(Rc::from(b)));
-                }
-                b'}' => {
-                    let d = self.new_obj(Container::Dict(DictBody::default()));
-                    self.push(d);
-                }
-                b']' => {
-                    let l = self.new_obj(Container::List(Vec::new()));
-                    self.push(l);
-                }
-                b')' => {
-                    let t = self.tuple(Vec::new())?;
-                    self.push(t);
-                }
-                0x8f => {
-                    let s = self.new_obj(Container::Set(Vec::new()));
-                    self.push(s);
-                }
-                b't' => {
-                    let items = self.pop_mark()?;
-                    let t = self.tuple(items)?;
-                    self.push(t);
-                }
-                0x85..=0x87 => {
-                    let n = usize::from(op - 0x84);
-                    let mut items = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        items.push(self.pop()?);
-                    }
-                    items.reverse();
-                    let t = self.tuple(items)?;
-                    self.push(t);
-                }
-                b'l' => {
-                    let items = self.pop_mark()?;
-                    let l = self.new_obj(Container::List(items));
-                    self.push(l);
-                }
-                b'd' => {
-                    let items = self.pop_mark()?;
-                    let d = self.new_obj(Container::Dict(DictBody::default()));
-                    self.set_items(&d, items)?;
-                    self.push(d);
-                }
-                0x91 => {
-                    let items = self.pop_mark()?;
-                    let s = self.new_obj(Container::Set(items));
-                    self.push(s);
-                }
-                b'a' => {
-                    let v = self.pop()?;
-                    let l = self.top()?.clone();
-                    self.append(&l, vec![v])?;
-                }
-                b'e' => {
-                    let items = self.pop_mark()?;
-                    let l = self.top()?.clone();
-                    self.append(&l, items)?;
-                }
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    let d = self.top()?.clone();
-                    self.set_items(&d, vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.pop_mark()?;
-                    let d = self.top()?.clone();
-                    self.set_items(&d, items)?;
-                }
-                0x90 => {
-                    let items = self.pop_mark()?;
-                    let s = self.top()?.clone();
-                    match s {
-                        Node::Obj(i) => match self.arena.get_mut(i) {
-                            Some(Container::Set(v)) => v.extend(items),
-                            _ => return Err(self.err("ADDITEMS on something that is not a set")),
-                        },
-                        _ => return Err(self.err("ADDITEMS on something that is not a set")),
-                    }
-                }
-                b'q' => {
-                    let i = self.u8()?;
-                    self.memo_put(i.into())?;
-                }
-                b'r' => {
-                    let i = self.u32()?;
-                    self.memo_put(i)?;
-                }
-                0x94 => {
-                    let i = u32::try_from(self.memo.len()).map_err(|_| self.err("memo full"))?;
-                    self.memo_put(i)?;
-                }
-                b'h' => {
-                    let i = self.u8()?;
-                    let v = self.memo_get(i.into())?;
-                    self.push(v);
-                }
-                b'j' => {
-                    let i = self.u32()?;
-                    let v = self.memo_get(i)?;
-                    self.push(v);
-                }
-                b'c' => {
-                    let module = self.line()?;
-                    let name = self.line()?;
-                    let g = resolve_global(module, name)?;
-                    self.push(g);
-                }
-                0x93 => {
-                    let name = self.pop()?;
-                    let module = self.pop()?;
-                    match (&module, &name) {
-                        (Node::Str(m), Node::Str(n)) => {
-                            let g = resolve_global(m, n)?;
-                            self.push(g);
-                        }
-                        _ => return Err(self.err("STACK_GLOBAL needs two strings")),
-                    }
-                }
-                b'R' | 0x81 => {
-                    let args = self.pop()?;
-                    let callable = self.pop()?;
-                    let v = self.call(callable, args)?;
-                    self.push(v);
-                }
-                0x92 => {
-                    let kwargs = self.pop()?;
-                    let args = self.pop()?;
-                    let cls = self.pop()?;
-                    if !self.is_empty_mapping(&kwargs) {
-                        return Err(self.err("NEWOBJ_EX with keyword arguments is not supported"));
-                    }
-                    let v = self.call(cls, args)?;
-                    self.push(v);
-                }
-                b'Q' => {
-                    let pid = self.pop()?;
-                    let v = self.persistent_load(pid)?;
-                    self.push(v);
-                }
-                b'b' => {
-                    let state = self.pop()?;
-                    let inst = self.top()?.clone();
-                    self.build(inst, state)?;
-                }
-                0x82..=0x84 => return Err(self.err("EXT opcodes (the copyreg extension registry) are not supported")),
-                0x97 | 0x98 => return Err(self.err("out-of-band buffers (NEXT_BUFFER, READONLY_BUFFER) are not supported")),
-                b'I' | b'L' | b'F' | b'S' | b'V' | b'P' | b'g' | b'p' | b'i' | b'o' => {
-                    return Err(self.err(format!(
-                        "text opcode {:?} (pickle protocol 0/1) is not supported; torch writes protocol 2",
-                        char::from(op)
-                    )))
-                }
-                _ => return Err(self.err(format!("unknown opcode 0x{op:02x}"))),
+            if op == b'.' {
+                return self.pop();
+            }
+            if !self.scalar_op(op)? && !self.container_op(op)? {
+                self.object_op(op)?;
             }
         }
+    }
+
+    /// The opcodes of the values that hold no other value (none, bools,
+    /// ints, floats, strings, bytes), and the protocol's own (`PROTO`,
+    /// `FRAME`); `false` for any other.
+    fn scalar_op(&mut self, op: u8) -> Result<bool> {
+        match op {
+            0x80 => {
+                let p = self.u8()?;
+                if p > 5 {
+                    return Err(self.err(format!(
+                        "unsupported pickle protocol {p} (0 to 5 are known)"
+                    )));
+                }
+            }
+            0x95 => {
+                // FRAME: a length hint only.
+                self.u64()?;
+            }
+            b'N' => self.push(Node::None),
+            0x88 => self.push(Node::Bool(true)),
+            0x89 => self.push(Node::Bool(false)),
+            b'J' => {
+                let b = self.take(4)?;
+                self.push(Node::Int(
+                    i32::from_le_bytes([b[0], b[1], b[2], b[3]]).into(),
+                ));
+            }
+            b'K' => {
+                let v = self.u8()?;
+                self.push(Node::Int(v.into()));
+            }
+            b'M' => {
+                let v = self.u16()?;
+                self.push(Node::Int(v.into()));
+            }
+            0x8a => {
+                let n = usize::from(self.u8()?);
+                let v = self.long(n)?;
+                self.push(v);
+            }
+            0x8b => {
+                let n = self.u32()?;
+                let n = usize::try_from(n).map_err(|_| self.err("LONG4 length too large"))?;
+                let v = self.long(n)?;
+                self.push(v);
+            }
+            b'G' => {
+                let b = self.take(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                self.push(Node::Float(f64::from_be_bytes(a)));
+            }
+            b'X' => {
+                let n = self.u32()? as usize;
+                let s = self.utf8(n)?;
+                self.push(s);
+            }
+            0x8c => {
+                let n = usize::from(self.u8()?);
+                let s = self.utf8(n)?;
+                self.push(s);
+            }
+            0x8d => {
+                let n = self.len_u64()?;
+                let s = self.utf8(n)?;
+                self.push(s);
+            }
+            b'T' | b'U' => {
+                // Python 2 `str`: read as Latin-1 text (what
+                // `encoding='latin1'` does).
+                let n = if op == b'T' {
+                    let b = self.take(4)?;
+                    let n = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    usize::try_from(n)
+                        .map_err(|_| self.err(format!("BINSTRING with negative length {n}")))?
+                } else {
+                    usize::from(self.u8()?)
+                };
+                let b = self.take(n)?;
+                let s: String = b.iter().map(|&c| char::from(c)).collect();
+                self.push(Node::Str(Rc::from(s)));
+            }
+            b'B' | b'C' | 0x8e | 0x96 => {
+                let n = match op {
+                    b'B' => self.u32()? as usize,
+                    b'C' => usize::from(self.u8()?),
+                    _ => self.len_u64()?,
+                };
+                let b = self.take(n)?;
+                self.push(Node::Bytes(Rc::from(b)));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The opcodes of the stack (`MARK`, `POP`, `POP_MARK`, `DUP`) and
+    /// those that build and fill containers (tuples, lists, dicts, sets);
+    /// `false` for any other.
+    fn container_op(&mut self, op: u8) -> Result<bool> {
+        match op {
+            b'(' => self.marks.push(self.stack.len()),
+            b'0' => {
+                self.pop()?;
+            }
+            b'1' => {
+                self.pop_mark()?;
+            }
+            b'2' => {
+                let v = self.top()?.clone();
+                self.push(v);
+            }
+            b'}' => {
+                let d = self.new_obj(Container::Dict(DictBody::default()));
+                self.push(d);
+            }
+            b']' => {
+                let l = self.new_obj(Container::List(Vec::new()));
+                self.push(l);
+            }
+            b')' => {
+                let t = self.tuple(Vec::new())?;
+                self.push(t);
+            }
+            0x8f => {
+                let s = self.new_obj(Container::Set(Vec::new()));
+                self.push(s);
+            }
+            b't' => {
+                let items = self.pop_mark()?;
+                let t = self.tuple(items)?;
+                self.push(t);
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.pop()?);
+                }
+                items.reverse();
+                let t = self.tuple(items)?;
+                self.push(t);
+            }
+            b'l' => {
+                let items = self.pop_mark()?;
+                let l = self.new_obj(Container::List(items));
+                self.push(l);
+            }
+            b'd' => {
+                let items = self.pop_mark()?;
+                let d = self.new_obj(Container::Dict(DictBody::default()));
+                self.set_items(&d, items)?;
+                self.push(d);
+            }
+            0x91 => {
+                let items = self.pop_mark()?;
+                let s = self.new_obj(Container::Set(items));
+                self.push(s);
+            }
+            b'a' => {
+                let v = self.pop()?;
+                let l = self.top()?.clone();
+                self.append(&l, vec![v])?;
+            }
+            b'e' => {
+                let items = self.pop_mark()?;
+                let l = self.top()?.clone();
+                self.append(&l, items)?;
+            }
+            b's' => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                let d = self.top()?.clone();
+                self.set_items(&d, vec![k, v])?;
+            }
+            b'u' => {
+                let items = self.pop_mark()?;
+                let d = self.top()?.clone();
+                self.set_items(&d, items)?;
+            }
+            0x90 => {
+                let items = self.pop_mark()?;
+                let s = self.top()?.clone();
+                match s {
+                    Node::Obj(i) => match self.arena.get_mut(i) {
+                        Some(Container::Set(v)) => v.extend(items),
+                        _ => return Err(self.err("ADDITEMS on something that is not a set")),
+                    },
+                    _ => return Err(self.err("ADDITEMS on something that is not a set")),
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The memo, globals, calls, persistent ids and `BUILD`, and the
+    /// refusal of every opcode not handled elsewhere.
+    fn object_op(&mut self, op: u8) -> Result<()> {
+        match op {
+            b'q' => {
+                let i = self.u8()?;
+                self.memo_put(i.into())?;
+            }
+            b'r' => {
+                let i = self.u32()?;
+                self.memo_put(i)?;
+            }
+            0x94 => {
+                let i = u32::try_from(self.memo.len()).map_err(|_| self.err("memo full"))?;
+                self.memo_put(i)?;
+            }
+            b'h' => {
+                let i = self.u8()?;
+                let v = self.memo_get(i.into())?;
+                self.push(v);
+            }
+            b'j' => {
+                let i = self.u32()?;
+                let v = self.memo_get(i)?;
+                self.push(v);
+            }
+            b'c' => {
+                let module = self.line()?;
+                let name = self.line()?;
+                let g = resolve_global(module, name)?;
+                self.push(g);
+            }
+            0x93 => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                match (&module, &name) {
+                    (Node::Str(m), Node::Str(n)) => {
+                        let g = resolve_global(m, n)?;
+                        self.push(g);
+                    }
+                    _ => return Err(self.err("STACK_GLOBAL needs two strings")),
+                }
+            }
+            b'R' | 0x81 => {
+                let args = self.pop()?;
+                let callable = self.pop()?;
+                let v = self.call(callable, args)?;
+                self.push(v);
+            }
+            0x92 => {
+                let kwargs = self.pop()?;
+                let args = self.pop()?;
+                let cls = self.pop()?;
+                if !self.is_empty_mapping(&kwargs) {
+                    return Err(self.err("NEWOBJ_EX with keyword arguments is not supported"));
+                }
+                let v = self.call(cls, args)?;
+                self.push(v);
+            }
+            b'Q' => {
+                let pid = self.pop()?;
+                let v = self.persistent_load(pid)?;
+                self.push(v);
+            }
+            b'b' => {
+                let state = self.pop()?;
+                let inst = self.top()?.clone();
+                self.build(inst, state)?;
+            }
+            0x82..=0x84 => return Err(self.err("EXT opcodes (the copyreg extension registry) are not supported")),
+            0x97 | 0x98 => return Err(self.err("out-of-band buffers (NEXT_BUFFER, READONLY_BUFFER) are not supported")),
+            b'I' | b'L' | b'F' | b'S' | b'V' | b'P' | b'g' | b'p' | b'i' | b'o' => {
+                return Err(self.err(format!(
+                    "text opcode {:?} (pickle protocol 0/1) is not supported; torch writes protocol 2",
+                    char::from(op)
+                )))
+            }
+            _ => return Err(self.err(format!("unknown opcode 0x{op:02x}"))),
+        }
+        Ok(())
     }
 
     fn long(&mut self, n: usize) -> Result<Node> {
@@ -1026,46 +1081,57 @@ impl<'a> Vm<'a> {
             },
             Global::RebuildTensorV2 | Global::RebuildTensorV3 => self.rebuild_tensor(g, &args),
             Global::RebuildParameter | Global::RebuildParameterWithState => {
-                let (data, rg, hooks, state) = match args.as_slice() {
-                    [d, r, h] if g == Global::RebuildParameter => (d, r, h, None),
-                    [d, r, h, s] if g == Global::RebuildParameterWithState => (d, r, h, Some(s)),
-                    _ => return Err(bad_args(self, "_rebuild_parameter")),
-                };
-                if !self.is_empty_mapping(hooks) {
-                    return Err(self.err("_rebuild_parameter: backward hooks are not supported"));
-                }
-                if let Some(s) = state {
-                    if !self.is_empty_mapping(s) {
-                        return Err(self.err(
-                            "_rebuild_parameter_with_state: parameter attributes are not supported",
-                        ));
-                    }
-                }
-                let requires_grad = match rg {
-                    Node::Bool(b) => *b,
-                    other => {
-                        return Err(self.err(format!(
-                            "_rebuild_parameter: requires_grad must be a bool, got {}",
-                            other.type_name(self)
-                        )))
-                    }
-                };
-                let mut t = match data {
-                    Node::Tensor(t) | Node::Parameter(t) => t.detach(),
-                    other => {
-                        return Err(self.err(format!(
-                            "_rebuild_parameter: data must be a tensor, got {}",
-                            other.type_name(self)
-                        )))
-                    }
-                };
-                t.set_requires_grad(requires_grad)?;
-                Ok(Node::Parameter(t))
+                self.rebuild_parameter(g, &args)
             }
             Global::StorageType(_) => {
                 Err(self.err("storage classes cannot be called; storages come from BINPERSID"))
             }
         }
+    }
+
+    /// `torch._utils._rebuild_parameter(data, requires_grad, hooks)` and
+    /// `_rebuild_parameter_with_state(.., state)`: a parameter of the
+    /// tensor `data` (detached), with no hooks and no attributes.
+    fn rebuild_parameter(&mut self, g: Global, args: &[Node]) -> Result<Node> {
+        let (data, rg, hooks, state) = match args {
+            [d, r, h] if g == Global::RebuildParameter => (d, r, h, None),
+            [d, r, h, s] if g == Global::RebuildParameterWithState => (d, r, h, Some(s)),
+            _ => {
+                return Err(self.err(format!(
+                    "_rebuild_parameter: unexpected arguments ({} given)",
+                    args.len()
+                )))
+            }
+        };
+        if !self.is_empty_mapping(hooks) {
+            return Err(self.err("_rebuild_parameter: backward hooks are not supported"));
+        }
+        if let Some(s) = state {
+            if !self.is_empty_mapping(s) {
+                return Err(self
+                    .err("_rebuild_parameter_with_state: parameter attributes are not supported"));
+            }
+        }
+        let requires_grad = match rg {
+            Node::Bool(b) => *b,
+            other => {
+                return Err(self.err(format!(
+                    "_rebuild_parameter: requires_grad must be a bool, got {}",
+                    other.type_name(self)
+                )))
+            }
+        };
+        let mut t = match data {
+            Node::Tensor(t) | Node::Parameter(t) => t.detach(),
+            other => {
+                return Err(self.err(format!(
+                    "_rebuild_parameter: data must be a tensor, got {}",
+                    other.type_name(self)
+                )))
+            }
+        };
+        t.set_requires_grad(requires_grad)?;
+        Ok(Node::Parameter(t))
     }
 
     fn rebuild_tensor(&mut self, g: Global, args: &[Node]) -> Result<Node> {
@@ -1147,8 +1213,61 @@ impl<'a> Vm<'a> {
         Ok(Node::Tensor(t))
     }
 
+    /// torch's `persistent_load`: the storage a persistent id names,
+    /// loaded once per key (a key seen again must name the same storage).
     fn persistent_load(&mut self, pid: Node) -> Result<Node> {
-        let items = match &pid {
+        let PersistentId {
+            dtype,
+            key,
+            location,
+            numel,
+        } = self.persistent_id(&pid)?;
+        let untyped = dtype.is_none();
+        let dtype = dtype.unwrap_or(ScalarType::Byte);
+        if let Some(s) = self.storages.get(&*key) {
+            if s.dtype != dtype || s.untyped != untyped || s.numel != numel {
+                return Err(PtError::Tensor(format!(
+                    "storage '{key}' appears twice with different types: {:?} x {} and {:?} x {numel}",
+                    s.dtype, s.numel, dtype
+                )));
+            }
+            return Ok(Node::Storage(s.clone()));
+        }
+        if !valid_key(&key) {
+            return Err(PtError::Archive(format!(
+                "invalid storage key {key:?} (keys name records: letters, digits, '_', '-', '.')"
+            )));
+        }
+        let nbytes = usize::try_from(numel)
+            .ok()
+            .and_then(|n| n.checked_mul(dtype.itemsize()))
+            .ok_or_else(|| {
+                PtError::Tensor(format!(
+                    "storage '{key}': {numel} elements of {dtype:?} overflow the address space"
+                ))
+            })?;
+        let storage = self.source.load_storage(&StorageRecord {
+            key: &key,
+            nbytes,
+            location: &location,
+            dtype,
+        })?;
+        let node = Rc::new(StorageNode {
+            storage,
+            dtype,
+            untyped,
+            key: key.to_string(),
+            numel,
+        });
+        self.storages.insert(key.to_string(), node.clone());
+        Ok(Node::Storage(node))
+    }
+
+    /// Reads the five items of a storage's persistent id, `('storage',
+    /// type, key, location, numel)` (six in the legacy format, whose
+    /// `view_metadata` must be `None`).
+    fn persistent_id(&self, pid: &Node) -> Result<PersistentId> {
+        let items = match pid {
             Node::Tuple(t) => t.items.clone(),
             other => {
                 return Err(self.err(format!(
@@ -1223,40 +1342,12 @@ impl<'a> Vm<'a> {
                 )))
             }
         };
-        let untyped = dtype.is_none();
-        let dtype = dtype.unwrap_or(ScalarType::Byte);
-        if let Some(s) = self.storages.get(&*key) {
-            if s.dtype != dtype || s.untyped != untyped || s.numel != numel {
-                return Err(PtError::Tensor(format!(
-                    "storage '{key}' appears twice with different types: {:?} x {} and {:?} x {numel}",
-                    s.dtype, s.numel, dtype
-                )));
-            }
-            return Ok(Node::Storage(s.clone()));
-        }
-        if !valid_key(&key) {
-            return Err(PtError::Archive(format!(
-                "invalid storage key {key:?} (keys name records: letters, digits, '_', '-', '.')"
-            )));
-        }
-        let nbytes = usize::try_from(numel)
-            .ok()
-            .and_then(|n| n.checked_mul(dtype.itemsize()))
-            .ok_or_else(|| {
-                PtError::Tensor(format!(
-                    "storage '{key}': {numel} elements of {dtype:?} overflow the address space"
-                ))
-            })?;
-        let storage = self.source.load_storage(&key, nbytes, &location, dtype)?;
-        let node = Rc::new(StorageNode {
-            storage,
+        Ok(PersistentId {
             dtype,
-            untyped,
-            key: key.to_string(),
+            key,
+            location,
             numel,
-        });
-        self.storages.insert(key.to_string(), node.clone());
-        Ok(Node::Storage(node))
+        })
     }
 
     fn to_value(

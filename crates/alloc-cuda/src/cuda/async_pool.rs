@@ -4,17 +4,18 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use c10_storage::{AllocatorStats, DataPtr, Device};
+use c10_storage::{DataPtr, Device};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
-use super::blocks::{block_data_ptr, BlockOwner, Counters};
+use super::blocks::{
+    backend_oom, block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters,
+};
 use super::device::CudaDevice;
 use super::driver::{call, error_of, guarded};
 use super::error::CudaError;
 use super::stream::resolve;
 use crate::device::{DeviceError, RawDevice, StreamId};
-use crate::error::{CachingAllocatorError, CudaOutOfMemory};
 
 /// A `CUmemoryPool` handle.
 #[derive(Debug, Clone, Copy)]
@@ -103,11 +104,7 @@ impl BlockOwner for AsyncInner {
                 self.counters.on_free(size);
                 tracing::trace!(target: "alloc_cuda", device = self.device.index(), address = addr, "cuMemFreeAsync");
             }
-            Err(e) => tracing::error!(
-                target: "alloc_cuda",
-                device = self.device.index(),
-                "cudaMallocAsync backend: freeing {addr:#x} failed: {e}"
-            ),
+            Err(e) => log_free_error("cudaMallocAsync", &self.device, addr, &e),
         }
     }
 }
@@ -127,14 +124,7 @@ pub struct AsyncPoolAllocator {
     inner: Arc<AsyncInner>,
 }
 
-impl std::fmt::Debug for AsyncPoolAllocator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AsyncPoolAllocator")
-            .field("device", &self.inner.device.index())
-            .field("stats", &self.inner.counters.get())
-            .finish()
-    }
-}
+impl_backend_common!(AsyncPoolAllocator);
 
 impl AsyncPoolAllocator {
     /// The backend on `device`; fails when the device has no memory-pool
@@ -222,25 +212,14 @@ impl AsyncPoolAllocator {
                 match try_alloc() {
                     Ok(p) => p,
                     Err(e) if e.is_out_of_memory() => {
-                        let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
                         let reserved = inner
                             .pool_attribute(
                                 sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
                             )
                             .unwrap_or(0);
-                        let oom = CudaOutOfMemory {
-                            tried_to_allocate: nbytes as u64,
-                            device: dev.index(),
-                            total_capacity: total,
-                            free,
-                            allowed: None,
-                            process_info: String::new(),
-                            allocated: inner.counters.current(),
-                            reserved,
-                            exceeds_one_exabyte: false,
-                        };
-                        tracing::warn!(target: "alloc_cuda", device = dev.index(), "cudaMallocAsync backend: {oom}");
-                        return Err(CachingAllocatorError::OutOfMemory(oom).into());
+                        let allocated = inner.counters.current();
+                        let oom = backend_oom("cudaMallocAsync", dev, nbytes, allocated, reserved);
+                        return Err(oom.into());
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -299,20 +278,5 @@ impl AsyncPoolAllocator {
         Ok(self
             .inner
             .pool_attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)
-    }
-
-    /// Bytes currently allocated (requested sizes).
-    pub fn memory_allocated(&self) -> u64 {
-        self.inner.counters.current()
-    }
-
-    /// Requested-byte statistics.
-    pub fn stats(&self) -> AllocatorStats {
-        self.inner.counters.get()
-    }
-
-    /// Sets the peak to the current value.
-    pub fn reset_peak_stats(&self) {
-        self.inner.counters.reset_peak();
     }
 }

@@ -7,6 +7,83 @@ use std::sync::Arc;
 use c10_storage::{AllocatorStats, DataPtr, Device};
 use parking_lot::Mutex;
 
+/// What the non-caching backend handles (whose `inner` holds their
+/// `device` and `counters`) share: the statistics accessors, and `Debug`
+/// (the type's name, the device index and the statistics).
+macro_rules! impl_backend_common {
+    ($t:ident) => {
+        impl $t {
+            /// Bytes currently allocated (requested sizes).
+            pub fn memory_allocated(&self) -> u64 {
+                self.inner.counters.current()
+            }
+
+            /// Requested-byte statistics.
+            pub fn stats(&self) -> c10_storage::AllocatorStats {
+                self.inner.counters.get()
+            }
+
+            /// Sets the peak to the current value.
+            pub fn reset_peak_stats(&self) {
+                self.inner.counters.reset_peak();
+            }
+        }
+
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t))
+                    .field("device", &self.inner.device.index())
+                    .field("stats", &self.inner.counters.get())
+                    .finish()
+            }
+        }
+    };
+}
+pub(crate) use impl_backend_common;
+
+/// The out-of-memory error of non-caching backend `backend` on `dev`,
+/// logged as a warning: `nbytes` asked for, the `allocated` and `reserved`
+/// bytes the backend counts, the device's free and total memory as the
+/// driver reports them.
+pub(crate) fn backend_oom(
+    backend: &str,
+    dev: &super::device::CudaDevice,
+    nbytes: usize,
+    allocated: u64,
+    reserved: u64,
+) -> crate::error::CachingAllocatorError {
+    use crate::device::RawDevice;
+    let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
+    let oom = crate::error::CudaOutOfMemory {
+        tried_to_allocate: nbytes as u64,
+        device: dev.index(),
+        total_capacity: total,
+        free,
+        allowed: None,
+        process_info: String::new(),
+        allocated,
+        reserved,
+        exceeds_one_exabyte: false,
+    };
+    tracing::warn!(target: "alloc_cuda", device = dev.index(), "{backend} backend: {oom}");
+    crate::error::CachingAllocatorError::OutOfMemory(oom)
+}
+
+/// Logs a free that `backend` could not make (from a `DataPtr`'s drop,
+/// where nothing else can be done: the block stays allocated).
+pub(crate) fn log_free_error(
+    backend: &str,
+    device: &super::device::CudaDevice,
+    addr: u64,
+    e: &dyn std::fmt::Display,
+) {
+    tracing::error!(
+        target: "alloc_cuda",
+        device = device.index(),
+        "{backend} backend: freeing {addr:#x} failed: {e}"
+    );
+}
+
 /// Requested-byte statistics (the `c10_storage::AllocatorStats` view).
 #[derive(Debug, Default)]
 pub(crate) struct Counters {

@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use c10_storage::{AllocatorStats, DataPtr, Device};
+use c10_storage::{DataPtr, Device};
 
-use super::blocks::{block_data_ptr, BlockOwner, Counters};
+use super::blocks::{
+    backend_oom, block_data_ptr, impl_backend_common, log_free_error, BlockOwner, Counters,
+};
 use super::device::CudaDevice;
 use super::error::CudaError;
 use crate::device::{DevicePtr, RawDevice};
-use crate::error::{CachingAllocatorError, CudaOutOfMemory};
 
 struct RawInner {
     device: Arc<CudaDevice>,
@@ -28,11 +29,7 @@ impl BlockOwner for RawInner {
         });
         match r {
             Ok(()) => self.counters.on_free(size),
-            Err(e) => tracing::error!(
-                target: "alloc_cuda",
-                device = self.device.index(),
-                "raw backend: freeing {addr:#x} failed: {e}"
-            ),
+            Err(e) => log_free_error("raw", &self.device, addr, &e),
         }
     }
 }
@@ -47,14 +44,7 @@ pub struct RawCudaAllocator {
     inner: Arc<RawInner>,
 }
 
-impl std::fmt::Debug for RawCudaAllocator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RawCudaAllocator")
-            .field("device", &self.inner.device.index())
-            .field("stats", &self.inner.counters.get())
-            .finish()
-    }
-}
+impl_backend_common!(RawCudaAllocator);
 
 impl RawCudaAllocator {
     /// The raw backend on `device`.
@@ -83,21 +73,9 @@ impl RawCudaAllocator {
         let p = match dev.malloc(nbytes as u64) {
             Ok(p) => p,
             Err(e) if e.is_out_of_memory() => {
-                let (free, total) = dev.mem_get_info().unwrap_or((0, 0));
+                // Every byte it holds is allocated: reserved is allocated.
                 let used = self.inner.counters.current();
-                let oom = CudaOutOfMemory {
-                    tried_to_allocate: nbytes as u64,
-                    device: dev.index(),
-                    total_capacity: total,
-                    free,
-                    allowed: None,
-                    process_info: String::new(),
-                    allocated: used,
-                    reserved: used,
-                    exceeds_one_exabyte: false,
-                };
-                tracing::warn!(target: "alloc_cuda", device = dev.index(), "raw backend: {oom}");
-                return Err(CachingAllocatorError::OutOfMemory(oom).into());
+                return Err(backend_oom("raw", dev, nbytes, used, used).into());
             }
             Err(e) => return Err(e.into()),
         };
@@ -106,20 +84,5 @@ impl RawCudaAllocator {
         // SAFETY: `p` is a fresh `cuMemAlloc` block of `nbytes` bytes on this
         // device; `RawInner::release` frees it once, from any thread.
         Ok(unsafe { block_data_ptr(p.0, nbytes as u64, device, owner) })
-    }
-
-    /// Requested-byte statistics.
-    pub fn stats(&self) -> AllocatorStats {
-        self.inner.counters.get()
-    }
-
-    /// Bytes currently allocated.
-    pub fn memory_allocated(&self) -> u64 {
-        self.inner.counters.current()
-    }
-
-    /// Sets the peak to the current value.
-    pub fn reset_peak_stats(&self) {
-        self.inner.counters.reset_peak();
     }
 }

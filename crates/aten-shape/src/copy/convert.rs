@@ -31,7 +31,7 @@ use c10_core::scalar_type::{
 };
 use half::{bf16, f16};
 
-use super::kernel::{for_each_index, CopyPlan, Kind};
+use super::kernel::{CopyPlan, Kind};
 
 /// One element, kept exactly.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -311,15 +311,9 @@ impl Converter {
             );
             return;
         }
-        for_each_index(
-            &plan.sizes[..last],
-            &plan.dst[..last],
-            &plan.src[..last],
-            range,
-            |d, s| {
-                row(dst.wrapping_offset(d), src.wrapping_offset(s), len);
-            },
-        );
+        plan.for_each_row(range, |d, s| {
+            row(dst.wrapping_offset(d), src.wrapping_offset(s), len);
+        });
     }
 }
 

@@ -90,6 +90,20 @@ pub(crate) struct CopyPlan {
 }
 
 impl CopyPlan {
+    /// Calls `f` with the destination and source byte offsets of every
+    /// innermost row whose outermost index lies in `first` (the innermost
+    /// dim is left to the caller, which copies a whole row per call).
+    pub(crate) fn for_each_row(&self, first: Range<usize>, f: impl FnMut(isize, isize)) {
+        let last = self.sizes.len() - 1;
+        for_each_index(
+            &self.sizes[..last],
+            &self.dst[..last],
+            &self.src[..last],
+            first,
+            f,
+        );
+    }
+
     /// Plans `dst[i] = src[i]` for every index `i` of `sizes`, given element
     /// strides and element sizes of both sides. `None` if a size is negative
     /// or a byte stride does not fit in `isize` (impossible for layouts that
@@ -378,18 +392,12 @@ unsafe fn run<E: Elem>(plan: &CopyPlan, dst: *mut u8, src: *const u8, range: Ran
         }
         Kind::Runs => {
             let run_bytes = plan.sizes[last] * e;
-            for_each_index(
-                &plan.sizes[..last],
-                &plan.dst[..last],
-                &plan.src[..last],
-                range,
-                |d, s| {
-                    // SAFETY: (d, s) are the offsets of an index whose innermost
-                    // row is contiguous on both sides (Kind::Runs), valid and
-                    // disjoint between the sides (contract).
-                    unsafe { copy_run(dst.wrapping_offset(d), src.wrapping_offset(s), run_bytes) };
-                },
-            );
+            plan.for_each_row(range, |d, s| {
+                // SAFETY: (d, s) are the offsets of an index whose innermost
+                // row is contiguous on both sides (Kind::Runs), valid and
+                // disjoint between the sides (contract).
+                unsafe { copy_run(dst.wrapping_offset(d), src.wrapping_offset(s), run_bytes) };
+            });
         }
         Kind::Strided if n == 1 => {
             let (ds, ss) = (plan.dst[0], plan.src[0]);
@@ -408,25 +416,13 @@ unsafe fn run<E: Elem>(plan: &CopyPlan, dst: *mut u8, src: *const u8, range: Ran
         }
         Kind::Strided => {
             let (len, ds, ss) = (plan.sizes[last], plan.dst[last], plan.src[last]);
-            for_each_index(
-                &plan.sizes[..last],
-                &plan.dst[..last],
-                &plan.src[..last],
-                range,
-                |d, s| {
-                    // SAFETY: the innermost row at (d, s) consists of valid
-                    // elements of the plan (contract).
-                    unsafe {
-                        strided_row::<E>(
-                            dst.wrapping_offset(d),
-                            ds,
-                            src.wrapping_offset(s),
-                            ss,
-                            len,
-                        )
-                    };
-                },
-            );
+            plan.for_each_row(range, |d, s| {
+                // SAFETY: the innermost row at (d, s) consists of valid
+                // elements of the plan (contract).
+                unsafe {
+                    strided_row::<E>(dst.wrapping_offset(d), ds, src.wrapping_offset(s), ss, len)
+                };
+            });
         }
         Kind::Transpose { b } => {
             // The dims other than `b` and the innermost one, outermost first.

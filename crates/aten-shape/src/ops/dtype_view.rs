@@ -58,57 +58,7 @@ pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
                 dtype
             )));
         }
-        let last = n - 1;
-        if old > new {
-            let ratio = old / new;
-            if strides[last] != 1 {
-                return Err(TensorError::runtime(format!(
-                    "self.stride(-1) must be 1 {}, but got {}",
-                    what(),
-                    strides[last]
-                )));
-            }
-            let overflow =
-                || TensorError::runtime(format!("view(dtype): sizes overflow {}", what()));
-            for st in &mut strides[..last] {
-                *st = st.checked_mul(ratio).ok_or_else(overflow)?;
-            }
-            sizes[last] = sizes[last].checked_mul(ratio).ok_or_else(overflow)?;
-            offset = offset.checked_mul(ratio).ok_or_else(overflow)?;
-        } else {
-            let ratio = new / old;
-            if sizes[last] % ratio != 0 {
-                return Err(TensorError::runtime(format!(
-                    "self.size(-1) must be divisible by {ratio} {}, but got {}",
-                    what(),
-                    sizes[last]
-                )));
-            }
-            if offset % ratio != 0 {
-                return Err(TensorError::runtime(format!(
-                    "self.storage_offset() must be divisible by {ratio} {}, but got {offset}",
-                    what()
-                )));
-            }
-            if strides[last] != 1 {
-                return Err(TensorError::runtime(format!(
-                    "self.stride(-1) must be 1 {}, but got {}",
-                    what(),
-                    strides[last]
-                )));
-            }
-            for (i, st) in strides[..last].iter_mut().enumerate() {
-                if *st % ratio != 0 {
-                    return Err(TensorError::runtime(format!(
-                        "self.stride({i}) must be divisible by {ratio} {}, but got {st}",
-                        what()
-                    )));
-                }
-                *st /= ratio;
-            }
-            sizes[last] /= ratio;
-            offset /= ratio;
-        }
+        rescale_last_dim(&mut sizes, &mut strides, &mut offset, old, new, &what)?;
     }
     c10_core::geometry::check_in_bounds_for_storage(
         &sizes,
@@ -127,4 +77,70 @@ pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     // PyTorch 2.15's `view(dtype)` is not tracked: `_base is None`.
     edit.untrack_view();
     Ok(v)
+}
+
+/// Rescales the geometry of a `view(dtype)` from element size `old` to a
+/// different `new` (both nonzero; at least one dim): the last dim grows
+/// for a narrower dtype and shrinks for a wider one, checking what PyTorch
+/// checks, with its messages (`what` names the conversion).
+#[inline]
+fn rescale_last_dim(
+    sizes: &mut [i64],
+    strides: &mut [i64],
+    offset: &mut i64,
+    old: i64,
+    new: i64,
+    what: &dyn Fn() -> String,
+) -> Result<()> {
+    let last = sizes.len() - 1;
+    if old > new {
+        let ratio = old / new;
+        if strides[last] != 1 {
+            return Err(TensorError::runtime(format!(
+                "self.stride(-1) must be 1 {}, but got {}",
+                what(),
+                strides[last]
+            )));
+        }
+        let overflow = || TensorError::runtime(format!("view(dtype): sizes overflow {}", what()));
+        for st in &mut strides[..last] {
+            *st = st.checked_mul(ratio).ok_or_else(overflow)?;
+        }
+        sizes[last] = sizes[last].checked_mul(ratio).ok_or_else(overflow)?;
+        *offset = offset.checked_mul(ratio).ok_or_else(overflow)?;
+    } else {
+        let ratio = new / old;
+        if sizes[last] % ratio != 0 {
+            return Err(TensorError::runtime(format!(
+                "self.size(-1) must be divisible by {ratio} {}, but got {}",
+                what(),
+                sizes[last]
+            )));
+        }
+        if *offset % ratio != 0 {
+            return Err(TensorError::runtime(format!(
+                "self.storage_offset() must be divisible by {ratio} {}, but got {offset}",
+                what()
+            )));
+        }
+        if strides[last] != 1 {
+            return Err(TensorError::runtime(format!(
+                "self.stride(-1) must be 1 {}, but got {}",
+                what(),
+                strides[last]
+            )));
+        }
+        for (i, st) in strides[..last].iter_mut().enumerate() {
+            if *st % ratio != 0 {
+                return Err(TensorError::runtime(format!(
+                    "self.stride({i}) must be divisible by {ratio} {}, but got {st}",
+                    what()
+                )));
+            }
+            *st /= ratio;
+        }
+        sizes[last] /= ratio;
+        *offset /= ratio;
+    }
+    Ok(())
 }

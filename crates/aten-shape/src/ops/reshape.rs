@@ -885,12 +885,13 @@ mod tests {
         Ok::<(), c10_core::TensorError>(())
     }
 
-    fn sym3(env: &std::sync::Arc<ShapeEnv>) -> (SymInt, SymInt, SymInt) {
-        (
-            env.create_symbol(4, "x.size(0)").unwrap(),
-            env.create_symbol(6, "x.size(1)").unwrap(),
-            env.create_symbol(8, "x.size(2)").unwrap(),
-        )
+    /// s0, s1, s2: the sizes of an `x` of hints (4, 6, 8).
+    fn sym3(env: &std::sync::Arc<ShapeEnv>) -> [SymInt; 3] {
+        let hints = [4, 6, 8];
+        std::array::from_fn(|d| {
+            env.create_symbol(hints[d], &format!("x.size({d})"))
+                .unwrap()
+        })
     }
 
     fn guards(env: &ShapeEnv) -> Vec<String> {
@@ -900,7 +901,7 @@ mod tests {
     #[test]
     fn view_minus_one_8_records_the_cpp_guards() {
         let env = ShapeEnv::new();
-        let (a, b, c) = sym3(&env);
+        let [a, b, c] = sym3(&env);
         let numel = a.mul(&b).unwrap().mul(&c).unwrap();
         let shape = [SymInt::from(-1), SymInt::from(8)];
         let mut out = shape.clone();
@@ -934,7 +935,7 @@ mod tests {
     #[test]
     fn view_minus_one_5_fails_with_negated_guard() {
         let env = ShapeEnv::new();
-        let (a, b, c) = sym3(&env);
+        let [a, b, c] = sym3(&env);
         let numel = a.mul(&b).unwrap().mul(&c).unwrap();
         let shape = [SymInt::from(-1), SymInt::from(5)];
         let mut out = shape.clone();
@@ -952,7 +953,7 @@ mod tests {
     #[test]
     fn transposed_view_is_decided_statically() {
         let env = ShapeEnv::new();
-        let (a, b, c) = sym3(&env);
+        let [a, b, c] = sym3(&env);
         let sizes = [b.clone(), a.clone(), c.clone()];
         let strides = [c.clone(), b.mul(&c).unwrap(), SymInt::from(1)];
         let numel = a.mul(&b).unwrap().mul(&c).unwrap();

@@ -192,10 +192,21 @@ pub fn squeeze(t: &Tensor) -> Result<Tensor> {
 /// The concrete face of [`squeeze`] (a symbolic tensor makes it fail in the
 /// view constructor, before anything is built).
 fn squeeze_ints(t: &Tensor) -> Result<Tensor> {
+    squeeze_view(t, squeeze_into)
+}
+
+/// Builds the view whose geometry `rule` writes (from `t`'s sizes and
+/// strides into copies of them, returning how many dims it kept): the
+/// shared step of [`squeeze_ints`] and [`squeeze_dims_ints`].
+#[inline]
+fn squeeze_view(
+    t: &Tensor,
+    rule: impl FnOnce(&[i64], &[i64], &mut [i64], &mut [i64]) -> Result<usize>,
+) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let mut new_sizes = DimVec::from_slice(sizes);
     let mut new_strides = DimVec::from_slice(strides);
-    let k = squeeze_into(sizes, strides, &mut new_sizes, &mut new_strides)?;
+    let k = rule(sizes, strides, &mut new_sizes, &mut new_strides)?;
     new_sizes.truncate(k);
     new_strides.truncate(k);
     t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
@@ -247,13 +258,9 @@ pub fn squeeze_dims(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// The concrete face of [`squeeze_dims`] (a symbolic tensor makes it fail in the
 /// view constructor, before anything is built).
 fn squeeze_dims_ints(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let mut new_sizes = DimVec::from_slice(sizes);
-    let mut new_strides = DimVec::from_slice(strides);
-    let k = squeeze_dims_into(sizes, strides, dims, &mut new_sizes, &mut new_strides)?;
-    new_sizes.truncate(k);
-    new_strides.truncate(k);
-    t.view_with_geometry(&new_sizes, &new_strides, t.storage_offset())
+    squeeze_view(t, |sizes, strides, new_sizes, new_strides| {
+        squeeze_dims_into(sizes, strides, dims, new_sizes, new_strides)
+    })
 }
 
 /// Free-function form of [`ViewOps::unsqueeze`](crate::views::ViewOps::unsqueeze).

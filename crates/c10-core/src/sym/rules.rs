@@ -220,12 +220,34 @@ pub fn compute_channels_last_contiguous<T: ShapeInt>(sizes: &[T], strides: &[T])
     let Some(order) = channels_last_order(sizes.len()) else {
         return Ok(false);
     };
+    channels_last_walk(
+        sizes,
+        strides,
+        order,
+        <T::Bool as ShapeBool>::guard_bool,
+        <T::Bool as ShapeBool>::guard_bool,
+    )
+}
+
+/// The channels-last walk over the dims of `order`: a dim whose size
+/// `skip` decides is 1 is passed over, one whose stride `differs` decides
+/// is not the product of the sizes walked so far makes it `false`. The
+/// eager rule decides both by guarding; the fast try of the symbolic one
+/// never guards an unknown (`guard_or_false`, `guard_or_true`).
+#[inline]
+fn channels_last_walk<T: ShapeInt>(
+    sizes: &[T],
+    strides: &[T],
+    order: &[usize],
+    skip: impl Fn(&T::Bool) -> Result<bool>,
+    differs: impl Fn(&T::Bool) -> Result<bool>,
+) -> Result<bool> {
     let mut expected: T = c(1);
     for &d in order {
-        if sizes[d].sym_eq(&c(1))?.guard_bool()? {
+        if skip(&sizes[d].sym_eq(&c(1))?)? {
             continue;
         }
-        if strides[d].sym_ne(&expected)?.guard_bool()? {
+        if differs(&strides[d].sym_ne(&expected)?)? {
             return Ok(false);
         }
         expected = expected.mul(&sizes[d])?;
@@ -252,19 +274,13 @@ pub fn compute_channels_last_contiguous_sym<T: ShapeInt>(
     let Some(order) = channels_last_order(sizes.len()) else {
         return Ok(T::Bool::from_bool(false));
     };
-    let fast = (|| -> Result<bool> {
-        let mut expected: T = c(1);
-        for &d in order {
-            if sizes[d].sym_eq(&c(1))?.guard_or_false()? {
-                continue;
-            }
-            if strides[d].sym_ne(&expected)?.guard_or_true()? {
-                return Ok(false);
-            }
-            expected = expected.mul(&sizes[d])?;
-        }
-        Ok(true)
-    })()?;
+    let fast = channels_last_walk(
+        sizes,
+        strides,
+        order,
+        <T::Bool as ShapeBool>::guard_or_false,
+        <T::Bool as ShapeBool>::guard_or_true,
+    )?;
     if fast {
         return Ok(T::Bool::from_bool(true));
     }
