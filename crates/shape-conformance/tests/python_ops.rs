@@ -32,20 +32,10 @@ const PYTHON_NAMES: &[(&str, &str)] = &[
 ];
 
 /// Table ops without a Python method yet, with the reason.
-const NOT_BOUND: &[(&str, &str)] = &[
-    (
-        "index",
-        "deprecated Rust name of index_ints (Python: __getitem__)",
-    ),
-    (
-        "swapaxes_",
-        "in-place alias added to the table after the binding; not bound yet",
-    ),
-    (
-        "swapdims_",
-        "in-place alias added to the table after the binding; not bound yet",
-    ),
-];
+const NOT_BOUND: &[(&str, &str)] = &[(
+    "index",
+    "deprecated Rust name of index_ints (Python: __getitem__)",
+)];
 
 #[test]
 fn every_table_op_has_its_python_method() {

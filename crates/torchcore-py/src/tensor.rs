@@ -1567,6 +1567,22 @@ impl PyTensor {
         inplace(slf, |t| t.transpose_(dim0, dim1))
     }
 
+    /// `swapaxes_(axis0, axis1)`: `transpose_` under NumPy's name.
+    fn swapaxes_<'py>(
+        slf: &Bound<'py, Self>,
+        axis0: I64,
+        axis1: I64,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (a, b) = (axis0.0, axis1.0);
+        inplace(slf, |t| t.swapaxes_(a, b))
+    }
+
+    /// `swapdims_(dim0, dim1)`: `transpose_` under another name.
+    fn swapdims_<'py>(slf: &Bound<'py, Self>, dim0: I64, dim1: I64) -> PyResult<Bound<'py, Self>> {
+        let (a, b) = (dim0.0, dim1.0);
+        inplace(slf, |t| t.swapdims_(a, b))
+    }
+
     fn unsqueeze_<'py>(slf: &Bound<'py, Self>, dim: I64) -> PyResult<Bound<'py, Self>> {
         let dim = dim.0;
         inplace(slf, |t| t.unsqueeze_(dim))

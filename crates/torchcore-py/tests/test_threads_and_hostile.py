@@ -453,3 +453,16 @@ def test_resize_to_the_same_sizes_restrides_only_with_a_memory_format():
     y = tc.zeros(3, 4).t()
     y.resize_as_(tc.zeros(4, 3))
     assert y.stride() == (1, 4)
+
+
+def test_swapaxes_and_swapdims_in_place_transpose_like_transpose_():
+    for name in ("swapaxes_", "swapdims_"):
+        x = tc.arange(24).view(2, 3, 4)
+        before = x._version
+        out = getattr(x, name)(0, 2)
+        assert out is x
+        assert tuple(x.shape) == (4, 3, 2)
+        assert tuple(x.stride()) == (1, 4, 12)
+        assert x._version == before + 1  # torch 2.15 bumps it, as for transpose_
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            getattr(x, name)(0, 3)
