@@ -847,7 +847,12 @@ unsafe impl Allocator for CpuAllocator {
         DeviceType::Cpu
     }
 
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded from the trait method's contract.
         unsafe { default_copy_data(dst, src, count) }
     }

@@ -201,19 +201,26 @@ unsafe impl<D: RawDevice + 'static> Allocator for CachingDeviceAllocator<D> {
         DeviceType::Cuda
     }
 
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), AllocError> {
         if count == 0 {
-            return;
+            return Ok(());
         }
         let (d, s) = (DevicePtr(dst.addr() as u64), DevicePtr(src.addr() as u64));
         // SAFETY: forwarded from the caller's contract.
-        if let Err(e) = unsafe {
+        unsafe {
             self.inner
                 .device()
                 .copy_device_to_device(d, s, count as u64)
-        } {
-            tracing::error!(target: "alloc_cuda", "device-to-device copy of {count} bytes failed: {e}");
         }
+        .map_err(|e| AllocError::CopyFailed {
+            count,
+            message: format!("device-to-device copy failed: {e}"),
+        })
     }
 
     /// Byte counts are `requested_bytes.all` (what users asked for, as the

@@ -56,9 +56,15 @@ unsafe impl Allocator for HostBacked {
     fn device_type(&self) -> DeviceType {
         self.0
     }
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded contract (valid, non-overlapping).
         unsafe { std::ptr::copy_nonoverlapping(src, dst, count) };
+        Ok(())
     }
 }
 

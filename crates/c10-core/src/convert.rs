@@ -32,17 +32,19 @@ use crate::error::{Result, TensorError};
 use crate::scalar_type::Element;
 use crate::tensor::Tensor;
 
-/// Builds a CPU tensor from elements in row-major order. The panic cannot
-/// fire: the sizes always match the element count (they are computed from
-/// it, and data that exists in memory cannot overflow `i64`), the CPU
-/// allocator is always available (`alloc_cpu` installs a default), and the
-/// registry's CPU slot only ever holds a CPU allocator (checked on
-/// registration), which is all `Tensor::from_vec` can fail on.
+/// Builds a CPU tensor from elements in row-major order, for the `From`
+/// conversions here and in [`from_impls`](crate::from_impls). The panic
+/// cannot fire: `Tensor::from_vec` adopts the vector (it allocates nothing
+/// through an allocator, so a failing or user-registered CPU allocator
+/// cannot make it fail), the sizes always match the element count (every
+/// caller computes them from it, and data that exists in memory cannot
+/// overflow `i64`), and the registry's CPU slot only ever holds a CPU
+/// allocator (checked on registration), which is all `from_vec` checks.
 #[allow(
     clippy::panic,
     reason = "cannot fire: sizes match the data, and the CPU allocator is always present and CPU"
 )]
-fn build<T: Element>(v: Vec<T>, sizes: &[i64]) -> Tensor {
+pub(crate) fn build<T: Element>(v: Vec<T>, sizes: &[i64]) -> Tensor {
     match Tensor::from_vec(v, sizes) {
         Ok(t) => t,
         Err(e) => panic!("could not build a tensor of sizes {sizes:?}: {e}"),
@@ -53,9 +55,6 @@ fn build<T: Element>(v: Vec<T>, sizes: &[i64]) -> Tensor {
 /// copying ([`Tensor::from_vec`]); the dtype is `T`'s (see the
 /// [module docs](self)). The storage is resizable.
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::{ScalarType, Tensor};
@@ -76,9 +75,6 @@ impl<T: Element> From<Vec<T>> for Tensor {
 /// A 1-d tensor of `N` elements copied from the array; the dtype is `T`'s
 /// (see the [module docs](self)).
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::{ScalarType, Tensor};
@@ -96,9 +92,6 @@ impl<T: Element, const N: usize> From<[T; N]> for Tensor {
 /// A 2-d tensor of sizes `[M, N]` (rows first, as written) copied from the
 /// nested array; the dtype is `T`'s (see the [module docs](self)).
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::{ScalarType, Tensor};
@@ -116,9 +109,6 @@ impl<T: Element, const N: usize, const M: usize> From<[[T; N]; M]> for Tensor {
 /// A 3-d tensor of sizes `[K, M, N]` copied from the nested array; the
 /// dtype is `T`'s (see the [module docs](self)).
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::{ScalarType, Tensor};

@@ -28,7 +28,14 @@ unsafe impl Allocator for MetaAllocator {
     fn device_type(&self) -> DeviceType {
         DeviceType::Meta
     }
-    unsafe fn copy_data(&self, _dst: *mut u8, _src: *const u8, _count: usize) {}
+    unsafe fn copy_data(
+        &self,
+        _dst: *mut u8,
+        _src: *const u8,
+        _count: usize,
+    ) -> Result<(), AllocError> {
+        Ok(()) // no bytes exist to copy
+    }
     fn name(&self) -> &str {
         "MetaAllocator"
     }

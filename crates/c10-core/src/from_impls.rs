@@ -21,31 +21,12 @@
 //! # Ok::<(), c10_core::TensorError>(())
 //! ```
 
+use crate::convert::build;
 use crate::scalar_type::Element;
 use crate::tensor::Tensor;
 
-/// Builds a CPU tensor from elements in row-major order. The sizes always
-/// match the data (every caller derives them from it), so the only failure
-/// left is the registered CPU allocator refusing the block: out of memory,
-/// where `Vec`'s own `From<&[T]>` aborts too. `From` cannot return an
-/// error; callers that must handle allocation failure use the fallible
-/// `Tensor::from_vec` / `Tensor::from_slice`.
-#[allow(
-    clippy::panic,
-    reason = "fires only if the CPU allocator fails (out of memory), as std's From<&[T]> for Vec would; From cannot return an error and the fallible constructors exist"
-)]
-fn build<T: Element>(v: Vec<T>, sizes: &[i64]) -> Tensor {
-    match Tensor::from_vec(v, sizes) {
-        Ok(t) => t,
-        Err(e) => panic!("could not build a tensor of sizes {sizes:?}: {e}"),
-    }
-}
-
 /// A 1-d tensor copied from the slice; the dtype is `T`'s.
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::{ScalarType, Tensor};
@@ -61,9 +42,6 @@ impl<T: Element> From<&[T]> for Tensor {
 
 /// A 1-d tensor copied from the vector (`From<Vec<T>>` adopts it instead).
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::Tensor;
@@ -81,10 +59,6 @@ macro_rules! scalar_from {
     ($($t:ty),* $(,)?) => {$(
         /// A 0-d tensor holding the value (`torch.tensor(value)`); the
         /// dtype is the Rust type's.
-        ///
-        /// # Panics
-        ///
-        /// Only if the storage cannot be created (allocator failure).
         ///
         /// ```
         /// use c10_core::Tensor;
@@ -127,9 +101,6 @@ scalar_from!(
 
 /// A 4-d tensor of sizes `[A, B, C, D]` copied from the nested array.
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::Tensor;
@@ -147,9 +118,6 @@ impl<T: Element, const D: usize, const C: usize, const B: usize, const A: usize>
 
 /// A 5-d tensor copied from the nested array.
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::Tensor;
@@ -182,9 +150,6 @@ impl<
 
 /// A 6-d tensor copied from the nested array.
 ///
-/// # Panics
-///
-/// Only if the storage cannot be created (allocator failure).
 ///
 /// ```
 /// use c10_core::Tensor;

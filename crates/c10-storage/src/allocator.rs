@@ -39,6 +39,16 @@ pub enum AllocError {
         /// The device type it reports.
         allocator: DeviceType,
     },
+    /// A copy between two buffers of the allocator's device failed
+    /// ([`Allocator::copy_data`]): the device reported an error, or the
+    /// allocator has no copy for memory the host cannot address.
+    #[error("copying {count} bytes failed: {message}")]
+    CopyFailed {
+        /// How many bytes were to be copied.
+        count: usize,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// Allocation statistics an allocator may report.
@@ -114,9 +124,12 @@ pub unsafe trait Allocator: Send + Sync {
     /// [`device_type`](Allocator::device_type) is host-accessible (CPU), the
     /// only sensible body for host memory, so host allocators need not
     /// write it. Allocators for memory the host cannot address (CUDA, ...)
-    /// **must** override it with their device's copy: for them the default
-    /// copies nothing and panics, since a host `memcpy` of device
-    /// addresses would be undefined behaviour.
+    /// override it with their device's copy: for them the default copies
+    /// nothing and returns [`AllocError::CopyFailed`], since a host `memcpy`
+    /// of device addresses would be undefined behaviour. A device error is
+    /// returned the same way, so a failed copy reaches the caller (for
+    /// example [`crate::Storage::resize`]) as an error, never as a panic or
+    /// as silently stale bytes.
     ///
     /// # Safety
     ///
@@ -128,25 +141,31 @@ pub unsafe trait Allocator: Send + Sync {
     ///
     /// ```
     /// use c10_storage::{AllocError, Allocator, DataPtr, Device, DeviceType};
-    /// struct Nothing; // an allocator that only hands out empty buffers
+    /// struct Nothing(DeviceType); // an allocator that only hands out empty buffers
     /// // SAFETY: it never returns memory.
     /// unsafe impl Allocator for Nothing {
     ///     fn allocate(&self, nbytes: usize) -> Result<DataPtr, AllocError> {
     ///         Err(AllocError::OutOfMemory { nbytes, message: "none".into() })
     ///     }
-    ///     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
+    ///     fn device_type(&self) -> DeviceType { self.0 }
     ///     // no copy_data: the default memcpy serves host memory
     /// }
     /// let (src, mut dst) = ([1u8, 2, 3], [0u8; 3]);
     /// // SAFETY: both arrays hold 3 bytes and do not overlap.
-    /// unsafe { Nothing.copy_data(dst.as_mut_ptr(), src.as_ptr(), 3) };
+    /// unsafe { Nothing(DeviceType::Cpu).copy_data(dst.as_mut_ptr(), src.as_ptr(), 3)? };
     /// assert_eq!(dst, src);
+    /// // For device memory the default refuses instead of guessing.
+    /// // SAFETY: as above (and nothing is touched).
+    /// let e = unsafe { Nothing(DeviceType::Fpga).copy_data(dst.as_mut_ptr(), src.as_ptr(), 3) };
+    /// assert!(matches!(e, Err(AllocError::CopyFailed { count: 3, .. })));
+    /// # Ok::<(), AllocError>(())
     /// ```
-    #[allow(
-        clippy::panic,
-        reason = "a device allocator without its own copy_data is a bug in that allocator, not reachable from user input; copying would be UB"
-    )]
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), AllocError> {
         let device = self.device_type();
         if device.is_host_accessible() {
             // SAFETY: the caller guarantees `src`/`dst` valid for `count`
@@ -154,10 +173,15 @@ pub unsafe trait Allocator: Send + Sync {
             // from this thread: `copy_nonoverlapping`'s contract.
             unsafe { default_copy_data(dst, src, count) }
         } else if count > 0 {
-            panic!(
-                "{}: an allocator for {device:?} memory must implement Allocator::copy_data (the default memcpy only serves host memory)",
-                self.name()
-            );
+            Err(AllocError::CopyFailed {
+                count,
+                message: format!(
+                    "{} does not implement Allocator::copy_data for {device:?} memory (the default memcpy only serves host memory)",
+                    self.name()
+                ),
+            })
+        } else {
+            Ok(())
         }
     }
 
@@ -190,7 +214,7 @@ pub unsafe trait Allocator: Send + Sync {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -236,7 +260,7 @@ pub unsafe trait Allocator: Send + Sync {
         if count > 0 {
             // SAFETY: `dst` holds `count` fresh bytes (the trait contract),
             // so it cannot overlap `src`, which the caller vouches for.
-            unsafe { self.copy_data(dst.get(), src, count) };
+            unsafe { self.copy_data(dst.get(), src, count) }?;
         }
         Ok(dst)
     }
@@ -286,17 +310,32 @@ pub unsafe trait Allocator: Send + Sync {
     }
 }
 
-/// `memcpy` for host allocators' [`Allocator::copy_data`].
+/// `memcpy` for host allocators' [`Allocator::copy_data`]. It cannot fail;
+/// it returns `copy_data`'s `Result` so that a host allocator's whole body
+/// is this one call.
 ///
 /// # Safety
 ///
 /// As [`std::ptr::copy_nonoverlapping`] when `count > 0`; nothing is read or
 /// written when `count == 0` (so null pointers are fine then).
-pub unsafe fn default_copy_data(dst: *mut u8, src: *const u8, count: usize) {
+///
+/// ```
+/// let (src, mut dst) = ([7u8; 4], [0u8; 4]);
+/// // SAFETY: both arrays hold 4 bytes and do not overlap.
+/// unsafe { c10_storage::default_copy_data(dst.as_mut_ptr(), src.as_ptr(), 4)? };
+/// assert_eq!(dst, src);
+/// # Ok::<(), c10_storage::AllocError>(())
+/// ```
+pub unsafe fn default_copy_data(
+    dst: *mut u8,
+    src: *const u8,
+    count: usize,
+) -> Result<(), AllocError> {
     if count > 0 {
         // SAFETY: forwarded to the caller.
         unsafe { std::ptr::copy_nonoverlapping(src, dst, count) }
     }
+    Ok(())
 }
 
 /// One registry slot. The allocator is stored as a pointer to a leaked
@@ -356,7 +395,7 @@ fn leak(a: &'static dyn Allocator) -> *mut &'static dyn Allocator {
 ///         Err(AllocError::OutOfMemory { nbytes: n, message: "nothing here".into() })
 ///     }
 ///     fn device_type(&self) -> DeviceType { DeviceType::Fpga }
-///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) -> Result<(), c10_storage::AllocError> { Ok(()) }
 /// }
 /// static NOTHING: Nothing = Nothing;
 /// assert!(set_allocator(DeviceType::Fpga, &NOTHING, 3)?);
@@ -410,7 +449,7 @@ pub fn set_allocator(
 ///         Err(AllocError::OutOfMemory { nbytes: n, message: "nothing here".into() })
 ///     }
 ///     fn device_type(&self) -> DeviceType { DeviceType::Xla }
-///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+///     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) -> Result<(), c10_storage::AllocError> { Ok(()) }
 ///     fn name(&self) -> &str { "Nothing" }
 /// }
 /// static NOTHING: Nothing = Nothing;
@@ -506,7 +545,7 @@ impl AllocatorGuard {
     /// #         Err(AllocError::OutOfMemory { nbytes: n, message: "none".into() })
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Hpu }
-    /// #     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+    /// #     unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) -> Result<(), c10_storage::AllocError> { Ok(()) }
     /// # }
     /// # static A: Nothing = Nothing;
     /// let high = set_allocator_scoped(DeviceType::Hpu, &A, 9)?;
@@ -627,7 +666,9 @@ mod tests {
         fn device_type(&self) -> DeviceType {
             self.1
         }
-        unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) {}
+        unsafe fn copy_data(&self, _: *mut u8, _: *const u8, _: usize) -> Result<(), AllocError> {
+            Ok(())
+        }
     }
 
     fn tag_of(t: DeviceType) -> String {

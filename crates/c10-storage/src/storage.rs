@@ -141,7 +141,7 @@ static LAZY_FILLS: AtomicU64 = AtomicU64::new(0);
 /// #         Ok(c10_storage::DataPtr::from_owner(vec![7u8; n]))
 /// #     }
 /// #     fn device_type(&self) -> c10_storage::DeviceType { c10_storage::DeviceType::Cpu }
-/// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+/// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
 /// #         // SAFETY: forwarded contract.
 /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
 /// #     }
@@ -301,7 +301,7 @@ impl Storage {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -339,7 +339,7 @@ impl Storage {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0xAAu8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -420,7 +420,7 @@ impl Storage {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -545,7 +545,7 @@ impl Storage {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -813,7 +813,7 @@ impl Storage {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -974,7 +974,7 @@ impl Storage {
     /// #         Ok(c10_storage::DataPtr::from_owner(vec![0u8; n]))
     /// #     }
     /// #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    /// #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
     /// #         // SAFETY: forwarded contract.
     /// #         unsafe { c10_storage::default_copy_data(d, s, n) }
     /// #     }
@@ -1018,7 +1018,9 @@ impl Storage {
             // the allocator's device; the write lock excludes other access.
             // Bytes of the old buffer past its initialised prefix are copied
             // as they are (an untyped copy) and stay past the new prefix.
-            unsafe { allocator.copy_data(new.get(), buf.data_ptr.get(), keep) };
+            // A failed copy (a device error) leaves the storage as it was;
+            // `new` is freed on return.
+            unsafe { allocator.copy_data(new.get(), buf.data_ptr.get(), keep) }?;
         }
         let old = std::mem::replace(&mut buf.data_ptr, new);
         let init = if host {

@@ -12,7 +12,7 @@
 //! #         Ok(DataPtr::from_owner(vec![0u64; n.div_ceil(8)].into_iter().flat_map(u64::to_ne_bytes).collect::<Vec<u8>>()))
 //! #     }
 //! #     fn device_type(&self) -> DeviceType { DeviceType::Cpu }
-//! #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+//! #     unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) -> Result<(), c10_storage::AllocError> {
 //! #         // SAFETY: forwarded contract.
 //! #         unsafe { c10_storage::default_copy_data(d, s, n) }
 //! #     }
@@ -456,7 +456,9 @@ fn copy_data(alloc: &dyn Allocator, opts: &KitOptions) -> CheckResult {
     // SAFETY: the Allocator contract: `n` writable bytes each, no overlap.
     unsafe {
         fill(src.get(), n, 9);
-        alloc.copy_data(dst.get(), src.get(), n);
+        alloc
+            .copy_data(dst.get(), src.get(), n)
+            .map_err(|e| format!("copy_data of {n} bytes: {e}"))?;
     }
     // SAFETY: as above.
     if let Some(i) = unsafe { verify(dst.get(), n, 9) } {

@@ -50,7 +50,12 @@ unsafe impl Allocator for Misaligned {
     fn device_type(&self) -> DeviceType {
         DeviceType::Cpu
     }
-    unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    unsafe fn copy_data(
+        &self,
+        d: *mut u8,
+        s: *const u8,
+        n: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded.
         unsafe { default_copy_data(d, s, n) }
     }
@@ -80,9 +85,15 @@ unsafe impl Allocator for Overlapping<'_> {
     fn device_type(&self) -> DeviceType {
         DeviceType::Cpu
     }
-    unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    unsafe fn copy_data(
+        &self,
+        d: *mut u8,
+        s: *const u8,
+        n: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded.
-        unsafe { std::ptr::copy(s, d, n) }
+        unsafe { std::ptr::copy(s, d, n) };
+        Ok(())
     }
 }
 
@@ -99,7 +110,12 @@ unsafe impl Allocator for Mislabelled {
     fn device_type(&self) -> DeviceType {
         DeviceType::Cpu
     }
-    unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    unsafe fn copy_data(
+        &self,
+        d: *mut u8,
+        s: *const u8,
+        n: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded.
         unsafe { default_copy_data(d, s, n) }
     }
@@ -115,7 +131,12 @@ unsafe impl Allocator for LyingStats {
     fn device_type(&self) -> DeviceType {
         DeviceType::Cpu
     }
-    unsafe fn copy_data(&self, d: *mut u8, s: *const u8, n: usize) {
+    unsafe fn copy_data(
+        &self,
+        d: *mut u8,
+        s: *const u8,
+        n: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded.
         unsafe { default_copy_data(d, s, n) }
     }

@@ -258,3 +258,49 @@ fn debug_output_names_the_fields() {
         "{d}"
     );
 }
+
+/// An allocator of device memory (host-backed here, so the test can look
+/// at it) that, like a careless downstream backend, does not write
+/// `copy_data`: growing its storage must fail with an error, never panic,
+/// and leave the storage as it was.
+struct NoCopyDevice;
+
+// SAFETY: every block is a fresh zeroed `Vec` owned by its `DataPtr`; the
+// device is not host-accessible, so nothing in c10-storage dereferences it.
+unsafe impl c10_storage::Allocator for NoCopyDevice {
+    fn allocate(&self, n: usize) -> Result<c10_storage::DataPtr, c10_storage::AllocError> {
+        let mut p = c10_storage::DataPtr::from_owner(vec![0u8; n]);
+        // SAFETY: tagging host memory as a device the host does not
+        // address only makes the host stop dereferencing it.
+        unsafe { p.set_device(Device::new(c10_storage::DeviceType::Fpga, 0)) };
+        Ok(p)
+    }
+    fn device_type(&self) -> c10_storage::DeviceType {
+        c10_storage::DeviceType::Fpga
+    }
+}
+
+#[test]
+fn resize_through_an_allocator_without_a_device_copy_is_an_error() {
+    static ALLOC: NoCopyDevice = NoCopyDevice;
+    let s = Storage::new(16, &ALLOC, true).unwrap();
+    let before = s.data_addr().unwrap();
+    let e = s.resize(32).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            StorageError::Alloc(c10_storage::AllocError::CopyFailed { count: 16, .. })
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("does not implement Allocator::copy_data"),
+        "{e}"
+    );
+    assert_eq!((s.nbytes(), s.data_addr().unwrap()), (16, before));
+    // Nothing to keep: no copy is needed, so growing an empty storage works.
+    let empty = Storage::new(0, &ALLOC, true).unwrap();
+    empty.resize(8).unwrap();
+    assert_eq!(empty.nbytes(), 8);
+}

@@ -665,6 +665,43 @@ struct Leaves {
     /// The imaginary parts, parallel to `vals`, once a `complex` was seen
     /// (`None` before: no cost for real data).
     ims: Option<Vec<f64>>,
+    /// `sizes` is complete: the first path reached a leaf or an empty
+    /// sequence (PyTorch's `compute_sizes` follows element 0 down).
+    sizes_done: bool,
+    /// The first place the data does not fit `sizes`. PyTorch finds it
+    /// while storing, after inferring the dtype from every element, and
+    /// never when the tensor has no elements (`[[], [1]]` is a 2x0
+    /// tensor), so it is raised at the end, and leaves stop being stored.
+    ragged: Option<Ragged>,
+}
+
+/// How nested data fails to be rectangular (see [`Leaves::ragged`]).
+enum Ragged {
+    /// A sequence where the sizes want a number: the sequence's type name.
+    SequenceForNumber(String),
+    /// A number where the sizes want a sequence.
+    NumberForSequence,
+    /// A sequence of the wrong length.
+    Length { dim: usize, expected: i64, got: i64 },
+}
+
+impl Ragged {
+    /// PyTorch's error: its message depends on the dtype being stored
+    /// (`THPUtils_unpackDouble` against `unpackLong`).
+    fn into_err(self, dtype: ScalarType) -> PyErr {
+        match self {
+            Ragged::SequenceForNumber(ty) if dtype.is_floating_point() || dtype.is_complex() => {
+                PyTypeError::new_err(format!("must be real number, not {ty}"))
+            }
+            Ragged::SequenceForNumber(ty) => {
+                PyTypeError::new_err(format!("'{ty}' object cannot be interpreted as an integer"))
+            }
+            Ragged::NumberForSequence => PyTypeError::new_err("not a sequence"),
+            Ragged::Length { dim, expected, got } => PyValueError::new_err(format!(
+                "expected sequence of length {expected} at dim {dim} (got {got})"
+            )),
+        }
+    }
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
@@ -707,20 +744,19 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
         return leaf(s, depth, acc, false);
     }
     if let Ok(c) = obj.cast::<PyComplex>() {
-        if acc.sizes.len() > depth {
-            return Err(PyTypeError::new_err("new(): invalid data type 'complex'"));
-        }
-        let ims = acc.ims.get_or_insert_with(|| vec![0.0; acc.vals.len()]);
-        ims.push(c.imag());
-        acc.vals.push(Scalar::Float(c.real()));
         acc.any_float = true;
+        let ims = acc.ims.get_or_insert_with(|| vec![0.0; acc.vals.len()]);
+        if acc.sizes.len() > depth {
+            acc.ragged.get_or_insert(Ragged::NumberForSequence);
+        }
+        acc.sizes_done = true;
+        if acc.ragged.is_none() {
+            ims.push(c.imag());
+            acc.vals.push(Scalar::Float(c.real()));
+        }
         return Ok(());
     }
-    if obj.cast::<PyString>().is_ok()
-        && depth > 0
-        && acc.sizes.len() == depth
-        && acc.vals.is_empty()
-    {
+    if obj.cast::<PyString>().is_ok() && depth > 0 && !acc.sizes_done {
         // PyTorch reads a `str` met on the first element path as one more
         // (sequence) dim, then refuses it.
         return Err(PyValueError::new_err("too many dimensions 'str'"));
@@ -746,14 +782,34 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     }
     let seq = obj.cast::<PySequence>()?;
     let n = seq.len()? as i64;
-    if acc.sizes.len() == depth {
-        acc.sizes.push(n);
-    } else if acc.sizes.get(depth) != Some(&n) {
-        return Err(PyValueError::new_err(format!(
-            "expected sequence of length {} at dim {depth} (got {n})",
-            acc.sizes.get(depth).copied().unwrap_or(0)
-        )));
+    if n == 0 {
+        // PyTorch infers an empty sequence as the default (float) dtype.
+        acc.any_float = true;
     }
+    match acc.sizes.get(depth) {
+        None if !acc.sizes_done => {
+            acc.sizes.push(n);
+            acc.sizes_done = n == 0;
+        }
+        None => {
+            let ty = obj
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            acc.ragged.get_or_insert(Ragged::SequenceForNumber(ty));
+        }
+        Some(&expected) if expected != n => {
+            acc.ragged.get_or_insert(Ragged::Length {
+                dim: depth,
+                expected,
+                got: n,
+            });
+        }
+        Some(_) => {}
+    }
+    // The elements are walked even past a ragged spot: PyTorch infers the
+    // dtype (and refuses invalid elements) over all of them first.
     if let Ok(list) = obj.cast::<PyList>() {
         // A list's items directly (no sequence protocol per item); a list
         // resized by a leaf's conversion is caught by the length check.
@@ -771,25 +827,21 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
 /// Records one leaf; `big` marks an int outside `int64` (passed as its
 /// float value, but an int for inference).
 fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
-    if acc.sizes.len() > depth {
-        return Err(PyTypeError::new_err(format!(
-            "new(): invalid data type '{}'",
-            match s {
-                Scalar::Bool(_) => "bool",
-                Scalar::Int(_) => "int",
-                Scalar::Float(_) if big => "int",
-                Scalar::Float(_) => "float",
-            }
-        )));
-    }
-    if let Some(ims) = acc.ims.as_mut() {
-        ims.push(0.0);
-    }
     match s {
         _ if big => acc.any_int = true,
         Scalar::Float(_) => acc.any_float = true,
         Scalar::Int(_) => acc.any_int = true,
         Scalar::Bool(_) => {}
+    }
+    if acc.sizes.len() > depth {
+        acc.ragged.get_or_insert(Ragged::NumberForSequence);
+    }
+    acc.sizes_done = true;
+    if acc.ragged.is_some() {
+        return Ok(());
+    }
+    if let Some(ims) = acc.ims.as_mut() {
+        ims.push(0.0);
     }
     acc.vals.push(s);
     Ok(())
@@ -805,13 +857,22 @@ pub(crate) fn tensor_from_data(
     let mut acc = Leaves::default();
     walk(data, 0, &mut acc)?;
     let sizes = acc.sizes.clone();
-    let inferred = if acc.vals.is_empty() || acc.any_float {
+    let inferred = if acc.ims.is_some() {
+        ScalarType::ComplexFloat
+    } else if acc.vals.is_empty() || acc.any_float {
         ScalarType::Float
     } else if acc.any_int {
         ScalarType::Long
     } else {
         ScalarType::Bool
     };
+    if let Some(ragged) = acc.ragged.take() {
+        if sizes.contains(&0) {
+            // No element is stored, so PyTorch never looks (`[[], [1]]`).
+            return Tensor::empty(sizes.as_slice(), dtype.unwrap_or(inferred)).py();
+        }
+        return Err(ragged.into_err(dtype.unwrap_or(inferred)));
+    }
     if let Some(ims) = acc.ims.take() {
         return complex_from_parts(&acc.vals, &ims, &sizes, dtype);
     }

@@ -96,3 +96,34 @@ def test_tensor_from_list_refusals_match_torch():
             torch.tensor(data)
         assert type(ours.value) is type(theirs.value), data
         assert str(ours.value) == str(theirs.value), data
+
+
+RAGGED = [
+    ([1.0, [2.0]], None), ([1, [2]], None), ([True, [False]], None), ([1, (2,)], None),
+    ([1.0, [2.0]], "int64"), ([1, [2]], "float64"), ([1, [2]], "bool"), ([1, [2]], "uint8"),
+    ([1, [2]], "complex64"), ([1j, [2]], None), ([1, []], None),
+    ([[1], 2], None), ([[1], 2], "float32"), ([[2.0], 1.0], None), ([[[1]], [2]], None),
+    ([[1, 2], 3], None), ([[1], [2, 3]], None), ([[1, 2], [3]], None), ([[1], []], None),
+    ([[1, 2], "ab"], None), ([1, "ab"], None), ([[], ["a"]], None),
+    ([[], [1]], None), ([[], [1.5]], None), ([[], [1, 2]], None), ([[], [[1]]], None),
+    ([[], 3], None), ([[[]], [[1, 2]]], None), ([[], [1j]], None), ([[], [True]], None),
+]
+
+
+@pytest.mark.parametrize("data,dtype", RAGGED)
+def test_ragged_data_is_refused_or_empty_as_in_torch(data, dtype):
+    """Data that is not rectangular: torch infers the dtype from every
+    element first, raises the dtype's own message where a sequence stands
+    for a number (or `not a sequence` for the reverse), and builds an empty
+    tensor without looking when the first path has a zero size."""
+    kw = {} if dtype is None else {"dtype": getattr(tc, dtype)}
+    tkw = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+    try:
+        theirs = torch.tensor(data, **tkw)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        with pytest.raises(type(e)) as ours:
+            tc.tensor(data, **kw)
+        assert str(ours.value) == str(e), data
+        return
+    ours = tc.tensor(data, **kw)
+    assert (tuple(ours.shape), str(ours.dtype)) == (tuple(theirs.shape), str(theirs.dtype)), data

@@ -47,7 +47,12 @@ unsafe impl Allocator for FailingAllocator {
     fn device_type(&self) -> DeviceType {
         DeviceType::Cpu
     }
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded to the caller.
         unsafe { INNER.copy_data(dst, src, count) }
     }

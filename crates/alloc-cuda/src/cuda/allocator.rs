@@ -317,9 +317,14 @@ unsafe impl Allocator for CudaAllocator {
         DeviceType::Cuda
     }
 
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), AllocError> {
         if count == 0 {
-            return;
+            return Ok(());
         }
         let index = current_device();
         let r = (|| -> Result<(), CudaError> {
@@ -338,9 +343,10 @@ unsafe impl Allocator for CudaAllocator {
             })?;
             Ok(())
         })();
-        if let Err(e) = r {
-            tracing::error!(target: "alloc_cuda", "device-to-device copy of {count} bytes failed: {e}");
-        }
+        r.map_err(|e| AllocError::CopyFailed {
+            count,
+            message: format!("device-to-device copy failed: {e}"),
+        })
     }
 
     /// The current device's requested-byte statistics.

@@ -509,7 +509,12 @@ unsafe impl Allocator for PinnedHostAllocator {
         DeviceType::Cpu
     }
 
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded contract (host memory, valid, non-overlapping).
         unsafe { default_copy_data(dst, src, count) }
     }

@@ -89,7 +89,12 @@ unsafe impl Allocator for TestAllocator {
         DeviceType::Cpu
     }
 
-    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, count: usize) {
+    unsafe fn copy_data(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        count: usize,
+    ) -> Result<(), c10_storage::AllocError> {
         // SAFETY: forwarded to the caller.
         unsafe { default_copy_data(dst, src, count) }
     }
