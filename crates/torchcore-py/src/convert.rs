@@ -175,11 +175,34 @@ pub(crate) fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scala
         Some(o) if o.is_none() => Ok(None),
         Some(o) => match o.cast::<PyDtype>() {
             Ok(d) => Ok(Some(d.get().st)),
-            Err(_) => Err(PyTypeError::new_err(format!(
-                "dtype must be torchcore.dtype, not {}",
-                o.get_type().name()?
-            ))),
+            // PyTorch also takes the Python scalar types, as NumPy does.
+            Err(_) => python_type_dtype(o).map(Some).ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "dtype must be torchcore.dtype, not {}",
+                    o.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            }),
         },
+    }
+}
+
+/// The dtype PyTorch gives a Python scalar type used as `dtype=`:
+/// `float` -> float64, `int` -> int64, `bool` -> bool, `complex` -> complex128.
+fn python_type_dtype(o: &Bound<'_, PyAny>) -> Option<ScalarType> {
+    let py = o.py();
+    if o.is(py.get_type::<pyo3::types::PyBool>()) {
+        Some(ScalarType::Bool)
+    } else if o.is(py.get_type::<pyo3::types::PyFloat>()) {
+        Some(ScalarType::Double)
+    } else if o.is(py.get_type::<pyo3::types::PyInt>()) {
+        Some(ScalarType::Long)
+    } else if o.is(py.get_type::<pyo3::types::PyComplex>()) {
+        Some(ScalarType::ComplexDouble)
+    } else {
+        None
     }
 }
 

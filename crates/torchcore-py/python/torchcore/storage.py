@@ -226,6 +226,11 @@ def _set_always_warn_typed_storage_removal(always):
     _always_warn_typed_storage = _builtins.bool(always)
 
 
+def _get_always_warn_typed_storage_removal():
+    """Whether every TypedStorage use warns (``torch.storage``'s getter)."""
+    return _always_warn_typed_storage
+
+
 def _reset_warn_typed_storage_removal():
     global _warned_typed_storage
     _warned_typed_storage = False
