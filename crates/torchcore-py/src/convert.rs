@@ -49,6 +49,30 @@ pub struct PyDtype {
     pub(crate) st: ScalarType,
 }
 
+/// The one Python object of each dtype, as PyTorch has (`t.dtype is
+/// torch.float32`, `torch.float is torch.float32`): every place that hands a
+/// dtype to Python goes through this table.
+pub(crate) fn dtype_object(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyDtype>> {
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<ScalarType, Py<PyDtype>>>,
+    > = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    // A poisoned lock only means another thread panicked mid-insert; the map
+    // itself is still valid.
+    let lock = || {
+        cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(d) = lock().get(&st) {
+        return Ok(d.clone_ref(py));
+    }
+    // Made outside the lock: allocating may run Python code (GC) that asks
+    // for a dtype on this thread.
+    let fresh = Py::new(py, PyDtype { st })?;
+    Ok(lock().entry(st).or_insert(fresh).clone_ref(py))
+}
+
 #[pymethods]
 impl PyDtype {
     fn __repr__(&self) -> String {

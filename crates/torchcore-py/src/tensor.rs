@@ -676,9 +676,9 @@ impl PyTensor {
     }
 
     #[getter]
-    fn dtype(&self, py: Python<'_>) -> PyResult<PyDtype> {
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyDtype>> {
         let st = self.with(py, Tensor::dtype)?;
-        Ok(PyDtype { st })
+        crate::convert::dtype_object(py, st)
     }
 
     #[getter]
@@ -2610,7 +2610,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     // dtypes under PyTorch's names and aliases (c10-core's one table).
     for (name, st) in ScalarType::python_names() {
-        m.add(name, PyDtype { st })?;
+        m.add(name, crate::convert::dtype_object(m.py(), st)?)?;
     }
     for (name, f) in [
         ("contiguous_format", MemoryFormat::Contiguous),

@@ -259,6 +259,8 @@ def get_default_dtype():
     return float32
 
 
+from . import cpu, cuda  # noqa: E402,F401  (device modules)
+
 # Random factories for making inputs (not PyTorch's generator stream);
 # see torchcore/random.py.
 from . import random  # noqa: E402,F401
@@ -302,3 +304,11 @@ def _repeat(self, *sizes):
 
 
 Tensor.repeat = _repeat
+
+
+def _equal_method(self, other):
+    """``Tensor.equal(other)``: ``torchcore.equal(self, other)``."""
+    return equal(self, other)
+
+
+Tensor.equal = _equal_method

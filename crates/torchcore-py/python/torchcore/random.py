@@ -161,3 +161,24 @@ def _like_from(factory):
 randn_like = _like_from(randn)
 rand_like = _like_from(rand)
 randint_like = _like_from(randint)
+
+
+def _uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    """``Tensor.uniform_(from_=0, to=1)``: fill with uniform values in
+    ``[from_, to)`` (this module's generator)."""
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise NotImplementedError(
+            f'"check_uniform_bounds" not implemented for \'{_scalar_name(self.dtype)}\''
+        )
+    if from_ > to:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+        )
+    src = _build(tuple(self.shape), self.dtype, self.device, False,
+                 lambda: _gen.uniform(from_, to))
+    if self.device.type != "meta":
+        self.copy_(src)
+    return self
+
+
+_C.Tensor.uniform_ = _uniform_
