@@ -49,6 +49,30 @@ pub struct PyDtype {
     pub(crate) st: ScalarType,
 }
 
+/// The one Python object of each dtype, as PyTorch has (`t.dtype is
+/// torch.float32`, `torch.float is torch.float32`): every place that hands a
+/// dtype to Python goes through this table.
+pub(crate) fn dtype_object(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyDtype>> {
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<ScalarType, Py<PyDtype>>>,
+    > = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    // A poisoned lock only means another thread panicked mid-insert; the map
+    // itself is still valid.
+    let lock = || {
+        cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(d) = lock().get(&st) {
+        return Ok(d.clone_ref(py));
+    }
+    // Made outside the lock: allocating may run Python code (GC) that asks
+    // for a dtype on this thread.
+    let fresh = Py::new(py, PyDtype { st })?;
+    Ok(lock().entry(st).or_insert(fresh).clone_ref(py))
+}
+
 #[pymethods]
 impl PyDtype {
     fn __repr__(&self) -> String {
@@ -175,11 +199,34 @@ pub(crate) fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scala
         Some(o) if o.is_none() => Ok(None),
         Some(o) => match o.cast::<PyDtype>() {
             Ok(d) => Ok(Some(d.get().st)),
-            Err(_) => Err(PyTypeError::new_err(format!(
-                "dtype must be torchcore.dtype, not {}",
-                o.get_type().name()?
-            ))),
+            // PyTorch also takes the Python scalar types, as NumPy does.
+            Err(_) => python_type_dtype(o).map(Some).ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "dtype must be torchcore.dtype, not {}",
+                    o.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            }),
         },
+    }
+}
+
+/// The dtype PyTorch gives a Python scalar type used as `dtype=`:
+/// `float` -> float64, `int` -> int64, `bool` -> bool, `complex` -> complex128.
+fn python_type_dtype(o: &Bound<'_, PyAny>) -> Option<ScalarType> {
+    let py = o.py();
+    if o.is(py.get_type::<pyo3::types::PyBool>()) {
+        Some(ScalarType::Bool)
+    } else if o.is(py.get_type::<pyo3::types::PyFloat>()) {
+        Some(ScalarType::Double)
+    } else if o.is(py.get_type::<pyo3::types::PyInt>()) {
+        Some(ScalarType::Long)
+    } else if o.is(py.get_type::<pyo3::types::PyComplex>()) {
+        Some(ScalarType::ComplexDouble)
+    } else {
+        None
     }
 }
 

@@ -139,14 +139,8 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
 }
 
 fn dtype_obj(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyAny>> {
-    // The exported object (so that `is` comparisons work), else a new one.
-    let m = py.import("torchcore")?;
-    if let Ok(d) = m.getattr(st.torch_name()) {
-        if d.cast::<PyDtype>().is_ok() {
-            return Ok(d.unbind());
-        }
-    }
-    Ok(Bound::new(py, PyDtype { st })?.into_any().unbind())
+    // The one object per dtype, so that `is` comparisons work.
+    Ok(crate::convert::dtype_object(py, st)?.into_any())
 }
 
 fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {

@@ -676,9 +676,9 @@ impl PyTensor {
     }
 
     #[getter]
-    fn dtype(&self, py: Python<'_>) -> PyResult<PyDtype> {
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyDtype>> {
         let st = self.with(py, Tensor::dtype)?;
-        Ok(PyDtype { st })
+        crate::convert::dtype_object(py, st)
     }
 
     #[getter]
@@ -1041,13 +1041,27 @@ impl PyTensor {
         self.derive(py, |t| views::transpose(t, dim0, dim1))
     }
 
-    fn swapaxes<'py>(&self, py: Python<'py>, a: I64, b: I64) -> PyResult<Bound<'py, PyTensor>> {
+    #[pyo3(signature = (axis0, axis1))]
+    fn swapaxes<'py>(
+        &self,
+        py: Python<'py>,
+        axis0: I64,
+        axis1: I64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let (a, b) = (axis0, axis1);
         let a = a.0;
         let b = b.0;
         self.derive(py, |t| views::transpose(t, a, b))
     }
 
-    fn swapdims<'py>(&self, py: Python<'py>, a: I64, b: I64) -> PyResult<Bound<'py, PyTensor>> {
+    #[pyo3(signature = (dim0, dim1))]
+    fn swapdims<'py>(
+        &self,
+        py: Python<'py>,
+        dim0: I64,
+        dim1: I64,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let (a, b) = (dim0, dim1);
         let a = a.0;
         let b = b.0;
         self.derive(py, |t| views::transpose(t, a, b))
@@ -1620,12 +1634,32 @@ impl PyTensor {
         inplace_nogil(slf, |t| t.resize_(&sizes, f))
     }
 
+    /// `resize_as_(other, memory_format=None)`: `resize_` to `other`'s sizes,
+    /// then (as ATen's `resize_as_`) restride to `memory_format` when one is
+    /// given; `preserve_format` means `other`'s suggested format.
+    #[pyo3(signature = (other, memory_format = None))]
     fn resize_as_<'py>(
         slf: &Bound<'py, Self>,
         other: &Bound<'py, PyTensor>,
+        memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        let sizes = other.get().with(slf.py(), |o| o.sizes().to_vec())?;
-        inplace_nogil(slf, |t| t.resize_(&sizes, None))
+        let (sizes, suggested) = other.get().with(slf.py(), |o| {
+            (o.sizes().to_vec(), o.suggest_memory_format())
+        })?;
+        let f = match memory_format {
+            Some(o) if !o.is_none() => match format_arg(Some(o), MemoryFormat::Contiguous)? {
+                MemoryFormat::Preserve => Some(suggested),
+                f => Some(f),
+            },
+            _ => None,
+        };
+        inplace_nogil(slf, |t| {
+            t.resize_(&sizes, None)?;
+            match f {
+                Some(f) => t.resize_(&sizes, Some(f)),
+                None => Ok(()),
+            }
+        })
     }
 
     #[pyo3(signature = (size, stride, storage_offset = None))]
@@ -2576,7 +2610,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     // dtypes under PyTorch's names and aliases (c10-core's one table).
     for (name, st) in ScalarType::python_names() {
-        m.add(name, PyDtype { st })?;
+        m.add(name, crate::convert::dtype_object(m.py(), st)?)?;
     }
     for (name, f) in [
         ("contiguous_format", MemoryFormat::Contiguous),

@@ -382,7 +382,8 @@ pub fn mh(t: &Tensor) -> Result<Tensor> {
 /// `transpose(-2, -1).conj()` with `what`'s error for 1-dim tensors.
 fn conj_transpose_last(t: &Tensor, what: &str) -> Result<Tensor> {
     match t.dim() {
-        0 => Ok(t.clone()),
+        // PyTorch 2.15 (deprecated): a 0-dim tensor gives `self.conj()`.
+        0 => conj(t),
         1 => Err(TensorError::runtime(format!(
             "{what} is only supported on matrices or batches of matrices. Got 1-D tensor."
         ))),
@@ -390,8 +391,8 @@ fn conj_transpose_last(t: &Tensor, what: &str) -> Result<Tensor> {
     }
 }
 
-/// `H`: the conjugate transpose of a matrix (`t().conj()`); 0-dim tensors
-/// are returned themselves (deprecated in PyTorch), other ranks refused.
+/// `H`: the conjugate transpose of a matrix (`t().conj()`); a 0-dim tensor
+/// gives its `conj()` (deprecated in PyTorch), other ranks are refused.
 ///
 /// ```
 /// use aten_shape::views;
@@ -406,7 +407,8 @@ fn conj_transpose_last(t: &Tensor, what: &str) -> Result<Tensor> {
 /// ```
 pub fn h(t: &Tensor) -> Result<Tensor> {
     match t.dim() {
-        0 => Ok(t.clone()),
+        // PyTorch 2.15 (deprecated): a 0-dim tensor gives `self.conj()`.
+        0 => conj(t),
         2 => conj(&views::t(t)?),
         n => Err(TensorError::runtime(format!(
             "tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{}",

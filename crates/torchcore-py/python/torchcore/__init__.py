@@ -251,3 +251,64 @@ from ._C import (  # noqa: F401,E402
 from . import serialization  # noqa: E402
 from .serialization import save, load  # noqa: F401,E402
 from . import memory  # noqa: E402,F401  (torchcore.memory)
+
+
+def get_default_dtype():
+    """``torch.get_default_dtype()``: the dtype float factories use
+    (always ``float32`` here: ``set_default_dtype`` is not supported)."""
+    return float32
+
+
+from . import cpu, cuda  # noqa: E402,F401  (device modules)
+
+# Random factories for making inputs (not PyTorch's generator stream);
+# see torchcore/random.py.
+from . import random  # noqa: E402,F401
+from .random import (  # noqa: E402,F401
+    manual_seed,
+    initial_seed,
+    seed,
+    rand,
+    randn,
+    randint,
+    rand_like,
+    randn_like,
+    randint_like,
+)
+
+
+def _repeat(self, *sizes):
+    """``Tensor.repeat(*sizes)``: a new contiguous tensor holding ``self``
+    tiled ``sizes[i]`` times along each dim (leading dims added as needed);
+    built from the core's ``reshape``/``expand``/``clone``, always a copy."""
+    if len(sizes) == 1 and not isinstance(sizes[0], _builtins.int):
+        sizes = tuple(sizes[0])
+    sizes = [s.__index__() for s in sizes]
+    if len(sizes) < self.dim():
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number "
+            "of dimensions of tensor"
+        )
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {sizes}"
+            )
+    src = self.reshape((1,) * (len(sizes) - self.dim()) + tuple(self.shape))
+    pairs, expanded = [], []
+    for r, s in zip(sizes, src.shape):
+        pairs += [1, s]
+        expanded += [r, s]
+    out = [r * s for r, s in zip(sizes, src.shape)]
+    return src.reshape(pairs).expand(expanded).clone(memory_format=contiguous_format).view(out)
+
+
+Tensor.repeat = _repeat
+
+
+def _equal_method(self, other):
+    """``Tensor.equal(other)``: ``torchcore.equal(self, other)``."""
+    return equal(self, other)
+
+
+Tensor.equal = _equal_method

@@ -129,6 +129,26 @@ class UntypedStorage(_C.StorageBase):
             raise _meta_refusal(self.device)
         return self._bytes()
 
+    def byteswap(self, dtype):
+        """Reverse the byte order of each ``dtype`` element in place (for a
+        complex dtype, of each real and imaginary part), as PyTorch's
+        ``UntypedStorage.byteswap``."""
+        n = _C.empty(0, dtype=dtype).element_size()
+        if dtype.is_complex:
+            n //= 2
+        if n <= 1:
+            return
+        if self.nbytes() % n:
+            raise RuntimeError(
+                f"nbytes ({self.nbytes()}) must be divisible by the element size ({n})"
+            )
+        rows = self._data().view(-1, n)
+        # Swap byte columns j and n-1-j through a copy of one of them.
+        for j in range(n // 2):
+            keep = rows[:, j].clone()
+            rows[:, j].copy_(rows[:, n - 1 - j])
+            rows[:, n - 1 - j].copy_(keep)
+
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             # A copy of the bytes (PyTorch's slice shares them; see
@@ -224,6 +244,11 @@ def _warn_typed_storage_removal(stacklevel=2):
 def _set_always_warn_typed_storage_removal(always):
     global _always_warn_typed_storage
     _always_warn_typed_storage = _builtins.bool(always)
+
+
+def _get_always_warn_typed_storage_removal():
+    """Whether every TypedStorage use warns (``torch.storage``'s getter)."""
+    return _always_warn_typed_storage
 
 
 def _reset_warn_typed_storage_removal():

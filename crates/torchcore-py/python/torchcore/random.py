@@ -1,0 +1,184 @@
+"""Random factories: ``rand``, ``randn``, ``randint`` and their ``*_like``
+forms, with ``manual_seed`` / ``initial_seed``.
+
+They exist so that code written for PyTorch can make test inputs; they are not
+a random-number library.  The values come from Python's Mersenne Twister
+(``random.Random``), one draw per element in row-major order, so a seed gives
+the same tensor on every run, but NOT the numbers PyTorch's generator gives
+for that seed (see ``docs/pytorch-map.md``).  Shapes, dtypes, devices,
+``requires_grad`` and the ``*_like`` memory formats follow PyTorch.
+"""
+
+import builtins as _builtins
+import random as _random
+
+from . import _C
+
+_default_seed = 67280421310721  # torch's default_generator seed
+_gen = _random.Random(_default_seed)
+_seed = _default_seed
+
+
+def manual_seed(seed):
+    """``torch.manual_seed(seed)``: reseed the factories' generator (negative
+    seeds wrap to ``uint64`` as in PyTorch); returns ``None``."""
+    global _seed
+    seed = _builtins.int(seed)
+    if seed < -(1 << 63) or seed >= (1 << 64):
+        raise RuntimeError("Overflow when unpacking long")
+    _seed = seed % (1 << 64)
+    _gen.seed(_seed)
+
+
+def initial_seed():
+    """``torch.initial_seed()``: the last seed given to ``manual_seed``."""
+    return _seed
+
+
+def seed():
+    """``torch.seed()``: reseed from the OS and return the new seed."""
+    s = _random.SystemRandom().getrandbits(63)
+    manual_seed(s)
+    return s
+
+
+def _size(size):
+    if len(size) == 1 and not isinstance(size[0], _builtins.int) and hasattr(size[0], "__iter__"):
+        size = tuple(size[0])
+    return tuple(s.__index__() for s in size)
+
+
+def _build(shape, dtype, device, requires_grad, draw):
+    """Fill a new tensor of ``shape`` with ``draw()`` values (row-major)."""
+    t = _C.empty(shape, dtype=dtype, device=device)
+    if t.device.type != "meta" and t.numel() > 0:
+        values = [draw() for _ in range(t.numel())]
+        t.view(-1).copy_(_C.tensor(values, dtype=_value_dtype(t.dtype)))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _value_dtype(dtype):
+    # The Python values are made at full precision and rounded by copy_.
+    if dtype.is_complex:
+        return _C.complex128
+    if dtype.is_floating_point:
+        return _C.float64
+    return _C.int64
+
+
+def _float_dtype(dtype, name):
+    from . import get_default_dtype
+
+    # `_C.empty` resolves Python scalar types (`dtype=float`) as PyTorch does.
+    dtype = get_default_dtype() if dtype is None else _C.empty(0, dtype=dtype).dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise NotImplementedError(f'"{name}" not implemented for \'{_scalar_name(dtype)}\'')
+    return dtype
+
+
+def _scalar_name(dtype):
+    return _C.empty(0, dtype=dtype).type().split(".")[-1].replace("Tensor", "")
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None,
+          layout=None, pin_memory=False, out=None):
+    """``torch.randn``: standard normal values (complex: real and imaginary
+    parts each with variance 1/2)."""
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    if dtype.is_complex:
+        sd = 0.5 ** 0.5
+
+        def draw():
+            return complex(_gen.gauss(0.0, sd), _gen.gauss(0.0, sd))
+    else:
+        def draw():
+            return _gen.gauss(0.0, 1.0)
+    return _build(_size(size), dtype, device, requires_grad, draw)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None,
+         layout=None, pin_memory=False, out=None):
+    """``torch.rand``: uniform values in ``[0, 1)``."""
+    dtype = _float_dtype(dtype, "check_uniform_bounds")
+    if dtype.is_complex:
+        def draw():
+            return complex(_gen.random(), _gen.random())
+    else:
+        draw = _gen.random
+    return _build(_size(size), dtype, device, requires_grad, draw)
+
+
+def randint(*args, size=None, dtype=None, device=None, requires_grad=False,
+            generator=None, layout=None, pin_memory=False, out=None):
+    """``torch.randint([low=0,] high, size)``: integers in ``[low, high)``
+    (default dtype ``int64``)."""
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint() received an invalid combination of arguments")
+    low, high = _builtins.int(low), _builtins.int(high)
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    dtype = _C.int64 if dtype is None else dtype
+
+    def draw():
+        return _gen.randrange(low, high)
+    return _build(_size((size,)), dtype, device, requires_grad, draw)
+
+
+def _like_from(factory):
+    def f(t, *args, dtype=None, layout=None, device=None, requires_grad=False,
+          memory_format=_C.preserve_format, pin_memory=False, generator=None):
+        r = _C._empty_like(t, memory_format, dtype, device)
+        if factory is randint:
+            src = randint(*args, tuple(r.shape), dtype=r.dtype, device=r.device)
+        else:
+            src = factory(tuple(r.shape), dtype=r.dtype, device=r.device)
+        if r.device.type != "meta":
+            r.copy_(src)
+        if requires_grad:
+            r.requires_grad_(True)
+        return r
+    f.__name__ = factory.__name__ + "_like"
+    f.__doc__ = (
+        f"``torch.{f.__name__}``: ``{factory.__name__}`` values in the layout "
+        "``empty_like`` gives (``memory_format`` defaults to ``preserve_format``)."
+    )
+    return f
+
+
+randn_like = _like_from(randn)
+rand_like = _like_from(rand)
+randint_like = _like_from(randint)
+
+
+def _uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    """``Tensor.uniform_(from_=0, to=1)``: fill with uniform values in
+    ``[from_, to)`` (this module's generator)."""
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise NotImplementedError(
+            f'"check_uniform_bounds" not implemented for \'{_scalar_name(self.dtype)}\''
+        )
+    if from_ > to:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+        )
+    src = _build(tuple(self.shape), self.dtype, self.device, False,
+                 lambda: _gen.uniform(from_, to))
+    if self.device.type != "meta":
+        self.copy_(src)
+    return self
+
+
+_C.Tensor.uniform_ = _uniform_
