@@ -153,10 +153,10 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         ));
         run("bench", &mut cmd)?;
     }
-    if let Some(t) = &torch {
-        if !o.no_run {
-            build_and_run_torch(t, &mut commands)?;
-        }
+    if let Some(t) = &torch
+        && !o.no_run
+    {
+        build_and_run_torch(t, &mut commands)?;
     }
     let since = if o.no_run { None } else { Some(started) };
     let ours = read_criterion(&root().join("target/criterion"), since)?;

@@ -192,13 +192,13 @@ fn examples_on_disk() -> Result<Vec<(String, String)>, String> {
         };
         for file in files.flatten() {
             let path = file.path();
-            if path.extension().is_some_and(|e| e == "rs") {
-                if let Some(stem) = path.file_stem() {
-                    found.push((
-                        entry.file_name().to_string_lossy().into_owned(),
-                        stem.to_string_lossy().into_owned(),
-                    ));
-                }
+            if path.extension().is_some_and(|e| e == "rs")
+                && let Some(stem) = path.file_stem()
+            {
+                found.push((
+                    entry.file_name().to_string_lossy().into_owned(),
+                    stem.to_string_lossy().into_owned(),
+                ));
             }
         }
     }

@@ -22,9 +22,9 @@ fn every_entry_point_reports_unavailable() {
     // SAFETY: only tries to dlopen the candidate library names.
     let genuine = !unsafe { cudarc::driver::sys::is_culib_present() };
     if !genuine {
-        // SAFETY-free on edition 2021; this is the only test in the binary,
-        // so no other thread reads the environment now.
-        std::env::set_var(cuda::FORCE_NO_DRIVER_ENV, "1");
+        // SAFETY: this is the only test in the binary and it has started
+        // no thread yet, so no other thread reads or writes the environment.
+        unsafe { std::env::set_var(cuda::FORCE_NO_DRIVER_ENV, "1") };
     }
     let check = |what: &str, e: CudaError| {
         assert!(e.is_unavailable(), "{what}: {e:?}");

@@ -618,7 +618,7 @@ pub const MIN_SYMINT: i64 = -(1 << 62);
 /// assert!(check_symint_list(&[2, i64::MIN]).unwrap_err().to_string().contains("at index 1"));
 /// ```
 pub fn check_symint_list(values: &[i64]) -> Result<()> {
-    if let Some((i, &v)) = values.iter().enumerate().find(|(_, &v)| v < MIN_SYMINT) {
+    if let Some((i, &v)) = values.iter().enumerate().find(|&(_, &v)| v < MIN_SYMINT) {
         return Err(TensorError::runtime(format!(
             "SymIntArrayRef expected to contain only concrete integers that are stored inline and can be viewed as an IntArrayRef. Found heap-allocated concrete SymInt at index {i}: {v} in SymIntArrayRef {}",
             fmt_list(values)
@@ -663,7 +663,7 @@ pub fn coalesce_copy_dims(
         .iter()
         .zip(dst_strides)
         .zip(src_strides)
-        .filter(|((&n, _), _)| n != 1)
+        .filter(|&((&n, _), _)| n != 1)
         .map(|((&n, &d), &s)| (n, d, s))
         .collect();
     dims.sort_by(|a, b| {

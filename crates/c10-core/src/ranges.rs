@@ -109,7 +109,7 @@ pub(crate) fn fmt_g(x: f64) -> String {
         };
     }
     let exp = x.abs().log10().floor() as i32;
-    let s = if (-5..6).contains(&exp) {
+    if (-5..6).contains(&exp) {
         let decimals = (5 - exp).max(0) as usize;
         let s = format!("{x:.decimals$}");
         if s.contains('.') {
@@ -127,8 +127,7 @@ pub(crate) fn fmt_g(x: f64) -> String {
         };
         let e: i32 = e.parse().unwrap_or(0);
         format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-    };
-    s
+    }
 }
 
 impl Tensor {

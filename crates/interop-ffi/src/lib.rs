@@ -59,7 +59,7 @@ fn set_error(message: impl std::fmt::Display) {
 
 /// The message of the last failed call on this thread (valid until the
 /// next failing call on this thread).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn tc_last_error() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().as_ptr())
 }
@@ -73,19 +73,19 @@ static IMPORT_DELETER_CALLS: AtomicU64 = AtomicU64::new(0);
 static BUFFER_DROPS: AtomicU64 = AtomicU64::new(0);
 
 /// Deleter calls on our exports so far.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn tc_export_deleter_calls() -> u64 {
     EXPORT_DELETER_CALLS.load(Ordering::SeqCst)
 }
 
 /// Producer-deleter calls made by our imports so far.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn tc_import_deleter_calls() -> u64 {
     IMPORT_DELETER_CALLS.load(Ordering::SeqCst)
 }
 
 /// Buffers of [`tc_arange_f64`] freed so far.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn tc_buffer_drops() -> u64 {
     BUFFER_DROPS.load(Ordering::SeqCst)
 }
@@ -137,7 +137,7 @@ impl Drop for CountedBuffer {
 /// drop ([`tc_buffer_drops`]). Null on error, including an `n` whose
 /// buffer cannot be allocated (an out-of-memory error naming the bytes;
 /// `n = 2^62` once aborted the process).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn tc_arange_f64(n: i64) -> *mut Tensor {
     ffi_guard(std::ptr::null_mut(), || {
         let mut values: Vec<f64> =
@@ -166,7 +166,7 @@ pub extern "C" fn tc_arange_f64(n: i64) -> *mut Tensor {
 /// # Safety
 ///
 /// `h` live; `sizes` and `strides` hold `ndim` values.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_as_strided(
     h: *const Tensor,
     sizes: *const i64,
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn tc_as_strided(
 /// # Safety
 ///
 /// `h` must be a live handle (or null), freed once.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_tensor_free(h: *mut Tensor) {
     ffi_guard((), || {
         if !h.is_null() {
@@ -232,7 +232,7 @@ pub unsafe extern "C" fn tc_tensor_free(h: *mut Tensor) {
 /// # Safety
 ///
 /// `h` live.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_ndim(h: *const Tensor) -> i64 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -246,7 +246,7 @@ pub unsafe extern "C" fn tc_ndim(h: *const Tensor) -> i64 {
 /// # Safety
 ///
 /// `h` live; `sizes` and `strides` writable for `ndim` values.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_geometry(
     h: *const Tensor,
     sizes: *mut i64,
@@ -279,7 +279,7 @@ pub unsafe extern "C" fn tc_geometry(
 /// # Safety
 ///
 /// `h` live; `buf` writable for `len` bytes.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_dtype_name(h: *const Tensor, buf: *mut c_char, len: usize) -> i32 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -309,7 +309,7 @@ pub unsafe extern "C" fn tc_dtype_name(h: *const Tensor, buf: *mut c_char, len: 
 /// # Safety
 ///
 /// `h` live.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_is_read_only(h: *const Tensor) -> i32 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -323,7 +323,7 @@ pub unsafe extern "C" fn tc_is_read_only(h: *const Tensor) -> i32 {
 /// # Safety
 ///
 /// `h` live.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_nbytes(h: *const Tensor) -> i64 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -345,7 +345,7 @@ pub unsafe extern "C" fn tc_nbytes(h: *const Tensor) -> i64 {
 /// # Safety
 ///
 /// `h` live; `out` writable for `len` bytes.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_copy_bytes(h: *const Tensor, out: *mut u8, len: usize) -> i64 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -391,7 +391,7 @@ pub unsafe extern "C" fn tc_copy_bytes(h: *const Tensor, out: *mut u8, len: usiz
 /// # Safety
 ///
 /// `h` live.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_set_f64(h: *const Tensor, flat: i64, value: f64) -> i32 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -515,7 +515,7 @@ unsafe extern "C" fn counting_import_deleter_v(m: *mut DLManagedTensorVersioned)
 /// # Safety
 ///
 /// `h` live.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_to_dlpack(h: *const Tensor) -> *mut DLManagedTensor {
     ffi_guard(std::ptr::null_mut(), || {
         // SAFETY: the caller's contract.
@@ -546,7 +546,7 @@ pub unsafe extern "C" fn tc_to_dlpack(h: *const Tensor) -> *mut DLManagedTensor 
 /// # Safety
 ///
 /// `h` live.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_to_dlpack_versioned(h: *const Tensor) -> *mut DLManagedTensorVersioned {
     ffi_guard(std::ptr::null_mut(), || {
         // SAFETY: the caller's contract.
@@ -578,7 +578,7 @@ pub unsafe extern "C" fn tc_to_dlpack_versioned(h: *const Tensor) -> *mut DLMana
 /// # Safety
 ///
 /// `m` must be a live `DLManagedTensorVersioned`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_dlpack_versioned_flags(m: *const DLManagedTensorVersioned) -> u64 {
     ffi_guard(u64::MAX, || {
         if m.is_null() {
@@ -599,7 +599,7 @@ pub unsafe extern "C" fn tc_dlpack_versioned_flags(m: *const DLManagedTensorVers
 ///
 /// `m` must be a live managed tensor whose ownership the caller hands over
 /// (see `torchcore_interop::dlpack::from_dlpack`).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_from_dlpack(m: *mut DLManagedTensor) -> *mut Tensor {
     ffi_guard(std::ptr::null_mut(), || {
         if m.is_null() {
@@ -632,7 +632,7 @@ pub unsafe extern "C" fn tc_from_dlpack(m: *mut DLManagedTensor) -> *mut Tensor 
 /// # Safety
 ///
 /// As for [`tc_from_dlpack`].
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_from_dlpack_versioned(m: *mut DLManagedTensorVersioned) -> *mut Tensor {
     ffi_guard(std::ptr::null_mut(), || {
         if m.is_null() {
@@ -728,7 +728,7 @@ fn demo_tensors() -> c10_core::Result<Vec<(&'static str, Tensor)>> {
 /// # Safety
 ///
 /// `path` must be a valid C string.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_st_save_demo(path: *const c_char) -> i32 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -757,7 +757,7 @@ pub unsafe extern "C" fn tc_st_save_demo(path: *const c_char) -> i32 {
 /// `path` must be a valid C string, and the file must not be written or
 /// truncated by anyone while tensors from it are alive
 /// (`torchcore_interop::safetensors::load_mmap`'s contract).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_st_load(path: *const c_char) -> *mut SafetensorsFile {
     ffi_guard(std::ptr::null_mut(), || {
         // SAFETY: the caller's contract.
@@ -795,7 +795,7 @@ unsafe fn file<'a>(f: *const SafetensorsFile) -> Option<&'a SafetensorsFile> {
 /// # Safety
 ///
 /// `f` must be a live handle (or null), freed once.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_st_free(f: *mut SafetensorsFile) {
     ffi_guard((), || {
         if !f.is_null() {
@@ -811,7 +811,7 @@ pub unsafe extern "C" fn tc_st_free(f: *mut SafetensorsFile) {
 /// # Safety
 ///
 /// `f` live; `copied` null or writable.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_st_len(f: *const SafetensorsFile, copied: *mut i64) -> i64 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.
@@ -832,7 +832,7 @@ pub unsafe extern "C" fn tc_st_len(f: *const SafetensorsFile, copied: *mut i64) 
 /// # Safety
 ///
 /// `f` live; `name` a valid C string; `is_view` null or writable.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_st_get(
     f: *const SafetensorsFile,
     name: *const c_char,
@@ -860,7 +860,7 @@ pub unsafe extern "C" fn tc_st_get(
 /// # Safety
 ///
 /// `f` live; `path` a valid C string.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn tc_st_resave(f: *const SafetensorsFile, path: *const c_char) -> i32 {
     ffi_guard(-1, || {
         // SAFETY: the caller's contract.

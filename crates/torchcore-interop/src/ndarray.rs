@@ -282,7 +282,7 @@ fn overlaps(shape: &[usize], strides: &[usize]) -> bool {
     let mut dims: Vec<(usize, usize)> = shape
         .iter()
         .zip(strides)
-        .filter(|(&n, _)| n > 1)
+        .filter(|&(&n, _)| n > 1)
         .map(|(&n, &s)| (s, n))
         .collect();
     dims.sort_unstable();

@@ -132,7 +132,7 @@ pub(crate) fn is_dense(sizes: &[i64], strides: &[i64]) -> bool {
     let mut dims: Vec<(i64, i64)> = sizes
         .iter()
         .zip(strides)
-        .filter(|(&n, _)| n != 1)
+        .filter(|&(&n, _)| n != 1)
         .map(|(&n, &s)| (n, s))
         .collect();
     dims.sort_by_key(|&(_, s)| s);
