@@ -235,3 +235,17 @@ def in_place_facts(m, expr):
 @pytest.mark.parametrize("name", sorted(IN_PLACE))
 def test_view_tracking_after_in_place_ops_as_torch(name):
     assert in_place_facts(tc, IN_PLACE[name]) == in_place_facts(torch, IN_PLACE[name])
+
+
+@needs_torch
+@pytest.mark.parametrize("sl", [slice(0, 6, 2), slice(None, None, -1), slice(2, 5), slice(5, 2)])
+def test_untyped_storage_slice_steps_as_torch(sl):
+    def run(m):
+        s = m.arange(10, dtype=m.uint8).untyped_storage()
+        try:
+            r = s[sl]
+        except RuntimeError as e:
+            return ("RuntimeError", str(e))
+        return (r.nbytes(), r.tolist())
+
+    assert run(tc) == run(torch)
