@@ -44,6 +44,10 @@ use crate::views;
 /// assert!(equal(&Tensor::from([1i32, 2]), &Tensor::from([1.0f64, 2.0]))?);
 /// assert!(!equal(&Tensor::from([1i32, 2]), &Tensor::from([1i32, 2, 3]))?);
 /// assert!(!equal(&Tensor::from([f32::NAN]), &Tensor::from([f32::NAN]))?);
+/// // A negative view's values are the negated stored ones.
+/// let x = Tensor::from([1.0f32, 2.0]);
+/// let n = aten_shape::views::neg_view(&x)?;
+/// assert!(!equal(&x, &n)? && equal(&x, &aten_shape::views::neg_view(&n)?)?);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn equal(a: &Tensor, b: &Tensor) -> Result<bool> {
@@ -58,7 +62,12 @@ pub fn equal(a: &Tensor, b: &Tensor) -> Result<bool> {
         return Ok(false);
     }
     let common = promote_types(a.dtype(), b.dtype())?;
-    c10_core::compare::values_equal(&a.to(common)?, &b.to(common)?)
+    // The stored values of a conjugate or negative view are not its
+    // values: resolve the bits first (a no-op without them).
+    let resolved = |t: &Tensor| -> Result<Tensor> {
+        crate::ops::complex::resolve_neg(&crate::ops::complex::resolve_conj(t)?)?.to(common)
+    };
+    c10_core::compare::values_equal(&resolved(a)?, &resolved(b)?)
 }
 
 /// `torch.allclose(a, b, rtol, atol, equal_nan)`: whether every pair of

@@ -186,3 +186,82 @@ fn in_place_metadata_ops_keep_a_view_a_view() -> Result<()> {
     assert!(other.view_base().is_some_and(|b| b.is_same(&x)));
     Ok(())
 }
+
+type InPlace = fn(&mut Tensor) -> Result<()>;
+
+/// Every in-place metadata op, as PyTorch 2.15 runs them on a [2, 3] view
+/// `v = b[:, :2]` (checked with torch 2.15.0 on tensors without
+/// `requires_grad`): none of them changes `_base` or `_is_view()`, of the
+/// view or of its base, including `resize_` (refused only under autograd)
+/// and `set_` to another tensor or storage.
+const IN_PLACE: &[(&str, InPlace)] = &[
+    ("t_", |t| t.t_()),
+    ("transpose_", |t| t.transpose_(0, 1)),
+    ("unsqueeze_", |t| t.unsqueeze_(0)),
+    ("squeeze_", |t| {
+        t.unsqueeze_(0).and_then(|()| t.squeeze_(None))
+    }),
+    ("as_strided_", |t| t.as_strided_(&[2], &[1], None)),
+    ("resize_ (same numel)", |t| t.resize_(&[2, 2], None)),
+    ("resize_ (growing)", |t| t.resize_(&[4, 4], None)),
+    ("set_to", |t| {
+        let other = Tensor::zeros(&[3], ScalarType::Float)?;
+        t.set_to(&other)
+    }),
+    ("set_storage", |t| {
+        let other = Tensor::zeros(&[3], ScalarType::Float)?;
+        t.set_storage(other.storage())
+    }),
+    ("set_", |t| {
+        let other = Tensor::zeros(&[3], ScalarType::Float)?;
+        t.set_(other.storage(), 1, &[2], &[1])
+    }),
+];
+
+#[test]
+fn in_place_metadata_ops_on_a_view_keep_its_base() -> Result<()> {
+    for (name, op) in IN_PLACE {
+        let b = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        let mut v = b.narrow(1, 0, 2)?;
+        let held = v.clone(); // a second handle: the op copies the TensorImpl
+        op(&mut v)?;
+        for (what, t) in [("the view", &v), ("the other handle", &held)] {
+            assert!(t.is_view(), "{name}: {what} is no longer a view");
+            assert!(
+                t.view_base().is_some_and(|x| x.is_same(&b)),
+                "{name}: {what}'s base changed"
+            );
+        }
+        assert!(!b.is_view(), "{name}: the base became a view");
+        // A view of the modified view still records the root base.
+        let vv = v.alias()?;
+        assert!(vv.view_base().is_some_and(|x| x.is_same(&b)), "{name}");
+    }
+    Ok(())
+}
+
+#[test]
+fn in_place_metadata_ops_on_a_base_keep_it_a_base() -> Result<()> {
+    for (name, op) in IN_PLACE {
+        let mut b = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+        let v = b.select(0, 0)?;
+        let before = v.view_base().cloned().unwrap();
+        op(&mut b)?;
+        assert!(!b.is_view() && b.view_base().is_none(), "{name}");
+        // The view still names the TensorImpl it was made from (PyTorch's
+        // `v._base is b` holds after `b.t_()`, `b.resize_`, `b.set_`).
+        assert!(v.view_base().is_some_and(|x| x.is_same(&before)), "{name}");
+    }
+    Ok(())
+}
+
+#[test]
+fn detach_of_a_view_is_not_a_view() -> Result<()> {
+    let b = Tensor::zeros(&[2, 3], ScalarType::Float)?;
+    let v = b.select(0, 0)?;
+    let d = v.detach();
+    assert!(!d.is_view() && d.view_base().is_none());
+    assert!(d.is_alias_of(&b));
+    assert!(v.view_base().is_some_and(|x| x.is_same(&b)));
+    Ok(())
+}

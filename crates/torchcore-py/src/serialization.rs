@@ -443,16 +443,10 @@ fn equal(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> Py
     // Handles taken one at a time: two tensors' locks are never held at once.
     let a = a.get().handle(py)?;
     let b = b.get().handle(py)?;
-    if a.sizes() != b.sizes() {
-        return Ok(false);
-    }
-    let xa = crate::convert::flat_values(py, &a)?;
-    let xb = crate::convert::flat_values(py, &b)?;
-    Ok(xa.iter().zip(&xb).all(|(x, y)| match (x, y) {
-        (c10_core::Scalar::Int(p), c10_core::Scalar::Int(q)) => p == q,
-        (c10_core::Scalar::Bool(p), c10_core::Scalar::Bool(q)) => p == q,
-        _ => x.to_f64() == y.to_f64(),
-    }))
+    // Promotion, conjugate/negative bits and every dtype (complex included)
+    // are aten-shape's `equal`.
+    py.detach(|| aten_shape::compare::equal(&a, &b))
+        .map_err(crate::convert::to_py_err)
 }
 
 fn alias(t: &Tensor) -> PyResult<Tensor> {

@@ -497,7 +497,12 @@ impl PyTensor {
                 .take();
             taken.ok_or_else(|| PyRuntimeError::new_err("tensor carrier already used"))?
         } else {
-            legacy_new(args, kwargs)?
+            let how = Legacy {
+                dtype: ScalarType::Float,
+                device: c10_core::Device::CPU,
+                strict: false,
+            };
+            legacy_new(&how, args, kwargs)?
         };
         let mut me = PyTensor::new(t);
         me.subtype = subtype;
@@ -936,12 +941,25 @@ impl PyTensor {
 
     // ---- views ------------------------------------------------------
 
-    #[pyo3(signature = (*shape))]
+    #[pyo3(signature = (*shape, dtype = None, size = None))]
     fn view<'py>(
         &self,
         py: Python<'py>,
         shape: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        size: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        // The keyword forms `view(dtype=...)`, `view(size=...)` (alone).
+        let keyword = dtype.or(size);
+        if let Some(k) = keyword {
+            if !shape.is_empty() || (dtype.is_some() && size.is_some()) {
+                return Err(PyTypeError::new_err(
+                    "view() received an invalid combination of arguments, but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)",
+                ));
+            }
+            let one = PyTuple::new(py, [k])?;
+            return self.view(py, &one, None, None);
+        }
         if shape.len() == 1 {
             if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
                 let st = d.get().st;
@@ -2119,31 +2137,213 @@ const TORCH_WRITABLE: &[&str] = &[
 /// constructor): `()` an empty float32 tensor, ints (or one `Size`) the
 /// sizes of an uninitialised one, anything else data for `tensor()`, as
 /// float32.
-fn legacy_new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Tensor> {
-    let device = match kwargs {
-        Some(k) => device_arg(k.get_item("device")?.as_ref())?,
-        None => None,
-    };
+/// What a legacy constructor makes (PyTorch's `legacy_tensor_ctor` /
+/// `legacy_tensor_new`): its dtype, the device type it insists on, and
+/// whether a tensor argument must already have that dtype (`FloatTensor(t)`,
+/// `t.new(u)`) or may have any (`torch.Tensor(t)`).
+pub(crate) struct Legacy {
+    pub(crate) dtype: ScalarType,
+    pub(crate) device: c10_core::Device,
+    pub(crate) strict: bool,
+}
+
+/// The legacy constructors: `Tensor()`, `Tensor(*sizes)`, `Tensor(size=)`,
+/// `Tensor(torch.Size)`, `Tensor(sequence)`, `Tensor(storage)` and
+/// `Tensor(tensor)` (an alias: a view of it), with PyTorch's checks.
+pub(crate) fn legacy_new(
+    how: &Legacy,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Tensor> {
+    let (device, size_kw) = legacy_kwargs(args, kwargs)?;
+    if let Some(d) = device {
+        if d.device_type() != how.device.device_type() {
+            return Err(PyRuntimeError::new_err(format!(
+                "legacy constructor expects device type: {} but device type: {} was passed",
+                how.device.device_type(),
+                d.device_type()
+            )));
+        }
+    }
+    let device = device.unwrap_or(how.device);
     let o = c10_core::TensorOptions::new()
-        .dtype(ScalarType::Float)
-        .device(device.unwrap_or(c10_core::Device::CPU));
-    if args.is_empty() {
+        .dtype(how.dtype)
+        .device(device);
+    if let Some(sz) = size_kw {
+        return Tensor::empty(&convert::seq_ints(&sz, "size")?, o).py();
+    }
+    let Some(first) = args.iter().next() else {
         return Tensor::empty(&[0], o).py();
+    };
+    if args.len() == 1 {
+        return legacy_one(how, &first, o, device);
     }
-    let first = args.get_item(0)?;
-    let sizes_obj = args.len() == 1 && first.get_type().name()?.to_cow()? == "Size";
-    if sizes_obj {
-        return Tensor::empty(&convert::seq_ints(&first, "size")?, o).py();
+    for (i, a) in args.iter().enumerate() {
+        if convert::maybe_int(&a)?.is_none() || a.cast::<PyTensor>().is_ok() {
+            return Err(PyTypeError::new_err(if i == 0 {
+                invalid_combination(args, None)?
+            } else {
+                format!(
+                    "new(): argument 'size' failed to unpack the object at pos {} with error \"type must be tuple of ints,but got {}\"",
+                    i + 1,
+                    a.get_type().name()?
+                )
+            }));
+        }
     }
-    if args.iter().all(|a| a.is_instance_of::<PyInt>()) {
-        return Tensor::empty(&int_list(args, "Tensor(): argument 'size'")?, o).py();
+    Tensor::empty(&int_list(args, "new(): argument 'size'")?, o).py()
+}
+
+/// The keyword arguments a legacy constructor takes: `device` and `size`
+/// (the latter only without positional arguments).
+fn legacy_kwargs<'py>(
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Option<c10_core::Device>, Option<Bound<'py, PyAny>>)> {
+    let Some(k) = kwargs else {
+        return Ok((None, None));
+    };
+    let mut device = None;
+    let mut size = None;
+    for (key, v) in k.iter() {
+        match key.extract::<String>()?.as_str() {
+            "device" => device = device_arg(Some(&v))?,
+            "size" if args.is_empty() => size = Some(v),
+            _ => return Err(PyTypeError::new_err(invalid_combination(args, Some(k))?)),
+        }
     }
-    if args.len() > 1 {
-        return Err(PyTypeError::new_err(
-            "new(): received an invalid combination of arguments",
-        ));
+    Ok((device, size))
+}
+
+/// PyTorch's "invalid combination of arguments" message (its first line).
+fn invalid_combination(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
+    let mut got: Vec<String> = Vec::new();
+    for a in args.iter() {
+        got.push(a.get_type().name()?.to_string());
     }
-    convert::tensor_from_data(&first, Some(ScalarType::Float))
+    if let Some(k) = kwargs {
+        for (key, v) in k.iter() {
+            let ty = if v.get_type().name()?.to_cow()? == "dtype" {
+                "torch.dtype".to_string()
+            } else {
+                v.get_type().name()?.to_string()
+            };
+            got.push(format!("{}={ty}", key.str()?));
+        }
+    }
+    Ok(format!(
+        "new() received an invalid combination of arguments - got ({}), but expected one of:\n * (*, torch.device device = None)\n * (torch.Storage storage)\n * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n * (object data, *, torch.device device = None)",
+        got.join(", ")
+    ))
+}
+
+/// A legacy constructor's single positional argument.
+fn legacy_one(
+    how: &Legacy,
+    a: &Bound<'_, PyAny>,
+    o: c10_core::TensorOptions,
+    device: c10_core::Device,
+) -> PyResult<Tensor> {
+    if let Ok(src) = a.cast::<PyTensor>() {
+        let t = src.get().handle(a.py())?;
+        if how.strict && t.dtype() != how.dtype {
+            return Err(PyTypeError::new_err(format!(
+                "expected TensorOptions(dtype={}, device={}, layout=Strided, requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)) (got TensorOptions(dtype={}, device={}, layout=Strided, requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))",
+                cpp_type_name(how.dtype),
+                how.device,
+                cpp_type_name(t.dtype()),
+                t.device()
+            )));
+        }
+        // PyTorch's `alias()`: a view of the argument.
+        return views::alias(&t).py();
+    }
+    let is_storage = a.cast::<PyUntypedStorage>().is_ok()
+        || (a.hasattr("_untyped_storage")? && a.hasattr("dtype")?);
+    if is_storage {
+        if a.cast::<PyUntypedStorage>().is_err() {
+            let got = dtype_arg(Some(&a.getattr("dtype")?))?;
+            if got != Some(how.dtype) {
+                return Err(PyRuntimeError::new_err(format!(
+                    "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
+                    how.dtype.name(),
+                    got.map(ScalarType::name).unwrap_or("unknown")
+                )));
+            }
+        }
+        return tensor_from_storage(a, Some(how.dtype))?
+            .ok_or_else(|| PyTypeError::new_err("new(): expected a storage"));
+    }
+    if a.get_type().name()?.to_cow()? == "Size" {
+        return Tensor::empty(&convert::seq_ints(a, "size")?, o).py();
+    }
+    if let Some(n) = convert::maybe_int(a)? {
+        return Tensor::empty(&[n], o).py();
+    }
+    if a.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("new(): invalid data type 'str'"));
+    }
+    if a.hasattr("__array_interface__")? && a.hasattr("tolist")? {
+        // A NumPy array: its values, converted to the legacy dtype.
+        return convert::tensor_from_data(&a.call_method0("tolist")?, Some(how.dtype));
+    }
+    if a.try_iter().is_err() && !a.hasattr("__array_interface__")? {
+        return Err(PyTypeError::new_err(format!(
+            "new(): data must be a sequence (got {})",
+            a.get_type().name()?
+        )));
+    }
+    let t = convert::tensor_from_data(a, Some(how.dtype))?;
+    if t.device() == device {
+        return Ok(t);
+    }
+    let out = Tensor::empty(t.sizes(), o).py()?;
+    copy_api::copy_(&out, &t).py()?;
+    Ok(out)
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `t.new(...)`: PyTorch's legacy constructor with this tensor's dtype
+    /// and device (sizes, data, a storage, or a tensor of the same dtype,
+    /// which it aliases); the result has this object's class.
+    #[pyo3(name = "new", signature = (*args, **kwargs))]
+    fn legacy_new_method<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let me = self.handle(py)?;
+        let how = Legacy {
+            dtype: me.dtype(),
+            device: me.device(),
+            strict: true,
+        };
+        let r = legacy_new(&how, args, kwargs)?;
+        self.wrap_out(py, r)
+    }
+}
+
+/// `torchcore._C._legacy_new(dtype, args, kwargs)`: the typed legacy
+/// constructors (`torchcore.FloatTensor(...)` and friends; CPU only).
+#[pyfunction]
+#[pyo3(name = "_legacy_new", signature = (dtype, args, kwargs = None))]
+fn legacy_new_py<'py>(
+    dtype: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let how = Legacy {
+        dtype: dtype_arg(Some(dtype))?.unwrap_or(ScalarType::Float),
+        device: c10_core::Device::CPU,
+        strict: true,
+    };
+    let r = legacy_new(&how, args, kwargs)?;
+    wrap(dtype.py(), r)
 }
 
 /// `self` converted to `st` (`self` itself when it already has that dtype).
@@ -2592,6 +2792,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyHolder>()?;
     for f in [
         wrap_pyfunction!(tensor, m)?,
+        wrap_pyfunction!(legacy_new_py, m)?,
         wrap_pyfunction!(empty, m)?,
         wrap_pyfunction!(zeros, m)?,
         wrap_pyfunction!(ones, m)?,

@@ -312,3 +312,41 @@ def _equal_method(self, other):
 
 
 Tensor.equal = _equal_method
+
+# The legacy constructors (torch.FloatTensor(2, 3), ...) and
+# torch.autograd.Variable; see torchcore/_legacy.py.
+from ._legacy import CPU_TYPES as _CPU_TYPES, tensortype  # noqa: E402,F401
+
+globals().update(_CPU_TYPES)
+from . import autograd  # noqa: E402,F401
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False,
+                layout=None, pin_memory=False):
+    """``Tensor.new_tensor(data, ...)``: always a copy of ``data``, with this
+    tensor's dtype and device unless given (a tensor argument warns, as in
+    torch, and is copied detached)."""
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
+    if isinstance(data, Tensor):
+        import warnings
+
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        out = data.detach().to(dtype=dtype, device=device).clone()
+    else:
+        out = tensor(data, dtype=dtype, device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    if type(self) is not Tensor and type(out) is Tensor:
+        out = out.as_subclass(type(self))
+    return out
+
+
+Tensor.new_tensor = _new_tensor

@@ -11,3 +11,10 @@ def is_available():
 def device_count():
     """``torch.cuda.device_count()``: ``0``."""
     return 0
+
+
+# The legacy CUDA tensor types exist, and raise when called, as in a torch
+# build on a machine without CUDA.
+from ._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+globals().update(_CUDA_TYPES)

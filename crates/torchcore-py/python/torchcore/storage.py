@@ -151,6 +151,11 @@ class UntypedStorage(_C.StorageBase):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
+            step = 1 if idx.step is None else idx.step
+            if step != 1:
+                raise RuntimeError(
+                    f"Trying to slice with a step of {step}, but only a step of 1 is supported"
+                )
             # A copy of the bytes (PyTorch's slice shares them; see
             # docs/python.md).
             piece = self._data()[idx].clone()
