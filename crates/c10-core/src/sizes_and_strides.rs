@@ -628,7 +628,10 @@ impl SizesAndStrides {
     /// assert_eq!((ss.sizes(), ss.strides()), (&[2, 1, 4][..], &[4, 4, 1][..]));
     /// assert!(ss.insert_dim(5, 1, 1).is_err());
     /// ```
-    #[inline]
+    // Always inlined: `unsqueeze` of a tensor with fewer than five dims
+    // (the inline case) then costs no call; `#[inline]` alone left it out
+    // of line.
+    #[inline(always)]
     pub fn insert_dim(
         &mut self,
         d: usize,
@@ -653,20 +656,6 @@ impl SizesAndStrides {
                 return Ok(());
             }
         }
-        self.insert_dim_reallocating(d, size, stride)
-    }
-
-    /// [`insert_dim`](Self::insert_dim) when the result does not fit
-    /// inline: a new block. Out of line, so that the inline case (every
-    /// `unsqueeze` of fewer than five dims) inlines into its caller.
-    #[inline(never)]
-    fn insert_dim_reallocating(
-        &mut self,
-        d: usize,
-        size: i64,
-        stride: i64,
-    ) -> Result<(), SizesAndStridesError> {
-        let n = self.size();
         let (sizes, strides) = (self.sizes(), self.strides());
         *self = SizesAndStrides::from_fn(n + 1, |s, st| {
             s[..d].copy_from_slice(&sizes[..d]);

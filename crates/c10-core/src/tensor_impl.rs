@@ -371,6 +371,17 @@ impl ViewBase {
     }
 }
 
+/// The out-of-line metadata of a new view of `base`: its autograd view
+/// metadata, if any. A base without out-of-line metadata (the common case)
+/// has no autograd metadata, so neither has its view: no call is made.
+#[inline(always)]
+fn view_extra(base: &TensorImpl) -> Option<Box<ExtraMeta>> {
+    match base.extra {
+        None => None,
+        Some(_) => ExtraMeta::with_autograd(crate::autograd::view_meta(base.autograd_meta())),
+    }
+}
+
 // The in-place constructors (`build_view`, `new_contiguous_tensor`) write
 // every field of a `TensorImpl` through raw field pointers before
 // `assume_init`. This pattern names every field without `..`: adding a
@@ -685,12 +696,7 @@ impl TensorImpl {
             .then(|| base.flags.is_non_overlapping_and_dense());
         let flags =
             LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density);
-        // A base without out-of-line metadata (the common case) has no
-        // autograd metadata, so neither has its view: no call is made.
-        let extra = match base.extra {
-            None => None,
-            Some(_) => ExtraMeta::with_autograd(crate::autograd::view_meta(base.autograd_meta())),
-        };
+        let extra = view_extra(base);
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
         // `TensorImpl` is fully initialised before `assume_init` (the list
