@@ -14,6 +14,23 @@ use super::slice::{narrow_at, select_at, slice_at};
 // The rule
 // ---------------------------------------------------------------------------
 
+/// ATen's 0-dim check of `split` and `split_with_sizes` (`op` `"split"`),
+/// `chunk` and `tensor_split`, with each one's message; the concrete and
+/// symbolic faces share it.
+fn needs_dims(op: &str, ndim: usize) -> Result<()> {
+    if ndim > 0 {
+        return Ok(());
+    }
+    let message = if op == "tensor_split" {
+        format!(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {ndim} dims"
+        )
+    } else {
+        format!("{op} expects at least a 1-dimensional tensor")
+    };
+    Err(shape_err(ShapeErrorKind::ZeroDim, message).into())
+}
+
 /// Integers whose value can be forced to a plain `i64` (c10's
 /// `guard_int`): the count of pieces `split` returns must be one.
 pub trait GuardInt: ShapeInt {
@@ -60,13 +77,7 @@ pub(crate) fn split_plan<T: GuardInt>(
     split_size: &T,
     dim: i64,
 ) -> Result<SplitPlan<T>> {
-    if sizes.is_empty() {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            "split expects at least a 1-dimensional tensor",
-        )
-        .into());
-    }
+    needs_dims("split", sizes.len())?;
     let zero = T::from_i64(0);
     if !split_size.sym_ge(&zero)?.guard_bool()? {
         return Err(shape_err(
@@ -113,13 +124,7 @@ pub(crate) fn chunk_split_size<T: ShapeInt>(
     chunks: i64,
     dim: i64,
 ) -> Result<(usize, T, bool)> {
-    if sizes.is_empty() {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            "chunk expects at least a 1-dimensional tensor",
-        )
-        .into());
-    }
+    needs_dims("chunk", sizes.len())?;
     if chunks <= 0 {
         return Err(shape_err(
             ShapeErrorKind::InvalidSplit,
@@ -254,13 +259,7 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: impl IntoShape, dim: i64) -> Re
 
 /// [`split_with_sizes`] with concrete sizes on a concrete tensor.
 fn split_with_sizes_ints(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            "split expects at least a 1-dimensional tensor",
-        )
-        .into());
-    }
+    needs_dims("split", t.dim())?;
     let d = wrap(dim, t.dim())?;
     let dim_size = t.sizes()[d];
     let mut out = pieces_vec(split_sizes.len() as i64)?;
@@ -330,16 +329,7 @@ pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> 
     if t.has_symbolic_sizes_strides() {
         return sym_ops(t, |g| g.tensor_split(sections, dim));
     }
-    if t.dim() == 0 {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            format!(
-            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-            t.dim()
-        ),
-        )
-        .into());
-    }
+    needs_dims("tensor_split", t.dim())?;
     let d = wrap(dim, t.dim())?;
     if sections <= 0 {
         return Err(shape_err(
@@ -396,16 +386,7 @@ pub fn tensor_split_indices(t: &Tensor, indices: impl IntoShape, dim: i64) -> Re
 
 /// [`tensor_split_indices`] with concrete indices on a concrete tensor.
 fn tensor_split_indices_ints(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            format!(
-            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-            t.dim()
-        ),
-        )
-        .into());
-    }
+    needs_dims("tensor_split", t.dim())?;
     let d = wrap(dim, t.dim())?;
     let mut out = pieces_vec(indices.len() as i64 + 1)?;
     let mut start: i64 = 0;
@@ -656,13 +637,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn split_with_sizes(&self, split_sizes: &[T], dim: i64) -> Result<Vec<Geometry<T>>> {
-        if self.dim() == 0 {
-            return Err(shape_err(
-                ShapeErrorKind::ZeroDim,
-                "split expects at least a 1-dimensional tensor",
-            )
-            .into());
-        }
+        needs_dims("split", self.dim())?;
         let d = wrap(dim, self.dim())?;
         let mut out = Vec::with_capacity(split_sizes.len());
         let mut start: T = c(0);
@@ -697,12 +672,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Geometry<T>>> {
-        if self.dim() == 0 {
-            return Err(shape_err(ShapeErrorKind::ZeroDim, format!(
-                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-                self.dim()
-            )).into());
-        }
+        needs_dims("tensor_split", self.dim())?;
         let d = wrap(dim, self.dim())?;
         if sections <= 0 {
             return Err(shape_err(
@@ -739,12 +709,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn tensor_split_indices(&self, indices: &[T], dim: i64) -> Result<Vec<Geometry<T>>> {
-        if self.dim() == 0 {
-            return Err(shape_err(ShapeErrorKind::ZeroDim, format!(
-                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-                self.dim()
-            )).into());
-        }
+        needs_dims("tensor_split", self.dim())?;
         let d = wrap(dim, self.dim())?;
         let mut out = Vec::with_capacity(indices.len() + 1);
         let mut start: T = c(0);
