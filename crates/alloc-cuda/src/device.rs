@@ -17,18 +17,47 @@ use std::fmt;
 #[cfg(feature = "snapshot-json")]
 use serde::{Deserialize, Serialize};
 
-/// An address in device memory (CUDA's `CUdeviceptr`, a `u64`).
-///
-/// It is only a number: nothing on the host dereferences it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
-#[cfg_attr(feature = "snapshot-json", serde(transparent))]
-pub struct DevicePtr(pub u64);
+/// Declares a `u64` newtype of the device interface (an address or a
+/// handle CUDA gives as an integer): the derives, its JSON form (the bare
+/// number), its zero constant and its `Display`, written once for both.
+macro_rules! device_word {
+    ($(#[$doc:meta])* $name:ident; $(#[$zero_doc:meta])* $zero:ident; $fmt:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
+        #[cfg_attr(feature = "snapshot-json", serde(transparent))]
+        pub struct $name(pub u64);
+
+        impl $name {
+            $(#[$zero_doc])*
+            pub const $zero: $name = $name(0);
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, $fmt, self.0)
+            }
+        }
+    };
+}
+
+device_word! {
+    /// An address in device memory (CUDA's `CUdeviceptr`, a `u64`).
+    ///
+    /// It is only a number: nothing on the host dereferences it.
+    ///
+    /// ```
+    /// use alloc_cuda::DevicePtr;
+    /// assert!(DevicePtr::NULL.is_null());
+    /// assert_eq!(DevicePtr(0x200).to_string(), "0x200");
+    /// ```
+    DevicePtr;
+    /// The null device pointer.
+    NULL;
+    "{:#x}"
+}
 
 impl DevicePtr {
-    /// The null device pointer.
-    pub const NULL: DevicePtr = DevicePtr(0);
-
     /// The address as an integer.
     pub const fn addr(self) -> u64 {
         self.0
@@ -40,32 +69,23 @@ impl DevicePtr {
     }
 }
 
-impl fmt::Display for DevicePtr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#x}", self.0)
-    }
-}
-
-/// An opaque stream identifier (CUDA's `cudaStream_t` as an integer).
-/// [`StreamId::DEFAULT`] (0) is the default (null) stream.
-///
-/// Free blocks are only reused by the stream they were allocated on, and
-/// the allocator orders its free lists by stream id first, like PyTorch
-/// orders them by the `cudaStream_t` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[cfg_attr(feature = "snapshot-json", derive(Serialize, Deserialize))]
-#[cfg_attr(feature = "snapshot-json", serde(transparent))]
-pub struct StreamId(pub u64);
-
-impl StreamId {
+device_word! {
+    /// An opaque stream identifier (CUDA's `cudaStream_t` as an integer).
+    /// [`StreamId::DEFAULT`] (0) is the default (null) stream.
+    ///
+    /// Free blocks are only reused by the stream they were allocated on, and
+    /// the allocator orders its free lists by stream id first, like PyTorch
+    /// orders them by the `cudaStream_t` value.
+    ///
+    /// ```
+    /// use alloc_cuda::StreamId;
+    /// assert_eq!(StreamId::DEFAULT, StreamId(0));
+    /// assert_eq!(StreamId(3).to_string(), "stream 3");
+    /// ```
+    StreamId;
     /// The default (null) stream.
-    pub const DEFAULT: StreamId = StreamId(0);
-}
-
-impl fmt::Display for StreamId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "stream {}", self.0)
-    }
+    DEFAULT;
+    "stream {}"
 }
 
 /// An opaque event identifier (a `cudaEvent_t` created without timing).

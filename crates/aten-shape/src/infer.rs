@@ -14,7 +14,9 @@
 //! instead of trusting it. No function here panics.
 
 use c10_core::geometry::{fmt_list, fmt_tuple};
-use c10_core::{Result, ShapeError, ShapeErrorKind, TensorError};
+use c10_core::{Result, ShapeError, ShapeErrorKind};
+
+use crate::ops::shape_err;
 
 /// A small vector of sizes or strides: inline (no heap) up to 8 dims.
 pub use c10_core::geometry::DimVec;
@@ -85,9 +87,11 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
             }
             if *c == 1 {
                 if s < 0 {
-                    return Err(TensorError::runtime(
+                    return Err(shape_err(
+                        ShapeErrorKind::BroadcastNegative,
                         "Attempting to broadcast a dimension with negative length!",
-                    ));
+                    )
+                    .into());
                 }
                 *c = s;
             }
@@ -95,11 +99,11 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
                 continue;
             }
             if *c != s {
-                return Err(TensorError::runtime(format!(
+                return Err(shape_err(ShapeErrorKind::BroadcastMismatch, format!(
                     "Attempting to broadcast a dimension of length {s} at -{k}! Mismatching argument at index {arg_idx} had {}; but expected shape should be broadcastable to {}",
                     fmt_tuple(shape),
                     fmt_list(&common)
-                )));
+                )).with_dim(-(k as i64)).with_sizes(shape).into());
             }
         }
     }

@@ -123,6 +123,10 @@ pub enum TensorError {
 }
 
 impl From<ShapeError> for TensorError {
+    // Errors are the cold path: kept out of line so that the boxing does
+    // not grow the inlined checks of the view ops.
+    #[cold]
+    #[inline(never)]
     fn from(e: ShapeError) -> Self {
         TensorError::Shape(Box::new(e))
     }
@@ -165,10 +169,75 @@ pub enum ShapeErrorKind {
     /// Two sizes that do not broadcast (`The size of tensor a (3) must
     /// match the size of tensor b (4) at non-singleton dimension 1`).
     BroadcastMismatch,
+    /// A negative size met while broadcasting shapes (`Attempting to
+    /// broadcast a dimension with negative length!`; `torch.broadcast_shapes`
+    /// raises it as `ValueError`).
+    BroadcastNegative,
+    /// `expand` given fewer sizes than the tensor has dims (`expand(
+    /// torch.FloatTensor{[2, 3]}, size=[3]): the number of sizes provided
+    /// (1) must be greater or equal to the number of dimensions in the
+    /// tensor (2)`).
+    ExpandTooFewSizes,
+    /// `expand` to a size other than a non-singleton dim's own (`The
+    /// expanded size of the tensor (4) must match the existing size (3) at
+    /// non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes:
+    /// [2, 3]`).
+    ExpandMismatch,
+    /// A `-1` in a dim that `expand` adds (`The expanded size of the
+    /// tensor (-1) isn't allowed in a leading, non-existing dimension 0`).
+    ExpandInferredNewDim,
+    /// `view` of strides that cannot express the new shape (`view size is
+    /// not compatible with input tensor's size and stride (at least one
+    /// dimension spans across two contiguous subspaces). Use .reshape(...)
+    /// instead.`).
+    ViewIncompatible,
+    /// An op that needs a dim given a 0-d tensor (`slice() cannot be
+    /// applied to a 0-dim tensor.`, `split expects at least a 1-dimensional
+    /// tensor`; `IndexError` for `slice` and `select`, as PyTorch).
+    ZeroDim,
+    /// An index or a start outside its dim (`select(): index 5 out of
+    /// range for tensor of size [2, 3] at dimension 0`, `start out of range
+    /// (expected to be in range of [-3, 3], but got 4)`; `IndexError`).
+    IndexOutOfRange,
+    /// More indices than dims (`too many indices for tensor of dimension
+    /// 2`; `IndexError`).
+    TooManyIndices,
+    /// A length that is negative or runs past its dim (`narrow(): length
+    /// must be non-negative.`, `start (2) + length (3) exceeds dimension
+    /// size (4).`, `maximum size for tensor at dimension 1 is 4 but size is
+    /// 5`).
+    InvalidLength,
+    /// A step that is not positive (`slice step must be positive`, `step
+    /// is 0 but must be > 0`).
+    InvalidStep,
+    /// Split sizes or a section count that do not fit the dim
+    /// (`split_with_sizes expects split_sizes to sum exactly to 4 ...`,
+    /// `chunk expects `chunks` to be greater than 0, got: 0`).
+    InvalidSplit,
+    /// `unflatten`'s sizes empty or not multiplying up to the dim's size
+    /// (`unflatten: Provided sizes [3, 3] don't multiply up to the size of
+    /// dim 1 (8) in the input tensor`).
+    InvalidUnflatten,
+    /// A dim list that does not fit the tensor or its partner list, or
+    /// repeats a dim (`permute(): duplicate dims are not allowed.`,
+    /// `movedim: repeated dim in `source` ([0, 0])`).
+    InvalidDimList,
+    /// A rank the op does not accept (`t() expects a tensor with <= 2
+    /// dimensions, but self is 3D`).
+    WrongRank,
+    /// Two dims that must differ (`diagonal dimensions cannot be identical
+    /// 0, 0`).
+    IdenticalDims,
+    /// `as_strided` arguments that are no valid geometry (lengths that
+    /// differ, a negative size, stride or storage offset).
+    InvalidGeometry,
 }
 
 impl ShapeErrorKind {
-    /// The Python exception PyTorch raises for this kind.
+    /// The Python exception PyTorch raises for this kind, unless the error
+    /// says otherwise ([`ShapeError::error_kind`]: PyTorch raises
+    /// `IndexError` for `slice` of a 0-d tensor, `RuntimeError` for
+    /// `narrow` of one).
     ///
     /// ```
     /// use c10_core::ShapeErrorKind;
@@ -180,11 +249,26 @@ impl ShapeErrorKind {
             ShapeErrorKind::DimOutOfRange
             | ShapeErrorKind::NoDims
             | ShapeErrorKind::NegativeRank => ErrorKind::Index,
+            ShapeErrorKind::IndexOutOfRange | ShapeErrorKind::TooManyIndices => ErrorKind::Index,
             ShapeErrorKind::NumelMismatch
             | ShapeErrorKind::MultipleInferred
             | ShapeErrorKind::AmbiguousInferred
             | ShapeErrorKind::InvalidSize
-            | ShapeErrorKind::BroadcastMismatch => ErrorKind::Runtime,
+            | ShapeErrorKind::BroadcastMismatch
+            | ShapeErrorKind::BroadcastNegative
+            | ShapeErrorKind::ExpandTooFewSizes
+            | ShapeErrorKind::ExpandMismatch
+            | ShapeErrorKind::ExpandInferredNewDim
+            | ShapeErrorKind::ViewIncompatible
+            | ShapeErrorKind::ZeroDim
+            | ShapeErrorKind::InvalidLength
+            | ShapeErrorKind::InvalidStep
+            | ShapeErrorKind::InvalidSplit
+            | ShapeErrorKind::InvalidUnflatten
+            | ShapeErrorKind::InvalidDimList
+            | ShapeErrorKind::WrongRank
+            | ShapeErrorKind::IdenticalDims
+            | ShapeErrorKind::InvalidGeometry => ErrorKind::Runtime,
         }
     }
 }
@@ -207,7 +291,9 @@ impl ShapeErrorKind {
 #[error("{message}")]
 pub struct ShapeError {
     kind: ShapeErrorKind,
+    error_kind: ErrorKind,
     dim: Option<i64>,
+    index: Option<i64>,
     sizes: Option<Vec<i64>>,
     numel: Option<i64>,
     message: String,
@@ -225,7 +311,9 @@ impl ShapeError {
     pub fn new(kind: ShapeErrorKind, message: impl Into<String>) -> ShapeError {
         ShapeError {
             kind,
+            error_kind: kind.error_kind(),
             dim: None,
+            index: None,
             sizes: None,
             numel: None,
             message: message.into(),
@@ -244,6 +332,46 @@ impl ShapeError {
         self
     }
 
+    /// The same error, naming the index (or start) it is about.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::IndexOutOfRange, "..").with_index(5);
+    /// assert_eq!(e.index(), Some(5));
+    /// ```
+    pub fn with_index(mut self, index: i64) -> ShapeError {
+        self.index = Some(index);
+        self
+    }
+
+    /// The same error, naming the index it is about when it is concrete.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::IndexOutOfRange, "..").with_index_of(&7i64);
+    /// assert_eq!(e.index(), Some(7));
+    /// ```
+    pub fn with_index_of<T: crate::sym::ShapeInt>(self, index: &T) -> ShapeError {
+        match index.maybe_as_int() {
+            Some(i) => self.with_index(i),
+            None => self,
+        }
+    }
+
+    /// The same error, raised as `error_kind` where PyTorch's class for
+    /// this op differs from the kind's usual one.
+    ///
+    /// ```
+    /// use c10_core::{ErrorKind, ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::ZeroDim, "slice() cannot be applied to a 0-dim tensor.")
+    ///     .with_error_kind(ErrorKind::Index);
+    /// assert_eq!(e.error_kind(), ErrorKind::Index);
+    /// ```
+    pub fn with_error_kind(mut self, error_kind: ErrorKind) -> ShapeError {
+        self.error_kind = error_kind;
+        self
+    }
+
     /// The same error, with the (concrete) sizes it is about.
     ///
     /// ```
@@ -254,6 +382,25 @@ impl ShapeError {
     pub fn with_sizes(mut self, sizes: &[i64]) -> ShapeError {
         self.sizes = Some(sizes.to_vec());
         self
+    }
+
+    /// The same error, with the sizes it is about when every one is
+    /// concrete (symbolic sizes stay in the message only).
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// let e = ShapeError::new(ShapeErrorKind::ExpandMismatch, "..").with_sizes_of(&[2i64, 4]);
+    /// assert_eq!(e.sizes(), Some(&[2, 4][..]));
+    /// ```
+    pub fn with_sizes_of<T: crate::sym::ShapeInt>(self, sizes: &[T]) -> ShapeError {
+        let concrete: Option<Vec<i64>> = sizes.iter().map(T::maybe_as_int).collect();
+        match concrete {
+            Some(c) => ShapeError {
+                sizes: Some(c),
+                ..self
+            },
+            None => self,
+        }
     }
 
     /// The same error, with the (concrete) element count it is about.
@@ -286,6 +433,28 @@ impl ShapeError {
     /// ```
     pub fn dim(&self) -> Option<i64> {
         self.dim
+    }
+
+    /// The index (or start) the check was about, if any.
+    ///
+    /// ```
+    /// use c10_core::{ShapeError, ShapeErrorKind};
+    /// assert_eq!(ShapeError::new(ShapeErrorKind::NoDims, "..").index(), None);
+    /// ```
+    pub fn index(&self) -> Option<i64> {
+        self.index
+    }
+
+    /// The Python exception class of this error: its kind's
+    /// ([`ShapeErrorKind::error_kind`]) unless PyTorch raises another one
+    /// for this op.
+    ///
+    /// ```
+    /// use c10_core::{ErrorKind, ShapeError, ShapeErrorKind};
+    /// assert_eq!(ShapeError::new(ShapeErrorKind::NoDims, "..").error_kind(), ErrorKind::Index);
+    /// ```
+    pub fn error_kind(&self) -> ErrorKind {
+        self.error_kind
     }
 
     /// The sizes the check was about, where they are concrete.
@@ -381,7 +550,7 @@ impl TensorError {
             TensorError::NotImplemented(_) => ErrorKind::NotImplemented,
             TensorError::DtypeMismatch { .. } => ErrorKind::Type,
             TensorError::Type(_) => ErrorKind::Type,
-            TensorError::Shape(e) => e.kind().error_kind(),
+            TensorError::Shape(e) => e.error_kind(),
             TensorError::Storage(e) => match e {
                 StorageError::Alloc(AllocError::OutOfMemory { .. }) => ErrorKind::OutOfMemory,
                 StorageError::NotHostAccessible(_) | StorageError::DeviceMismatch { .. } => {

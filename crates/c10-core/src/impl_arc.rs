@@ -394,6 +394,38 @@ impl<T: SlotOwner> Drop for ImplArc<T> {
     #[inline]
     fn drop(&mut self) {
         let old = self.inner().strong.fetch_sub(1, Ordering::Release);
+        self.finish_drop(old);
+    }
+}
+
+impl<T: SlotOwner> ImplArc<T> {
+    /// Drops a handle that a value of the same type holds (a view's
+    /// base, held by the view's `TensorImpl`): the common case (other
+    /// handles remain, no binding object) inline, the rest out of line.
+    /// A plain drop there would be a recursive call of the whole drop
+    /// glue, which the compiler cannot inline.
+    #[inline]
+    pub(crate) fn drop_nested(this: ImplArc<T>) {
+        let this = std::mem::ManuallyDrop::new(this);
+        let old = this.inner().strong.fetch_sub(1, Ordering::Release);
+        if old != 1 && old <= MAX_REFCOUNT {
+            return;
+        }
+        Self::finish_drop_cold(std::mem::ManuallyDrop::into_inner(this), old);
+    }
+
+    /// [`drop_nested`](Self::drop_nested)'s rare cases: the last handle,
+    /// or a count with the has-binding bit.
+    #[cold]
+    #[inline(never)]
+    fn finish_drop_cold(this: ImplArc<T>, old: usize) {
+        // The decrement was made: only the rest of `drop` remains to run.
+        std::mem::ManuallyDrop::new(this).finish_drop(old);
+    }
+
+    /// What `drop` does after its decrement, which found `old`.
+    #[inline(always)]
+    fn finish_drop(&mut self, old: usize) {
         if old != 1 && (old <= MAX_REFCOUNT || old & !HAS_BINDING != 1) {
             if old > MAX_REFCOUNT && old & !HAS_BINDING == 2 {
                 self.drop_edge();

@@ -628,7 +628,10 @@ impl SizesAndStrides {
     /// assert_eq!((ss.sizes(), ss.strides()), (&[2, 1, 4][..], &[4, 4, 1][..]));
     /// assert!(ss.insert_dim(5, 1, 1).is_err());
     /// ```
-    #[inline]
+    // Always inlined: `unsqueeze` of a tensor with fewer than five dims
+    // (the inline case) then costs no call; `#[inline]` alone left it out
+    // of line.
+    #[inline(always)]
     pub fn insert_dim(
         &mut self,
         d: usize,

@@ -342,6 +342,18 @@ impl std::fmt::Debug for ViewBase {
     }
 }
 
+impl Drop for ViewBase {
+    #[inline]
+    fn drop(&mut self) {
+        // The base's handle is released with the decrement inline: the
+        // drop glue of the `Option<Tensor>` would call the whole
+        // `TensorImpl` drop recursively, out of line, on every view drop.
+        if let Some(base) = self.0.take() {
+            crate::impl_arc::ImplArc::drop_nested(base.imp);
+        }
+    }
+}
+
 impl ViewBase {
     /// The base a view made now of `source` records: `source`'s own base
     /// when `source` is a view (so bases never chain), else `source`
@@ -356,6 +368,17 @@ impl ViewBase {
             Some(root) => root.clone(),
             None => source.clone(),
         }))
+    }
+}
+
+/// The out-of-line metadata of a new view of `base`: its autograd view
+/// metadata, if any. A base without out-of-line metadata (the common case)
+/// has no autograd metadata, so neither has its view: no call is made.
+#[inline(always)]
+fn view_extra(base: &TensorImpl) -> Option<Box<ExtraMeta>> {
+    match base.extra {
+        None => None,
+        Some(_) => ExtraMeta::with_autograd(crate::autograd::view_meta(base.autograd_meta())),
     }
 }
 
@@ -673,7 +696,7 @@ impl TensorImpl {
             .then(|| base.flags.is_non_overlapping_and_dense());
         let flags =
             LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density);
-        let extra = ExtraMeta::with_autograd(crate::autograd::view_meta(base.autograd_meta()));
+        let extra = view_extra(base);
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
         // `TensorImpl` is fully initialised before `assume_init` (the list

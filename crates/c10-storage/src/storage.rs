@@ -284,6 +284,18 @@ impl fmt::Debug for WeakStorage {
 #[derive(Clone)]
 pub struct Storage(Arc<StorageImpl>);
 
+/// How a new storage's bytes are initialised (see
+/// `Storage::from_allocator`).
+#[derive(Clone, Copy)]
+enum Fill {
+    /// The allocator's own `allocate` initialises every byte.
+    Allocator,
+    /// `allocate_for_overwrite`, zero-filled lazily on first exposure.
+    Lazy,
+    /// `allocate_for_overwrite`; the caller writes every byte first.
+    Overwrite,
+}
+
 impl Storage {
     fn from_impl(imp: StorageImpl) -> Storage {
         Storage(Arc::new(imp))
@@ -317,10 +329,7 @@ impl Storage {
         allocator: &'static dyn Allocator,
         resizable: bool,
     ) -> Result<Storage, StorageError> {
-        let data_ptr = allocator.allocate(nbytes)?;
-        Ok(Storage::allocated(
-            data_ptr, nbytes, allocator, resizable, nbytes,
-        ))
+        Storage::from_allocator(nbytes, allocator, resizable, Fill::Allocator)
     }
 
     /// A storage of `nbytes` from [`Allocator::allocate_for_overwrite`],
@@ -354,12 +363,27 @@ impl Storage {
         allocator: &'static dyn Allocator,
         resizable: bool,
     ) -> Result<Storage, StorageError> {
-        let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
-        // Memory the host never dereferences needs no fill.
-        let init = if data_ptr.device().device_type().is_host_accessible() {
-            0
-        } else {
-            nbytes
+        Storage::from_allocator(nbytes, allocator, resizable, Fill::Lazy)
+    }
+
+    /// The storage around a fresh allocation of `nbytes` from `allocator`,
+    /// its bytes initialised as `fill` says (the three constructors above
+    /// and below differ only in that).
+    fn from_allocator(
+        nbytes: usize,
+        allocator: &'static dyn Allocator,
+        resizable: bool,
+        fill: Fill,
+    ) -> Result<Storage, StorageError> {
+        let (data_ptr, init) = match fill {
+            Fill::Allocator => (allocator.allocate(nbytes)?, nbytes),
+            Fill::Lazy => {
+                let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
+                // Memory the host never dereferences needs no fill.
+                let host = data_ptr.device().device_type().is_host_accessible();
+                (data_ptr, if host { 0 } else { nbytes })
+            }
+            Fill::Overwrite => (allocator.allocate_for_overwrite(nbytes)?, nbytes),
         };
         Ok(Storage::allocated(
             data_ptr, nbytes, allocator, resizable, init,
@@ -451,11 +475,8 @@ impl Storage {
         allocator: &'static dyn Allocator,
         resizable: bool,
     ) -> Result<Storage, StorageError> {
-        let data_ptr = allocator.allocate_for_overwrite(nbytes)?;
         // The caller writes every byte before any read: no fill is owed.
-        Ok(Storage::allocated(
-            data_ptr, nbytes, allocator, resizable, nbytes,
-        ))
+        Storage::from_allocator(nbytes, allocator, resizable, Fill::Overwrite)
     }
 
     /// Allocates `nbytes` from the allocator registered for `device_type`

@@ -52,6 +52,9 @@ fn every_table_op_has_its_python_method() {
             || src.contains(&format!("fn {py}<"))
             || src.contains(&format!("#[getter({py})]"))
             || src.contains(&format!("name = \"{py}\""))
+            // An entry of `complex_views.rs`'s `unary_views!` list, which
+            // generates the method and the module function.
+            || src.contains(&format!("        {py}: derive"))
     };
     let mut missing = Vec::new();
     for op in VIEW_OPS {

@@ -192,20 +192,7 @@ impl Pickler {
                 self.op(b'}');
                 self.pairs(items, depth)?;
             }
-            Value::OrderedDict(OrderedDict { items, attrs }) => {
-                self.empty_ordered_dict();
-                self.pairs(items, depth)?;
-                if !attrs.is_empty() {
-                    self.op(b'}');
-                    self.op(b'(');
-                    for (k, x) in attrs {
-                        self.str(k);
-                        self.value(x, depth + 1)?;
-                    }
-                    self.op(b'u');
-                    self.op(b'b');
-                }
-            }
+            Value::OrderedDict(d) => self.ordered_dict(d, depth)?,
             Value::Size(s) => {
                 self.global("torch Size");
                 self.ints_tuple(s);
@@ -220,18 +207,41 @@ impl Pickler {
                 self.op(b'R');
             }
             Value::Tensor(t) => self.tensor(t)?,
-            Value::Parameter(t) => {
-                self.global("torch._utils _rebuild_parameter");
-                self.tensor(t)?;
-                self.op(if t.requires_grad() { 0x88 } else { 0x89 });
-                self.empty_ordered_dict();
-                self.op(0x87);
-                self.op(b'R');
-            }
+            Value::Parameter(t) => self.parameter(t)?,
             Value::Storage(s) => {
                 self.storage(&s.storage, s.dtype, storage_class_of(s.dtype).is_none())?
             }
         }
+        Ok(())
+    }
+
+    /// An `OrderedDict`: its items, then its attributes (`_metadata`) set
+    /// with `BUILD`.
+    fn ordered_dict(&mut self, d: &OrderedDict, depth: usize) -> Result<()> {
+        self.empty_ordered_dict();
+        self.pairs(&d.items, depth)?;
+        if !d.attrs.is_empty() {
+            self.op(b'}');
+            self.op(b'(');
+            for (k, x) in &d.attrs {
+                self.str(k);
+                self.value(x, depth + 1)?;
+            }
+            self.op(b'u');
+            self.op(b'b');
+        }
+        Ok(())
+    }
+
+    /// A `Parameter`: torch's `_rebuild_parameter(tensor, requires_grad,
+    /// OrderedDict())`.
+    fn parameter(&mut self, t: &Tensor) -> Result<()> {
+        self.global("torch._utils _rebuild_parameter");
+        self.tensor(t)?;
+        self.op(if t.requires_grad() { 0x88 } else { 0x89 });
+        self.empty_ordered_dict();
+        self.op(0x87);
+        self.op(b'R');
         Ok(())
     }
 

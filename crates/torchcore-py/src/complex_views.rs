@@ -86,126 +86,121 @@ impl PyTensor {
         set_part(slf, value, views::imag, "imag")
     }
 
-    /// `Tensor.conj()`: a lazy conjugate of a complex tensor; `self` for
-    /// other dtypes.
-    fn conj<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive(slf, views::conj)
-    }
-
-    /// `Tensor._conj()`: the conjugate bit flipped (complex only).
-    fn _conj<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive(slf, views::conj_view)
-    }
-
-    /// `Tensor._neg_view()`: the negative bit flipped.
-    fn _neg_view<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive(slf, views::neg_view)
-    }
-
     /// `Tensor.is_conj()`.
     fn is_conj(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        slf.get().with(slf.py(), Tensor::is_conj)
+        is_conj(slf)
     }
 
     /// `Tensor.is_neg()`.
     fn is_neg(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        slf.get().with(slf.py(), Tensor::is_neg)
-    }
-
-    /// `Tensor.resolve_conj()`: `self`, or a copy with the conjugate
-    /// applied.
-    fn resolve_conj<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive_nogil(slf, views::resolve_conj)
-    }
-
-    /// `Tensor.resolve_neg()`: `self`, or a copy with the negation applied.
-    fn resolve_neg<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive_nogil(slf, views::resolve_neg)
-    }
-
-    /// `Tensor.conj_physical()`: a conjugated copy of a complex tensor;
-    /// `self` for other dtypes.
-    fn conj_physical<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive_nogil(slf, views::conj_physical)
-    }
-
-    /// `Tensor.adjoint()`: the conjugate transpose of the last two dims.
-    fn adjoint<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        derive(slf, views::adjoint)
+        is_neg(slf)
     }
 
     /// `Tensor.mH`: the conjugate transpose of the last two dims.
     #[getter(mH)]
     fn m_h<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        deprecated_0d(
-            slf,
-            "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
-        )?;
-        derive(slf, views::mh)
+        conj_transpose(slf, "mH", views::mh)
     }
 
     /// `Tensor.H`: the conjugate transpose of a matrix.
     #[getter(H)]
     fn h<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
-        deprecated_0d(
-            slf,
-            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
-        )?;
-        derive(slf, views::h)
+        conj_transpose(slf, "H", views::h)
     }
 }
 
-/// PyTorch's `UserWarning` for `H` / `mH` of a 0-dim tensor.
-fn deprecated_0d(t: &Bound<'_, PyTensor>, msg: &str) -> PyResult<()> {
+/// `Tensor.H` / `Tensor.mH` (`name`): `op` of `t`, after PyTorch's
+/// `UserWarning` for a 0-dim tensor.
+fn conj_transpose<'py>(
+    t: &Bound<'py, PyTensor>,
+    name: &str,
+    op: fn(&Tensor) -> Result<Tensor>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let py = t.py();
     if t.get().with(py, |h| h.dim() == 0)? {
         let cat = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        let msg = format!("Tensor.{name} is deprecated on 0-D tensors. Consider using x.conj().");
         let msg = std::ffi::CString::new(msg).unwrap_or_default();
         PyErr::warn(py, &cat, &msg, 1)?;
     }
-    Ok(())
+    derive(t, op)
 }
 
-/// `torchcore.view_as_real(t)`.
-#[pyfunction]
-fn view_as_real<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::view_as_real)
+/// The one-tensor ops that are both a `Tensor` method and a module
+/// function (`t.conj()` and `torchcore.conj(t)`), and the module-only ones:
+/// each written once, with how it runs (`derive`, or `derive_nogil` for
+/// the copies), and the registration of the module functions.
+macro_rules! unary_views {
+    (
+        methods { $($(#[$doc:meta])* $m:ident: $mhow:ident($mop:path);)* }
+        functions { $($f:ident: $fhow:ident($fop:path);)* }
+    ) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                $(#[$doc])*
+                fn $m<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
+                    $mhow(slf, $mop)
+                }
+            )*
+        }
+
+        /// The module-level forms of the methods above.
+        mod function_forms {
+            use super::*;
+            $(
+                #[doc = concat!("`torchcore.", stringify!($m), "(t)`.")]
+                #[pyfunction]
+                pub(super) fn $m<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
+                    $mhow(t, $mop)
+                }
+            )*
+            $(
+                #[doc = concat!("`torchcore.", stringify!($f), "(t)`.")]
+                #[pyfunction]
+                pub(super) fn $f<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
+                    $fhow(t, $fop)
+                }
+            )*
+        }
+
+        /// Adds the functions to `torchcore._C`.
+        pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add_function(wrap_pyfunction!(function_forms::$m, m)?)?;)*
+            $(m.add_function(wrap_pyfunction!(function_forms::$f, m)?)?;)*
+            m.add_function(wrap_pyfunction!(is_conj, m)?)?;
+            m.add_function(wrap_pyfunction!(is_neg, m)?)?;
+            Ok(())
+        }
+    };
 }
 
-/// `torchcore.view_as_complex(t)`.
-#[pyfunction]
-fn view_as_complex<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::view_as_complex)
-}
-
-/// `torchcore.real(t)`.
-#[pyfunction]
-fn real<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::real)
-}
-
-/// `torchcore.imag(t)`.
-#[pyfunction]
-fn imag<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::imag)
-}
-
-/// `torchcore.conj(t)`.
-#[pyfunction]
-fn conj<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::conj)
-}
-
-/// `torchcore._conj(t)`.
-#[pyfunction]
-fn _conj<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::conj_view)
-}
-
-/// `torchcore._neg_view(t)`.
-#[pyfunction]
-fn _neg_view<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::neg_view)
+unary_views! {
+    methods {
+        /// `Tensor.conj()`: a lazy conjugate of a complex tensor; `self` for
+        /// other dtypes.
+        conj: derive(views::conj);
+        /// `Tensor._conj()`: the conjugate bit flipped (complex only).
+        _conj: derive(views::conj_view);
+        /// `Tensor._neg_view()`: the negative bit flipped.
+        _neg_view: derive(views::neg_view);
+        /// `Tensor.resolve_conj()`: `self`, or a copy with the conjugate
+        /// applied.
+        resolve_conj: derive_nogil(views::resolve_conj);
+        /// `Tensor.resolve_neg()`: `self`, or a copy with the negation applied.
+        resolve_neg: derive_nogil(views::resolve_neg);
+        /// `Tensor.conj_physical()`: a conjugated copy of a complex tensor;
+        /// `self` for other dtypes.
+        conj_physical: derive_nogil(views::conj_physical);
+        /// `Tensor.adjoint()`: the conjugate transpose of the last two dims.
+        adjoint: derive(views::adjoint);
+    }
+    functions {
+        view_as_real: derive(views::view_as_real);
+        view_as_complex: derive(views::view_as_complex);
+        real: derive(views::real);
+        imag: derive(views::imag);
+    }
 }
 
 /// `torchcore.is_conj(t)`.
@@ -218,50 +213,4 @@ fn is_conj(t: &Bound<'_, PyTensor>) -> PyResult<bool> {
 #[pyfunction]
 fn is_neg(t: &Bound<'_, PyTensor>) -> PyResult<bool> {
     t.get().with(t.py(), Tensor::is_neg)
-}
-
-/// `torchcore.resolve_conj(t)`.
-#[pyfunction]
-fn resolve_conj<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive_nogil(t, views::resolve_conj)
-}
-
-/// `torchcore.resolve_neg(t)`.
-#[pyfunction]
-fn resolve_neg<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive_nogil(t, views::resolve_neg)
-}
-
-/// `torchcore.conj_physical(t)`.
-#[pyfunction]
-fn conj_physical<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive_nogil(t, views::conj_physical)
-}
-
-/// `torchcore.adjoint(t)`.
-#[pyfunction]
-fn adjoint<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyTensor>> {
-    derive(t, views::adjoint)
-}
-
-/// Adds the functions to `torchcore._C`.
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    for f in [
-        wrap_pyfunction!(view_as_real, m)?,
-        wrap_pyfunction!(view_as_complex, m)?,
-        wrap_pyfunction!(real, m)?,
-        wrap_pyfunction!(imag, m)?,
-        wrap_pyfunction!(conj, m)?,
-        wrap_pyfunction!(_conj, m)?,
-        wrap_pyfunction!(_neg_view, m)?,
-        wrap_pyfunction!(is_conj, m)?,
-        wrap_pyfunction!(is_neg, m)?,
-        wrap_pyfunction!(resolve_conj, m)?,
-        wrap_pyfunction!(resolve_neg, m)?,
-        wrap_pyfunction!(conj_physical, m)?,
-        wrap_pyfunction!(adjoint, m)?,
-    ] {
-        m.add_function(f)?;
-    }
-    Ok(())
 }

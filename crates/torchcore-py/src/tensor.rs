@@ -2729,11 +2729,11 @@ fn broadcast_tensors<'py>(
 fn _broadcast_shapes(shapes: Vec<Vec<i64>>) -> PyResult<Vec<i64>> {
     let refs: Vec<&[i64]> = shapes.iter().map(Vec::as_slice).collect();
     views::broadcast_shapes(&refs).map_err(|e| {
-        let msg = e.to_string();
-        if msg.starts_with("Attempting to broadcast a dimension with negative length") {
-            pyo3::exceptions::PyValueError::new_err(msg)
-        } else {
-            convert::to_py_err(e)
+        match e.shape_error().map(c10_core::ShapeError::kind) {
+            Some(c10_core::ShapeErrorKind::BroadcastNegative) => {
+                pyo3::exceptions::PyValueError::new_err(e.to_string())
+            }
+            _ => convert::to_py_err(e),
         }
     })
 }

@@ -219,6 +219,23 @@ pub(super) fn render_main(r: &Report<'_>, s: &mut String) {
 pub(super) fn render_targets(r: &Report<'_>, s: &mut String) {
     let _ = writeln!(s, "## Targets\n");
     let _ = writeln!(s, "| target | measured | result |\n|---|---|---|");
+    metadata_targets(r, s);
+    handle_targets(r, s);
+    copy_targets(r, s);
+    let _ = writeln!(
+        s,
+        "\nCopy targets compare with libtorch's faster mode and use torchcore's \
+         faster setting (one thread, or all cores where that was measured and is \
+         faster; both are in the results table). `memcpy` is a copy of the same \
+         number of bytes into a preallocated buffer, in the same criterion run: 64 MiB \
+         for the 4096² transpose and the clone, 1 MiB (the scaling table's row) for \
+         the KV cache.\n"
+    );
+}
+
+/// The view-metadata rows: each case against libtorch, and their
+/// geometric mean.
+fn metadata_targets(r: &Report<'_>, s: &mut String) {
     let mut row = |target: String, measured: String, ok: Option<bool>| {
         let _ = writeln!(s, "| {target} | {measured} | {} |", verdict(ok));
     };
@@ -265,6 +282,13 @@ pub(super) fn render_targets(r: &Report<'_>, s: &mut String) {
         },
         geo.map(|g| g <= 0.2),
     );
+}
+
+/// The rows against candle, the handle clone and the small factories.
+fn handle_targets(r: &Report<'_>, s: &mut String) {
+    let mut row = |target: String, measured: String, ok: Option<bool>| {
+        let _ = writeln!(s, "| {target} | {measured} | {} |", verdict(ok));
+    };
     for case in ["clone"].iter().chain(META.iter().map(|(c, _)| c)) {
         let (ours, candle) = (r.ours(case, "ours"), r.ours(case, "candle"));
         if candle.is_none() {
@@ -304,6 +328,13 @@ pub(super) fn render_targets(r: &Report<'_>, s: &mut String) {
             ours.zip(t).map(|(o, t)| o.ns <= t.ns / 3.0),
         );
     }
+}
+
+/// The copy rows: throughput against libtorch and against `memcpy`.
+fn copy_targets(r: &Report<'_>, s: &mut String) {
+    let mut row = |target: String, measured: String, ok: Option<bool>| {
+        let _ = writeln!(s, "| {target} | {measured} | {} |", verdict(ok));
+    };
     let mut copy_target =
         |case: &str, vs_torch: Option<f64>, vs_memcpy: Option<(f64, &str)>, what: &str| {
             // Ours at its best: one thread, or all cores where measured.
@@ -366,15 +397,6 @@ pub(super) fn render_targets(r: &Report<'_>, s: &mut String) {
         None,
         Some((0.9, big)),
         "contiguous 64 MiB `clone()`",
-    );
-    let _ = writeln!(
-        s,
-        "\nCopy targets compare with libtorch's faster mode and use torchcore's \
-         faster setting (one thread, or all cores where that was measured and is \
-         faster; both are in the results table). `memcpy` is a copy of the same \
-         number of bytes into a preallocated buffer, in the same criterion run: 64 MiB \
-         for the 4096² transpose and the clone, 1 MiB (the scaling table's row) for \
-         the KV cache.\n"
     );
 }
 

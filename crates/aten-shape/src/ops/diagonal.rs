@@ -50,9 +50,12 @@ pub(crate) fn diagonal_plan<T: ShapeInt>(
     let d1 = wrap(dim1, n)?;
     let d2 = wrap(dim2, n)?;
     if d1 == d2 {
-        return Err(TensorError::runtime(format!(
-            "diagonal dimensions cannot be identical {dim1}, {dim2}"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::IdenticalDims,
+            format!("diagonal dimensions cannot be identical {dim1}, {dim2}"),
+        )
+        .with_dim(dim1)
+        .into());
     }
     let mut wrapped = false;
     let zero = T::from_i64(0);
@@ -137,21 +140,27 @@ pub(crate) fn unfold_plan<T: ShapeInt>(
     let n = sizes.len();
     let d = wrap(dimension, n)?;
     if size < 0 {
-        return Err(TensorError::runtime(format!(
-            "size is {size} but must be >= 0"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidLength,
+            format!("size is {size} but must be >= 0"),
+        )
+        .into());
     }
     let one = T::from_i64(1);
     let max_size: &T = if n == 0 { &one } else { &sizes[d] };
     if !T::from_i64(size).sym_le(max_size)?.guard_bool()? {
-        return Err(TensorError::runtime(format!(
-            "maximum size for tensor at dimension {d} is {max_size} but size is {size}"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidLength,
+            format!("maximum size for tensor at dimension {d} is {max_size} but size is {size}"),
+        )
+        .into());
     }
     if step <= 0 {
-        return Err(TensorError::runtime(format!(
-            "step is {step} but must be > 0"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidStep,
+            format!("step is {step} but must be > 0"),
+        )
+        .into());
     }
     let mut wrapped = false;
     let (folded, window_stride) = if n == 0 {

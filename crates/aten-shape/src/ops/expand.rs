@@ -33,9 +33,9 @@ pub(crate) fn expand_geometry_into<T: ShapeInt>(
         return Ok(false);
     }
     if ndim < tensor_dim || tensor_strides.len() != tensor_dim {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::ExpandTooFewSizes, format!(
             "expand: the number of sizes provided ({ndim}) must be greater or equal to the number of dimensions in the tensor ({tensor_dim})"
-        )));
+        )).with_sizes_of(sizes).into());
     }
     let mut wrapped = false;
     let lead = ndim - tensor_dim;
@@ -63,19 +63,19 @@ pub(crate) fn expand_geometry_into<T: ShapeInt>(
         let mut target = sizes[i].clone();
         if target.sym_eq(&c(-1))?.guard_or_false()? {
             if !existing {
-                return Err(TensorError::runtime(format!(
+                return Err(shape_err(ShapeErrorKind::ExpandInferredNewDim, format!(
                     "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
-                )));
+                )).with_dim(i as i64).with_sizes_of(sizes).into());
             }
             target = size.clone();
         }
         if size.sym_ne(&target)?.guard_bool()? {
             if size.sym_ne(&c(1))?.guard_bool()? {
-                return Err(TensorError::runtime(format!(
+                return Err(shape_err(ShapeErrorKind::ExpandMismatch, format!(
                     "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
                     fmt_list(sizes),
                     fmt_list(tensor_sizes)
-                )));
+                )).with_dim(i as i64).with_sizes_of(sizes).into());
             }
             size = target;
             stride = c(0);
@@ -161,14 +161,14 @@ fn expand_sym(t: &Tensor, size: &[SymInt]) -> Result<Tensor> {
 /// [`expand`] with concrete sizes on a concrete tensor.
 pub(crate) fn expand_ints(t: &Tensor, size: &[i64]) -> Result<Tensor> {
     if size.len() < t.dim() {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::ExpandTooFewSizes, format!(
             "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
             t.legacy_type_name(),
             fmt_list(t.sizes()),
             fmt_list(size),
             size.len(),
             t.dim()
-        )));
+        )).with_sizes(size).into());
     }
     c10_core::geometry::check_symint_list(size)?;
     let (sizes, strides) = (t.sizes(), t.strides());
@@ -273,13 +273,13 @@ impl<T: ShapeInt> Geometry<T> {
     /// ```
     pub fn expand(&self, sizes: &[T]) -> Result<Geometry<T>> {
         if sizes.len() < self.dim() {
-            return Err(TensorError::runtime(format!(
+            return Err(shape_err(ShapeErrorKind::ExpandTooFewSizes, format!(
                 "expand(torch.FloatTensor{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
                 fmt_list(&self.sizes).trim_matches(|c| c == '[' || c == ']'),
                 fmt_list(sizes).trim_matches(|c| c == '[' || c == ']'),
                 sizes.len(),
                 self.dim()
-            )));
+            )).with_sizes_of(sizes).into());
         }
         let mut out_sizes = sizes.to_vec();
         let mut out_strides = sizes.to_vec();

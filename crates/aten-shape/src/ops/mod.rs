@@ -42,8 +42,9 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        alias, concrete_list, geometry_of, install, install_edit, install_rearranged, make_view,
-        make_view_in_place, on_symbolic, retry_symbolic, sym_ints, sym_op, sym_ops, wrap, DimSet,
+        alias, concrete_list, geometry_of, install_edit, install_rearranged,
+        install_unless_wrapped, make_view, make_view_in_place, on_symbolic, retry_symbolic,
+        shape_err, sym_ints, sym_op, sym_ops, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
@@ -51,14 +52,17 @@ pub(crate) mod prelude {
     pub(crate) use c10_core::shape_arg::{IntoShape, IntoSliceBound, IntoSymInt, Shape};
     pub(crate) use c10_core::sym::{ShapeBool, ShapeInt, SymInt};
     pub(crate) use c10_core::{
-        MemoryFormat, Result, ScalarType, SizesAndStrides, Storage, Tensor, TensorError, TensorImpl,
+        MemoryFormat, Result, ScalarType, ShapeErrorKind, SizesAndStrides, Storage, Tensor,
+        TensorError, TensorImpl,
     };
 }
 
 use crate::generic::Geometry;
 use c10_core::geometry::wrap_dim;
 use c10_core::sym::SymInt;
-use c10_core::{Result, SizesAndStrides, Tensor, TensorError, TensorImpl};
+use c10_core::{
+    Result, ShapeError, ShapeErrorKind, SizesAndStrides, Tensor, TensorError, TensorImpl,
+};
 
 /// c10's `maybe_wrap_dim(dim, ndim, wrap_scalar = true)`, with an inlined
 /// fast path for dims already in range.
@@ -192,6 +196,14 @@ impl DimSet {
     }
 }
 
+/// A failed shape check of `kind` with PyTorch's `message` (the caller
+/// adds the dim, index and sizes it knows).
+#[cold]
+#[inline(never)]
+pub(crate) fn shape_err(kind: ShapeErrorKind, message: impl Into<String>) -> ShapeError {
+    ShapeError::new(kind, message)
+}
+
 /// Installs derived geometry: unchecked when no arithmetic wrapped (it then
 /// provably stays within the input's elements), through the checked
 /// `as_strided` otherwise.
@@ -204,21 +216,27 @@ pub(crate) fn make_view(
     wrapped: bool,
 ) -> Result<Tensor> {
     if wrapped {
-        // PyTorch passes the wrapped values to `as_strided` as SymInts,
-        // which cannot hold values below -2^62.
-        if let Some(&v) = sizes
-            .iter()
-            .chain(strides)
-            .find(|&&v| v < c10_core::geometry::MIN_SYMINT)
-        {
-            return Err(TensorError::runtime(format!(
-                "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
-            )));
-        }
-        t.as_strided(sizes, strides, Some(offset))
+        checked_view(t, sizes, strides, offset)
     } else {
         t.view_with_geometry(sizes, strides, offset)
     }
+}
+
+/// [`make_view`]'s path for geometry whose arithmetic wrapped: the checked
+/// `as_strided`.
+fn checked_view(t: &Tensor, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {
+    // PyTorch passes the wrapped values to `as_strided` as SymInts,
+    // which cannot hold values below -2^62.
+    if let Some(&v) = sizes
+        .iter()
+        .chain(strides)
+        .find(|&&v| v < c10_core::geometry::MIN_SYMINT)
+    {
+        return Err(TensorError::runtime(format!(
+            "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
+        )));
+    }
+    t.as_strided(sizes, strides, Some(offset))
 }
 
 /// Installs geometry built in place (see [`SizesAndStrides::from_fn`]) that
@@ -276,8 +294,26 @@ pub(crate) fn make_view_in_place(
     offset: i64,
     wrapped: bool,
 ) -> Result<Tensor> {
+    install_unless_wrapped(t, geometry, offset, wrapped, checked_view)
+}
+
+/// A view's path for geometry whose arithmetic wrapped: given the sizes,
+/// strides and offset, it checks them and installs them (`as_strided`'s
+/// checks, or `view`'s, which repairs strides as c10 does).
+pub(crate) type WrappedPath = fn(&Tensor, &[i64], &[i64], i64) -> Result<Tensor>;
+
+/// Geometry built in place, installed directly when nothing wrapped,
+/// else handed (as sizes and strides) to the op's checked path `on_wrap`.
+#[inline]
+pub(crate) fn install_unless_wrapped(
+    t: &Tensor,
+    geometry: SizesAndStrides,
+    offset: i64,
+    wrapped: bool,
+    on_wrap: WrappedPath,
+) -> Result<Tensor> {
     if wrapped {
-        make_view(t, geometry.sizes(), geometry.strides(), offset, true)
+        on_wrap(t, geometry.sizes(), geometry.strides(), offset)
     } else {
         install(t, geometry, offset)
     }

@@ -287,14 +287,18 @@ pub(crate) fn unflatten_shape<T: ShapeInt>(
     sizes: &[T],
 ) -> Result<smallvec::SmallVec<[T; 8]>> {
     if sizes.is_empty() {
-        return Err(TensorError::runtime("unflatten: sizes must be non-empty"));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidUnflatten,
+            "unflatten: sizes must be non-empty",
+        )
+        .into());
     }
     let n = old.len();
     let d = wrap(dim, n)?;
     if n == 0 {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::NoDims, format!(
             "unflatten got an unexpected error:\nDimension specified as {d} but tensor has no dimensions"
-        )));
+        )).with_error_kind(c10_core::ErrorKind::Runtime).into());
     }
     let dim_size = &old[d];
     let mut shape: smallvec::SmallVec<[T; 8]> =
@@ -303,13 +307,18 @@ pub(crate) fn unflatten_shape<T: ShapeInt>(
     shape.extend(sizes.iter().cloned());
     shape.extend(old[d + 1..].iter().cloned());
     infer_size_into(sizes, dim_size, &mut shape[d..d + sizes.len()]).map_err(|e| {
-        match e.shape_error().map(ShapeError::kind) {
-            Some(ShapeErrorKind::NumelMismatch) => TensorError::runtime(format!(
+        let e = match e.shape_error().map(ShapeError::kind) {
+            Some(ShapeErrorKind::NumelMismatch) => shape_err(ShapeErrorKind::InvalidUnflatten, format!(
                 "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({dim_size}) in the input tensor",
                 fmt_list(sizes)
             )),
-            _ => TensorError::runtime(format!("unflatten got an unexpected error:\n{e}")),
-        }
+            // PyTorch wraps infer_size's other errors in this text.
+            kind => shape_err(
+                kind.unwrap_or(ShapeErrorKind::InvalidUnflatten),
+                format!("unflatten got an unexpected error:\n{e}"),
+            ),
+        };
+        TensorError::from(e.with_dim(d as i64).with_sizes_of(sizes))
     })?;
     Ok(shape)
 }
@@ -373,22 +382,14 @@ pub(crate) fn compute_stride_flagged(
     Some((newstride, wrapped))
 }
 
-/// Installs the geometry of a `view`/`reshape` (PyTorch's
-/// `alias_with_sizes_and_strides`, which does not go through `as_strided`).
-/// When a stride product wrapped, c10's `set_sizes_and_strides` replaces
-/// negative strides as it always does (last dim 1, else the next dim's
-/// stride times `max(size, 1)`, failing with `Stride calculation
-/// overflowed`), and the result is then checked against the storage.
-fn make_alias_view(
-    t: &Tensor,
-    sizes: &[i64],
-    mut strides: DimVec,
-    offset: i64,
-    wrapped: bool,
-) -> Result<Tensor> {
-    if !wrapped {
-        return t.view_with_geometry(sizes, &strides, offset);
-    }
+/// Installs the geometry of a `view`/`reshape` whose stride products
+/// wrapped (PyTorch's `alias_with_sizes_and_strides`, which does not go
+/// through `as_strided`): c10's `set_sizes_and_strides` replaces negative
+/// strides as it always does (last dim 1, else the next dim's stride times
+/// `max(size, 1)`, failing with `Stride calculation overflowed`), and the
+/// result is then checked against the storage.
+fn repaired_alias(t: &Tensor, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {
+    let mut strides = DimVec::from_slice(strides);
     let n = strides.len();
     let mut overflowed = false;
     for d in (0..n).rev() {
@@ -427,23 +428,6 @@ fn view_geometry(t: &Tensor, shape: &[i64]) -> Result<Option<(SizesAndStrides, b
         });
     })?;
     Ok(outcome?.map(|wrapped| (geometry, wrapped)))
-}
-
-/// Installs `view`'s geometry: directly when nothing wrapped, else through
-/// [`make_alias_view`].
-#[inline]
-fn install_alias(
-    t: &Tensor,
-    geometry: SizesAndStrides,
-    offset: i64,
-    wrapped: bool,
-) -> Result<Tensor> {
-    if wrapped {
-        let strides = DimVec::from_slice(geometry.strides());
-        make_alias_view(t, geometry.sizes(), strides, offset, true)
-    } else {
-        install(t, geometry, offset)
-    }
 }
 
 /// `view(shape)` built in place when `t` can be viewed as `shape` and no
@@ -512,8 +496,14 @@ pub(crate) fn view_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
         return Ok(v);
     }
     match view_geometry(t, shape)? {
-        Some((geometry, wrapped)) => install_alias(t, geometry, t.storage_offset(), wrapped),
-        None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+        Some((geometry, wrapped)) => {
+            install_unless_wrapped(t, geometry, t.storage_offset(), wrapped, repaired_alias)
+        }
+        None => Err(
+            shape_err(ShapeErrorKind::ViewIncompatible, VIEW_INCOMPATIBLE)
+                .with_sizes(shape)
+                .into(),
+        ),
     }
 }
 
@@ -560,19 +550,28 @@ pub(crate) fn reshape_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
         return Ok(v);
     }
     if let Some((geometry, wrapped)) = view_geometry(t, shape)? {
-        return install_alias(t, geometry, t.storage_offset(), wrapped);
+        return install_unless_wrapped(t, geometry, t.storage_offset(), wrapped, repaired_alias);
     }
     let inferred = infer_size(shape, t.numel())?;
     // `_unsafe_view(self.clone(MemoryFormat::Contiguous), shape)`.
     let copy = copy_api::clone(t, MemoryFormat::Contiguous)?;
     match compute_stride_flagged(copy.sizes(), copy.strides(), &inferred) {
         Some((strides, wrapped)) => {
-            let mut v = make_alias_view(&copy, &inferred, strides, copy.storage_offset(), wrapped)?;
+            let offset = copy.storage_offset();
+            let mut v = if wrapped {
+                repaired_alias(&copy, &inferred, &strides, offset)?
+            } else {
+                copy.view_with_geometry(&inferred, &strides, offset)?
+            };
             // `_unsafe_view` is not a view: PyTorch's result has no `_base`.
             v.edit_metadata().untrack_view();
             Ok(v)
         }
-        None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+        None => Err(
+            shape_err(ShapeErrorKind::ViewIncompatible, VIEW_INCOMPATIBLE)
+                .with_sizes(shape)
+                .into(),
+        ),
     }
 }
 
@@ -722,7 +721,7 @@ impl<T: ShapeInt> Geometry<T> {
                 strides,
                 offset: self.offset.clone(),
             }),
-            None => Err(TensorError::runtime(VIEW_INCOMPATIBLE)),
+            None => Err(shape_err(ShapeErrorKind::ViewIncompatible, VIEW_INCOMPATIBLE).into()),
         }
     }
 

@@ -33,9 +33,12 @@ pub(crate) struct DimSlice<T> {
 #[inline(always)]
 pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
     if ndim == 0 {
-        return Err(TensorError::index(
+        return Err(shape_err(
+            ShapeErrorKind::ZeroDim,
             "slice() cannot be applied to a 0-dim tensor.",
-        ));
+        )
+        .with_error_kind(c10_core::ErrorKind::Index)
+        .into());
     }
     wrap(dim, ndim)
 }
@@ -56,7 +59,7 @@ pub(crate) fn slice_rule<T: ShapeInt>(
     step: i64,
 ) -> Result<DimSlice<T>> {
     if step <= 0 {
-        return Err(TensorError::runtime("slice step must be positive"));
+        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
     }
     let zero: T = T::from_i64(0);
     let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
@@ -118,14 +121,18 @@ pub(crate) fn slice_rule<T: ShapeInt>(
 #[inline(always)]
 pub(crate) fn narrow_dim<T: ShapeInt>(ndim: usize, dim: i64, length: &T) -> Result<usize> {
     if ndim == 0 {
-        return Err(TensorError::runtime(
+        return Err(shape_err(
+            ShapeErrorKind::ZeroDim,
             "narrow() cannot be applied to a 0-dim tensor.",
-        ));
+        )
+        .into());
     }
     if !length.sym_ge(&T::from_i64(0))?.expect_true()? {
-        return Err(TensorError::runtime(
+        return Err(shape_err(
+            ShapeErrorKind::InvalidLength,
             "narrow(): length must be non-negative.",
-        ));
+        )
+        .into());
     }
     wrap(dim, ndim)
 }
@@ -143,17 +150,24 @@ pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Resu
             Some(v) => v.wrapping_neg().to_string(),
             None => format!("-{cur}"),
         };
-        return Err(TensorError::index(format!(
-            "start out of range (expected to be in range of [{lo}, {cur}], but got {start})"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::IndexOutOfRange,
+            format!(
+                "start out of range (expected to be in range of [{lo}, {cur}], but got {start})"
+            ),
+        )
+        .with_index_of(start)
+        .into());
     }
     if st.sym_lt(&T::from_i64(0))?.guard_bool()? {
         st = st.add(cur)?;
     }
     if !st.sym_le(&cur.sub(length)?)?.expect_true()? {
-        return Err(TensorError::runtime(format!(
-            "start ({st}) + length ({length}) exceeds dimension size ({cur})."
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidLength,
+            format!("start ({st}) + length ({length}) exceeds dimension size ({cur})."),
+        )
+        .into());
     }
     let end = st.add(length)?;
     Ok((st, end))
@@ -164,9 +178,12 @@ pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Resu
 #[inline(always)]
 pub(crate) fn select_dim(ndim: usize, dim: i64) -> Result<usize> {
     if ndim == 0 {
-        return Err(TensorError::index(
+        return Err(shape_err(
+            ShapeErrorKind::ZeroDim,
             "select() cannot be applied to a 0-dim tensor.",
-        ));
+        )
+        .with_error_kind(c10_core::ErrorKind::Index)
+        .into());
     }
     wrap(dim, ndim)
 }
@@ -194,10 +211,17 @@ pub(crate) fn select_offset<T: ShapeInt>(
         None => T::from_i64(-1).sub(index)?,
     };
     if size.sym_le(&neg_bound)?.guard_or_false()? || size.sym_le(index)?.guard_or_false()? {
-        return Err(TensorError::index(format!(
-            "select(): index {index} out of range for tensor of size {} at dimension {d}",
-            fmt_list(sizes)
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::IndexOutOfRange,
+            format!(
+                "select(): index {index} out of range for tensor of size {} at dimension {d}",
+                fmt_list(sizes)
+            ),
+        )
+        .with_dim(d as i64)
+        .with_index_of(index)
+        .with_sizes_of(sizes)
+        .into());
     }
     let mut wrapped = false;
     let idx = if index.sym_lt(&T::from_i64(0))?.guard_bool()? {
@@ -470,10 +494,11 @@ pub fn index(t: &Tensor, indices: impl IntoShape) -> Result<Tensor> {
 #[inline(never)]
 fn index_sym(t: &Tensor, indices: &[SymInt]) -> Result<Tensor> {
     if indices.len() > t.dim() {
-        return Err(TensorError::index(format!(
-            "too many indices for tensor of dimension {}",
-            t.dim()
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::TooManyIndices,
+            format!("too many indices for tensor of dimension {}", t.dim()),
+        )
+        .into());
     }
     sym_op(t, |g| {
         let mut g = g.clone();

@@ -14,6 +14,23 @@ use super::slice::{narrow_at, select_at, slice_at};
 // The rule
 // ---------------------------------------------------------------------------
 
+/// ATen's 0-dim check of `split` and `split_with_sizes` (`op` `"split"`),
+/// `chunk` and `tensor_split`, with each one's message; the concrete and
+/// symbolic faces share it.
+fn needs_dims(op: &str, ndim: usize) -> Result<()> {
+    if ndim > 0 {
+        return Ok(());
+    }
+    let message = if op == "tensor_split" {
+        format!(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {ndim} dims"
+        )
+    } else {
+        format!("{op} expects at least a 1-dimensional tensor")
+    };
+    Err(shape_err(ShapeErrorKind::ZeroDim, message).into())
+}
+
 /// Integers whose value can be forced to a plain `i64` (c10's
 /// `guard_int`): the count of pieces `split` returns must be one.
 pub trait GuardInt: ShapeInt {
@@ -60,23 +77,25 @@ pub(crate) fn split_plan<T: GuardInt>(
     split_size: &T,
     dim: i64,
 ) -> Result<SplitPlan<T>> {
-    if sizes.is_empty() {
-        return Err(TensorError::runtime(
-            "split expects at least a 1-dimensional tensor",
-        ));
-    }
+    needs_dims("split", sizes.len())?;
     let zero = T::from_i64(0);
     if !split_size.sym_ge(&zero)?.guard_bool()? {
-        return Err(TensorError::runtime(format!(
-            "split expects split_size be non-negative, but got split_size={split_size}"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidSplit,
+            format!("split expects split_size be non-negative, but got split_size={split_size}"),
+        )
+        .into());
     }
     let d = wrap(dim, sizes.len())?;
     let dim_size = &sizes[d];
     if !(split_size.sym_gt(&zero)?.guard_bool()? || dim_size.sym_eq(&zero)?.guard_bool()?) {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(
+            ShapeErrorKind::InvalidSplit,
+            format!(
             "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
-        )));
+        ),
+        )
+        .into());
     }
     let mut num_splits: i64 = 1;
     if split_size.sym_ne(&zero)?.guard_bool()? {
@@ -105,15 +124,13 @@ pub(crate) fn chunk_split_size<T: ShapeInt>(
     chunks: i64,
     dim: i64,
 ) -> Result<(usize, T, bool)> {
-    if sizes.is_empty() {
-        return Err(TensorError::runtime(
-            "chunk expects at least a 1-dimensional tensor",
-        ));
-    }
+    needs_dims("chunk", sizes.len())?;
     if chunks <= 0 {
-        return Err(TensorError::runtime(format!(
-            "chunk expects `chunks` to be greater than 0, got: {chunks}"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidSplit,
+            format!("chunk expects `chunks` to be greater than 0, got: {chunks}"),
+        )
+        .into());
     }
     let d = wrap(dim, sizes.len())?;
     let dim_size = &sizes[d];
@@ -205,9 +222,11 @@ pub(crate) fn split_ints(t: &Tensor, split_size: i64, dim: i64) -> Result<Vec<Te
     for i in 0..num_splits {
         let length = if i < num_splits - 1 { split_size } else { last };
         if length < 0 {
-            return Err(TensorError::runtime(
+            return Err(shape_err(
+                ShapeErrorKind::InvalidLength,
                 "narrow(): length must be non-negative.",
-            ));
+            )
+            .into());
         }
         out.push(narrow_at(t, d, i.wrapping_mul(split_size), length)?);
     }
@@ -240,21 +259,17 @@ pub fn split_with_sizes(t: &Tensor, split_sizes: impl IntoShape, dim: i64) -> Re
 
 /// [`split_with_sizes`] with concrete sizes on a concrete tensor.
 fn split_with_sizes_ints(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(
-            "split expects at least a 1-dimensional tensor",
-        ));
-    }
+    needs_dims("split", t.dim())?;
     let d = wrap(dim, t.dim())?;
     let dim_size = t.sizes()[d];
     let mut out = pieces_vec(split_sizes.len() as i64)?;
     let mut start: i64 = 0;
     for &length in split_sizes {
         if length < 0 {
-            return Err(TensorError::runtime(format!(
+            return Err(shape_err(ShapeErrorKind::InvalidSplit, format!(
                 "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
                 fmt_list(split_sizes)
-            )));
+            )).with_sizes(split_sizes).into());
         }
         out.push(slice_at(
             t,
@@ -266,10 +281,10 @@ fn split_with_sizes_ints(t: &Tensor, split_sizes: &[i64], dim: i64) -> Result<Ve
         start = start.wrapping_add(length);
     }
     if start != dim_size {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::InvalidSplit, format!(
             "split_with_sizes expects split_sizes to sum exactly to {dim_size} (input tensor's size at dimension {dim}), but got split_sizes={}",
             fmt_list(split_sizes)
-        )));
+        )).with_dim(dim).with_sizes(split_sizes).into());
     }
     Ok(out)
 }
@@ -314,17 +329,14 @@ pub fn tensor_split(t: &Tensor, sections: i64, dim: i64) -> Result<Vec<Tensor>> 
     if t.has_symbolic_sizes_strides() {
         return sym_ops(t, |g| g.tensor_split(sections, dim));
     }
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(format!(
-            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-            t.dim()
-        )));
-    }
+    needs_dims("tensor_split", t.dim())?;
     let d = wrap(dim, t.dim())?;
     if sections <= 0 {
-        return Err(TensorError::runtime(format!(
-            "number of sections must be larger than 0, got {sections}"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidSplit,
+            format!("number of sections must be larger than 0, got {sections}"),
+        )
+        .into());
     }
     let dim_size = t.sizes()[d];
     let min_split = dim_size / sections;
@@ -374,12 +386,7 @@ pub fn tensor_split_indices(t: &Tensor, indices: impl IntoShape, dim: i64) -> Re
 
 /// [`tensor_split_indices`] with concrete indices on a concrete tensor.
 fn tensor_split_indices_ints(t: &Tensor, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-    if t.dim() == 0 {
-        return Err(TensorError::runtime(format!(
-            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-            t.dim()
-        )));
-    }
+    needs_dims("tensor_split", t.dim())?;
     let d = wrap(dim, t.dim())?;
     let mut out = pieces_vec(indices.len() as i64 + 1)?;
     let mut start: i64 = 0;
@@ -396,10 +403,10 @@ fn tensor_split_indices_ints(t: &Tensor, indices: &[i64], dim: i64) -> Result<Ve
 /// 1-d tensor).
 fn directional_dim(t: &Tensor, name: &str, min_dims: usize) -> Result<i64> {
     if t.dim() < min_dims {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::WrongRank, format!(
             "torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor with {} dimensions!",
             t.dim()
-        )));
+        )).into());
     }
     Ok(match name {
         "hsplit" if t.dim() == 1 => 0,
@@ -420,9 +427,9 @@ fn directional_sections(
     let dim = directional_dim(t, name, min_dims)?;
     let size = t.sizes()[dim as usize];
     if sections == 0 || size % sections != 0 {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::InvalidSplit, format!(
             "torch.{name} attempted to split along dimension {dim}, but the size of the dimension {size} is not divisible by the split_size {sections}!"
-        )));
+        )).into());
     }
     tensor_split(t, sections, dim)
 }
@@ -553,15 +560,19 @@ impl<T: ShapeInt> Geometry<T> {
     /// `narrow` with a symbolic start (what `split` needs).
     fn narrow_sym(&self, d: usize, start: &T, length: &T) -> Result<Geometry<T>> {
         if !length.sym_ge(&c(0))?.expect_true()? {
-            return Err(TensorError::runtime(
+            return Err(shape_err(
+                ShapeErrorKind::InvalidLength,
                 "narrow(): length must be non-negative.",
-            ));
+            )
+            .into());
         }
         let cur = self.sizes[d].clone();
         if !start.sym_le(&cur.sub(length)?)?.expect_true()? {
-            return Err(TensorError::runtime(format!(
-                "start ({start}) + length ({length}) exceeds dimension size ({cur})."
-            )));
+            return Err(shape_err(
+                ShapeErrorKind::InvalidLength,
+                format!("start ({start}) + length ({length}) exceeds dimension size ({cur})."),
+            )
+            .into());
         }
         let end = start.add(length)?;
         self.slice_at(d, Some(start), Some(&end), 1)
@@ -605,9 +616,11 @@ impl<T: ShapeInt> Geometry<T> {
     {
         let d = wrap(dim, self.dim())?;
         if self.dim() == 0 {
-            return Err(TensorError::index(format!(
-                "Dimension specified as {d} but tensor has no dimensions"
-            )));
+            return Err(shape_err(
+                ShapeErrorKind::NoDims,
+                format!("Dimension specified as {d} but tensor has no dimensions"),
+            )
+            .into());
         }
         let n = self.sizes[d].guard_int()?;
         (0..n).map(|i| self.select(d as i64, &c(i))).collect()
@@ -624,31 +637,27 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn split_with_sizes(&self, split_sizes: &[T], dim: i64) -> Result<Vec<Geometry<T>>> {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(
-                "split expects at least a 1-dimensional tensor",
-            ));
-        }
+        needs_dims("split", self.dim())?;
         let d = wrap(dim, self.dim())?;
         let mut out = Vec::with_capacity(split_sizes.len());
         let mut start: T = c(0);
         for length in split_sizes {
             if length.sym_lt(&c(0))?.guard_bool()? {
-                return Err(TensorError::runtime(format!(
+                return Err(shape_err(ShapeErrorKind::InvalidSplit, format!(
                     "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
                     fmt_list(split_sizes)
-                )));
+                )).with_sizes_of(split_sizes).into());
             }
             let end = start.add(length)?;
             out.push(self.slice_at(d, Some(&start), Some(&end), 1)?);
             start = end;
         }
         if !start.sym_eq(&self.sizes[d])?.expect_true()? {
-            return Err(TensorError::runtime(format!(
+            return Err(shape_err(ShapeErrorKind::InvalidSplit, format!(
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {dim}), but got split_sizes={}",
                 self.sizes[d],
                 fmt_list(split_sizes)
-            )));
+            )).with_dim(dim).with_sizes_of(split_sizes).into());
         }
         Ok(out)
     }
@@ -663,17 +672,14 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Geometry<T>>> {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(format!(
-                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-                self.dim()
-            )));
-        }
+        needs_dims("tensor_split", self.dim())?;
         let d = wrap(dim, self.dim())?;
         if sections <= 0 {
-            return Err(TensorError::runtime(format!(
-                "number of sections must be larger than 0, got {sections}"
-            )));
+            return Err(shape_err(
+                ShapeErrorKind::InvalidSplit,
+                format!("number of sections must be larger than 0, got {sections}"),
+            )
+            .into());
         }
         let size = &self.sizes[d];
         let min_split = size.div(&c(sections))?;
@@ -703,12 +709,7 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn tensor_split_indices(&self, indices: &[T], dim: i64) -> Result<Vec<Geometry<T>>> {
-        if self.dim() == 0 {
-            return Err(TensorError::runtime(format!(
-                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
-                self.dim()
-            )));
-        }
+        needs_dims("tensor_split", self.dim())?;
         let d = wrap(dim, self.dim())?;
         let mut out = Vec::with_capacity(indices.len() + 1);
         let mut start: T = c(0);

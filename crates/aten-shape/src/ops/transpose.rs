@@ -33,17 +33,20 @@ pub(crate) fn transpose_in_place<T>(sizes: &mut [T], strides: &mut [T], a: usize
 #[inline(always)]
 pub(crate) fn check_permute(dims: &[i64], ndim: usize) -> Result<()> {
     if dims.len() != ndim {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::InvalidDimList, format!(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = {}",
             dims.len()
-        )));
+        )).with_sizes(dims).into());
     }
     let mut seen = DimSet::new(ndim);
     for &dim in dims {
         if !seen.insert(wrap(dim, ndim)?) {
-            return Err(TensorError::runtime(
+            return Err(shape_err(
+                ShapeErrorKind::InvalidDimList,
                 "permute(): duplicate dims are not allowed.",
-            ));
+            )
+            .with_sizes(dims)
+            .into());
         }
     }
     Ok(())
@@ -85,11 +88,11 @@ pub(crate) fn movedim_into<T: Clone>(
     out_strides: &mut [T],
 ) -> Result<()> {
     if source.len() != destination.len() {
-        return Err(TensorError::runtime(format!(
+        return Err(shape_err(ShapeErrorKind::InvalidDimList, format!(
             "movedim: Invalid source or destination dims: source ({} dims) should contain the same number of dims as destination ({} dims)",
             fmt_list(source),
             fmt_list(destination)
-        )));
+        )).into());
     }
     let n = sizes.len();
     // PyTorch wraps every source, then every destination, then checks for
@@ -99,16 +102,21 @@ pub(crate) fn movedim_into<T: Clone>(
     let src_repeated = wrap_into(source, n, &mut src_set)?;
     let dst_repeated = wrap_into(destination, n, &mut dst_set)?;
     if src_repeated {
-        return Err(TensorError::runtime(format!(
-            "movedim: repeated dim in `source` ({})",
-            fmt_list(source)
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidDimList,
+            format!("movedim: repeated dim in `source` ({})", fmt_list(source)),
+        )
+        .into());
     }
     if dst_repeated {
-        return Err(TensorError::runtime(format!(
-            "movedim: repeated dim in `destination` ({})",
-            fmt_list(destination)
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::InvalidDimList,
+            format!(
+                "movedim: repeated dim in `destination` ({})",
+                fmt_list(destination)
+            ),
+        )
+        .into());
     }
     if n == 0 {
         return Ok(());
@@ -224,9 +232,11 @@ pub fn swapdims(t: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
 pub fn t(x: &Tensor) -> Result<Tensor> {
     let n = x.dim();
     if n > 2 {
-        return Err(TensorError::runtime(format!(
-            "t() expects a tensor with <= 2 dimensions, but self is {n}D"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::WrongRank,
+            format!("t() expects a tensor with <= 2 dimensions, but self is {n}D"),
+        )
+        .into());
     }
     transpose(x, 0, if n < 2 { 0 } else { 1 })
 }
@@ -247,9 +257,13 @@ pub fn mt(t: &Tensor) -> Result<Tensor> {
         return Ok(t.clone());
     }
     if n < 2 {
-        return Err(TensorError::runtime(format!(
-            "tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor."
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::WrongRank,
+            format!(
+                "tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor."
+            ),
+        )
+        .into());
     }
     transpose(t, -2, -1)
 }
@@ -389,9 +403,11 @@ pub fn t_(t: &mut Tensor) -> Result<()> {
     t.check_inplace()?;
     let n = t.dim();
     if n > 2 {
-        return Err(TensorError::runtime(format!(
-            "t_() expects a tensor with <= 2 dimensions, but self is {n}D"
-        )));
+        return Err(shape_err(
+            ShapeErrorKind::WrongRank,
+            format!("t_() expects a tensor with <= 2 dimensions, but self is {n}D"),
+        )
+        .into());
     }
     t.bump_version()?;
     if n == 2 {

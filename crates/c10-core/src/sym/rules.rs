@@ -27,7 +27,7 @@
 //! ```
 
 use super::{fmt_list, ShapeBool, ShapeInt};
-use crate::error::{Result, TensorError};
+use crate::error::{Result, ShapeError, ShapeErrorKind, TensorError};
 
 #[inline(always)]
 fn c<T: ShapeInt>(v: i64) -> T {
@@ -353,10 +353,13 @@ pub fn contiguous_strides_into<T: ShapeInt>(sizes: &[T], out: &mut [T]) -> Resul
 /// ```
 #[inline]
 pub fn check_as_strided_args<T: ShapeInt>(sizes: &[T], strides: &[T], offset: &T) -> Result<()> {
+    let invalid = |message: String| -> TensorError {
+        ShapeError::new(ShapeErrorKind::InvalidGeometry, message)
+            .with_sizes_of(sizes)
+            .into()
+    };
     if sizes.len() != strides.len() {
-        return Err(TensorError::runtime(
-            "mismatch in length of strides and shape",
-        ));
+        return Err(invalid("mismatch in length of strides and shape".into()));
     }
     let zero = T::from_i64(0);
     let negative = |x: &T| -> Result<bool> { x.sym_lt(&zero)?.guard_bool() };
@@ -366,7 +369,7 @@ pub fn check_as_strided_args<T: ShapeInt>(sizes: &[T], strides: &[T], offset: &T
         // returns early, leaving a tensor with a negative size; every
         // negative size is refused here (found by fuzz/shape_ops).
         if negative(s)? {
-            return Err(TensorError::runtime(format!(
+            return Err(invalid(format!(
                 "Storage size calculation overflowed with sizes={} and strides={}",
                 fmt_list(sizes),
                 fmt_list(strides)
@@ -375,16 +378,14 @@ pub fn check_as_strided_args<T: ShapeInt>(sizes: &[T], strides: &[T], offset: &T
     }
     for s in strides {
         if negative(s)? {
-            return Err(TensorError::runtime(format!(
+            return Err(invalid(format!(
                 "as_strided: Negative strides are not supported at the moment, got strides: {}",
                 fmt_list(strides)
             )));
         }
     }
     if negative(offset)? {
-        return Err(TensorError::runtime(format!(
-            "Tensor: invalid storage offset {offset}"
-        )));
+        return Err(invalid(format!("Tensor: invalid storage offset {offset}")));
     }
     Ok(())
 }
