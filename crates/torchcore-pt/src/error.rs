@@ -79,10 +79,7 @@ pub enum PtError {
     #[error("invalid tensor data: {0}")]
     Tensor(String),
     /// A storage lives on a device this build cannot load it on.
-    #[error(
-        "storage '{key}' was saved on '{location}'; torchcore loads checkpoints on the CPU: pass \
-         MapLocation::Cpu (map_location='cpu') to load it there"
-    )]
+    #[error("{}", location_message(key, location))]
     Location {
         /// The storage key.
         key: String,
@@ -118,3 +115,21 @@ impl PtError {
 
 /// This crate's result type.
 pub type Result<T, E = PtError> = std::result::Result<T, E>;
+
+/// torch's wording for a CUDA storage on a machine without CUDA first (its
+/// tests match it), then what torchcore does about it.
+fn location_message(key: &str, location: &str) -> String {
+    let ours = format!(
+        "storage '{key}' was saved on '{location}'; torchcore loads checkpoints on the CPU: pass \
+         MapLocation::Cpu (map_location='cpu') to load it there"
+    );
+    if location.starts_with("cuda") {
+        format!(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is \
+             False. If you are running on a CPU-only machine, please use torch.load with \
+             map_location=torch.device('cpu') to map your storages to the CPU. ({ours})"
+        )
+    } else {
+        ours
+    }
+}

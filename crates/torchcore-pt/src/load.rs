@@ -50,6 +50,12 @@ pub struct LoadOptions {
     /// where it was saved (as [`MapLocation::AsSaved`]: `cpu` only). When
     /// set, [`LoadOptions::map_location`] is not consulted.
     pub storage_map: Option<StorageMap>,
+    /// The byte order of storages in an archive without a `byteorder`
+    /// record: `false` (little-endian, torch's default and what every
+    /// machine torch runs on writes) or `true` (torch's
+    /// `set_default_load_endianness(LoadEndianness.BIG)`). Archives with
+    /// the record are read as it says.
+    pub unmarked_big_endian: bool,
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -57,6 +63,7 @@ impl std::fmt::Debug for LoadOptions {
         f.debug_struct("LoadOptions")
             .field("map_location", &self.map_location)
             .field("storage_map", &self.storage_map.as_ref().map(|_| "<fn>"))
+            .field("unmarked_big_endian", &self.unmarked_big_endian)
             .finish()
     }
 }
@@ -65,6 +72,18 @@ impl LoadOptions {
     /// Sets [`LoadOptions::map_location`].
     pub fn map_location(mut self, m: MapLocation) -> LoadOptions {
         self.map_location = m;
+        self
+    }
+
+    /// Sets [`LoadOptions::unmarked_big_endian`].
+    ///
+    /// ```
+    /// use torchcore_pt::LoadOptions;
+    /// let opts = LoadOptions::default().unmarked_big_endian(true);
+    /// assert!(opts.unmarked_big_endian);
+    /// ```
+    pub fn unmarked_big_endian(mut self, big: bool) -> LoadOptions {
+        self.unmarked_big_endian = big;
         self
     }
 
@@ -215,12 +234,14 @@ pub(crate) fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
 fn open_zip_file(
     reader: BufReader<File>,
     path: &Path,
+    opts: &LoadOptions,
 ) -> Result<(File, Archive<BufReader<File>>, Vec<u8>)> {
     let file = reader
         .get_ref()
         .try_clone()
         .map_err(|e| PtError::io_path(path, e))?;
     let mut archive = Archive::open(reader)?;
+    archive.assume_byte_order(opts.unmarked_big_endian);
     let pickle = archive.read_small_record("data.pkl")?;
     Ok((file, archive, pickle))
 }
@@ -258,7 +279,7 @@ pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let reader = {
         let mut reader = reader;
         if !starts_legacy(&mut reader)? {
-            let (file, mut archive, pickle) = open_zip_file(reader, path)?;
+            let (file, mut archive, pickle) = open_zip_file(reader, path, opts)?;
             let big_endian = archive.big_endian();
             let mut source = FileCopySource {
                 archive: &mut archive,
@@ -295,6 +316,7 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
         return crate::legacy::load_legacy(reader, opts);
     }
     let mut archive = Archive::open(reader)?;
+    archive.assume_byte_order(opts.unmarked_big_endian);
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = CopySource {
         archive: &mut archive,
@@ -337,7 +359,7 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Va
     if starts_legacy(&mut reader)? {
         return Err(PtError::LegacyMmap);
     }
-    let (file, mut archive, pickle) = open_zip_file(reader, path)?;
+    let (file, mut archive, pickle) = open_zip_file(reader, path, opts)?;
     let mut source = MmapSource {
         archive: &mut archive,
         file,

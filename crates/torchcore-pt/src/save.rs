@@ -125,6 +125,26 @@ impl Pickler {
         self.tuple_of(xs.len());
     }
 
+    /// The metadata dict torch appends to the rebuild arguments of a lazy
+    /// conjugate or negative view (`{'neg': True, 'conj': True}`, keys in
+    /// torch's order, only the bits set); nothing for other tensors, as torch.
+    fn math_bits(&mut self, t: &Tensor) {
+        if !(t.is_conj() || t.is_neg()) {
+            return;
+        }
+        self.op(b'}');
+        self.op(b'(');
+        if t.is_neg() {
+            self.str("neg");
+            self.op(0x88);
+        }
+        if t.is_conj() {
+            self.str("conj");
+            self.op(0x88);
+        }
+        self.op(b'u');
+    }
+
     fn empty_ordered_dict(&mut self) {
         self.global("collections OrderedDict");
         self.op(b')');
@@ -281,7 +301,8 @@ impl Pickler {
             Some(&i) => {
                 if self.storages[i].dtype != written_dtype {
                     return Err(PtError::Save(format!(
-                        "two tensors view one storage as different types ({:?} and {:?}); torch refuses this too",
+                        "Cannot save multiple tensors or storages that view the same data as different types \
+                         ({:?} and {:?})",
                         self.storages[i].dtype, written_dtype
                     )));
                 }
@@ -338,6 +359,7 @@ impl Pickler {
         if !v2 {
             self.dtype(dtype)?;
         }
+        self.math_bits(t);
         self.op(b't');
         self.op(b'R');
         Ok(())

@@ -1186,11 +1186,10 @@ impl<'a> Vm<'a> {
         } else {
             st.dtype
         };
-        if let Some(meta) = args.get(fixed) {
-            if !self.is_empty_mapping(meta) {
-                return Err(self.err(format!("{name}: tensor metadata is not supported")));
-            }
-        }
+        let (conj, neg) = match args.get(fixed) {
+            Some(meta) => self.math_bits(meta, name)?,
+            None => (false, false),
+        };
         if v3 && !st.untyped && st.dtype != dtype {
             return Err(PtError::Tensor(format!(
                 "storage '{}' is a {:?} storage but _rebuild_tensor_v3 asks for {dtype:?}",
@@ -1207,10 +1206,54 @@ impl<'a> Vm<'a> {
                 st.storage.nbytes()
             ))
         })?;
+        if conj || neg {
+            // torch's `_set_tensor_metadata`: the bits say how to read the
+            // stored values (lazy conjugate / negative views); the bytes stay.
+            let mut m = t.edit_metadata();
+            m.set_conj(conj);
+            m.set_neg(neg);
+        }
         if requires_grad {
             t.set_requires_grad(true)?;
         }
         Ok(Node::Tensor(t))
+    }
+
+    /// The tensor metadata dict `_rebuild_tensor_v2/v3` may end with (what
+    /// torch's `_get_tensor_metadata` gives): only the math bits `conj`
+    /// and `neg` (bools) are known; anything else is refused, naming it.
+    fn math_bits(&self, meta: &Node, name: &str) -> Result<(bool, bool)> {
+        if self.is_empty_mapping(meta) {
+            return Ok((false, false));
+        }
+        let items = match meta {
+            Node::Obj(i) => match self.arena.get(*i) {
+                Some(Container::Dict(d)) | Some(Container::OrderedDict(d, _)) => &d.items,
+                _ => return Err(self.err(format!("{name}: tensor metadata must be a dict"))),
+            },
+            _ => return Err(self.err(format!("{name}: tensor metadata must be a dict"))),
+        };
+        let (mut conj, mut neg) = (false, false);
+        for (k, v) in items {
+            let bit = match v {
+                Node::Bool(b) => *b,
+                _ => return Err(self.err(format!("{name}: tensor metadata values must be bools"))),
+            };
+            match k {
+                Node::Str(s) if &**s == "conj" => conj = bit,
+                Node::Str(s) if &**s == "neg" => neg = bit,
+                other => {
+                    return Err(self.err(format!(
+                        "{name}: tensor metadata {} is not supported (only 'conj' and 'neg')",
+                        match other {
+                            Node::Str(s) => format!("{:?}", &**s),
+                            o => o.type_name(self).to_string(),
+                        }
+                    )))
+                }
+            }
+        }
+        Ok((conj, neg))
     }
 
     /// torch's `persistent_load`: the storage a persistent id names,

@@ -1,0 +1,142 @@
+//! Lazy conjugate / negative views keep their bits through a save and a
+//! load (torch writes them as the `{'neg': True, 'conj': True}` metadata
+//! of `_rebuild_tensor_v2`), and archives without a `byteorder` record load
+//! in the byte order `LoadOptions::unmarked_big_endian` says.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Cursor, Read, Write};
+
+use c10_core::scalar_type::Complex64;
+use c10_core::{ScalarType, Tensor};
+use torchcore_pt::{load_from_reader, load_from_reader_with, save_to_writer, LoadOptions, Value};
+
+fn with_bits(t: &Tensor, conj: bool, neg: bool) -> Tensor {
+    let mut v = t
+        .as_strided(t.sizes(), t.strides(), Some(t.storage_offset()))
+        .unwrap();
+    let mut m = v.edit_metadata();
+    m.set_conj(conj);
+    m.set_neg(neg);
+    drop(m);
+    v
+}
+
+fn round_trip(v: &Value) -> Value {
+    let bytes = save_to_writer(v, Cursor::new(Vec::new())).unwrap().into_inner();
+    load_from_reader(Cursor::new(bytes)).unwrap()
+}
+
+#[test]
+fn conj_and_neg_bits_survive_a_round_trip() {
+    let base = Tensor::from_slice_1d(&[Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.5)]).unwrap();
+    for (conj, neg) in [(true, false), (false, true), (true, true), (false, false)] {
+        let t = with_bits(&base, conj, neg);
+        let Value::Tensor(back) = round_trip(&Value::Tensor(t.clone())) else {
+            panic!("not a tensor")
+        };
+        assert_eq!((back.is_conj(), back.is_neg()), (conj, neg));
+        assert_eq!(
+            back.to_vec::<Complex64>().unwrap(),
+            t.to_vec::<Complex64>().unwrap(),
+            "conj={conj} neg={neg}"
+        );
+    }
+    // A real negative view (torch's `_neg_view` of a float tensor).
+    let f = Tensor::arange(1, 4, 1, ScalarType::Float).unwrap();
+    let Value::Tensor(back) = round_trip(&Value::Tensor(with_bits(&f, false, true))) else {
+        panic!("not a tensor")
+    };
+    assert!(back.is_neg());
+    assert_eq!(back.to_vec::<f32>().unwrap(), [-1.0, -2.0, -3.0]);
+}
+
+#[test]
+fn the_pickle_holds_the_metadata_only_for_views_with_bits() {
+    let base = Tensor::from_slice_1d(&[Complex64::new(1.0, 2.0)]).unwrap();
+    let plain = save_to_writer(&Value::Tensor(base.clone()), Cursor::new(Vec::new())).unwrap().into_inner();
+    let both = save_to_writer(&Value::Tensor(with_bits(&base, true, true)), Cursor::new(Vec::new())).unwrap().into_inner();
+    let pkl = |bytes: &[u8]| {
+        let mut z = zip::ZipArchive::new(Cursor::new(bytes.to_vec())).unwrap();
+        let name = (0..z.len())
+            .map(|i| z.by_index(i).unwrap().name().unwrap().to_string())
+            .find(|n| n.ends_with("/data.pkl"))
+            .unwrap();
+        let mut out = Vec::new();
+        z.by_name(&name).unwrap().read_to_end(&mut out).unwrap();
+        out
+    };
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    assert!(find(&pkl(&plain), b"conj").is_none());
+    let p = pkl(&both);
+    let (n, c) = (find(&p, b"neg").unwrap(), find(&p, b"conj").unwrap());
+    assert!(n < c, "torch writes 'neg' before 'conj'");
+}
+
+#[test]
+fn unknown_tensor_metadata_is_refused_by_name() {
+    // The saved pickle with the metadata key renamed: "neg" -> "zzz".
+    let base = Tensor::arange(0, 2, 1, ScalarType::Float).unwrap();
+    let bytes = save_to_writer(&Value::Tensor(with_bits(&base, false, true)), Cursor::new(Vec::new())).unwrap().into_inner();
+    let edited = rewrite(&bytes, |name, data| {
+        if name.ends_with("/data.pkl") {
+            let i = data.windows(3).position(|w| w == b"neg").unwrap();
+            data[i..i + 3].copy_from_slice(b"zzz");
+        }
+    });
+    let e = load_from_reader(Cursor::new(edited)).unwrap_err().to_string();
+    assert!(e.contains("tensor metadata \"zzz\" is not supported"), "{e}");
+}
+
+/// The archive rebuilt with `edit` applied to each record's bytes, records
+/// named `byteorder` dropped when `edit` empties them.
+fn rewrite(bytes: &[u8], mut edit: impl FnMut(&str, &mut Vec<u8>)) -> Vec<u8> {
+    let mut z = zip::ZipArchive::new(Cursor::new(bytes.to_vec())).unwrap();
+    let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored);
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).unwrap();
+        edit(&name, &mut data);
+        if name.ends_with("/byteorder") && data.is_empty() {
+            continue;
+        }
+        out.start_file(name, opts).unwrap();
+        out.write_all(&data).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+#[test]
+fn unmarked_archives_load_in_the_byte_order_asked_for() {
+    let t = Tensor::arange(1, 4, 1, ScalarType::Int).unwrap();
+    let bytes = save_to_writer(&Value::Tensor(t), Cursor::new(Vec::new())).unwrap().into_inner();
+    let unmarked = rewrite(&bytes, |name, data| {
+        if name.ends_with("/byteorder") {
+            data.clear();
+        }
+    });
+    let load = |b: &[u8], big: bool| {
+        let opts = LoadOptions::default().unmarked_big_endian(big);
+        match load_from_reader_with(Cursor::new(b.to_vec()), &opts).unwrap() {
+            Value::Tensor(t) => t.to_vec::<i32>().unwrap(),
+            _ => panic!("not a tensor"),
+        }
+    };
+    assert_eq!(load(&unmarked, false), [1, 2, 3]);
+    assert_eq!(load(&unmarked, true), [1 << 24, 2 << 24, 3 << 24]);
+    // A recorded byte order wins over the option.
+    assert_eq!(load(&bytes, true), [1, 2, 3]);
+    // The copying file path reads the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unmarked.pt");
+    std::fs::write(&path, &unmarked).unwrap();
+    let opts = LoadOptions::default().unmarked_big_endian(true);
+    let Value::Tensor(t) = torchcore_pt::load_with(&path, &opts).unwrap() else {
+        panic!("not a tensor")
+    };
+    assert_eq!(t.to_vec::<i32>().unwrap(), [1 << 24, 2 << 24, 3 << 24]);
+}
