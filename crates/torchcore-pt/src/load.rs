@@ -1,9 +1,10 @@
 //! `torch.load` for torchcore: the safe (weights-only) loader.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use c10_core::{Storage, Tensor};
@@ -180,6 +181,83 @@ struct MmapSource<'a> {
     /// The checkpoint, opened once for all the mappings.
     file: File,
     opts: &'a LoadOptions,
+    /// One copy-on-write mapping of the whole file, made at the first
+    /// storage mapped and shared by every storage (torch maps the file once
+    /// too): one `mmap` call per load, not one per storage.
+    whole: Option<(Arc<WholeMap>, NonNull<u8>, usize)>,
+    /// The byte ranges already handed out of `whole` (start -> end). Two
+    /// storages never get overlapping ranges of it: a record that overlaps
+    /// one (only a crafted archive has such records) gets its own mapping.
+    handed_out: BTreeMap<usize, usize>,
+}
+
+/// The mapping `load_mmap` shares between the storages of one load.
+struct WholeMap {
+    _map: memmap2::MmapMut,
+}
+
+/// A storage's bytes: one record's range of the shared mapping, which it
+/// keeps alive.
+struct MapSlice {
+    _whole: Arc<WholeMap>,
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a `MapSlice` is the only way to its bytes (ranges handed out are
+// disjoint, see `MmapSource::handed_out`), the mapping is plain memory
+// that any thread may access, and `Arc<WholeMap>` is `Send`.
+unsafe impl Send for MapSlice {}
+
+impl AsMut<[u8]> for MapSlice {
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr..ptr + len` lies inside the mapping `_whole` keeps
+        // alive (checked against its length when the slice was made), and
+        // no other `MapSlice` covers any of these bytes, so the `&mut`
+        // returned is the only reference to them (`&mut self` guarantees
+        // there is no other one through this slice).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl MmapSource<'_> {
+    /// The shared mapping of the whole file (made on first use), its base
+    /// address and length.
+    fn whole(&mut self) -> Result<(Arc<WholeMap>, NonNull<u8>, usize)> {
+        if let Some(w) = &self.whole {
+            return Ok(w.clone());
+        }
+        let map_opts = memmap2::MmapOptions::new();
+        // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
+        // truncates the file while the storages live, so no access through
+        // the mapping reaches past the file's end or sees bytes change. The
+        // mapping is private (copy-on-write, as `MapMode::CopyOnWrite`), so
+        // it never writes to the file.
+        let mut map = unsafe { map_opts.map_copy(&self.file) }
+            .map_err(|e| PtError::io("mapping the checkpoint", e))?;
+        let len = map.len();
+        let base = NonNull::new(map.as_mut_ptr())
+            .ok_or_else(|| PtError::Archive("the checkpoint mapped at address 0".into()))?;
+        let w = (Arc::new(WholeMap { _map: map }), base, len);
+        self.whole = Some(w.clone());
+        Ok(w)
+    }
+
+    /// A private mapping of the record alone: for a record whose range
+    /// overlaps one already handed out of the shared mapping.
+    fn map_alone(&self, name: &str, start: u64, nbytes: usize) -> Result<Storage> {
+        let mut map_opts = memmap2::MmapOptions::new();
+        map_opts.offset(start).len(nbytes);
+        // SAFETY: as in `whole`; a private mapping of its own never aliases
+        // another storage's bytes.
+        let map = unsafe { map_opts.map_copy(&self.file) }.map_err(|e| {
+            PtError::io(
+                format!("mapping record {:?}", self.archive.full_name(name)),
+                e,
+            )
+        })?;
+        Ok(Storage::from_owner(map))
+    }
 }
 
 impl StorageSource for MmapSource<'_> {
@@ -192,29 +270,48 @@ impl StorageSource for MmapSource<'_> {
             return self.archive.read_storage(key, nbytes, dtype);
         }
         self.archive.count_mapped(&name, span.len)?;
-        // One mapping per storage, of the file opened once (`map_file_range`
-        // would open it again for each): the record lies inside the file
-        // (checked by `check_storage_span`).
-        let mut map_opts = memmap2::MmapOptions::new();
-        map_opts.offset(span.data_start).len(nbytes);
-        // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
-        // truncates the file while the storages live, so no access through
-        // the mapping reaches past the file's end or sees bytes change. The
-        // mappings are private (copy-on-write, as `MapMode::CopyOnWrite`),
-        // so they never write to the file nor see each other's writes.
-        let map = unsafe { map_opts.map_copy(&self.file) }.map_err(|e| {
-            PtError::io(
-                format!("mapping record {:?}", self.archive.full_name(&name)),
-                e,
-            )
-        })?;
-        let storage = Storage::from_owner(map);
+        let too_far = || PtError::Archive(format!("record {name:?} lies past the end of the file"));
+        let start = usize::try_from(span.data_start).map_err(|_| too_far())?;
+        let end = start.checked_add(nbytes).ok_or_else(too_far)?;
+        let (whole, base, len) = self.whole()?;
+        // The record lies inside the file (`check_storage_span`); the file
+        // may have shrunk since, which the mapping's length shows.
+        if end > len {
+            return Err(too_far());
+        }
+        let storage = if claim(&mut self.handed_out, start, end) {
+            // SAFETY: `start < end <= len`, so the pointer stays inside the
+            // mapping `base` starts.
+            let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(start)) };
+            Storage::from_owner(MapSlice {
+                _whole: whole,
+                ptr,
+                len: nbytes,
+            })
+        } else {
+            self.map_alone(&name, span.data_start, nbytes)?
+        };
         if self.archive.big_endian() {
             let mut g = storage.write()?;
             swap_to_native(g.bytes_mut()?, dtype);
         }
         Ok(storage)
     }
+}
+
+/// Claims `start..end` (non-empty) in `handed_out` (start -> end of the
+/// ranges claimed so far), unless it overlaps one of them.
+fn claim(handed_out: &mut BTreeMap<usize, usize>, start: usize, end: usize) -> bool {
+    let before = handed_out.range(..=start).next_back();
+    if before.is_some_and(|(_, &e)| e > start) {
+        return false;
+    }
+    let after = handed_out.range(start..).next();
+    if after.is_some_and(|(&s, _)| s < end) {
+        return false;
+    }
+    handed_out.insert(start, end);
+    true
 }
 
 /// Whether the reader holds a legacy (non-ZIP) checkpoint; leaves it at
@@ -364,6 +461,8 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Va
         archive: &mut archive,
         file,
         opts,
+        whole: None,
+        handed_out: BTreeMap::new(),
     };
     let mut rec = Recording::new(&mut source, opts);
     let value = unpickle(&pickle, &mut rec)?;
@@ -503,5 +602,25 @@ pub(crate) fn archive_name_for(path: &Path) -> String {
         stem
     } else {
         "archive".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claimed_ranges_never_overlap() {
+        let mut h = BTreeMap::new();
+        assert!(claim(&mut h, 64, 128));
+        assert!(claim(&mut h, 128, 192)); // touching is not overlapping
+        assert!(claim(&mut h, 0, 64));
+        assert!(!claim(&mut h, 64, 128)); // the same range twice
+        assert!(!claim(&mut h, 100, 110)); // inside one
+        assert!(!claim(&mut h, 32, 70)); // across a start
+        assert!(!claim(&mut h, 190, 300)); // across an end
+        assert!(!claim(&mut h, 0, 1000)); // around several
+        assert!(claim(&mut h, 192, 193));
+        assert_eq!(h.len(), 4);
     }
 }

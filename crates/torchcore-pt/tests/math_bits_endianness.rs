@@ -23,13 +23,16 @@ fn with_bits(t: &Tensor, conj: bool, neg: bool) -> Tensor {
 }
 
 fn round_trip(v: &Value) -> Value {
-    let bytes = save_to_writer(v, Cursor::new(Vec::new())).unwrap().into_inner();
+    let bytes = save_to_writer(v, Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
     load_from_reader(Cursor::new(bytes)).unwrap()
 }
 
 #[test]
 fn conj_and_neg_bits_survive_a_round_trip() {
-    let base = Tensor::from_slice_1d(&[Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.5)]).unwrap();
+    let base =
+        Tensor::from_slice_1d(&[Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.5)]).unwrap();
     for (conj, neg) in [(true, false), (false, true), (true, true), (false, false)] {
         let t = with_bits(&base, conj, neg);
         let Value::Tensor(back) = round_trip(&Value::Tensor(t.clone())) else {
@@ -54,8 +57,15 @@ fn conj_and_neg_bits_survive_a_round_trip() {
 #[test]
 fn the_pickle_holds_the_metadata_only_for_views_with_bits() {
     let base = Tensor::from_slice_1d(&[Complex64::new(1.0, 2.0)]).unwrap();
-    let plain = save_to_writer(&Value::Tensor(base.clone()), Cursor::new(Vec::new())).unwrap().into_inner();
-    let both = save_to_writer(&Value::Tensor(with_bits(&base, true, true)), Cursor::new(Vec::new())).unwrap().into_inner();
+    let plain = save_to_writer(&Value::Tensor(base.clone()), Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
+    let both = save_to_writer(
+        &Value::Tensor(with_bits(&base, true, true)),
+        Cursor::new(Vec::new()),
+    )
+    .unwrap()
+    .into_inner();
     let pkl = |bytes: &[u8]| {
         let mut z = zip::ZipArchive::new(Cursor::new(bytes.to_vec())).unwrap();
         let name = (0..z.len())
@@ -77,15 +87,25 @@ fn the_pickle_holds_the_metadata_only_for_views_with_bits() {
 fn unknown_tensor_metadata_is_refused_by_name() {
     // The saved pickle with the metadata key renamed: "neg" -> "zzz".
     let base = Tensor::arange(0, 2, 1, ScalarType::Float).unwrap();
-    let bytes = save_to_writer(&Value::Tensor(with_bits(&base, false, true)), Cursor::new(Vec::new())).unwrap().into_inner();
+    let bytes = save_to_writer(
+        &Value::Tensor(with_bits(&base, false, true)),
+        Cursor::new(Vec::new()),
+    )
+    .unwrap()
+    .into_inner();
     let edited = rewrite(&bytes, |name, data| {
         if name.ends_with("/data.pkl") {
             let i = data.windows(3).position(|w| w == b"neg").unwrap();
             data[i..i + 3].copy_from_slice(b"zzz");
         }
     });
-    let e = load_from_reader(Cursor::new(edited)).unwrap_err().to_string();
-    assert!(e.contains("tensor metadata \"zzz\" is not supported"), "{e}");
+    let e = load_from_reader(Cursor::new(edited))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tensor metadata \"zzz\" is not supported"),
+        "{e}"
+    );
 }
 
 /// The archive rebuilt with `edit` applied to each record's bytes, records
@@ -93,8 +113,8 @@ fn unknown_tensor_metadata_is_refused_by_name() {
 fn rewrite(bytes: &[u8], mut edit: impl FnMut(&str, &mut Vec<u8>)) -> Vec<u8> {
     let mut z = zip::ZipArchive::new(Cursor::new(bytes.to_vec())).unwrap();
     let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored);
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     for i in 0..z.len() {
         let mut f = z.by_index(i).unwrap();
         let name = f.name().unwrap().to_string();
@@ -113,7 +133,9 @@ fn rewrite(bytes: &[u8], mut edit: impl FnMut(&str, &mut Vec<u8>)) -> Vec<u8> {
 #[test]
 fn unmarked_archives_load_in_the_byte_order_asked_for() {
     let t = Tensor::arange(1, 4, 1, ScalarType::Int).unwrap();
-    let bytes = save_to_writer(&Value::Tensor(t), Cursor::new(Vec::new())).unwrap().into_inner();
+    let bytes = save_to_writer(&Value::Tensor(t), Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
     let unmarked = rewrite(&bytes, |name, data| {
         if name.ends_with("/byteorder") {
             data.clear();
@@ -139,4 +161,55 @@ fn unmarked_archives_load_in_the_byte_order_asked_for() {
         panic!("not a tensor")
     };
     assert_eq!(t.to_vec::<i32>().unwrap(), [1 << 24, 2 << 24, 3 << 24]);
+}
+
+/// `load_mmap` maps the file once and hands each storage its record's
+/// range: writes to one storage reach neither the others nor the file, and
+/// views saved over one storage still share it.
+#[test]
+#[cfg_attr(miri, ignore)] // mmap is a foreign call
+fn mmap_storages_share_one_mapping_but_not_bytes() {
+    use torchcore_pt::{load_mmap, save};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.pt");
+    let base = Tensor::arange(0, 64, 1, ScalarType::Float).unwrap();
+    let view = base.as_strided(&[8], &[2], Some(3)).unwrap();
+    let mut items = vec![Value::Tensor(base.clone()), Value::Tensor(view)];
+    for i in 0..20 {
+        items.push(Value::Tensor(
+            Tensor::arange(i, i + 16, 1, ScalarType::Long).unwrap(),
+        ));
+    }
+    save(&Value::List(items), &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    // SAFETY: nothing else touches the temporary file while the tensors live.
+    let v = unsafe { load_mmap(&path, &LoadOptions::default()) }.unwrap();
+    let Value::List(xs) = v else {
+        panic!("not a list")
+    };
+    let t = |i: usize| match &xs[i] {
+        Value::Tensor(t) => t.clone(),
+        _ => panic!("not a tensor"),
+    };
+    // Writes to every long tensor's first element: each sees only its own.
+    for i in 2..22 {
+        t(i).set(&[0], -(i as i64)).unwrap();
+    }
+    for i in 2..22 {
+        let got = t(i).to_vec::<i64>().unwrap();
+        assert_eq!(got[0], -(i as i64));
+        assert_eq!(
+            got[1..],
+            ((i as i64 - 1)..(i as i64 + 14)).collect::<Vec<_>>()[..]
+        );
+    }
+    // The view still shares the base's storage.
+    t(0).set(&[5], 500.0f32).unwrap();
+    assert_eq!(t(1).get::<f32>(&[1]).unwrap(), 500.0);
+    drop(xs);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "private mappings never write the file"
+    );
 }
