@@ -57,6 +57,11 @@ pub struct LoadOptions {
     /// `set_default_load_endianness(LoadEndianness.BIG)`). Archives with
     /// the record are read as it says.
     pub unmarked_big_endian: bool,
+    /// For [`load_mmap`]: map the file shared (`MAP_SHARED`, torch's
+    /// `set_default_mmap_options(mmap.MAP_SHARED)`) instead of private:
+    /// writes to the loaded tensors go to the file (which must be
+    /// writable). Default: private (copy-on-write).
+    pub mmap_shared: bool,
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -65,6 +70,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("map_location", &self.map_location)
             .field("storage_map", &self.storage_map.as_ref().map(|_| "<fn>"))
             .field("unmarked_big_endian", &self.unmarked_big_endian)
+            .field("mmap_shared", &self.mmap_shared)
             .finish()
     }
 }
@@ -85,6 +91,17 @@ impl LoadOptions {
     /// ```
     pub fn unmarked_big_endian(mut self, big: bool) -> LoadOptions {
         self.unmarked_big_endian = big;
+        self
+    }
+
+    /// Sets [`LoadOptions::mmap_shared`].
+    ///
+    /// ```
+    /// use torchcore_pt::LoadOptions;
+    /// assert!(LoadOptions::default().mmap_shared(true).mmap_shared);
+    /// ```
+    pub fn mmap_shared(mut self, shared: bool) -> LoadOptions {
+        self.mmap_shared = shared;
         self
     }
 
@@ -180,8 +197,10 @@ struct MmapSource<'a> {
     archive: &'a mut Archive<BufReader<File>>,
     /// The checkpoint, opened once for all the mappings.
     file: File,
+    /// Its path (a shared mapping opens it again, for writing).
+    path: &'a Path,
     opts: &'a LoadOptions,
-    /// One copy-on-write mapping of the whole file, made at the first
+    /// One copy-on-write (or, with `LoadOptions::mmap_shared`, shared) mapping of the whole file, made at the first
     /// storage mapped and shared by every storage (torch maps the file once
     /// too): one `mmap` call per load, not one per storage.
     whole: Option<(Arc<WholeMap>, NonNull<u8>, usize)>,
@@ -228,13 +247,24 @@ impl MmapSource<'_> {
             return Ok(w.clone());
         }
         let map_opts = memmap2::MmapOptions::new();
-        // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
-        // truncates the file while the storages live, so no access through
-        // the mapping reaches past the file's end or sees bytes change. The
-        // mapping is private (copy-on-write, as `MapMode::CopyOnWrite`), so
-        // it never writes to the file.
-        let mut map = unsafe { map_opts.map_copy(&self.file) }
-            .map_err(|e| PtError::io("mapping the checkpoint", e))?;
+        let mut map = if self.opts.mmap_shared {
+            let rw = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(self.path)
+                .map_err(|e| PtError::io_path(self.path, e))?;
+            // SAFETY: forwarded from `load_mmap`'s contract: nothing else
+            // writes or truncates the file while the storages live, so no
+            // access through the mapping reaches past the file's end or sees
+            // bytes change behind it; the writes through it are this load's
+            // own (the caller asked for a shared mapping).
+            unsafe { map_opts.map_mut(&rw) }
+        } else {
+            // SAFETY: as above; the mapping is private (copy-on-write, as
+            // `MapMode::CopyOnWrite`), so it never writes to the file.
+            unsafe { map_opts.map_copy(&self.file) }
+        }
+        .map_err(|e| PtError::io("mapping the checkpoint", e))?;
         let len = map.len();
         let base = NonNull::new(map.as_mut_ptr())
             .ok_or_else(|| PtError::Archive("the checkpoint mapped at address 0".into()))?;
@@ -279,7 +309,17 @@ impl StorageSource for MmapSource<'_> {
         if end > len {
             return Err(too_far());
         }
-        let storage = if claim(&mut self.handed_out, start, end) {
+        if self.opts.mmap_shared && self.archive.big_endian() {
+            // Swapping to native order in a shared mapping would rewrite
+            // the file: copy.
+            return self.archive.read_storage(key, nbytes, dtype);
+        }
+        if self.opts.mmap_shared && !claim(&mut self.handed_out, start, end) {
+            // A second shared mapping of the same file bytes would let two
+            // storages write one byte through different addresses: copy.
+            return self.archive.read_storage(key, nbytes, dtype);
+        }
+        let storage = if self.opts.mmap_shared || claim(&mut self.handed_out, start, end) {
             // SAFETY: `start < end <= len`, so the pointer stays inside the
             // mapping `base` starts.
             let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(start)) };
@@ -449,7 +489,10 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
 /// As [`alloc_cpu::mmap::map_file`]: until every loaded storage and tensor
 /// is dropped, the file must not be written or truncated, by this process
 /// or any other (see the mmap policy in `alloc_cpu::mmap`). When that
-/// cannot be promised, use [`load`], which copies.
+/// cannot be promised, use [`load`], which copies. With
+/// [`LoadOptions::mmap_shared`] the mapping is shared: writes to the
+/// loaded tensors reach the file (this load's own writes are the only ones
+/// allowed while they live).
 pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let path = path.as_ref();
     let mut reader = open_file(path)?;
@@ -460,6 +503,7 @@ pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Va
     let mut source = MmapSource {
         archive: &mut archive,
         file,
+        path,
         opts,
         whole: None,
         handed_out: BTreeMap::new(),

@@ -213,3 +213,46 @@ fn mmap_storages_share_one_mapping_but_not_bytes() {
         "private mappings never write the file"
     );
 }
+
+/// `LoadOptions::mmap_shared`: writes through a shared mapping reach the
+/// file (torch's `set_default_mmap_options(mmap.MAP_SHARED)`), and a second
+/// load sees them; the default private mapping leaves the file alone.
+#[test]
+#[cfg_attr(miri, ignore)] // mmap is a foreign call
+fn shared_mmap_writes_reach_the_file() {
+    use torchcore_pt::{load_mmap, save};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.pt");
+    let a = Tensor::arange(0, 8, 1, ScalarType::Float).unwrap();
+    let b = Tensor::arange(10, 14, 1, ScalarType::Long).unwrap();
+    save(&Value::List(vec![Value::Tensor(a), Value::Tensor(b)]), &path).unwrap();
+    let first = |opts: &LoadOptions| {
+        // SAFETY: only this test touches the temporary file.
+        let Value::List(xs) = (unsafe { load_mmap(&path, opts) }).unwrap() else {
+            panic!("not a list")
+        };
+        xs.into_iter()
+            .map(|x| match x {
+                Value::Tensor(t) => t,
+                _ => panic!("not a tensor"),
+            })
+            .collect::<Vec<_>>()
+    };
+    let private = LoadOptions::default();
+    let shared = LoadOptions::default().mmap_shared(true);
+    let ts = first(&private);
+    ts[0].set(&[0], 99.0f32).unwrap();
+    drop(ts);
+    assert_eq!(first(&private)[0].get::<f32>(&[0]).unwrap(), 0.0);
+    let ts = first(&shared);
+    ts[0].set(&[0], 99.0f32).unwrap();
+    ts[1].set(&[3], -1i64).unwrap();
+    let again = first(&shared);
+    assert_eq!(again[0].get::<f32>(&[0]).unwrap(), 99.0);
+    assert_eq!(again[1].to_vec::<i64>().unwrap(), [10, 11, 12, -1]);
+    drop((ts, again));
+    // The copying load checks record CRCs (torch does not): the records
+    // written through the mapping no longer match the archive's directory.
+    let e = torchcore_pt::load(&path).unwrap_err().to_string();
+    assert!(e.contains("invalid checksum"), "{e}");
+}

@@ -20,7 +20,7 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
     PyString, PyTuple,
 };
-use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, Value};
+use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, StorageValue, Value};
 
 use crate::convert::{PyDevice, PyDtype};
 use crate::storage::{wrap_storage, PyUntypedStorage};
@@ -55,6 +55,9 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
         return Ok(Value::Tensor(t.get().handle(py)?));
+    }
+    if let Some(sv) = typed_storage_value(obj)? {
+        return Ok(Value::Storage(sv));
     }
     if let Ok(d) = obj.cast::<PyDtype>() {
         return Ok(Value::Dtype(d.get().st));
@@ -138,6 +141,53 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     )))
 }
 
+/// A `torchcore.TypedStorage` (what `tensor.storage()` and the
+/// `FloatStorage`-style classes give) as the storage torch pickles: its
+/// bytes and its dtype. Tensors and storages over the same bytes are saved
+/// once, as torch does.
+fn typed_storage_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<StorageValue>> {
+    let py = obj.py();
+    let typed = py.import("torchcore.storage")?.getattr("TypedStorage")?;
+    if !obj.is_instance(&typed)? {
+        return Ok(None);
+    }
+    let untyped = obj.getattr("_untyped_storage")?;
+    let storage = untyped
+        .cast::<PyUntypedStorage>()
+        .map_err(|_| PyTypeError::new_err("TypedStorage without an UntypedStorage"))?
+        .get()
+        .storage
+        .clone();
+    let dtype = obj.getattr("dtype")?;
+    let dtype = dtype
+        .cast::<PyDtype>()
+        .map_err(|_| PyTypeError::new_err("TypedStorage.dtype is not a dtype"))?
+        .get()
+        .st;
+    if storage.device() != c10_storage::Device::CPU {
+        return Err(PyNotImplementedError::new_err(
+            "torchcore.save: only CPU storages can be saved",
+        ));
+    }
+    Ok(Some(StorageValue { storage, dtype }))
+}
+
+/// A loaded storage as torch gives it: a `TypedStorage` of its dtype over
+/// the `UntypedStorage` object of its bytes (the same object for every
+/// storage and tensor sharing them).
+fn typed_storage_obj(py: Python<'_>, sv: &StorageValue) -> PyResult<Py<PyAny>> {
+    let untyped = wrap_storage(py, sv.storage.clone())?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("wrap_storage", untyped)?;
+    kwargs.set_item("dtype", dtype_obj(py, sv.dtype)?)?;
+    kwargs.set_item("_internal", true)?;
+    Ok(py
+        .import("torchcore.storage")?
+        .getattr("TypedStorage")?
+        .call((), Some(&kwargs))?
+        .unbind())
+}
+
 fn dtype_obj(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyAny>> {
     // The exported object (so that `is` comparisons work), else a new one.
     let m = py.import("torchcore")?;
@@ -211,11 +261,7 @@ fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
             Bound::new(py, PyDevice { d: dev })?.into_any().unbind()
         }
         Value::Tensor(t) | Value::Parameter(t) => wrap(py, t.clone())?.into_any().unbind(),
-        Value::Storage(_) => {
-            return Err(PyNotImplementedError::new_err(
-                "torchcore.load: the checkpoint holds a bare storage, not a tensor",
-            ))
-        }
+        Value::Storage(sv) => typed_storage_obj(py, sv)?,
         _ => {
             return Err(PyNotImplementedError::new_err(
                 "torchcore.load: an unknown value kind",
@@ -378,24 +424,32 @@ fn pt_save(
     }
 }
 
-/// `torchcore.load(f, map_location=None, mmap=False)`.
+/// `torchcore.load(f, map_location=None, mmap=False)`; `unmarked_big_endian`
+/// is the byte order assumed for archives without a `byteorder` record
+/// (`torchcore.serialization.set_default_load_endianness`), `mmap_shared`
+/// maps shared (`set_default_mmap_options(mmap.MAP_SHARED)`).
 #[pyfunction]
-#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false))]
+#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false, unmarked_big_endian = false, mmap_shared = false))]
 fn pt_load(
     py: Python<'_>,
     f: &Bound<'_, PyAny>,
     map_location: Option<&Bound<'_, PyAny>>,
     mmap: bool,
+    unmarked_big_endian: bool,
+    mmap_shared: bool,
 ) -> PyResult<Py<PyAny>> {
     let raised: Raised = Arc::default();
-    let opts = load_options(map_location, &raised)?;
+    let opts = load_options(map_location, &raised)?
+        .unmarked_big_endian(unmarked_big_endian)
+        .mmap_shared(mmap_shared);
     let v =
         match as_path(f)? {
             Some(path) if mmap => {
                 // SAFETY: `torchcore.load(f, mmap=True)` documents torch's own
                 // contract for `torch.load(mmap=True)` to its callers: the file
-                // must not be written or truncated while the loaded tensors
-                // live. The mappings are private (copy-on-write).
+                // must not be written or truncated (by anyone else, when
+                // shared) while the loaded tensors live. The mapping is
+                // private (copy-on-write) unless MAP_SHARED was asked for.
                 py.detach(|| unsafe { torchcore_pt::load_mmap(&path, &opts) })
             }
             Some(path) => py.detach(|| torchcore_pt::load_with(&path, &opts)),
@@ -452,6 +506,17 @@ fn equal(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> Py
     if a.sizes() != b.sizes() {
         return Ok(false);
     }
+    if a.dtype().is_complex() || b.dtype().is_complex() {
+        // Compared as complex128 pairs (conjugate and negative bits applied
+        // by the conversion); a real operand is a complex with zero imaginary.
+        let (xa, xb) = py
+            .detach(|| -> c10_core::Result<_> { Ok((complex_values(&a)?, complex_values(&b)?)) })
+            .map_err(crate::convert::to_py_err)?;
+        return Ok(xa
+            .iter()
+            .zip(&xb)
+            .all(|(x, y)| x.re == y.re && x.im == y.im));
+    }
     let xa = crate::convert::flat_values(py, &a)?;
     let xb = crate::convert::flat_values(py, &b)?;
     Ok(xa.iter().zip(&xb).all(|(x, y)| match (x, y) {
@@ -459,6 +524,11 @@ fn equal(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> Py
         (c10_core::Scalar::Bool(p), c10_core::Scalar::Bool(q)) => p == q,
         _ => x.to_f64() == y.to_f64(),
     }))
+}
+
+/// Every element of `t` as complex128, row-major.
+fn complex_values(t: &Tensor) -> c10_core::Result<Vec<c10_core::scalar_type::Complex128>> {
+    aten_shape::copy::to_dtype(t, ScalarType::ComplexDouble)?.to_vec()
 }
 
 fn alias(t: &Tensor) -> PyResult<Tensor> {

@@ -250,4 +250,5 @@ from ._C import (  # noqa: F401,E402
 )
 from . import serialization  # noqa: E402
 from .serialization import save, load  # noqa: F401,E402
+from ._tensor_types import *  # noqa: F401,F403,E402  (FloatTensor, ...)
 from . import memory  # noqa: E402,F401  (torchcore.memory)
