@@ -38,6 +38,30 @@ pub enum MapLocation {
 /// torch's callable `map_location`, see [`LoadOptions::storage_map`].
 pub type StorageMap = Arc<dyn Fn(&str, &str, &Storage) -> Result<Option<Storage>> + Send + Sync>;
 
+/// How Python 2 `str` values of old pickles (`BINSTRING`,
+/// `SHORT_BINSTRING`: files written from Python 2) are read, torch's
+/// `torch.load(..., encoding=...)`.
+///
+/// ```
+/// use torchcore_pt::{LoadOptions, Py2Strings};
+/// let opts = LoadOptions::default().py2_strings(Py2Strings::Bytes);
+/// assert_eq!(opts.py2_strings, Py2Strings::Bytes);
+/// assert_eq!(Py2Strings::default(), Py2Strings::Latin1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Py2Strings {
+    /// As text, each byte one character (`encoding='latin1'`, torch's
+    /// default for these files).
+    #[default]
+    Latin1,
+    /// As UTF-8 text (`encoding='utf-8'`); invalid UTF-8 is an error.
+    Utf8,
+    /// As ASCII text (`encoding='ascii'`); a byte past 127 is an error.
+    Ascii,
+    /// As `bytes` (`encoding='bytes'`).
+    Bytes,
+}
+
 /// Options for loading.
 #[derive(Clone, Default)]
 pub struct LoadOptions {
@@ -62,6 +86,8 @@ pub struct LoadOptions {
     /// writes to the loaded tensors go to the file (which must be
     /// writable). Default: private (copy-on-write).
     pub mmap_shared: bool,
+    /// How Python 2 strings are read (torch's `encoding=`).
+    pub py2_strings: Py2Strings,
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -71,6 +97,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("storage_map", &self.storage_map.as_ref().map(|_| "<fn>"))
             .field("unmarked_big_endian", &self.unmarked_big_endian)
             .field("mmap_shared", &self.mmap_shared)
+            .field("py2_strings", &self.py2_strings)
             .finish()
     }
 }
@@ -91,6 +118,12 @@ impl LoadOptions {
     /// ```
     pub fn unmarked_big_endian(mut self, big: bool) -> LoadOptions {
         self.unmarked_big_endian = big;
+        self
+    }
+
+    /// Sets [`LoadOptions::py2_strings`] (see [`Py2Strings`]).
+    pub fn py2_strings(mut self, mode: Py2Strings) -> LoadOptions {
+        self.py2_strings = mode;
         self
     }
 

@@ -298,6 +298,16 @@ impl Pickler {
         }
         let written_dtype = if untyped { ScalarType::Byte } else { dtype };
         let idx = match self.storage_keys.get(&storage.id()) {
+            Some(&i) if self.storages[i].dtype != written_dtype && storage.nbytes() == 0 => {
+                // An empty storage viewed as two types holds no data to
+                // disagree about (torch checks only storages with data): the
+                // second type gets an empty record of its own.
+                self.storages.push(StorageEntry {
+                    storage: storage.clone(),
+                    dtype: written_dtype,
+                });
+                self.storages.len() - 1
+            }
             Some(&i) => {
                 if self.storages[i].dtype != written_dtype {
                     return Err(PtError::Save(format!(

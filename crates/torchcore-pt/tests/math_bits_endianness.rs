@@ -15,10 +15,11 @@ fn with_bits(t: &Tensor, conj: bool, neg: bool) -> Tensor {
     let mut v = t
         .as_strided(t.sizes(), t.strides(), Some(t.storage_offset()))
         .unwrap();
-    let mut m = v.edit_metadata();
-    m.set_conj(conj);
-    m.set_neg(neg);
-    drop(m);
+    {
+        let mut m = v.edit_metadata();
+        m.set_conj(conj);
+        m.set_neg(neg);
+    }
     v
 }
 
@@ -225,7 +226,11 @@ fn shared_mmap_writes_reach_the_file() {
     let path = dir.path().join("shared.pt");
     let a = Tensor::arange(0, 8, 1, ScalarType::Float).unwrap();
     let b = Tensor::arange(10, 14, 1, ScalarType::Long).unwrap();
-    save(&Value::List(vec![Value::Tensor(a), Value::Tensor(b)]), &path).unwrap();
+    save(
+        &Value::List(vec![Value::Tensor(a), Value::Tensor(b)]),
+        &path,
+    )
+    .unwrap();
     let first = |opts: &LoadOptions| {
         // SAFETY: only this test touches the temporary file.
         let Value::List(xs) = (unsafe { load_mmap(&path, opts) }).unwrap() else {

@@ -20,7 +20,9 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
     PyString, PyTuple,
 };
-use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, StorageValue, Value};
+use torchcore_pt::{
+    LoadOptions, MapLocation, OrderedDict, PtError, Py2Strings, StorageValue, Value,
+};
 
 use crate::convert::{PyDevice, PyDtype};
 use crate::storage::{wrap_storage, PyUntypedStorage};
@@ -429,7 +431,7 @@ fn pt_save(
 /// (`torchcore.serialization.set_default_load_endianness`), `mmap_shared`
 /// maps shared (`set_default_mmap_options(mmap.MAP_SHARED)`).
 #[pyfunction]
-#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false, unmarked_big_endian = false, mmap_shared = false))]
+#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false, unmarked_big_endian = false, mmap_shared = false, encoding = "utf-8"))]
 fn pt_load(
     py: Python<'_>,
     f: &Bound<'_, PyAny>,
@@ -437,11 +439,24 @@ fn pt_load(
     mmap: bool,
     unmarked_big_endian: bool,
     mmap_shared: bool,
+    encoding: &str,
 ) -> PyResult<Py<PyAny>> {
     let raised: Raised = Arc::default();
+    let py2 = match encoding.to_ascii_lowercase().replace('_', "-").as_str() {
+        "utf-8" | "utf8" => Py2Strings::Utf8,
+        "latin1" | "latin-1" | "iso-8859-1" | "l1" => Py2Strings::Latin1,
+        "ascii" | "us-ascii" => Py2Strings::Ascii,
+        "bytes" => Py2Strings::Bytes,
+        other => {
+            return Err(PyNotImplementedError::new_err(format!(
+                "torchcore.load: encoding={other:?} is not supported ('utf-8', 'latin1', 'ascii' or 'bytes')"
+            )))
+        }
+    };
     let opts = load_options(map_location, &raised)?
         .unmarked_big_endian(unmarked_big_endian)
-        .mmap_shared(mmap_shared);
+        .mmap_shared(mmap_shared)
+        .py2_strings(py2);
     let v =
         match as_path(f)? {
             Some(path) if mmap => {
@@ -457,8 +472,7 @@ fn pt_load(
                 "torchcore.load: mmap=True needs a path (str or os.PathLike), not a file object",
             )),
             None => {
-                let data = f.call_method0("read")?;
-                let bytes: Vec<u8> = data.extract()?;
+                let bytes = read_rest(f)?;
                 py.detach(|| torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts))
             }
         }
@@ -471,6 +485,44 @@ fn pt_load(
             own.unwrap_or_else(|| pt_err(py, e))
         })?;
     from_value(py, &v)
+}
+
+/// The rest of a binary file object, from its position: through
+/// `readinto` into one buffer when it has it (as torch reads file objects),
+/// else through `read()`.
+fn read_rest(f: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let py = f.py();
+    if !f.hasattr("readinto")? {
+        return f.call_method0("read")?.extract();
+    }
+    let start: u64 = f.call_method0("tell")?.extract()?;
+    let end: u64 = f.call_method1("seek", (0, 2))?.extract()?;
+    f.call_method1("seek", (start,))?;
+    let n = usize::try_from(end.saturating_sub(start))
+        .map_err(|_| PyValueError::new_err("torchcore.load: the file is too large"))?;
+    let buf = pyo3::types::PyByteArray::new_with(py, n, |_| Ok(()))?;
+    let view = py
+        .import("builtins")?
+        .getattr("memoryview")?
+        .call1((&buf,))?;
+    let mut filled = 0usize;
+    let idx = |i: usize| {
+        isize::try_from(i)
+            .map_err(|_| PyValueError::new_err("torchcore.load: the file is too large"))
+    };
+    while filled < n {
+        let part = view.get_item(pyo3::types::PySlice::new(py, idx(filled)?, idx(n)?, 1))?;
+        let got: Option<usize> = f.call_method1("readinto", (part,))?.extract()?;
+        match got {
+            Some(0) | None => break,
+            Some(k) => filled += k,
+        }
+    }
+    // A short read (the file shrank) leaves a short archive: the loader
+    // reports it.
+    let mut v = buf.to_vec();
+    v.truncate(filled);
+    Ok(v)
 }
 
 /// Rebuilds a tensor from `torchcore.save` bytes (`Tensor.__reduce__`).

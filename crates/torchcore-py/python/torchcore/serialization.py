@@ -107,6 +107,45 @@ def _is_zipfile(f):
     return magic == _ZIP_MAGIC
 
 
+class _open_zipfile_writer:
+    """``torch.serialization._open_zipfile_writer``: writes named records
+    (bytes, ``str`` or storages) into a checkpoint-style archive under the
+    top folder ``archive/``, stored uncompressed (written with ``zipfile``;
+    ``save`` writes checkpoints itself)."""
+
+    def __init__(self, name_or_buffer):
+        self._own = isinstance(name_or_buffer, (str, os.PathLike))
+        self._file = open(os.fspath(name_or_buffer), "wb") if self._own else name_or_buffer
+        self._zip = zipfile.ZipFile(self._file, "w", zipfile.ZIP_STORED)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.write_end_of_file()
+
+    def write_record(self, name, data, nbytes):
+        if isinstance(data, str):
+            data = data.encode()
+        elif hasattr(data, "untyped"):  # a storage
+            data = bytes(data.untyped().tolist())
+        data = bytes(memoryview(data).cast("B")[:nbytes])
+        self._zip.writestr("archive/" + name, data)
+
+    def write_end_of_file(self):
+        if self._zip is None:
+            return
+        if "archive/version" not in self._zip.NameToInfo:
+            # What torch's writer adds at the end (its reader requires it).
+            self._zip.writestr("archive/version", b"3\n")
+        self._zip.close()
+        self._zip = None
+        if self._own:
+            self._file.close()
+        elif hasattr(self._file, "flush"):
+            self._file.flush()
+
+
 class _open_zipfile_reader:
     """``torch.serialization._open_zipfile_reader``: the records of a
     checkpoint archive by name, without its top folder (read with
@@ -178,8 +217,16 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
         raise NotImplementedError("torchcore.save always writes the byteorder record")
     if isinstance(f, (str, os.PathLike)):
         f = os.fspath(f)
+    elif not hasattr(f, "write"):
+        # torch checks the destination before pickling anything.
+        raise AttributeError(
+            f"expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     # _use_new_zipfile_serialization=False: the legacy (pre-1.6) format.
     _C._pt_save(obj, f, not _use_new_zipfile_serialization)
+    if not isinstance(f, str) and hasattr(f, "flush"):
+        # As torch: the bytes are in the file once save returns (a file
+        # object reopened by name sees them).
+        f.flush()
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -195,8 +242,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """
     # weights_only=False: no code from the file is ever run here, so the
     # weights-only loader serves both (docs/pytorch-map.md).
+    # torch reads Python 2 strings as UTF-8 unless told otherwise.
+    encoding = pickle_load_args.pop("encoding", "utf-8")
     if pickle_module is not None or pickle_load_args:
-        raise NotImplementedError("torchcore.load: pickle_module and pickle arguments are not supported")
+        raise NotImplementedError(
+            "torchcore.load: pickle_module and pickle arguments other than encoding are not supported")
     if isinstance(f, (str, os.PathLike)):
         f = os.fspath(f)
     elif not (hasattr(f, "seek") and hasattr(f, "tell")):
@@ -207,7 +257,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             "load from it instead.")
     import mmap as _mmap
     shared = bool(mmap) and get_default_mmap_options() == _mmap.MAP_SHARED
-    return _C._pt_load(f, map_location, bool(mmap), _unmarked_big_endian(), shared)
+    return _C._pt_load(f, map_location, bool(mmap), _unmarked_big_endian(), shared, encoding)
 
 
 def get_safe_globals():
