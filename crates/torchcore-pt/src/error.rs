@@ -63,11 +63,7 @@ pub enum PtError {
     #[error("malformed pickle: {0}")]
     PickleValue(String),
     /// The pickle names a global outside the weights-only allowlist.
-    #[error(
-        "Weights only load failed: Unsupported global: GLOBAL {module}.{name} is not an allowed \
-         global (torchcore loads tensors, storages, containers and plain values only, and \
-         never imports or calls anything)"
-    )]
+    #[error("{}", unsupported_global_message(module, name))]
     UnsupportedGlobal {
         /// The module.
         module: String,
@@ -132,4 +128,27 @@ fn location_message(key: &str, location: &str) -> String {
     } else {
         ours
     }
+}
+
+/// torch's wording for a refused global (its tests match it): builtins by
+/// their bare name, the modules torch blocks outright (`sys`, `os`,
+/// `posix`, `nt`) said to be blocked; then what torchcore does.
+fn unsupported_global_message(module: &str, name: &str) -> String {
+    let shown = if module == "builtins" || module == "__builtin__" {
+        name.to_string()
+    } else {
+        format!("{module}.{name}")
+    };
+    let blocked = if matches!(module, "sys" | "os" | "posix" | "nt") {
+        format!(
+            " (Trying to load unsupported GLOBAL {module}.{name} whose module {module} is blocked)"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Weights only load failed: Unsupported global: GLOBAL {shown} was not an allowed global by \
+         default{blocked} (torchcore loads tensors, storages, containers and plain values only, and \
+         never imports or calls anything)"
+    )
 }

@@ -607,3 +607,47 @@ def test_zipfile_writer_reader_round_trip(tmp_path):
         with torch.serialization._open_zipfile_reader(
                 str(target) if not hasattr(target, "seek") else io.BytesIO(target.getvalue())) as tr:
             assert tr.get_record("c/d") == data["c/d"]
+
+
+class _Hello:
+    def __reduce__(self):
+        return (print, ("never printed",))
+
+
+def test_refusals_use_torch_wording():
+    """A refused global is named as torch names it: builtins bare, the
+    modules torch blocks said to be blocked; the same regexes match both."""
+    import io
+    import os
+    import re
+    cases = [
+        (_Hello(), "Unsupported global: GLOBAL print"),
+        (os.execv, f"unsupported GLOBAL {os.execv.__module__}.execv whose module "
+                   f"{os.execv.__module__} is blocked"),
+        ({"p": io.BytesIO}, "GLOBAL _io.BytesIO was not an allowed global by default"),
+    ]
+    for obj, pattern in cases:
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        for loader in (lambda b: torch.load(b, weights_only=True), torchcore.load):
+            buf.seek(0)
+            with pytest.raises(pickle.UnpicklingError) as info:
+                loader(buf)
+            assert re.search(pattern, str(info.value)), (pattern, str(info.value))
+
+
+def test_open_file_like_as_torch(tmp_path):
+    import io
+    path = tmp_path / "x.pt"
+    torchcore.save(torchcore.ones(2), path)
+    with torchcore.serialization._open_file_like(path, "rb") as f:
+        data = f.read()
+    assert f.closed
+    with torch.serialization._open_file_like(str(path), "rb") as g:
+        assert g.read() == data
+    buf = io.BytesIO(data)
+    with torchcore.serialization._open_file_like(buf, "rb") as f:
+        assert f is buf
+        with torchcore.serialization._open_zipfile_reader(f) as z:
+            assert z.get_record(".format_version") == b"1"
+    assert not buf.closed

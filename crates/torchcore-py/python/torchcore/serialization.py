@@ -107,6 +107,25 @@ def _is_zipfile(f):
     return magic == _ZIP_MAGIC
 
 
+class _open_file_like:
+    """``torch.serialization._open_file_like(name_or_buffer, mode)``: a
+    context manager giving a file opened from a path (closed on exit) or
+    the buffer itself (left open)."""
+
+    def __init__(self, name_or_buffer, mode):
+        self._own = isinstance(name_or_buffer, (str, os.PathLike))
+        self.file_like = open(os.fspath(name_or_buffer), mode) if self._own else name_or_buffer
+
+    def __enter__(self):
+        return self.file_like
+
+    def __exit__(self, *args):
+        if self._own:
+            self.file_like.close()
+        elif "w" in getattr(self.file_like, "mode", "") and hasattr(self.file_like, "flush"):
+            self.file_like.flush()
+
+
 class _open_zipfile_writer:
     """``torch.serialization._open_zipfile_writer``: writes named records
     (bytes, ``str`` or storages) into a checkpoint-style archive under the
