@@ -28,6 +28,9 @@ pub(crate) struct Archive<R: Read + Seek> {
     prefix: String,
     file_len: u64,
     big_endian: bool,
+    /// Whether the archive has a `byteorder` record (torch writes one
+    /// since 1.13; older files, and `_disable_byteorder_record=True`, lack it).
+    byteorder_recorded: bool,
     loaded_bytes: u64,
 }
 
@@ -114,9 +117,11 @@ impl<R: Read + Seek> Archive<R> {
             prefix: format!("{prefix}/"),
             file_len,
             big_endian: false,
+            byteorder_recorded: false,
             loaded_bytes: 0,
         };
         if archive.has_record("byteorder") {
+            archive.byteorder_recorded = true;
             let b = archive.read_small_record("byteorder")?;
             archive.big_endian = match b.as_slice() {
                 b"little" => false,
@@ -135,6 +140,15 @@ impl<R: Read + Seek> Archive<R> {
     /// The top folder with its trailing `/`.
     pub(crate) fn prefix(&self) -> &str {
         &self.prefix
+    }
+
+    /// For an archive without a `byteorder` record, the byte order to read
+    /// its storages in (torch's `set_default_load_endianness`); a recorded
+    /// byte order always wins, as in torch.
+    pub(crate) fn assume_byte_order(&mut self, big_endian: bool) {
+        if !self.byteorder_recorded {
+            self.big_endian = big_endian;
+        }
     }
 
     pub(crate) fn big_endian(&self) -> bool {

@@ -63,11 +63,7 @@ pub enum PtError {
     #[error("malformed pickle: {0}")]
     PickleValue(String),
     /// The pickle names a global outside the weights-only allowlist.
-    #[error(
-        "Weights only load failed: Unsupported global: GLOBAL {module}.{name} is not an allowed \
-         global (torchcore loads tensors, storages, containers and plain values only, and \
-         never imports or calls anything)"
-    )]
+    #[error("{}", unsupported_global_message(module, name))]
     UnsupportedGlobal {
         /// The module.
         module: String,
@@ -79,10 +75,7 @@ pub enum PtError {
     #[error("invalid tensor data: {0}")]
     Tensor(String),
     /// A storage lives on a device this build cannot load it on.
-    #[error(
-        "storage '{key}' was saved on '{location}'; torchcore loads checkpoints on the CPU: pass \
-         MapLocation::Cpu (map_location='cpu') to load it there"
-    )]
+    #[error("{}", location_message(key, location))]
     Location {
         /// The storage key.
         key: String,
@@ -118,3 +111,44 @@ impl PtError {
 
 /// This crate's result type.
 pub type Result<T, E = PtError> = std::result::Result<T, E>;
+
+/// torch's wording for a CUDA storage on a machine without CUDA first (its
+/// tests match it), then what torchcore does about it.
+fn location_message(key: &str, location: &str) -> String {
+    let ours = format!(
+        "storage '{key}' was saved on '{location}'; torchcore loads checkpoints on the CPU: pass \
+         MapLocation::Cpu (map_location='cpu') to load it there"
+    );
+    if location.starts_with("cuda") {
+        format!(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is \
+             False. If you are running on a CPU-only machine, please use torch.load with \
+             map_location=torch.device('cpu') to map your storages to the CPU. ({ours})"
+        )
+    } else {
+        ours
+    }
+}
+
+/// torch's wording for a refused global (its tests match it): builtins by
+/// their bare name, the modules torch blocks outright (`sys`, `os`,
+/// `posix`, `nt`) said to be blocked; then what torchcore does.
+fn unsupported_global_message(module: &str, name: &str) -> String {
+    let shown = if module == "builtins" || module == "__builtin__" {
+        name.to_string()
+    } else {
+        format!("{module}.{name}")
+    };
+    let blocked = if matches!(module, "sys" | "os" | "posix" | "nt") {
+        format!(
+            " (Trying to load unsupported GLOBAL {module}.{name} whose module {module} is blocked)"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Weights only load failed: Unsupported global: GLOBAL {shown} was not an allowed global by \
+         default{blocked} (torchcore loads tensors, storages, containers and plain values only, and \
+         never imports or calls anything)"
+    )
+}

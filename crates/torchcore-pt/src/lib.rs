@@ -48,7 +48,7 @@ mod value;
 pub use error::{PtError, Result};
 pub use load::{
     load, load_from_reader, load_from_reader_with, load_mmap, load_state_dict, load_with,
-    LoadOptions, MapLocation, StateDict, StorageMap,
+    LoadOptions, MapLocation, Py2Strings, StateDict, StorageMap,
 };
 pub use save::{
     save, save_legacy_to_writer, save_to_writer, save_with_progress, Progress, STORAGE_ALIGNMENT,

@@ -1,9 +1,10 @@
 //! `torch.load` for torchcore: the safe (weights-only) loader.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use c10_core::{Storage, Tensor};
@@ -37,6 +38,30 @@ pub enum MapLocation {
 /// torch's callable `map_location`, see [`LoadOptions::storage_map`].
 pub type StorageMap = Arc<dyn Fn(&str, &str, &Storage) -> Result<Option<Storage>> + Send + Sync>;
 
+/// How Python 2 `str` values of old pickles (`BINSTRING`,
+/// `SHORT_BINSTRING`: files written from Python 2) are read, torch's
+/// `torch.load(..., encoding=...)`.
+///
+/// ```
+/// use torchcore_pt::{LoadOptions, Py2Strings};
+/// let opts = LoadOptions::default().py2_strings(Py2Strings::Bytes);
+/// assert_eq!(opts.py2_strings, Py2Strings::Bytes);
+/// assert_eq!(Py2Strings::default(), Py2Strings::Latin1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Py2Strings {
+    /// As text, each byte one character (`encoding='latin1'`, torch's
+    /// default for these files).
+    #[default]
+    Latin1,
+    /// As UTF-8 text (`encoding='utf-8'`); invalid UTF-8 is an error.
+    Utf8,
+    /// As ASCII text (`encoding='ascii'`); a byte past 127 is an error.
+    Ascii,
+    /// As `bytes` (`encoding='bytes'`).
+    Bytes,
+}
+
 /// Options for loading.
 #[derive(Clone, Default)]
 pub struct LoadOptions {
@@ -50,6 +75,19 @@ pub struct LoadOptions {
     /// where it was saved (as [`MapLocation::AsSaved`]: `cpu` only). When
     /// set, [`LoadOptions::map_location`] is not consulted.
     pub storage_map: Option<StorageMap>,
+    /// The byte order of storages in an archive without a `byteorder`
+    /// record: `false` (little-endian, torch's default and what every
+    /// machine torch runs on writes) or `true` (torch's
+    /// `set_default_load_endianness(LoadEndianness.BIG)`). Archives with
+    /// the record are read as it says.
+    pub unmarked_big_endian: bool,
+    /// For [`load_mmap`]: map the file shared (`MAP_SHARED`, torch's
+    /// `set_default_mmap_options(mmap.MAP_SHARED)`) instead of private:
+    /// writes to the loaded tensors go to the file (which must be
+    /// writable). Default: private (copy-on-write).
+    pub mmap_shared: bool,
+    /// How Python 2 strings are read (torch's `encoding=`).
+    pub py2_strings: Py2Strings,
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -57,6 +95,9 @@ impl std::fmt::Debug for LoadOptions {
         f.debug_struct("LoadOptions")
             .field("map_location", &self.map_location)
             .field("storage_map", &self.storage_map.as_ref().map(|_| "<fn>"))
+            .field("unmarked_big_endian", &self.unmarked_big_endian)
+            .field("mmap_shared", &self.mmap_shared)
+            .field("py2_strings", &self.py2_strings)
             .finish()
     }
 }
@@ -65,6 +106,35 @@ impl LoadOptions {
     /// Sets [`LoadOptions::map_location`].
     pub fn map_location(mut self, m: MapLocation) -> LoadOptions {
         self.map_location = m;
+        self
+    }
+
+    /// Sets [`LoadOptions::unmarked_big_endian`].
+    ///
+    /// ```
+    /// use torchcore_pt::LoadOptions;
+    /// let opts = LoadOptions::default().unmarked_big_endian(true);
+    /// assert!(opts.unmarked_big_endian);
+    /// ```
+    pub fn unmarked_big_endian(mut self, big: bool) -> LoadOptions {
+        self.unmarked_big_endian = big;
+        self
+    }
+
+    /// Sets [`LoadOptions::py2_strings`] (see [`Py2Strings`]).
+    pub fn py2_strings(mut self, mode: Py2Strings) -> LoadOptions {
+        self.py2_strings = mode;
+        self
+    }
+
+    /// Sets [`LoadOptions::mmap_shared`].
+    ///
+    /// ```
+    /// use torchcore_pt::LoadOptions;
+    /// assert!(LoadOptions::default().mmap_shared(true).mmap_shared);
+    /// ```
+    pub fn mmap_shared(mut self, shared: bool) -> LoadOptions {
+        self.mmap_shared = shared;
         self
     }
 
@@ -160,7 +230,97 @@ struct MmapSource<'a> {
     archive: &'a mut Archive<BufReader<File>>,
     /// The checkpoint, opened once for all the mappings.
     file: File,
+    /// Its path (a shared mapping opens it again, for writing).
+    path: &'a Path,
     opts: &'a LoadOptions,
+    /// One copy-on-write (or, with `LoadOptions::mmap_shared`, shared) mapping of the whole file, made at the first
+    /// storage mapped and shared by every storage (torch maps the file once
+    /// too): one `mmap` call per load, not one per storage.
+    whole: Option<(Arc<WholeMap>, NonNull<u8>, usize)>,
+    /// The byte ranges already handed out of `whole` (start -> end). Two
+    /// storages never get overlapping ranges of it: a record that overlaps
+    /// one (only a crafted archive has such records) gets its own mapping.
+    handed_out: BTreeMap<usize, usize>,
+}
+
+/// The mapping `load_mmap` shares between the storages of one load.
+struct WholeMap {
+    _map: memmap2::MmapMut,
+}
+
+/// A storage's bytes: one record's range of the shared mapping, which it
+/// keeps alive.
+struct MapSlice {
+    _whole: Arc<WholeMap>,
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a `MapSlice` is the only way to its bytes (ranges handed out are
+// disjoint, see `MmapSource::handed_out`), the mapping is plain memory
+// that any thread may access, and `Arc<WholeMap>` is `Send`.
+unsafe impl Send for MapSlice {}
+
+impl AsMut<[u8]> for MapSlice {
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr..ptr + len` lies inside the mapping `_whole` keeps
+        // alive (checked against its length when the slice was made), and
+        // no other `MapSlice` covers any of these bytes, so the `&mut`
+        // returned is the only reference to them (`&mut self` guarantees
+        // there is no other one through this slice).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl MmapSource<'_> {
+    /// The shared mapping of the whole file (made on first use), its base
+    /// address and length.
+    fn whole(&mut self) -> Result<(Arc<WholeMap>, NonNull<u8>, usize)> {
+        if let Some(w) = &self.whole {
+            return Ok(w.clone());
+        }
+        let map_opts = memmap2::MmapOptions::new();
+        let mut map = if self.opts.mmap_shared {
+            let rw = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(self.path)
+                .map_err(|e| PtError::io_path(self.path, e))?;
+            // SAFETY: forwarded from `load_mmap`'s contract: nothing else
+            // writes or truncates the file while the storages live, so no
+            // access through the mapping reaches past the file's end or sees
+            // bytes change behind it; the writes through it are this load's
+            // own (the caller asked for a shared mapping).
+            unsafe { map_opts.map_mut(&rw) }
+        } else {
+            // SAFETY: as above; the mapping is private (copy-on-write, as
+            // `MapMode::CopyOnWrite`), so it never writes to the file.
+            unsafe { map_opts.map_copy(&self.file) }
+        }
+        .map_err(|e| PtError::io("mapping the checkpoint", e))?;
+        let len = map.len();
+        let base = NonNull::new(map.as_mut_ptr())
+            .ok_or_else(|| PtError::Archive("the checkpoint mapped at address 0".into()))?;
+        let w = (Arc::new(WholeMap { _map: map }), base, len);
+        self.whole = Some(w.clone());
+        Ok(w)
+    }
+
+    /// A private mapping of the record alone: for a record whose range
+    /// overlaps one already handed out of the shared mapping.
+    fn map_alone(&self, name: &str, start: u64, nbytes: usize) -> Result<Storage> {
+        let mut map_opts = memmap2::MmapOptions::new();
+        map_opts.offset(start).len(nbytes);
+        // SAFETY: as in `whole`; a private mapping of its own never aliases
+        // another storage's bytes.
+        let map = unsafe { map_opts.map_copy(&self.file) }.map_err(|e| {
+            PtError::io(
+                format!("mapping record {:?}", self.archive.full_name(name)),
+                e,
+            )
+        })?;
+        Ok(Storage::from_owner(map))
+    }
 }
 
 impl StorageSource for MmapSource<'_> {
@@ -173,29 +333,58 @@ impl StorageSource for MmapSource<'_> {
             return self.archive.read_storage(key, nbytes, dtype);
         }
         self.archive.count_mapped(&name, span.len)?;
-        // One mapping per storage, of the file opened once (`map_file_range`
-        // would open it again for each): the record lies inside the file
-        // (checked by `check_storage_span`).
-        let mut map_opts = memmap2::MmapOptions::new();
-        map_opts.offset(span.data_start).len(nbytes);
-        // SAFETY: forwarded from `load_mmap`'s contract: nothing writes or
-        // truncates the file while the storages live, so no access through
-        // the mapping reaches past the file's end or sees bytes change. The
-        // mappings are private (copy-on-write, as `MapMode::CopyOnWrite`),
-        // so they never write to the file nor see each other's writes.
-        let map = unsafe { map_opts.map_copy(&self.file) }.map_err(|e| {
-            PtError::io(
-                format!("mapping record {:?}", self.archive.full_name(&name)),
-                e,
-            )
-        })?;
-        let storage = Storage::from_owner(map);
+        let too_far = || PtError::Archive(format!("record {name:?} lies past the end of the file"));
+        let start = usize::try_from(span.data_start).map_err(|_| too_far())?;
+        let end = start.checked_add(nbytes).ok_or_else(too_far)?;
+        let (whole, base, len) = self.whole()?;
+        // The record lies inside the file (`check_storage_span`); the file
+        // may have shrunk since, which the mapping's length shows.
+        if end > len {
+            return Err(too_far());
+        }
+        if self.opts.mmap_shared && self.archive.big_endian() {
+            // Swapping to native order in a shared mapping would rewrite
+            // the file: copy.
+            return self.archive.read_storage(key, nbytes, dtype);
+        }
+        if self.opts.mmap_shared && !claim(&mut self.handed_out, start, end) {
+            // A second shared mapping of the same file bytes would let two
+            // storages write one byte through different addresses: copy.
+            return self.archive.read_storage(key, nbytes, dtype);
+        }
+        let storage = if self.opts.mmap_shared || claim(&mut self.handed_out, start, end) {
+            // SAFETY: `start < end <= len`, so the pointer stays inside the
+            // mapping `base` starts.
+            let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(start)) };
+            Storage::from_owner(MapSlice {
+                _whole: whole,
+                ptr,
+                len: nbytes,
+            })
+        } else {
+            self.map_alone(&name, span.data_start, nbytes)?
+        };
         if self.archive.big_endian() {
             let mut g = storage.write()?;
             swap_to_native(g.bytes_mut()?, dtype);
         }
         Ok(storage)
     }
+}
+
+/// Claims `start..end` (non-empty) in `handed_out` (start -> end of the
+/// ranges claimed so far), unless it overlaps one of them.
+fn claim(handed_out: &mut BTreeMap<usize, usize>, start: usize, end: usize) -> bool {
+    let before = handed_out.range(..=start).next_back();
+    if before.is_some_and(|(_, &e)| e > start) {
+        return false;
+    }
+    let after = handed_out.range(start..).next();
+    if after.is_some_and(|(&s, _)| s < end) {
+        return false;
+    }
+    handed_out.insert(start, end);
+    true
 }
 
 /// Whether the reader holds a legacy (non-ZIP) checkpoint; leaves it at
@@ -215,12 +404,14 @@ pub(crate) fn starts_legacy<R: Read + Seek>(reader: &mut R) -> Result<bool> {
 fn open_zip_file(
     reader: BufReader<File>,
     path: &Path,
+    opts: &LoadOptions,
 ) -> Result<(File, Archive<BufReader<File>>, Vec<u8>)> {
     let file = reader
         .get_ref()
         .try_clone()
         .map_err(|e| PtError::io_path(path, e))?;
     let mut archive = Archive::open(reader)?;
+    archive.assume_byte_order(opts.unmarked_big_endian);
     let pickle = archive.read_small_record("data.pkl")?;
     Ok((file, archive, pickle))
 }
@@ -258,7 +449,7 @@ pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let reader = {
         let mut reader = reader;
         if !starts_legacy(&mut reader)? {
-            let (file, mut archive, pickle) = open_zip_file(reader, path)?;
+            let (file, mut archive, pickle) = open_zip_file(reader, path, opts)?;
             let big_endian = archive.big_endian();
             let mut source = FileCopySource {
                 archive: &mut archive,
@@ -295,6 +486,7 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
         return crate::legacy::load_legacy(reader, opts);
     }
     let mut archive = Archive::open(reader)?;
+    archive.assume_byte_order(opts.unmarked_big_endian);
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = CopySource {
         archive: &mut archive,
@@ -330,18 +522,24 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
 /// As [`alloc_cpu::mmap::map_file`]: until every loaded storage and tensor
 /// is dropped, the file must not be written or truncated, by this process
 /// or any other (see the mmap policy in `alloc_cpu::mmap`). When that
-/// cannot be promised, use [`load`], which copies.
+/// cannot be promised, use [`load`], which copies. With
+/// [`LoadOptions::mmap_shared`] the mapping is shared: writes to the
+/// loaded tensors reach the file (this load's own writes are the only ones
+/// allowed while they live).
 pub unsafe fn load_mmap(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
     let path = path.as_ref();
     let mut reader = open_file(path)?;
     if starts_legacy(&mut reader)? {
         return Err(PtError::LegacyMmap);
     }
-    let (file, mut archive, pickle) = open_zip_file(reader, path)?;
+    let (file, mut archive, pickle) = open_zip_file(reader, path, opts)?;
     let mut source = MmapSource {
         archive: &mut archive,
         file,
+        path,
         opts,
+        whole: None,
+        handed_out: BTreeMap::new(),
     };
     let mut rec = Recording::new(&mut source, opts);
     let value = unpickle(&pickle, &mut rec)?;
@@ -481,5 +679,25 @@ pub(crate) fn archive_name_for(path: &Path) -> String {
         stem
     } else {
         "archive".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claimed_ranges_never_overlap() {
+        let mut h = BTreeMap::new();
+        assert!(claim(&mut h, 64, 128));
+        assert!(claim(&mut h, 128, 192)); // touching is not overlapping
+        assert!(claim(&mut h, 0, 64));
+        assert!(!claim(&mut h, 64, 128)); // the same range twice
+        assert!(!claim(&mut h, 100, 110)); // inside one
+        assert!(!claim(&mut h, 32, 70)); // across a start
+        assert!(!claim(&mut h, 190, 300)); // across an end
+        assert!(!claim(&mut h, 0, 1000)); // around several
+        assert!(claim(&mut h, 192, 193));
+        assert_eq!(h.len(), 4);
     }
 }

@@ -14,6 +14,7 @@ use crate::value::{StorageValue, Value};
 pub(crate) struct Recording<'a> {
     inner: &'a mut dyn StorageSource,
     record: bool,
+    py2_strings: crate::load::Py2Strings,
     pub(crate) seen: Vec<(String, String, Storage)>,
 }
 
@@ -22,6 +23,7 @@ impl<'a> Recording<'a> {
         Recording {
             inner,
             record: opts.storage_map.is_some(),
+            py2_strings: opts.py2_strings,
             seen: Vec::new(),
         }
     }
@@ -39,6 +41,10 @@ impl StorageSource for Recording<'_> {
 
     fn legacy_ids(&self) -> bool {
         self.inner.legacy_ids()
+    }
+
+    fn py2_strings(&self) -> crate::load::Py2Strings {
+        self.py2_strings
     }
 }
 

@@ -125,6 +125,26 @@ impl Pickler {
         self.tuple_of(xs.len());
     }
 
+    /// The metadata dict torch appends to the rebuild arguments of a lazy
+    /// conjugate or negative view (`{'neg': True, 'conj': True}`, keys in
+    /// torch's order, only the bits set); nothing for other tensors, as torch.
+    fn math_bits(&mut self, t: &Tensor) {
+        if !(t.is_conj() || t.is_neg()) {
+            return;
+        }
+        self.op(b'}');
+        self.op(b'(');
+        if t.is_neg() {
+            self.str("neg");
+            self.op(0x88);
+        }
+        if t.is_conj() {
+            self.str("conj");
+            self.op(0x88);
+        }
+        self.op(b'u');
+    }
+
     fn empty_ordered_dict(&mut self) {
         self.global("collections OrderedDict");
         self.op(b')');
@@ -288,10 +308,21 @@ impl Pickler {
         }
         let written_dtype = if untyped { ScalarType::Byte } else { dtype };
         let idx = match self.storage_keys.get(&storage.id()) {
+            Some(&i) if self.storages[i].dtype != written_dtype && storage.nbytes() == 0 => {
+                // An empty storage viewed as two types holds no data to
+                // disagree about (torch checks only storages with data): the
+                // second type gets an empty record of its own.
+                self.storages.push(StorageEntry {
+                    storage: storage.clone(),
+                    dtype: written_dtype,
+                });
+                self.storages.len() - 1
+            }
             Some(&i) => {
                 if self.storages[i].dtype != written_dtype {
                     return Err(PtError::Save(format!(
-                        "two tensors view one storage as different types ({:?} and {:?}); torch refuses this too",
+                        "Cannot save multiple tensors or storages that view the same data as different types \
+                         ({:?} and {:?})",
                         self.storages[i].dtype, written_dtype
                     )));
                 }
@@ -348,6 +379,7 @@ impl Pickler {
         if !v2 {
             self.dtype(dtype)?;
         }
+        self.math_bits(t);
         self.op(b't');
         self.op(b'R');
         Ok(())

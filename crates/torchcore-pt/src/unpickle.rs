@@ -102,6 +102,24 @@ pub trait StorageSource {
     fn legacy_ids(&self) -> bool {
         false
     }
+
+    /// How Python 2 strings (`BINSTRING`, `SHORT_BINSTRING`) are read;
+    /// the default is Latin-1 text.
+    ///
+    /// ```
+    /// # use torchcore_pt::unpickle::{StorageRecord, StorageSource};
+    /// # use c10_core::{ScalarType, Storage};
+    /// struct Zip;
+    /// impl StorageSource for Zip {
+    ///     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage, torchcore_pt::PtError> {
+    ///         Err(torchcore_pt::PtError::Archive(format!("no record for {}", rec.key)))
+    ///     }
+    /// }
+    /// assert_eq!(Zip.py2_strings(), torchcore_pt::Py2Strings::Latin1);
+    /// ```
+    fn py2_strings(&self) -> crate::load::Py2Strings {
+        crate::load::Py2Strings::Latin1
+    }
 }
 
 /// What a storage's persistent id says.
@@ -595,8 +613,8 @@ impl<'a> Vm<'a> {
                     usize::from(self.u8()?)
                 };
                 let b = self.take(n)?;
-                let s: String = b.iter().map(|&c| char::from(c)).collect();
-                self.push(Node::Str(Rc::from(s)));
+                let node = self.py2_string(b)?;
+                self.push(node);
             }
             b'B' | b'C' | 0x8e | 0x96 => {
                 let n = match op {
@@ -815,6 +833,46 @@ impl<'a> Vm<'a> {
         let m = n.min(16);
         a[..m].copy_from_slice(&b[..m]);
         Ok(Node::Int(i128::from_le_bytes(a)))
+    }
+
+    /// A Python 2 `str` as `LoadOptions::py2_strings` says (torch's
+    /// `encoding=`): Latin-1, UTF-8 or ASCII text, or bytes.
+    fn py2_string(&self, b: &[u8]) -> Result<Node> {
+        use crate::load::Py2Strings;
+        Ok(match self.source.py2_strings() {
+            Py2Strings::Latin1 => {
+                let s: String = b.iter().map(|&c| char::from(c)).collect();
+                Node::Str(Rc::from(s))
+            }
+            Py2Strings::Utf8 => match std::str::from_utf8(b) {
+                Ok(s) => Node::Str(Rc::from(s)),
+                Err(e) => {
+                    return Err(self.err(format!(
+                        "'utf-8' codec can't decode a Python 2 string: {e}"
+                    )))
+                }
+            },
+            Py2Strings::Ascii => match b.iter().position(|&c| c > 127) {
+                None => Node::Str(Rc::from(b.iter().map(|&c| char::from(c)).collect::<String>())),
+                Some(i) => {
+                    return Err(self.err(format!(
+                        "'ascii' codec can't decode byte {:#04x} in position {i}: ordinal not in range(128)",
+                        b[i]
+                    )))
+                }
+            },
+            Py2Strings::Bytes => Node::Bytes(Rc::from(b)),
+        })
+    }
+
+    /// The text of a `str`, or of ASCII `bytes` (persistent ids of Python 2
+    /// pickles read with `encoding='bytes'`, as torch decodes them).
+    fn text(&self, n: &Node) -> Option<Rc<str>> {
+        match n {
+            Node::Str(s) => Some(s.clone()),
+            Node::Bytes(b) if b.is_ascii() => std::str::from_utf8(b).ok().map(Rc::from),
+            _ => None,
+        }
     }
 
     fn is_empty_mapping(&self, n: &Node) -> bool {
@@ -1186,11 +1244,10 @@ impl<'a> Vm<'a> {
         } else {
             st.dtype
         };
-        if let Some(meta) = args.get(fixed) {
-            if !self.is_empty_mapping(meta) {
-                return Err(self.err(format!("{name}: tensor metadata is not supported")));
-            }
-        }
+        let (conj, neg) = match args.get(fixed) {
+            Some(meta) => self.math_bits(meta, name)?,
+            None => (false, false),
+        };
         if v3 && !st.untyped && st.dtype != dtype {
             return Err(PtError::Tensor(format!(
                 "storage '{}' is a {:?} storage but _rebuild_tensor_v3 asks for {dtype:?}",
@@ -1207,10 +1264,54 @@ impl<'a> Vm<'a> {
                 st.storage.nbytes()
             ))
         })?;
+        if conj || neg {
+            // torch's `_set_tensor_metadata`: the bits say how to read the
+            // stored values (lazy conjugate / negative views); the bytes stay.
+            let mut m = t.edit_metadata();
+            m.set_conj(conj);
+            m.set_neg(neg);
+        }
         if requires_grad {
             t.set_requires_grad(true)?;
         }
         Ok(Node::Tensor(t))
+    }
+
+    /// The tensor metadata dict `_rebuild_tensor_v2/v3` may end with (what
+    /// torch's `_get_tensor_metadata` gives): only the math bits `conj`
+    /// and `neg` (bools) are known; anything else is refused, naming it.
+    fn math_bits(&self, meta: &Node, name: &str) -> Result<(bool, bool)> {
+        if self.is_empty_mapping(meta) {
+            return Ok((false, false));
+        }
+        let items = match meta {
+            Node::Obj(i) => match self.arena.get(*i) {
+                Some(Container::Dict(d)) | Some(Container::OrderedDict(d, _)) => &d.items,
+                _ => return Err(self.err(format!("{name}: tensor metadata must be a dict"))),
+            },
+            _ => return Err(self.err(format!("{name}: tensor metadata must be a dict"))),
+        };
+        let (mut conj, mut neg) = (false, false);
+        for (k, v) in items {
+            let bit = match v {
+                Node::Bool(b) => *b,
+                _ => return Err(self.err(format!("{name}: tensor metadata values must be bools"))),
+            };
+            match k {
+                Node::Str(s) if &**s == "conj" => conj = bit,
+                Node::Str(s) if &**s == "neg" => neg = bit,
+                other => {
+                    return Err(self.err(format!(
+                        "{name}: tensor metadata {} is not supported (only 'conj' and 'neg')",
+                        match other {
+                            Node::Str(s) => format!("{:?}", &**s),
+                            o => o.type_name(self).to_string(),
+                        }
+                    )))
+                }
+            }
+        }
+        Ok((conj, neg))
     }
 
     /// torch's `persistent_load`: the storage a persistent id names,
@@ -1295,8 +1396,8 @@ impl<'a> Vm<'a> {
                 items.len()
             )));
         };
-        match tag {
-            Node::Str(s) if &**s == "storage" => {}
+        match self.text(tag) {
+            Some(s) if &*s == "storage" => {}
             _ => return Err(self.err("persistent id does not start with 'storage'")),
         }
         let dtype = match ty {
@@ -1313,22 +1414,24 @@ impl<'a> Vm<'a> {
                 )))
             }
         };
-        let key = match key {
-            Node::Str(s) => s.clone(),
-            other => {
+        let key = match self.text(key) {
+            Some(s) => s,
+            None => {
+                let other = key;
                 return Err(self.err(format!(
                     "storage key must be a str, got {}",
                     other.type_name(self)
-                )))
+                )));
             }
         };
-        let location = match location {
-            Node::Str(s) => s.clone(),
-            other => {
+        let location = match self.text(location) {
+            Some(s) => s,
+            None => {
+                let other = location;
                 return Err(self.err(format!(
                     "storage location must be a str, got {}",
                     other.type_name(self)
-                )))
+                )));
             }
         };
         let numel = match numel {

@@ -20,7 +20,9 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyComplex, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet,
     PyString, PyTuple,
 };
-use torchcore_pt::{LoadOptions, MapLocation, OrderedDict, PtError, Value};
+use torchcore_pt::{
+    LoadOptions, MapLocation, OrderedDict, PtError, Py2Strings, StorageValue, Value,
+};
 
 use crate::convert::{PyDevice, PyDtype};
 use crate::storage::{wrap_storage, PyUntypedStorage};
@@ -55,6 +57,9 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
         return Ok(Value::Tensor(t.get().handle(py)?));
+    }
+    if let Some(sv) = typed_storage_value(obj)? {
+        return Ok(Value::Storage(sv));
     }
     if let Ok(d) = obj.cast::<PyDtype>() {
         return Ok(Value::Dtype(d.get().st));
@@ -138,6 +143,53 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     )))
 }
 
+/// A `torchcore.TypedStorage` (what `tensor.storage()` and the
+/// `FloatStorage`-style classes give) as the storage torch pickles: its
+/// bytes and its dtype. Tensors and storages over the same bytes are saved
+/// once, as torch does.
+fn typed_storage_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<StorageValue>> {
+    let py = obj.py();
+    let typed = py.import("torchcore.storage")?.getattr("TypedStorage")?;
+    if !obj.is_instance(&typed)? {
+        return Ok(None);
+    }
+    let untyped = obj.getattr("_untyped_storage")?;
+    let storage = untyped
+        .cast::<PyUntypedStorage>()
+        .map_err(|_| PyTypeError::new_err("TypedStorage without an UntypedStorage"))?
+        .get()
+        .storage
+        .clone();
+    let dtype = obj.getattr("dtype")?;
+    let dtype = dtype
+        .cast::<PyDtype>()
+        .map_err(|_| PyTypeError::new_err("TypedStorage.dtype is not a dtype"))?
+        .get()
+        .st;
+    if storage.device() != c10_storage::Device::CPU {
+        return Err(PyNotImplementedError::new_err(
+            "torchcore.save: only CPU storages can be saved",
+        ));
+    }
+    Ok(Some(StorageValue { storage, dtype }))
+}
+
+/// A loaded storage as torch gives it: a `TypedStorage` of its dtype over
+/// the `UntypedStorage` object of its bytes (the same object for every
+/// storage and tensor sharing them).
+fn typed_storage_obj(py: Python<'_>, sv: &StorageValue) -> PyResult<Py<PyAny>> {
+    let untyped = wrap_storage(py, sv.storage.clone())?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("wrap_storage", untyped)?;
+    kwargs.set_item("dtype", dtype_obj(py, sv.dtype)?)?;
+    kwargs.set_item("_internal", true)?;
+    Ok(py
+        .import("torchcore.storage")?
+        .getattr("TypedStorage")?
+        .call((), Some(&kwargs))?
+        .unbind())
+}
+
 fn dtype_obj(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyAny>> {
     // The one object per dtype, so that `is` comparisons work.
     Ok(crate::convert::dtype_object(py, st)?.into_any())
@@ -205,11 +257,7 @@ fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
             Bound::new(py, PyDevice { d: dev })?.into_any().unbind()
         }
         Value::Tensor(t) | Value::Parameter(t) => wrap(py, t.clone())?.into_any().unbind(),
-        Value::Storage(_) => {
-            return Err(PyNotImplementedError::new_err(
-                "torchcore.load: the checkpoint holds a bare storage, not a tensor",
-            ))
-        }
+        Value::Storage(sv) => typed_storage_obj(py, sv)?,
         _ => {
             return Err(PyNotImplementedError::new_err(
                 "torchcore.load: an unknown value kind",
@@ -372,24 +420,45 @@ fn pt_save(
     }
 }
 
-/// `torchcore.load(f, map_location=None, mmap=False)`.
+/// `torchcore.load(f, map_location=None, mmap=False)`; `unmarked_big_endian`
+/// is the byte order assumed for archives without a `byteorder` record
+/// (`torchcore.serialization.set_default_load_endianness`), `mmap_shared`
+/// maps shared (`set_default_mmap_options(mmap.MAP_SHARED)`).
 #[pyfunction]
-#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false))]
+#[pyo3(name = "_pt_load", signature = (f, map_location = None, mmap = false, unmarked_big_endian = false, mmap_shared = false, encoding = "utf-8"))]
 fn pt_load(
     py: Python<'_>,
     f: &Bound<'_, PyAny>,
     map_location: Option<&Bound<'_, PyAny>>,
     mmap: bool,
+    unmarked_big_endian: bool,
+    mmap_shared: bool,
+    encoding: &str,
 ) -> PyResult<Py<PyAny>> {
     let raised: Raised = Arc::default();
-    let opts = load_options(map_location, &raised)?;
+    let py2 = match encoding.to_ascii_lowercase().replace('_', "-").as_str() {
+        "utf-8" | "utf8" => Py2Strings::Utf8,
+        "latin1" | "latin-1" | "iso-8859-1" | "l1" => Py2Strings::Latin1,
+        "ascii" | "us-ascii" => Py2Strings::Ascii,
+        "bytes" => Py2Strings::Bytes,
+        other => {
+            return Err(PyNotImplementedError::new_err(format!(
+                "torchcore.load: encoding={other:?} is not supported ('utf-8', 'latin1', 'ascii' or 'bytes')"
+            )))
+        }
+    };
+    let opts = load_options(map_location, &raised)?
+        .unmarked_big_endian(unmarked_big_endian)
+        .mmap_shared(mmap_shared)
+        .py2_strings(py2);
     let v =
         match as_path(f)? {
             Some(path) if mmap => {
                 // SAFETY: `torchcore.load(f, mmap=True)` documents torch's own
                 // contract for `torch.load(mmap=True)` to its callers: the file
-                // must not be written or truncated while the loaded tensors
-                // live. The mappings are private (copy-on-write).
+                // must not be written or truncated (by anyone else, when
+                // shared) while the loaded tensors live. The mapping is
+                // private (copy-on-write) unless MAP_SHARED was asked for.
                 py.detach(|| unsafe { torchcore_pt::load_mmap(&path, &opts) })
             }
             Some(path) => py.detach(|| torchcore_pt::load_with(&path, &opts)),
@@ -397,8 +466,7 @@ fn pt_load(
                 "torchcore.load: mmap=True needs a path (str or os.PathLike), not a file object",
             )),
             None => {
-                let data = f.call_method0("read")?;
-                let bytes: Vec<u8> = data.extract()?;
+                let bytes = read_rest(f)?;
                 py.detach(|| torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts))
             }
         }
@@ -411,6 +479,44 @@ fn pt_load(
             own.unwrap_or_else(|| pt_err(py, e))
         })?;
     from_value(py, &v)
+}
+
+/// The rest of a binary file object, from its position: through
+/// `readinto` into one buffer when it has it (as torch reads file objects),
+/// else through `read()`.
+fn read_rest(f: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let py = f.py();
+    if !f.hasattr("readinto")? {
+        return f.call_method0("read")?.extract();
+    }
+    let start: u64 = f.call_method0("tell")?.extract()?;
+    let end: u64 = f.call_method1("seek", (0, 2))?.extract()?;
+    f.call_method1("seek", (start,))?;
+    let n = usize::try_from(end.saturating_sub(start))
+        .map_err(|_| PyValueError::new_err("torchcore.load: the file is too large"))?;
+    let buf = pyo3::types::PyByteArray::new_with(py, n, |_| Ok(()))?;
+    let view = py
+        .import("builtins")?
+        .getattr("memoryview")?
+        .call1((&buf,))?;
+    let mut filled = 0usize;
+    let idx = |i: usize| {
+        isize::try_from(i)
+            .map_err(|_| PyValueError::new_err("torchcore.load: the file is too large"))
+    };
+    while filled < n {
+        let part = view.get_item(pyo3::types::PySlice::new(py, idx(filled)?, idx(n)?, 1))?;
+        let got: Option<usize> = f.call_method1("readinto", (part,))?.extract()?;
+        match got {
+            Some(0) | None => break,
+            Some(k) => filled += k,
+        }
+    }
+    // A short read (the file shrank) leaves a short archive: the loader
+    // reports it.
+    let mut v = buf.to_vec();
+    v.truncate(filled);
+    Ok(v)
 }
 
 /// Rebuilds a tensor from `torchcore.save` bytes (`Tensor.__reduce__`).

@@ -76,8 +76,127 @@ def test_refused_global_is_an_unpickling_error(tmp_path):
     torch.save({"x": Evil()}, path)
     with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         torchcore.load(path)
-    with pytest.raises(ValueError, match="always weights-only"):
+    # weights_only=False uses the same allowlist: refused, never run.
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         torchcore.load(path, weights_only=False)
+
+
+def test_weights_only_false_loads_what_torch_loads(tmp_path):
+    path = tmp_path / "plain.pt"
+    base = torch.arange(12, dtype=torch.float32)
+    torch.save({"a": base, "v": base[2::3], "n": [1, "x", None]}, path)
+    ours = torchcore.load(path, weights_only=False)
+    ref = torch.load(path, weights_only=False)
+    assert ours["n"] == ref["n"]
+    assert ours["v"].tolist() == ref["v"].tolist()
+    assert ours["v"].stride() == ref["v"].stride()
+    assert ours["v"].storage_offset() == ref["v"].storage_offset()
+    ours["a"][2] = 100.0
+    assert ours["v"][0].item() == 100.0  # still one storage
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "int32", "int16", "bfloat16",
+                                   "complex64", "uint8"])
+def test_load_endianness_of_unmarked_archives(tmp_path, dtype):
+    """Archives without a byteorder record (torch's _disable_byteorder_record)
+    load as set_default_load_endianness says, as torch loads them; a
+    recorded byte order always wins."""
+    import io
+    rt = getattr(torch, dtype)
+    import zipfile
+    x = (torch.arange(1, 5) * 3).to(rt).reshape(2, 2)
+    marked = io.BytesIO()
+    torch.save(x, marked)
+    # torch 2.15 writes the byteorder record even with
+    # _disable_byteorder_record=True: drop it to make a pre-1.13 style file.
+    unmarked = io.BytesIO()
+    src = zipfile.ZipFile(io.BytesIO(marked.getvalue()))
+    with zipfile.ZipFile(unmarked, "w", zipfile.ZIP_STORED) as dst:
+        for name in src.namelist():
+            if not name.endswith("/byteorder"):
+                dst.writestr(name, src.read(name))
+    assert b"byteorder" not in unmarked.getvalue()
+    ser = torchcore.serialization
+    before = ser.get_default_load_endianness()
+    try:
+        for setting in (None, ser.LoadEndianness.NATIVE, ser.LoadEndianness.LITTLE, ser.LoadEndianness.BIG):
+            tsetting = None if setting is None else getattr(torch.serialization.LoadEndianness, setting.name)
+            ser.set_default_load_endianness(setting)
+            torch.serialization.set_default_load_endianness(tsetting)
+            for buf in (unmarked, marked):
+                buf.seek(0)
+                ref = torch.load(buf).view(-1)
+                buf.seek(0)
+                ours = torchcore.load(buf).view(-1)
+                assert _bits(ours) == _bits_torch(ref), (setting, buf is marked)
+    finally:
+        ser.set_default_load_endianness(before)
+        torch.serialization.set_default_load_endianness(None)
+    with pytest.raises(TypeError):
+        ser.set_default_load_endianness("big")
+
+
+def _bits(t):
+    return bytes(t.view(torchcore.uint8).tolist())
+
+
+def _bits_torch(t):
+    return bytes(t.contiguous().view(torch.uint8).tolist())
+
+
+def test_unseekable_file_object_is_refused_as_torch_does():
+    class Reader:
+        def read(self, n=-1):
+            return b""
+    with pytest.raises(AttributeError, match="You can only torch.load from a file that is seekable"):
+        torchcore.load(Reader())
+
+
+def test_is_zipfile_and_zipfile_reader_match_torch(tmp_path):
+    import io
+    import zipfile
+    t = torchcore.tensor([ord("P"), ord("K"), 5, 6] + [0] * 100, dtype=torchcore.uint8)
+    buf = io.BytesIO()
+    torchcore.save(t, buf)
+    buf.seek(0)
+    assert zipfile.is_zipfile(buf)
+    buf.seek(0)
+    assert torchcore.serialization._is_zipfile(buf) is True
+    # torch's own helper agrees on both a checkpoint and a non-ZIP file.
+    buf.seek(0)
+    assert torch.serialization._is_zipfile(buf) is True
+    buf.seek(0)
+    with torchcore.serialization._open_zipfile_reader(buf) as ours:
+        buf.seek(0)
+        with torch.serialization._open_zipfile_reader(io.BytesIO(buf.getvalue())) as ref:
+            for name in ("byteorder", ".format_version", "data.pkl", "data/0", "version"):
+                assert ours.has_record(name) == ref.has_record(name)
+                assert ours.get_record(name) == ref.get_record(name)
+                assert ours.get_record_offset(name) == ref.get_record_offset(name)
+            assert sorted(ours.get_all_records()) == sorted(ref.get_all_records())
+            assert not ours.has_record("nope")
+    legacy = io.BytesIO()
+    torchcore.save(t, legacy, _use_new_zipfile_serialization=False)
+    legacy.seek(0)
+    assert torchcore.serialization._is_zipfile(legacy) is False
+    assert legacy.tell() == 0
+
+
+def test_errors_use_torch_wording(tmp_path):
+    import io
+    a = torchcore.tensor([1 + 2j, 3 + 4j], dtype=torchcore.complex128)
+    msg = "Cannot save multiple tensors or storages that view the same data as different types"
+    with pytest.raises(RuntimeError, match=msg):
+        torchcore.save([a, a.imag], io.BytesIO())
+    with pytest.raises(RuntimeError, match=msg):
+        torchcore.save([a.real, a], io.BytesIO())
+    buf = io.BytesIO()
+    torch.save(torch.ones(2), buf, _use_new_zipfile_serialization=False)
+    # The location tag is a BINUNICODE string (4-byte length) in torch's pickle.
+    data = buf.getvalue().replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0", 1)
+    assert data != buf.getvalue()
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torchcore.load(io.BytesIO(data))
 
 
 def test_round_trip_without_torch(tmp_path):
@@ -286,3 +405,249 @@ def test_legacy_format_both_ways(tmp_path):
     assert back["u16"].tolist() == [0, 1, 2, 3] and back["e"].tolist() == [2, 4, 6, 8]
     back["e"].fill_(0)
     assert back["n"].tolist() == [1, 0, 3, 0, 5, 0, 7, 0, 9]
+
+
+def test_conj_and_neg_views_round_trip_with_torch(tmp_path):
+    """Lazy conjugate / negative views: torch writes their bits as the
+    rebuild metadata; both sides read the other's files with the bits kept."""
+    base = torch.tensor([1 + 2j, -3 + 0.5j], dtype=torch.complex64)
+    views = {"conj": base.conj(), "neg": torch._neg_view(base),
+             "neg_conj": torch._neg_view(base.conj()), "real_neg": torch._neg_view(torch.tensor([1.5, -2.0]))}
+    path = tmp_path / "bits.pt"
+    torch.save(views, path)
+    ours = torchcore.load(path)
+    for k, v in views.items():
+        assert ours[k].is_conj() == v.is_conj(), k
+        assert ours[k].is_neg() == v.is_neg(), k
+        assert ours[k].tolist() == v.tolist(), k
+    back = tmp_path / "bits_tc.pt"
+    torchcore.save(ours, back)
+    ref = torch.load(back, weights_only=True)
+    for k, v in views.items():
+        assert ref[k].is_conj() == v.is_conj(), k
+        assert ref[k].is_neg() == v.is_neg(), k
+        assert torch.equal(ref[k], v), k
+
+
+def test_equal_compares_complex_values():
+    a = torchcore.tensor([1 + 2j, 3 - 1j], dtype=torchcore.complex64)
+    assert torchcore.equal(a, a.conj().conj())
+    assert not torchcore.equal(a, a.conj())
+    assert torchcore.equal(a.conj(), torchcore.tensor([1 - 2j, 3 + 1j], dtype=torchcore.complex64))
+    assert torchcore.equal(torchcore.tensor([1 + 0j]), torchcore.tensor([1.0]))
+    nan = torchcore.tensor([complex(float("nan"), 0)])
+    assert not torchcore.equal(nan, nan)
+    assert torch.equal(torch.tensor([1 + 0j]), torch.tensor([1.0]))
+
+
+def test_storages_round_trip_with_torch(tmp_path):
+    """Bare storages (tensor.storage(), FloatStorage(...)) are saved and
+    loaded as torch does: one record per storage, shared with the tensors
+    over it, and loaded as TypedStorage of the saved dtype."""
+    import warnings
+    warnings.simplefilter("ignore", UserWarning)  # TypedStorage deprecation
+    a = torch.arange(6, dtype=torch.float32)
+    path = tmp_path / "storages.pt"
+    torch.save([a, a.storage(), a[2:].storage(), torch.IntStorage([7, 8])], path)
+    t, s, s2, si = torchcore.load(path)
+    assert isinstance(s, torchcore.storage.TypedStorage) and s.dtype == torchcore.float32
+    assert s.tolist() == a.tolist() and si.tolist() == [7, 8] and si.dtype == torchcore.int32
+    assert s._cdata == s2._cdata == t.untyped_storage()._cdata  # one storage
+    t[0] = 42.0
+    assert s[0] == 42.0
+    back = tmp_path / "storages_tc.pt"
+    tc = torchcore.arange(4, dtype=torchcore.float64)
+    torchcore.save([tc, tc.storage(), torchcore.ShortStorage([1, 2, 3])], back)
+    rt, rs, rsh = torch.load(back, weights_only=True)
+    assert isinstance(rs, torch.storage.TypedStorage) and rs.dtype == torch.float64
+    assert rs.data_ptr() == rt.data_ptr()
+    assert rs.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert rsh.dtype == torch.int16 and rsh.tolist() == [1, 2, 3]
+    # The legacy format too.
+    legacy = tmp_path / "storages_legacy.pt"
+    torchcore.save([tc, tc.storage()], legacy, _use_new_zipfile_serialization=False)
+    lt, ls = torch.load(legacy, weights_only=True)
+    assert ls.data_ptr() == lt.data_ptr() and ls.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_legacy_tensor_type_classes_as_torch():
+    for name in ("DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+                 "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"):
+        ours, ref = getattr(torchcore, name), getattr(torch, name)
+        e, re = ours(), ref()
+        assert str(e.dtype) == str(re.dtype) and tuple(e.shape) == tuple(re.shape) == (0,)
+        assert isinstance(e, ours)
+        assert tuple(ours(2, 3).shape) == tuple(ref(2, 3).shape)
+        assert ours([1, 0]).tolist() == ref([1, 0]).tolist()
+    assert not isinstance(torchcore.zeros(2, dtype=torchcore.float64), torchcore.FloatTensor)
+    assert not isinstance(3.0, torchcore.FloatTensor)
+    s = torchcore.zeros(5).storage()
+    t = torchcore.FloatTensor().set_(s, 1, (2,), (2,))
+    assert t.storage_offset() == 1 and t.stride() == (2,)
+
+
+def test_mmap_options_private_and_shared(tmp_path):
+    """set_default_mmap_options as torch: MAP_PRIVATE (default) keeps writes
+    in the process, MAP_SHARED writes them to the file; a context manager
+    restores the previous flags."""
+    import mmap
+    ser = torchcore.serialization
+    path = tmp_path / "m.pt"
+    torchcore.save({"w": torchcore.arange(6, dtype=torchcore.float32).reshape(2, 3)}, path)
+    assert ser.get_default_mmap_options() == mmap.MAP_PRIVATE
+    sd = torchcore.load(path, mmap=True)
+    sd["w"][0][0] = 7.0
+    assert torchcore.load(path, mmap=True)["w"][0][0].item() == 0.0
+    with ser.set_default_mmap_options(mmap.MAP_SHARED):
+        assert ser.get_default_mmap_options() == mmap.MAP_SHARED
+        sd = torchcore.load(path, mmap=True)
+        sd["w"][0][0] = 7.0
+        again = torchcore.load(path, mmap=True)
+        assert again["w"][0][0].item() == 7.0
+    assert ser.get_default_mmap_options() == mmap.MAP_PRIVATE
+    del sd, again
+    # torch reads the file written through the shared mapping (it does not
+    # check record CRCs; torchcore's copying load does, and refuses it).
+    assert torch.load(path, weights_only=True)["w"][0][0].item() == 7.0
+    with pytest.raises(RuntimeError, match="invalid checksum"):
+        torchcore.load(path)
+    with pytest.raises(ValueError, match="expected mmap.MAP_PRIVATE or mmap.MAP_SHARED"):
+        ser.set_default_mmap_options(12345)
+
+
+def test_file_objects_as_torch(tmp_path):
+    """save flushes a file object and checks it can write before pickling;
+    load reads file objects through readinto when they have it."""
+    import io
+    import tempfile
+    t = torchcore.arange(5, dtype=torchcore.float32)
+    with tempfile.NamedTemporaryFile() as f:
+        torchcore.save(t, f)  # no explicit flush: reading by name sees it
+        assert torch.load(f.name, weights_only=True).tolist() == t.tolist()
+    with pytest.raises(AttributeError, match="file-like object with a 'write' attribute"):
+        torchcore.save(t, 3)
+
+    class Tracked(io.BytesIO):
+        used = set()
+
+        def read(self, *a):
+            self.used.add("read")
+            return super().read(*a)
+
+        def readinto(self, b):
+            self.used.add("readinto")
+            return super().readinto(b)
+    buf = io.BytesIO()
+    torchcore.save(t, buf)
+    src = Tracked(buf.getvalue())
+    assert torchcore.load(src).tolist() == t.tolist()
+    assert src.used == {"readinto"}
+    # From an offset, as torch (a header before the archive).
+    both = io.BytesIO()
+    both.write(b"header")
+    torchcore.save(t, both)
+    both.seek(6)
+    assert torchcore.load(both).tolist() == t.tolist()
+
+
+def test_python2_strings_and_encoding():
+    """encoding= for Python 2 strings (SHORT_BINSTRING), as torch: 'utf-8'
+    by default, 'bytes' gives bytes, 'latin1' one char per byte."""
+    import io
+    import pickle as pk
+    raw = "ż".encode("utf-8")
+    # A protocol-2 legacy checkpoint whose object is [py2 str, 1]: build it
+    # with torch, then swap the str for a SHORT_BINSTRING by hand.
+    buf = io.BytesIO()
+    torch.save(["XXXX", 1], buf, _use_new_zipfile_serialization=False)
+    data = buf.getvalue()
+    old = b"X\x04\x00\x00\x00XXXX"
+    assert old in data
+    data = data.replace(old, b"U" + bytes([len(raw)]) + raw, 1)
+    for enc, want in (("utf-8", "ż"), ("bytes", raw), ("latin1", raw.decode("latin1"))):
+        assert torchcore.load(io.BytesIO(data), encoding=enc)[0] == want
+        assert torch.load(io.BytesIO(data), encoding=enc, weights_only=False)[0] == want
+    assert torchcore.load(io.BytesIO(data))[0] == "ż"
+    with pytest.raises(RuntimeError, match="'ascii' codec can't decode"):
+        torchcore.load(io.BytesIO(data), encoding="ascii")
+    del pk
+
+
+def test_empty_storages_viewed_as_two_types_save_as_torch():
+    import io
+    a = torchcore.tensor([], dtype=torchcore.int8)
+    s = torchcore.storage.TypedStorage(wrap_storage=a.untyped_storage(), dtype=torchcore.uint8, _internal=True)
+    buf = io.BytesIO()
+    torchcore.save([a, s], buf)
+    buf.seek(0)
+    ra, rs = torch.load(buf, weights_only=True)
+    assert ra.dtype == torch.int8 and ra.numel() == 0
+    assert rs.dtype == torch.uint8 and rs.size() == 0
+    buf.seek(0)
+    la, ls = torchcore.load(buf)
+    assert la.dtype == torchcore.int8 and ls.dtype == torchcore.uint8
+
+
+def test_zipfile_writer_reader_round_trip(tmp_path):
+    import io
+    data = {"a": b"12039810948234589", "b": b"1239081209484958", "c/d": b"94589480984058"}
+    for target in (tmp_path / "w.zip", io.BytesIO()):
+        with torchcore.serialization._open_zipfile_writer(target) as zf:
+            for k, v in data.items():
+                zf.write_record(k, v, len(v))
+            zf.write_record("byteorder", "little", 6)
+        if hasattr(target, "seek"):
+            target.seek(0)
+        with torchcore.serialization._open_zipfile_reader(target) as zr:
+            for k, v in data.items():
+                assert zr.get_record(k) == v
+            assert zr.get_record("byteorder") == b"little"
+        if hasattr(target, "seek"):
+            target.seek(0)
+        with torch.serialization._open_zipfile_reader(
+                str(target) if not hasattr(target, "seek") else io.BytesIO(target.getvalue())) as tr:
+            assert tr.get_record("c/d") == data["c/d"]
+
+
+class _Hello:
+    def __reduce__(self):
+        return (print, ("never printed",))
+
+
+def test_refusals_use_torch_wording():
+    """A refused global is named as torch names it: builtins bare, the
+    modules torch blocks said to be blocked; the same regexes match both."""
+    import io
+    import os
+    import re
+    cases = [
+        (_Hello(), "Unsupported global: GLOBAL print"),
+        (os.execv, f"unsupported GLOBAL {os.execv.__module__}.execv whose module "
+                   f"{os.execv.__module__} is blocked"),
+        ({"p": io.BytesIO}, "GLOBAL _io.BytesIO was not an allowed global by default"),
+    ]
+    for obj, pattern in cases:
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        for loader in (lambda b: torch.load(b, weights_only=True), torchcore.load):
+            buf.seek(0)
+            with pytest.raises(pickle.UnpicklingError) as info:
+                loader(buf)
+            assert re.search(pattern, str(info.value)), (pattern, str(info.value))
+
+
+def test_open_file_like_as_torch(tmp_path):
+    import io
+    path = tmp_path / "x.pt"
+    torchcore.save(torchcore.ones(2), path)
+    with torchcore.serialization._open_file_like(path, "rb") as f:
+        data = f.read()
+    assert f.closed
+    with torch.serialization._open_file_like(str(path), "rb") as g:
+        assert g.read() == data
+    buf = io.BytesIO(data)
+    with torchcore.serialization._open_file_like(buf, "rb") as f:
+        assert f is buf
+        with torchcore.serialization._open_zipfile_reader(f) as z:
+            assert z.get_record(".format_version") == b"1"
+    assert not buf.closed
