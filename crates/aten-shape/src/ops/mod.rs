@@ -42,7 +42,7 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        alias, concrete_list, geometry_of, install, install_edit, install_rearranged, make_view,
+        alias, geometry_of, install, install_edit, install_rearranged, make_view,
         make_view_in_place, on_symbolic, retry_symbolic, sym_ints, sym_op, sym_ops, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
@@ -133,23 +133,6 @@ pub(crate) fn sym_ops(
     op: impl FnOnce(&Geometry<SymInt>) -> Result<Vec<Geometry<SymInt>>>,
 ) -> Result<Vec<Tensor>> {
     op(&Geometry::of(t))?.iter().map(|g| g.view_of(t)).collect()
-}
-
-/// The concrete values of a list argument of an op that has no symbolic
-/// face (the in-place ops that swap geometry or storage): symbolic values
-/// are refused with c10's error for reading a symbolic int as an int.
-#[inline]
-pub(crate) fn concrete_list<I: AsRef<[i64]>>(
-    shape: c10_core::shape_arg::Shape<I>,
-    op: &str,
-) -> Result<I> {
-    match shape {
-        c10_core::shape_arg::Shape::Ints(v) => Ok(v),
-        c10_core::shape_arg::Shape::Sym(v) => Err(TensorError::runtime(format!(
-            "{op}(): symbolic sizes {} are not supported by this in-place op",
-            c10_core::sym::fmt_list(&v)
-        ))),
-    }
 }
 
 /// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
