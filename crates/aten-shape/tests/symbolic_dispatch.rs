@@ -524,3 +524,85 @@ fn divisibility_guards_make_exact_divisions_static() {
         );
     }
 }
+
+/// `squeeze(dim)` of a dim that is not 1 at the hint decides on the
+/// symbolic size (guarding), not on the hint: after `view(2, -1)` of an
+/// `(s0,)`, the size `s0//2` could be 1, so PyTorch records `Ne(s0//2, 1)`.
+#[test]
+fn squeeze_dim_guards_on_the_symbolic_size() {
+    let env = ShapeEnv::new();
+    let s0 = env.create_symbol(6, "x.size(0)").unwrap();
+    let x = Tensor::empty_symint(&[s0], TensorOptions::new().device(Device::META)).unwrap();
+    let z = x.view((2, -1)).unwrap().squeeze_dim(1).unwrap();
+    assert_eq!(z.dim(), 2);
+    assert_eq!(guards(&env).last().unwrap(), "Ne(((s0)//2), 1)");
+}
+
+/// Slices, narrows and splits of unbacked sizes decide what they can
+/// without guards, as PyTorch 2.15's fake path does: open clamps become
+/// `Min`/`Max` (PyTorch: `x[1:]` of `(u0, u1)` has size
+/// `Max(0, u0 - Min(1, u0))` and offset `u1*Min(1, u0)`), checks become
+/// runtime asserts, and `split(u0 - 1)` splits in two.
+#[test]
+fn unbacked_slices_and_splits_follow_pytorch() {
+    let env = ShapeEnv::new();
+    let (u0, u1) = (
+        env.create_unbacked_symint("u0"),
+        env.create_unbacked_symint("u1"),
+    );
+    let x = Tensor::empty_symint(
+        &[u0.clone(), u1.clone()],
+        TensorOptions::new().device(Device::META),
+    )
+    .unwrap();
+    let at = |v: &SymInt, a: i64, b: i64| {
+        v.expr()
+            .unwrap()
+            .eval(&|s| Some(if s == 0 { a } else { b }))
+            .unwrap()
+    };
+    // x[1:], x[-1:], x[2:4] against PyTorch's expressions at a few sizes.
+    let cases: [(Option<i64>, Option<i64>, fn(i64) -> (i64, i64)); 3] = [
+        (Some(1), None, |u| ((u - 1.min(u)).max(0), 1.min(u))),
+        (Some(-1), None, |u| {
+            ((u - (u - 1).max(0)).max(0), (u - 1).max(0))
+        }),
+        (Some(2), Some(4), |u| {
+            ((4.min(u) - 2.min(u)).max(0), 2.min(u))
+        }),
+    ];
+    for (start, end, want) in cases {
+        let y = x.slice(0, start, end, 1).unwrap();
+        for u in [0, 1, 2, 3, 7] {
+            let (size, first) = want(u);
+            assert_eq!(
+                at(&y.sym_sizes()[0], u, 5),
+                size,
+                "{start:?}:{end:?} at {u}"
+            );
+            assert_eq!(
+                at(&y.sym_storage_offset(), u, 5),
+                first * 5,
+                "{start:?}:{end:?} at {u}"
+            );
+        }
+    }
+    let p = x.split(u0.sub(&1.into()).unwrap(), 0).unwrap();
+    assert_eq!(p.len(), 2);
+    assert_eq!(p[1].sym_sizes()[0], SymInt::from(1));
+    let n = x.narrow(0, 1, u0.sub(&2.into()).unwrap()).unwrap();
+    assert_eq!(
+        n.sym_sizes()[0].to_string(),
+        u0.sub(&2.into()).unwrap().to_string()
+    );
+    let a =
+        views::as_strided(&x, [SymInt::from(2), u0.sub(&1.into()).unwrap()], [1, 1], 0).unwrap();
+    assert_eq!(a.dim(), 2);
+    assert!(env.guards().is_empty(), "{:?}", guards(&env));
+    let asserts: Vec<String> = env
+        .deferred_runtime_asserts()
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    assert!(!asserts.is_empty());
+}

@@ -283,7 +283,7 @@ pub fn alias(t: &Tensor) -> Result<Tensor> {
 
 /// The concrete face of [`alias`] (a symbolic tensor makes it fail in the
 /// view constructor, before anything is built).
-fn alias_ints(t: &Tensor) -> Result<Tensor> {
+pub(crate) fn alias_ints(t: &Tensor) -> Result<Tensor> {
     // SAFETY: the edit changes nothing.
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }

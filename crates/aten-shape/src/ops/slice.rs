@@ -67,23 +67,21 @@ pub(crate) fn slice_rule<T: ShapeInt>(
     if e.sym_lt(&zero)?.guard_bool()? {
         e = e.add(size)?;
     }
-    if s.sym_lt(&zero)?.guard_bool()? {
-        s = zero.clone();
-    } else if s.sym_gt(size)?.guard_bool()? {
-        s = size.clone();
-    }
+    s = clamp_bound(s, &zero, size)?;
     // Each end is clamped to [0, size] on its own, then the end is kept
     // at or after the start (the guards PyTorch records for `x[1:3]`,
     // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
     if e.maybe_as_int() == Some(i64::MAX) {
         e = size.clone();
-    } else if e.sym_lt(&zero)?.guard_bool()? {
-        e = zero;
-    } else if e.sym_gt(size)?.guard_bool()? {
-        e = size.clone();
+    } else {
+        e = clamp_bound(e, &zero, size)?;
     }
-    if e.sym_lt(&s)?.guard_bool()? {
-        e = s.clone();
+    match decide(&e.sym_lt(&s)?)? {
+        Some(true) => e = s.clone(),
+        Some(false) => {}
+        // Undecidable (unbacked sizes): the length `max(0, end - start)`,
+        // as PyTorch 2.15 gives it.
+        None => e = e.max(&s)?,
     }
     let mut wrapped = false;
     let step_offset = s.mul_flagged(stride, &mut wrapped)?;
@@ -112,6 +110,45 @@ pub(crate) fn slice_rule<T: ShapeInt>(
     })
 }
 
+/// A decision that may stay open: `Some(b)` when the condition is
+/// decided (from the ranges, or guarded from the hints as `guard_bool`
+/// would, recording the same guard once), `None` when only unbacked
+/// sizes could decide it. The identity on plain integers.
+#[inline(always)]
+fn decide<B: ShapeBool>(b: &B) -> Result<Option<bool>> {
+    if b.guard_or_false()? {
+        return Ok(Some(true));
+    }
+    if !b.guard_or_true()? {
+        return Ok(Some(false));
+    }
+    Ok(None)
+}
+
+/// A slice bound clamped to `[0, size]`: each clamp a decision (a guard on
+/// backed sizes); where unbacked sizes leave it open, `max(bound, 0)` and
+/// `min(bound, size)` as PyTorch 2.15 writes them (`x[1:]` of an unbacked
+/// `u0` starts at `Min(1, u0)`).
+#[inline(always)]
+fn clamp_bound<T: ShapeInt>(b: T, zero: &T, size: &T) -> Result<T> {
+    let below = decide(&b.sym_lt(zero)?)?;
+    if below == Some(true) {
+        return Ok(zero.clone());
+    }
+    let above = decide(&b.sym_gt(size)?)?;
+    if above == Some(true) {
+        return Ok(size.clone());
+    }
+    let mut b = b;
+    if below.is_none() {
+        b = b.max(zero)?;
+    }
+    if above.is_none() {
+        b = b.min(size)?;
+    }
+    Ok(b)
+}
+
 /// `narrow(dim, start, length)`, part 1: ATen's checks before the size
 /// is read (0-dim tensor, `length >= 0` as `expect_true` on symbols),
 /// then `dim` wrapped.
@@ -137,8 +174,14 @@ pub(crate) fn narrow_dim<T: ShapeInt>(ndim: usize, dim: i64, length: &T) -> Resu
 #[inline(always)]
 pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Result<(T, T)> {
     let mut st: T = start.clone();
-    let lo_ok = cur.mul(&T::from_i64(-1))?.sym_le(&st)?.guard_bool()?;
-    if !(lo_ok && st.sym_le(cur)?.guard_bool()?) {
+    // One check of both bounds (ATen's `TORCH_SYM_CHECK`): a guard on
+    // backed sizes, a runtime assert on unbacked ones.
+    let in_range = cur
+        .mul(&T::from_i64(-1))?
+        .sym_le(&st)?
+        .sym_and(&st.sym_le(cur)?)?
+        .expect_true()?;
+    if !in_range {
         let lo = match cur.maybe_as_int() {
             Some(v) => v.wrapping_neg().to_string(),
             None => format!("-{cur}"),

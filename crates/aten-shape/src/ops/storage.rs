@@ -132,7 +132,7 @@ fn grow_sym_storage(
     }
     let zero = SymInt::from(0);
     let needed = if contiguous {
-        if numel.sym_eq(&zero)?.guard_bool()? {
+        if numel.sym_eq(&zero)?.guard_size_oblivious()? {
             return Ok(());
         }
         numel.add(offset)?.mul(&itemsize)?
@@ -143,6 +143,11 @@ fn grow_sym_storage(
         c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?
     };
     let have = t.sym_storage_nbytes();
+    if !(needed.has_hint() && have.has_hint()) {
+        // ATen skips the resize where unbacked sizes would have to decide
+        // it (a fake storage holds no data either way).
+        return Ok(());
+    }
     let grows = needed.sym_gt(&have)?;
     let grows = if contiguous {
         grows.guard_bool()?

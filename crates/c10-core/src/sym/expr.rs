@@ -629,6 +629,10 @@ impl IntExpr {
             }
         } else if self == o {
             return Ok(Some(IntExpr::constant(1)));
+        } else if let Some(k) = self.constant_multiple_of(o) {
+            // sympy's FloorDiv cancels a common factor: `(2*u - 2)//(u - 1)`
+            // is 2.
+            return Ok(Some(IntExpr::constant(k)));
         } else if self.is_multiple_of_term(o) {
             // A multiple of a one-term divisor divides exactly (sympy's
             // FloorDiv cancels the gcd: `(s0*s1*s2)//s2` is `s0*s1`).
@@ -1002,6 +1006,24 @@ impl IntExpr {
                 && m.iter()
                     .all(|(a, p)| tm.iter().any(|(b, q)| b == a && q >= p))
         })
+    }
+
+    /// `k` when `self == k * o` for a constant `k` (both non-constant).
+    fn constant_multiple_of(&self, o: &IntExpr) -> Option<i64> {
+        if self.terms.len() != o.terms.len() || o.as_const().is_some() {
+            return None;
+        }
+        let mut k = None;
+        for ((m, c), (om, oc)) in self.terms.iter().zip(&o.terms) {
+            if m != om || *oc == 0 || c % oc != 0 {
+                return None;
+            }
+            let r = c / oc;
+            if *k.get_or_insert(r) != r {
+                return None;
+            }
+        }
+        k
     }
 
     /// `self / o` for a one-term `o` of which [`is_multiple_of_term`] holds
