@@ -334,11 +334,12 @@ fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
         "let x = Tensor::empty_symint(&[s0, s1, s2], cpu)?  (example sizes 4, 6, 8)",
         &x,
     );
-    println!(
-        "    x.fake_device() = {:?}, x.device() = {}",
-        x.fake_device(),
-        x.device()
-    );
+    if let Some(d) = x.fake_device() {
+        println!(
+            "    x.fake_device() = Some({d}), x.device() = {}",
+            x.device()
+        );
+    }
     // Each op prints the guards it recorded (Python: ShapeEnv.guards).
     let mut seen = env.guards().len();
     // The ordinary view ops: on a symbolic tensor they take the symbolic
