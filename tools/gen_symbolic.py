@@ -24,8 +24,15 @@ Expressions E are trees: an int, {"s": k} for the symbol of input dim k
 or [op, args...] with op in Add, Mul, Pow, FloorDiv, Mod, Min, Max; booleans
 B are true/false or [op, ...] with Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not.
 Arguments written {"size": k} (or {"size": k, "add": c}) are the current
-tensor's size k (a SymInt) plus c. The seed is fixed: rerunning gives the
-same file.
+tensor's size k (a SymInt) plus c; any size, index, offset or slice bound
+may be one (narrow's start, select's index, slice's start/end/step,
+as_strided's offset, split sizes). Besides the view ops, chains may hold
+the in-place resize_ ({"sizes", "memory_format": null | "channels_last" |
+...}), as_strided_ and set_ (on the tensor's own storage: {"sizes",
+"strides", "offset"}), view_dtype ({"dtype": "int64"}, torch's names) and
+the factories new_empty, new_zeros, new_empty_strided ({"sizes",
+"strides"}); these run PyTorch's default fake path. The seed is fixed:
+rerunning gives the same file.
 """
 import json
 import random

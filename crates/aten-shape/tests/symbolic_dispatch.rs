@@ -487,7 +487,8 @@ fn the_old_index_name_still_works() -> Result<()> {
 /// the same two).
 #[test]
 fn divisibility_guards_make_exact_divisions_static() {
-    let chains: [(&str, fn(&Tensor, &[SymInt]) -> Result<Tensor>); 3] = [
+    type Chain = fn(&Tensor, &[SymInt]) -> Result<Tensor>;
+    let chains: [(&str, Chain); 3] = [
         ("view(sizes)", |x, s| {
             x.view_dtype(ScalarType::Long)?
                 .view_dtype(ScalarType::Float)?
@@ -562,7 +563,8 @@ fn unbacked_slices_and_splits_follow_pytorch() {
             .unwrap()
     };
     // x[1:], x[-1:], x[2:4] against PyTorch's expressions at a few sizes.
-    let cases: [(Option<i64>, Option<i64>, fn(i64) -> (i64, i64)); 3] = [
+    type Want = fn(i64) -> (i64, i64);
+    let cases: [(Option<i64>, Option<i64>, Want); 3] = [
         (Some(1), None, |u| ((u - 1.min(u)).max(0), 1.min(u))),
         (Some(-1), None, |u| {
             ((u - (u - 1).max(0)).max(0), (u - 1).max(0))

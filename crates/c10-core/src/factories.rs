@@ -220,20 +220,16 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     ///
-    /// Sizes and strides are any [`IntoShape`](crate::shape_arg::IntoShape);
-    /// a symbolic one makes the tensor of [`Tensor::empty_strided_symint`].
+    /// Symbolic sizes or strides: [`Tensor::empty_strided_symint`] (or
+    /// [`Tensor::new_empty_strided`], which takes either).
     pub fn empty_strided(
-        sizes: impl crate::shape_arg::IntoShape,
-        strides: impl crate::shape_arg::IntoShape,
+        sizes: &[i64],
+        strides: &[i64],
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
-        if let (Some(s), Some(st)) = (sizes.ints(), strides.ints()) {
-            // SAFETY: `for_overwrite` is false: the storage is lazily
-            // initialised (zeros unless written first), nothing to uphold.
-            return unsafe { empty_strided_impl(s, st, options.into(), false) };
-        }
-        Tensor::empty_strided_symint(&sizes.to_sym_ints(), &strides.to_sym_ints(), options)
+        // SAFETY: `for_overwrite` is false: the storage is lazily
+        // initialised (zeros unless written first), nothing to uphold.
+        unsafe { empty_strided_impl(sizes, strides, options.into(), false) }
     }
 
     /// [`Tensor::empty_strided`] without the allocator's zero fill, for a
@@ -646,6 +642,14 @@ impl Tensor {
         sizes: impl crate::shape_arg::IntoShape,
         strides: impl crate::shape_arg::IntoShape,
     ) -> Result<Tensor> {
-        Tensor::empty_strided(sizes, strides, self.new_options())
+        let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+        match (sizes.ints(), strides.ints()) {
+            (Some(s), Some(st)) => Tensor::empty_strided(s, st, self.new_options()),
+            _ => Tensor::empty_strided_symint(
+                &sizes.to_sym_ints(),
+                &strides.to_sym_ints(),
+                self.new_options(),
+            ),
+        }
     }
 }

@@ -40,6 +40,29 @@ pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
     wrap(dim, ndim)
 }
 
+/// ATen's `slice` rule on one dim (see [`slice_rule_decided`]); where a
+/// clamp is a data-dependent question (unbacked sizes), PyTorch 2.15's
+/// open form ([`slice_rule_open`]), which the concrete path never reaches.
+#[inline(always)]
+pub(crate) fn slice_rule<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    slice_rule_decided(size, stride, offset, start, end, step).or_else(|e| {
+        if e.to_string()
+            .starts_with("Could not guard on data-dependent expression")
+        {
+            slice_rule_open(size, stride, offset, start, end, step)
+        } else {
+            Err(e)
+        }
+    })
+}
+
 /// ATen's `slice` on one dim of size `size` and stride `stride` of a
 /// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
 /// non-negative and clamped to `[0, size]`, the end kept at or after the
@@ -47,7 +70,83 @@ pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
 /// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
 /// start * stride`.
 #[inline(always)]
-pub(crate) fn slice_rule<T: ShapeInt>(
+fn slice_rule_decided<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    if step <= 0 {
+        return Err(TensorError::runtime("slice step must be positive"));
+    }
+    let zero: T = T::from_i64(0);
+    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
+    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = s.add(size)?;
+    }
+    if e.sym_lt(&zero)?.guard_bool()? {
+        e = e.add(size)?;
+    }
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = zero.clone();
+    } else if s.sym_gt(size)?.guard_bool()? {
+        s = size.clone();
+    }
+    // Each end is clamped to [0, size] on its own, then the end is kept
+    // at or after the start (the guards PyTorch records for `x[1:3]`,
+    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
+    if e.maybe_as_int() == Some(i64::MAX) {
+        e = size.clone();
+    } else if e.sym_lt(&zero)?.guard_bool()? {
+        e = zero;
+    } else if e.sym_gt(size)?.guard_bool()? {
+        e = size.clone();
+    }
+    if e.sym_lt(&s)?.guard_bool()? {
+        e = s.clone();
+    }
+    let mut wrapped = false;
+    let step_offset = s.mul_flagged(stride, &mut wrapped)?;
+    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
+    let len = e.sub(&s)?;
+    // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
+    // PyTorch's int64 arithmetic does; when the wrapped quotient is
+    // negative PyTorch would build a tensor with a negative size, which
+    // is refused here.
+    let new_size = len
+        .add_flagged(&T::from_i64(step - 1), &mut wrapped)?
+        .div(&T::from_i64(step))?;
+    if let Some(v) = new_size.maybe_as_int() {
+        if v < 0 {
+            return Err(TensorError::runtime(format!(
+                "slice: the size computed for step {step} overflowed (got {v})"
+            )));
+        }
+    }
+    let new_stride = stride.mul_flagged(&T::from_i64(step), &mut wrapped)?;
+    Ok(DimSlice {
+        offset,
+        size: new_size,
+        stride: new_stride,
+        wrapped,
+    })
+}
+
+/// [`slice_rule`] where unbacked sizes leave a clamp open (its decided
+/// form failed with a data-dependent error): the clamps each size could
+/// not decide become `Max`/`Min` (see [`clamp_bound`]), the length
+/// `max(0, end - start)`. ATen's `slice` on one dim of size `size` and stride `stride` of a
+/// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
+/// non-negative and clamped to `[0, size]`, the end kept at or after the
+/// start (each clamp a `guard_bool` site on symbols), then size
+/// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
+/// start * stride`.
+#[cold]
+#[inline(never)]
+fn slice_rule_open<T: ShapeInt>(
     size: &T,
     stride: &T,
     offset: &T,
@@ -116,6 +215,10 @@ pub(crate) fn slice_rule<T: ShapeInt>(
 /// sizes could decide it. The identity on plain integers.
 #[inline(always)]
 fn decide<B: ShapeBool>(b: &B) -> Result<Option<bool>> {
+    // A constant (always, on plain integers) is decided as it is.
+    if let Some(v) = b.maybe_as_bool() {
+        return Ok(Some(v));
+    }
     if b.guard_or_false()? {
         return Ok(Some(true));
     }
@@ -176,11 +279,11 @@ pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Resu
     let mut st: T = start.clone();
     // One check of both bounds (ATen's `TORCH_SYM_CHECK`): a guard on
     // backed sizes, a runtime assert on unbacked ones.
-    let in_range = cur
-        .mul(&T::from_i64(-1))?
-        .sym_le(&st)?
-        .sym_and(&st.sym_le(cur)?)?
-        .expect_true()?;
+    // (A lower bound that is already a constant `false` fails at once,
+    // which keeps the concrete path's short circuit.)
+    let lo = cur.mul(&T::from_i64(-1))?.sym_le(&st)?;
+    let in_range =
+        lo.maybe_as_bool() != Some(false) && lo.sym_and(&st.sym_le(cur)?)?.expect_true()?;
     if !in_range {
         let lo = match cur.maybe_as_int() {
             Some(v) => v.wrapping_neg().to_string(),
