@@ -491,6 +491,35 @@ TARGETED = [
 ]
 
 
+# Unbacked views of a permuted input with size-1 dims inserted (ATen's
+# computeStride takes `view_numel < tensor_numel` as true where only
+# unbacked sizes could decide it), and unbacked slices with open clamps.
+_MOVED = {"op": "movedim", "dims": [0, 2]}
+TARGETED += [
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "view", "shape": [sz(0), sz(1), sz(2), sz(3), 1]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "view", "shape": [sz(0), sz(1), sz(2), 1, sz(3)]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "view", "shape": [1, sz(0), sz(1), sz(2), sz(3)]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "unflatten", "dim": 3, "sizes": [-1, 1]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [{"op": "transpose", "dims": [0, 1]},
+                                {"op": "view", "shape": [sz(0), sz(1), sz(2), 1, sz(3)]}],
+     {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, 1)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, -1)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, None, -1)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, 2, 4)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, None, None, 2)], {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "narrow", "dim": 0, "start": 1, "length": sz(0, -2)}], {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "split_with_sizes", "dim": 0, "sizes": [sz(0, -3), 3]}],
+     {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "split", "dim": 0, "size": sz(0, -1)}], {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "as_strided", "sizes": [2, sz(0, -1)], "strides": [1, 1],
+                           "offset": 0}], {"unbacked": True}),
+]
+
 # Symbolic arguments (start, index, slice bounds, offsets) and the ops
 # that took only concrete ones before: in-place metadata ops, dtype views,
 # the new_* factories.
