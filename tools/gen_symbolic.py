@@ -24,8 +24,15 @@ Expressions E are trees: an int, {"s": k} for the symbol of input dim k
 or [op, args...] with op in Add, Mul, Pow, FloorDiv, Mod, Min, Max; booleans
 B are true/false or [op, ...] with Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not.
 Arguments written {"size": k} (or {"size": k, "add": c}) are the current
-tensor's size k (a SymInt) plus c. The seed is fixed: rerunning gives the
-same file.
+tensor's size k (a SymInt) plus c; any size, index, offset or slice bound
+may be one (narrow's start, select's index, slice's start/end/step,
+as_strided's offset, split sizes). Besides the view ops, chains may hold
+the in-place resize_ ({"sizes", "memory_format": null | "channels_last" |
+...}), as_strided_ and set_ (on the tensor's own storage: {"sizes",
+"strides", "offset"}), view_dtype ({"dtype": "int64"}, torch's names) and
+the factories new_empty, new_zeros, new_empty_strided ({"sizes",
+"strides"}); these run PyTorch's default fake path. The seed is fixed:
+rerunning gives the same file.
 """
 import json
 import random
@@ -125,12 +132,12 @@ def arg(a, t):
         return t.shape[a["size"]] + a.get("add", 0)
     if isinstance(a, list):
         return [arg(x, t) for x in a]
-    return a
+    return a  # an int or None
 
 
 def apply(t, step):
     op = step["op"]
-    g = lambda k: arg(step[k], t)
+    g = lambda k: arg(step.get(k), t)
     if op == "view":
         return t.view(g("shape"))
     if op == "reshape":
@@ -142,12 +149,29 @@ def apply(t, step):
     if op == "movedim":
         return torch.movedim(t, *step["dims"])
     if op == "narrow":
-        return t.narrow(step["dim"], step["start"], g("length"))
+        return t.narrow(step["dim"], g("start"), g("length"))
     if op == "slice":
-        idx = [slice(None)] * step["dim"] + [slice(step["start"], step["end"], step["step"])]
+        idx = [slice(None)] * step["dim"] + [slice(g("start"), g("end"), g("step"))]
         return t[tuple(idx)]
     if op == "select":
-        return t.select(step["dim"], step["index"])
+        return t.select(step["dim"], g("index"))
+    if op == "view_dtype":
+        return t.view(getattr(torch, step["dtype"]))
+    if op == "resize_":
+        fmt = step.get("memory_format")
+        if fmt is None:
+            return t.resize_(g("sizes"))
+        return t.resize_(g("sizes"), memory_format=getattr(torch, fmt))
+    if op == "as_strided_":
+        return t.as_strided_(g("sizes"), g("strides"), g("offset"))
+    if op == "set_":
+        return t.set_(t.untyped_storage(), g("offset"), g("sizes"), g("strides"))
+    if op == "new_empty":
+        return t.new_empty(g("sizes"))
+    if op == "new_zeros":
+        return t.new_zeros(g("sizes"))
+    if op == "new_empty_strided":
+        return t.new_empty_strided(g("sizes"), g("strides"))
     if op == "expand":
         return t.expand(g("sizes"))
     if op == "squeeze":
@@ -162,6 +186,8 @@ def apply(t, step):
         return t.unflatten(step["dim"], g("sizes"))
     if op == "split":
         return list(t.split(g("size"), step["dim"]))
+    if op == "split_with_sizes":
+        return list(t.split_with_sizes(g("sizes"), step["dim"]))
     if op == "chunk":
         return list(t.chunk(step["chunks"], step["dim"]))
     if op == "diagonal":
@@ -169,7 +195,7 @@ def apply(t, step):
     if op == "unfold":
         return t.unfold(step["dim"], step["size"], step["step"])
     if op == "as_strided":
-        return t.as_strided(g("sizes"), g("strides"), step["offset"])
+        return t.as_strided(g("sizes"), g("strides"), g("offset"))
     if op == "contiguous":
         return t.contiguous()
     if op == "is_contiguous":
@@ -301,7 +327,7 @@ def fresh(sizes, szo=True, unbacked=False):
     return env, mode, x, sym_dim
 
 
-TERMINAL = {"split", "chunk", "is_contiguous", "is_channels_last_contiguous"}
+TERMINAL = {"split", "split_with_sizes", "chunk", "is_contiguous", "is_channels_last_contiguous"}
 
 
 def case(rng, i, szo=True):
@@ -462,6 +488,98 @@ TARGETED = [
     ("cl", [2, 3, 4, 5, 6], [{"op": "permute", "dims": [0, 2, 3, 4, 1]}, {"op": "contiguous"},
                              {"op": "permute", "dims": [0, 4, 1, 2, 3]},
                              {"op": "is_channels_last_contiguous"}], {}),
+]
+
+
+# Unbacked views of a permuted input with size-1 dims inserted (ATen's
+# computeStride takes `view_numel < tensor_numel` as true where only
+# unbacked sizes could decide it), and unbacked slices with open clamps.
+_MOVED = {"op": "movedim", "dims": [0, 2]}
+TARGETED += [
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "view", "shape": [sz(0), sz(1), sz(2), sz(3), 1]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "view", "shape": [sz(0), sz(1), sz(2), 1, sz(3)]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "view", "shape": [1, sz(0), sz(1), sz(2), sz(3)]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [_MOVED, {"op": "unflatten", "dim": 3, "sizes": [-1, 1]}],
+     {"unbacked": True}),
+    ("unbacked", [6, 9, 2, 5], [{"op": "transpose", "dims": [0, 1]},
+                                {"op": "view", "shape": [sz(0), sz(1), sz(2), 1, sz(3)]}],
+     {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, 1)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, -1)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, None, -1)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, 2, 4)], {"unbacked": True}),
+    ("unbacked", [5, 6], [sl(0, None, None, 2)], {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "narrow", "dim": 0, "start": 1, "length": sz(0, -2)}], {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "split_with_sizes", "dim": 0, "sizes": [sz(0, -3), 3]}],
+     {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "split", "dim": 0, "size": sz(0, -1)}], {"unbacked": True}),
+    ("unbacked", [5, 6], [{"op": "as_strided", "sizes": [2, sz(0, -1)], "strides": [1, 1],
+                           "offset": 0}], {"unbacked": True}),
+]
+
+# Symbolic arguments (start, index, slice bounds, offsets) and the ops
+# that took only concrete ones before: in-place metadata ops, dtype views,
+# the new_* factories.
+TARGETED += [
+    ("args", [6, 8], [{"op": "narrow", "dim": 0, "start": sz(0, -4), "length": 2}], {}),
+    ("args", [6, 8], [{"op": "narrow", "dim": 1, "start": sz(0, -4), "length": sz(0, -2)}], {}),
+    ("args", [6, 8, 4], [{"op": "narrow", "dim": 1, "start": sz(2), "length": sz(2)}], {}),
+    ("args", [6, 8], [{"op": "select", "dim": 1, "index": sz(0)}], {}),
+    ("args", [6, 8], [{"op": "select", "dim": 0, "index": sz(0, -1)}], {}),
+    ("args", [6, 8], [{"op": "select", "dim": 1, "index": sz(1, -9)}], {}),
+    ("args", [6, 8], [{"op": "slice", "dim": 1, "start": sz(0), "end": None, "step": 1}], {}),
+    ("args", [6, 8], [{"op": "slice", "dim": 1, "start": 1, "end": sz(0), "step": 2}], {}),
+    ("args", [6, 8], [{"op": "slice", "dim": 0, "start": None, "end": sz(1), "step": 1}], {}),
+    ("args", [6, 8], [{"op": "slice", "dim": 1, "start": sz(0, -8), "end": -1, "step": 1}], {}),
+    ("args", [4, 6, 8], [{"op": "as_strided", "sizes": [sz(1), 2], "strides": [1, sz(1)],
+                          "offset": sz(2)}], {}),
+    ("args", [4, 6], [{"op": "split", "size": sz(0, -1), "dim": 1}], {}),
+    ("inplace", [4, 6, 8], [{"op": "resize_", "sizes": [sz(0, 0), sz(1)]}], {}),
+    ("inplace", [4, 6, 8], [{"op": "resize_", "sizes": [sz(1), sz(0), sz(2)]}], {}),
+    ("inplace", [4, 6, 8], [{"op": "resize_", "sizes": [sz(0), sz(1), sz(2)]}], {}),
+    ("inplace", [4, 6, 8], [{"op": "transpose", "dims": [0, 1]},
+                            {"op": "resize_", "sizes": [sz(0), sz(1), sz(2)]}], {}),
+    ("inplace", [4, 6, 8], [{"op": "transpose", "dims": [0, 1]},
+                            {"op": "resize_", "sizes": [sz(0), sz(1), sz(2)],
+                             "memory_format": "contiguous_format"}], {}),
+    ("inplace", [2, 3, 4, 5], [{"op": "resize_", "sizes": [sz(0), sz(1), sz(2), sz(3)],
+                                "memory_format": "channels_last"}], {}),
+    ("inplace", [2, 3, 4, 5], [{"op": "resize_", "sizes": [sz(3), sz(1), 2, sz(0)],
+                                "memory_format": "channels_last"}, {"op": "is_contiguous"}], {}),
+    ("inplace", [4, 6, 8], [{"op": "resize_", "sizes": [sz(2, 2), 3]},
+                            {"op": "view", "shape": [-1]}], {}),
+    ("inplace", [4, 6, 8], [{"op": "as_strided_", "sizes": [sz(1), sz(0)], "strides": [1, sz(1)],
+                             "offset": 0}], {}),
+    ("inplace", [4, 6, 8], [{"op": "as_strided_", "sizes": [sz(1), 2], "strides": [1, sz(1)],
+                             "offset": sz(2)}, {"op": "transpose", "dims": [0, 1]}], {}),
+    ("inplace", [4, 6, 8], [{"op": "set_", "sizes": [sz(0), sz(1)], "strides": [sz(1), 1],
+                             "offset": sz(2)}], {}),
+    ("inplace", [4, 6, 8], [{"op": "set_", "sizes": [sz(1), sz(0)], "strides": [1, sz(1)],
+                             "offset": 0}, {"op": "reshape", "shape": [-1]}], {}),
+    ("dtype", [4, 6, 8], [{"op": "view_dtype", "dtype": "int64"}], {}),
+    ("dtype", [4, 6, 8], [{"op": "view_dtype", "dtype": "uint8"}], {}),
+    ("dtype", [4, 6, 8], [{"op": "view_dtype", "dtype": "float16"}, {"op": "view", "shape": [-1]}], {}),
+    ("dtype", [4, 6, 8], [{"op": "view_dtype", "dtype": "int32"}], {}),
+    ("dtype", [4, 6, 9], [sl(2, 1), {"op": "view_dtype", "dtype": "int64"}], {}),
+    ("dtype", [4, 6, 8], [sl(2, 1), {"op": "view_dtype", "dtype": "int64"}], {}),
+    ("dtype", [4, 6, 8], [{"op": "transpose", "dims": [1, 2]}, {"op": "view_dtype", "dtype": "int64"}], {}),
+    ("dtype", [4, 6, 8], [{"op": "narrow", "dim": 2, "start": 2, "length": 4},
+                          {"op": "view_dtype", "dtype": "complex128"}], {}),
+    ("dtype", [4, 6, 8], [{"op": "view_dtype", "dtype": "int64"}, {"op": "view", "shape": [-1]}], {}),
+    ("dtype", [4, 6, 8], [{"op": "select", "dim": 2, "index": 0},
+                          {"op": "view_dtype", "dtype": "int64"}], {}),
+    ("factory", [4, 6], [{"op": "new_empty", "sizes": [sz(0), 3]}], {}),
+    ("factory", [4, 6], [{"op": "new_zeros", "sizes": [sz(0), sz(1, 2)]},
+                         {"op": "view", "shape": [-1]}], {}),
+    ("factory", [4, 6], [{"op": "new_empty_strided", "sizes": [sz(0), sz(1)],
+                          "strides": [1, sz(0)]}, {"op": "is_contiguous"}], {}),
+    ("factory", [4, 6], [{"op": "new_empty_strided", "sizes": [sz(0), sz(1)],
+                          "strides": [1, sz(0)]}, {"op": "transpose", "dims": [0, 1]},
+                         {"op": "view", "shape": [-1]}], {}),
+    ("factory", [4, 6], [{"op": "new_empty", "sizes": [sz(0, -10)]}], {}),
 ]
 
 

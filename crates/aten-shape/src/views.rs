@@ -862,7 +862,7 @@ view_ops_table! {
             &mut self,
             sizes: impl IntoShape,
             strides: impl IntoShape,
-            offset: Option<i64>,
+            offset: impl IntoSliceBound,
         ) -> Result<()>;
         /// `resize_(sizes, memory_format)` (see [`resize_`]; `None` is
         /// PyTorch's default).
@@ -875,7 +875,7 @@ view_ops_table! {
         fn set_(
             &mut self,
             storage: &Storage,
-            offset: i64,
+            offset: impl IntoSymInt,
             sizes: impl IntoShape,
             strides: impl IntoShape,
         ) -> Result<()>;

@@ -369,15 +369,102 @@ fn oversized_usize_arguments_are_errors_not_panics() -> Result<()> {
     Ok(())
 }
 
+/// The in-place metadata ops take symbolic arguments and symbolic tensors
+/// (PyTorch's fake path): the tensor becomes (or stays) symbolic, and the
+/// storage checks are decisions on its symbolic byte size.
 #[test]
-fn in_place_ops_refuse_symbolic_sizes_with_an_error() {
-    let (env, _) = symbolic();
+fn in_place_ops_take_symbolic_sizes() {
+    let (env, x) = symbolic();
+    let s = x.sym_sizes();
+    let mut t = x.clone();
+    t.resize_(vec![s[1].clone(), s[0].clone(), s[2].clone()], None)
+        .unwrap();
+    assert_eq!(
+        sym_geom(&t).1,
+        ["s0*s2", "s2", "1"],
+        "contiguous strides of the new sizes"
+    );
+    // The size comparison guards (s0 == s1 is false at the hints).
+    assert_eq!(guards(&env), ["Ne(s0, s1)"]);
+    assert_eq!(t.version().unwrap(), 1);
+
+    let mut u = x.clone();
+    u.as_strided_([s[1].clone(), 2.into()], [1.into(), s[1].clone()], &s[2])
+        .unwrap();
+    assert_eq!(
+        sym_geom(&u),
+        (
+            vec!["s1".into(), "2".into()],
+            vec!["1".into(), "s1".into()],
+            "s2".into()
+        )
+    );
+    // Out of bounds at the hints: an error, as on PyTorch's fake path.
+    let mut w = x.clone();
+    let big = s[0].mul(&s[1]).unwrap().mul(&s[2]).unwrap();
+    let e = w.as_strided_([big], [1], 1).unwrap_err();
+    assert!(
+        e.to_string().contains("out of bounds for storage of size"),
+        "{e}"
+    );
+
+    // A concrete tensor with a symbolic size becomes symbolic.
     let n = env.create_symbol(3, "n").unwrap();
-    let mut t = Tensor::zeros(&[6], ScalarType::Float).unwrap();
-    let e = t.resize_(vec![n.clone()], None).unwrap_err();
-    assert!(e.to_string().contains("symbolic sizes"), "{e}");
-    let e = t.as_strided_([n], [1], None).unwrap_err();
-    assert!(e.to_string().contains("symbolic sizes"), "{e}");
+    let mut c = Tensor::zeros(&[6], ScalarType::Float).unwrap();
+    c.resize_(vec![n.clone()], None).unwrap();
+    assert!(c.has_symbolic_sizes_strides());
+    assert_eq!(c.sym_sizes(), vec![n.clone()]);
+    let storage = c.storage().clone();
+    c.set_(
+        &storage,
+        0,
+        [n.clone(), 1.into()],
+        [SymInt::from(1), SymInt::from(1)],
+    )
+    .unwrap();
+    assert_eq!(c.sym_sizes(), vec![n, 1.into()]);
+}
+
+/// `view(dtype)` of a fake tensor: the last dim rescaled symbolically,
+/// with PyTorch's divisibility guards.
+#[test]
+fn view_dtype_of_a_symbolic_tensor() {
+    let (env, x) = symbolic();
+    let v = x.view_dtype(ScalarType::Long).unwrap();
+    assert_eq!(v.dtype(), ScalarType::Long);
+    assert_eq!(sym_geom(&v).0, ["s0", "s1", "((s2)//2)"]);
+    assert_eq!(guards(&env), ["Eq(Mod(s2, 2), 0)", "Eq(Mod(s1*s2, 2), 0)"]);
+    let b = x.view_dtype(ScalarType::Byte).unwrap();
+    assert_eq!(sym_geom(&b).0, ["s0", "s1", "4*s2"]);
+    let e = x
+        .transpose(1, 2)
+        .unwrap()
+        .view_dtype(ScalarType::Long)
+        .unwrap_err();
+    assert!(
+        e.to_string().starts_with("self.stride(-1) must be 1"),
+        "{e}"
+    );
+}
+
+/// The factories take symbolic sizes: a meta (or fake) tensor.
+#[test]
+fn factories_take_symbolic_sizes() {
+    let (_env, x) = symbolic();
+    let s = x.sym_sizes();
+    let z = x.new_zeros([s[0].clone(), 3.into()]).unwrap();
+    assert_eq!(sym_geom(&z).0, ["s0", "3"]);
+    let e = x
+        .new_empty_strided([s[0].clone(), s[1].clone()], [1.into(), s[0].clone()])
+        .unwrap();
+    assert_eq!(sym_geom(&e).1, ["1", "s0"]);
+    let f = Tensor::full([s[2].clone()], 7, TensorOptions::new().device(Device::META)).unwrap();
+    assert_eq!(
+        (f.dtype(), sym_geom(&f).0),
+        (ScalarType::Long, vec!["s2".to_string()])
+    );
+    let o = Tensor::ones([s[1].clone()], ScalarType::Int).unwrap();
+    assert_eq!(o.fake_device(), Some(Device::CPU));
 }
 
 #[test]
@@ -390,4 +477,134 @@ fn the_old_index_name_still_works() -> Result<()> {
     );
     assert_eq!(views::index(&t, &[1, 2])?.item::<i64>()?, 5);
     Ok(())
+}
+
+/// Divisibility facts simplify later decisions as PyTorch's
+/// `ShapeEnv.divisible` does: after `view(dtype)` records
+/// `Eq(Mod(s2, 2), 0)`, `2*(s2//2)` is `s2`, so viewing the round trip back
+/// as the original sizes (or `-1`) records nothing more (PyTorch 2.15's
+/// guards for these chains, generated with FakeTensorMode + ShapeEnv, are
+/// the same two).
+#[test]
+fn divisibility_guards_make_exact_divisions_static() {
+    type Chain = fn(&Tensor, &[SymInt]) -> Result<Tensor>;
+    let chains: [(&str, Chain); 3] = [
+        ("view(sizes)", |x, s| {
+            x.view_dtype(ScalarType::Long)?
+                .view_dtype(ScalarType::Float)?
+                .view(s)
+        }),
+        ("view(-1, s2)", |x, s| {
+            x.view_dtype(ScalarType::Long)?
+                .view_dtype(ScalarType::Float)?
+                .view([SymInt::from(-1), s[2].clone()])
+        }),
+        ("reshape(-1)", |x, _| {
+            x.view_dtype(ScalarType::Long)?
+                .view_dtype(ScalarType::Float)?
+                .reshape(-1)
+        }),
+    ];
+    for (name, chain) in chains {
+        let (env, x) = symbolic();
+        let s = x.sym_sizes();
+        let y = chain(&x, &s).unwrap();
+        assert_eq!(
+            y.sym_sizes().len(),
+            if name == "reshape(-1)" {
+                1
+            } else {
+                s.len() - (name == "view(-1, s2)") as usize
+            },
+            "{name}"
+        );
+        assert_eq!(
+            guards(&env),
+            ["Eq(Mod(s2, 2), 0)", "Eq(Mod(s1*s2, 2), 0)"],
+            "{name}"
+        );
+    }
+}
+
+/// `squeeze(dim)` of a dim that is not 1 at the hint decides on the
+/// symbolic size (guarding), not on the hint: after `view(2, -1)` of an
+/// `(s0,)`, the size `s0//2` could be 1, so PyTorch records `Ne(s0//2, 1)`.
+#[test]
+fn squeeze_dim_guards_on_the_symbolic_size() {
+    let env = ShapeEnv::new();
+    let s0 = env.create_symbol(6, "x.size(0)").unwrap();
+    let x = Tensor::empty_symint(&[s0], TensorOptions::new().device(Device::META)).unwrap();
+    let z = x.view((2, -1)).unwrap().squeeze_dim(1).unwrap();
+    assert_eq!(z.dim(), 2);
+    assert_eq!(guards(&env).last().unwrap(), "Ne(((s0)//2), 1)");
+}
+
+/// Slices, narrows and splits of unbacked sizes decide what they can
+/// without guards, as PyTorch 2.15's fake path does: open clamps become
+/// `Min`/`Max` (PyTorch: `x[1:]` of `(u0, u1)` has size
+/// `Max(0, u0 - Min(1, u0))` and offset `u1*Min(1, u0)`), checks become
+/// runtime asserts, and `split(u0 - 1)` splits in two.
+#[test]
+fn unbacked_slices_and_splits_follow_pytorch() {
+    let env = ShapeEnv::new();
+    let (u0, u1) = (
+        env.create_unbacked_symint("u0"),
+        env.create_unbacked_symint("u1"),
+    );
+    let x = Tensor::empty_symint(
+        &[u0.clone(), u1.clone()],
+        TensorOptions::new().device(Device::META),
+    )
+    .unwrap();
+    let at = |v: &SymInt, a: i64, b: i64| {
+        v.expr()
+            .unwrap()
+            .eval(&|s| Some(if s == 0 { a } else { b }))
+            .unwrap()
+    };
+    // x[1:], x[-1:], x[2:4] against PyTorch's expressions at a few sizes.
+    type Want = fn(i64) -> (i64, i64);
+    let cases: [(Option<i64>, Option<i64>, Want); 3] = [
+        (Some(1), None, |u| ((u - 1.min(u)).max(0), 1.min(u))),
+        (Some(-1), None, |u| {
+            ((u - (u - 1).max(0)).max(0), (u - 1).max(0))
+        }),
+        (Some(2), Some(4), |u| {
+            ((4.min(u) - 2.min(u)).max(0), 2.min(u))
+        }),
+    ];
+    for (start, end, want) in cases {
+        let y = x.slice(0, start, end, 1).unwrap();
+        for u in [0, 1, 2, 3, 7] {
+            let (size, first) = want(u);
+            assert_eq!(
+                at(&y.sym_sizes()[0], u, 5),
+                size,
+                "{start:?}:{end:?} at {u}"
+            );
+            assert_eq!(
+                at(&y.sym_storage_offset(), u, 5),
+                first * 5,
+                "{start:?}:{end:?} at {u}"
+            );
+        }
+    }
+    let p = x.split(u0.sub(&1.into()).unwrap(), 0).unwrap();
+    assert_eq!(p.len(), 2);
+    assert_eq!(p[1].sym_sizes()[0], SymInt::from(1));
+    let n = x.narrow(0, 1, u0.sub(&2.into()).unwrap()).unwrap();
+    assert_eq!(
+        n.sym_sizes()[0].to_string(),
+        u0.sub(&2.into()).unwrap().to_string()
+    );
+    let a =
+        views::as_strided(&x, [SymInt::from(2), u0.sub(&1.into()).unwrap()], [1, 1], 0).unwrap();
+    assert_eq!(a.dim(), 2);
+    assert!(env.guards().is_empty(), "{:?}", guards(&env));
+    let asserts: Vec<String> = env
+        .deferred_runtime_asserts()
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    assert!(!asserts.is_empty());
 }

@@ -231,6 +231,11 @@ pub enum ShapeErrorKind {
     /// `as_strided` arguments that are no valid geometry (lengths that
     /// differ, a negative size, stride or storage offset).
     InvalidGeometry,
+    /// A symbolic decision that depends on an unbacked size (no hint):
+    /// `Could not guard on data-dependent expression ...` (PyTorch's
+    /// `GuardOnDataDependentSymNode`, a `RuntimeError`). Ops with a
+    /// data-independent fallback (the open `slice` clamps) match on it.
+    DataDependent,
 }
 
 impl ShapeErrorKind {
@@ -268,7 +273,8 @@ impl ShapeErrorKind {
             | ShapeErrorKind::InvalidDimList
             | ShapeErrorKind::WrongRank
             | ShapeErrorKind::IdenticalDims
-            | ShapeErrorKind::InvalidGeometry => ErrorKind::Runtime,
+            | ShapeErrorKind::InvalidGeometry
+            | ShapeErrorKind::DataDependent => ErrorKind::Runtime,
         }
     }
 }

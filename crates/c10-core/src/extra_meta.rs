@@ -34,6 +34,10 @@ pub(crate) struct SymbolicShapeMeta {
     /// `is_contiguous()`, decided (and guarded) once, on first use, like
     /// c10's lazily filled `is_contiguous_` cache.
     pub(crate) is_contiguous: std::sync::OnceLock<bool>,
+    /// The byte size of the storage as a `SymInt` (c10's symbolic
+    /// `StorageImpl::sym_nbytes` of a fake tensor's storage), shared by
+    /// the views made from this tensor; `None`: the storage's own size.
+    pub(crate) storage_nbytes: Option<SymInt>,
 }
 
 /// What a `TensorImpl` holds out of line. `None` in the `TensorImpl`
@@ -132,6 +136,7 @@ mod symbolic_tests {
             numel: SymInt::from(2),
             fake_device: None,
             is_contiguous: std::sync::OnceLock::new(),
+            storage_nbytes: None,
         };
         let mut extra = with_parts(None, Some(Box::new(meta)));
         assert!(extra.as_ref().is_some_and(|e| !e.is_empty()));

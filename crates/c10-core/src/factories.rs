@@ -148,17 +148,16 @@ unsafe fn new_storage_for_overwrite(nbytes: usize, device: Device) -> Result<Sto
     Ok(unsafe { Storage::new_for_overwrite(nbytes, alloc, true) }?)
 }
 
-/// The sizes of a factory that fills its tensor: symbolic sizes have no
-/// data to fill (use [`Tensor::empty`], which makes a symbolic meta
-/// tensor).
-fn concrete_sizes<I: AsRef<[i64]>>(shape: crate::shape_arg::Shape<I>, op: &str) -> Result<I> {
-    match shape {
-        crate::shape_arg::Shape::Ints(s) => Ok(s),
-        crate::shape_arg::Shape::Sym(s) => Err(TensorError::runtime(format!(
-            "{op}(): symbolic sizes {} need Tensor::empty (a symbolic meta tensor)",
-            crate::sym::fmt_list(&s)
-        ))),
+/// A factory's tensor of symbolic sizes: a meta (or fake) tensor, whose
+/// fill would write nothing (PyTorch's fake `zeros`, `full`, ... on
+/// `SymInt` sizes).
+#[cold]
+fn symbolic_factory(sizes: &[crate::sym::SymInt], o: TensorOptions) -> Result<Tensor> {
+    let mut t = Tensor::empty_symint(sizes, o.requires_grad(false))?;
+    if o.requires_grad {
+        t.set_requires_grad(true)?;
     }
+    Ok(t)
 }
 
 impl Tensor {
@@ -227,6 +226,9 @@ impl Tensor {
     /// assert!(!t.is_contiguous());
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
+    ///
+    /// Symbolic sizes or strides: [`Tensor::empty_strided_symint`] (or
+    /// [`Tensor::new_empty_strided`], which takes either).
     pub fn empty_strided(
         sizes: &[i64],
         strides: &[i64],
@@ -295,8 +297,10 @@ impl Tensor {
         sizes: impl crate::shape_arg::IntoShape,
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let sizes = concrete_sizes(sizes.into_shape()?, "zeros")?;
-        Tensor::zeros_impl(sizes.as_ref(), options.into())
+        match sizes.into_shape()? {
+            crate::shape_arg::Shape::Ints(s) => Tensor::zeros_impl(s.as_ref(), options.into()),
+            crate::shape_arg::Shape::Sym(s) => symbolic_factory(&s, options.into()),
+        }
     }
 
     fn zeros_impl(sizes: &[i64], options: TensorOptions) -> Result<Tensor> {
@@ -340,8 +344,11 @@ impl Tensor {
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
         let o = options.into();
-        let sizes = concrete_sizes(sizes.into_shape()?, "ones")?;
-        Tensor::full(sizes.as_ref(), 1, o.dtype(o.dtype_or_default()))
+        let o = o.dtype(o.dtype_or_default());
+        match sizes.into_shape()? {
+            crate::shape_arg::Shape::Ints(s) => Tensor::full(s.as_ref(), 1, o),
+            crate::shape_arg::Shape::Sym(s) => symbolic_factory(&s, o),
+        }
     }
 
     /// A tensor filled with `value` converted to the dtype. Without a
@@ -363,8 +370,6 @@ impl Tensor {
         value: impl Into<Scalar>,
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let sizes = concrete_sizes(sizes.into_shape()?, "full")?;
-        let sizes = sizes.as_ref();
         let value = value.into();
         let o = options.into();
         let dtype = o.dtype.unwrap_or(match value {
@@ -372,6 +377,13 @@ impl Tensor {
             Scalar::Int(_) => ScalarType::Long,
             Scalar::Float(_) => ScalarType::Float,
         });
+        let sizes = match sizes.into_shape()? {
+            crate::shape_arg::Shape::Ints(s) => s,
+            // Meta or fake: nothing to fill (PyTorch's meta kernel never
+            // converts the value either).
+            crate::shape_arg::Shape::Sym(s) => return symbolic_factory(&s, o.dtype(dtype)),
+        };
+        let sizes = sizes.as_ref();
         let mut t = Tensor::empty(sizes, o.dtype(dtype).requires_grad(false))?;
         // (On the meta device `fill_` only counts a version: PyTorch's meta
         // kernel never converts the value.)
@@ -551,5 +563,100 @@ impl<T: Element> AsMut<[u8]> for ElementVec<T> {
         // fine for every `T` whose bit patterns are all valid; `bool` bytes
         // are only ever read back through the normalising reader.
         unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast::<u8>(), len) }
+    }
+}
+
+/// The `new_*` factories: a new tensor with this tensor's dtype and device
+/// (its fake device, for a fake tensor), as PyTorch's `Tensor.new_empty`,
+/// `new_zeros`, `new_ones`, `new_full`, `new_empty_strided`. Sizes may be
+/// symbolic (a meta or fake tensor of those sizes, as on PyTorch's fake
+/// path).
+impl Tensor {
+    fn new_options(&self) -> TensorOptions {
+        TensorOptions::new()
+            .dtype(self.dtype())
+            .device(self.fake_device().unwrap_or(self.device()))
+    }
+
+    /// `new_empty(sizes)`.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, ScalarType, Tensor, TensorOptions};
+    /// let t = Tensor::zeros(&[2], ScalarType::Int)?;
+    /// assert_eq!(t.new_empty((3, 4))?.dtype(), ScalarType::Int);
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(5, "n")?;
+    /// let x = Tensor::empty([n.clone()], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(x.new_empty([n.clone(), 3.into()])?.sym_sizes()[0], n);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn new_empty(&self, sizes: impl crate::shape_arg::IntoShape) -> Result<Tensor> {
+        Tensor::empty(sizes, self.new_options())
+    }
+
+    /// `new_zeros(sizes)`.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::ones(&[2], ScalarType::Long)?;
+    /// assert_eq!(t.new_zeros(&[2])?.to_vec::<i64>()?, vec![0, 0]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn new_zeros(&self, sizes: impl crate::shape_arg::IntoShape) -> Result<Tensor> {
+        Tensor::zeros(sizes, self.new_options())
+    }
+
+    /// `new_ones(sizes)`.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2], ScalarType::Long)?;
+    /// assert_eq!(t.new_ones(&[1])?.to_vec::<i64>()?, vec![1]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn new_ones(&self, sizes: impl crate::shape_arg::IntoShape) -> Result<Tensor> {
+        Tensor::ones(sizes, self.new_options())
+    }
+
+    /// `new_full(sizes, value)`: this tensor's dtype, whatever the value's
+    /// kind.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2], ScalarType::Float)?;
+    /// assert_eq!(t.new_full(&[2], 3)?.to_vec::<f32>()?, vec![3.0, 3.0]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn new_full(
+        &self,
+        sizes: impl crate::shape_arg::IntoShape,
+        value: impl Into<Scalar>,
+    ) -> Result<Tensor> {
+        Tensor::full(sizes, value, self.new_options())
+    }
+
+    /// `new_empty_strided(sizes, strides)`.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// let t = Tensor::zeros(&[2], ScalarType::Float)?;
+    /// assert_eq!(t.new_empty_strided(&[2, 3], &[1, 2])?.strides(), &[1, 2]);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn new_empty_strided(
+        &self,
+        sizes: impl crate::shape_arg::IntoShape,
+        strides: impl crate::shape_arg::IntoShape,
+    ) -> Result<Tensor> {
+        let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+        match (sizes.ints(), strides.ints()) {
+            (Some(s), Some(st)) => Tensor::empty_strided(s, st, self.new_options()),
+            _ => Tensor::empty_strided_symint(
+                &sizes.to_sym_ints(),
+                &strides.to_sym_ints(),
+                self.new_options(),
+            ),
+        }
     }
 }

@@ -98,6 +98,9 @@ pub const NON_VIEW_OPS: &[&str] = &[
     "setitem",
     "copy_",
     "requires_grad_",
+    "new_empty",
+    "new_zeros",
+    "new_empty_strided",
 ];
 
 /// The factories the fidelity runner builds tensors with (non-view ops

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use aten_shape::generic::Geometry;
 use aten_shape::views::{self, ViewOps};
+use c10_core::shape_arg::SliceBound;
 use c10_core::sym::expr::SymbolId;
 use c10_core::sym::expr::{py_floordiv, py_mod};
 use c10_core::sym::{ShapeEnv, ShapeEnvConfig, SymInt};
@@ -213,8 +214,94 @@ fn i(step: &Value, k: &str) -> Result<i64, String> {
         .ok_or(format!("missing {k}"))
 }
 
-fn opt(step: &Value, k: &str) -> Option<i64> {
-    step.get(k).and_then(Value::as_i64)
+/// An optional argument (a slice bound, an offset): absent or `null` is
+/// `None`, otherwise an [`arg_int`].
+fn opt_arg(step: &Value, k: &str, sizes: &[SymInt]) -> Result<SliceBound, String> {
+    match step.get(k) {
+        None | Some(Value::Null) => Ok(SliceBound(None)),
+        Some(v) => Ok(SliceBound(Some(arg_int(v, sizes)?))),
+    }
+}
+
+/// A required scalar argument ([`arg_int`]).
+fn req(step: &Value, k: &str, sizes: &[SymInt]) -> Result<SymInt, String> {
+    arg_int(step.get(k).ok_or(format!("missing {k}"))?, sizes)
+}
+
+/// The dtype of a `view_dtype` step (PyTorch's name without `torch.`).
+fn dtype_arg(step: &Value) -> Result<ScalarType, String> {
+    Ok(
+        match step
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or("missing dtype")?
+        {
+            "float32" => ScalarType::Float,
+            "float64" => ScalarType::Double,
+            "float16" => ScalarType::Half,
+            "bfloat16" => ScalarType::BFloat16,
+            "int64" => ScalarType::Long,
+            "int32" => ScalarType::Int,
+            "int16" => ScalarType::Short,
+            "int8" => ScalarType::Char,
+            "uint8" => ScalarType::Byte,
+            "bool" => ScalarType::Bool,
+            "complex64" => ScalarType::ComplexFloat,
+            "complex128" => ScalarType::ComplexDouble,
+            other => return Err(format!("unknown dtype {other}")),
+        },
+    )
+}
+
+/// The memory format of a `resize_` step (`null`: none given).
+fn format_arg(step: &Value) -> Result<Option<c10_core::MemoryFormat>, String> {
+    use c10_core::MemoryFormat as F;
+    Ok(match step.get("memory_format").and_then(Value::as_str) {
+        None => None,
+        Some("contiguous_format") => Some(F::Contiguous),
+        Some("channels_last") => Some(F::ChannelsLast),
+        Some("channels_last_3d") => Some(F::ChannelsLast3d),
+        Some("preserve_format") => Some(F::Preserve),
+        Some(other) => return Err(format!("unknown memory format {other}")),
+    })
+}
+
+/// The in-place and factory steps (`resize_`, `as_strided_`, `set_`,
+/// `new_empty`, `new_zeros`, `new_empty_strided`): `None` for other ops.
+fn run_in_place(
+    t: &mut Tensor,
+    op: &str,
+    step: &Value,
+) -> Result<Option<c10_core::Result<()>>, String> {
+    let cur = t.sym_sizes();
+    let list = |k: &str| arg_list(step.get(k), &cur);
+    Ok(Some(match op {
+        "resize_" => t.resize_(list("sizes")?, format_arg(step)?),
+        "as_strided_" => t.as_strided_(
+            list("sizes")?,
+            list("strides")?,
+            opt_arg(step, "offset", &cur)?,
+        ),
+        "set_" => {
+            // The tensor's own storage, with new geometry.
+            let storage = t.storage().clone();
+            t.set_(
+                &storage,
+                req(step, "offset", &cur)?,
+                list("sizes")?,
+                list("strides")?,
+            )
+        }
+        "new_empty" | "new_zeros" | "new_empty_strided" => {
+            let r = match op {
+                "new_empty" => t.new_empty(list("sizes")?),
+                "new_zeros" => t.new_zeros(list("sizes")?),
+                _ => t.new_empty_strided(list("sizes")?, list("strides")?),
+            };
+            r.map(|n| *t = n)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 fn dims(step: &Value) -> Result<Vec<i64>, String> {
@@ -248,9 +335,17 @@ pub(crate) const RUNNER_OPS: &[&str] = &[
     "contiguous",
     "as_strided",
     "split",
+    "split_with_sizes",
     "chunk",
     "is_contiguous",
     "is_channels_last_contiguous",
+    "view_dtype",
+    "resize_",
+    "as_strided_",
+    "set_",
+    "new_empty",
+    "new_zeros",
+    "new_empty_strided",
 ];
 
 /// Whether [`run_chain`] knows op `op` (a one-step chain without
@@ -291,17 +386,19 @@ fn run_chain(x: Tensor, chain: &[Value]) -> Result<Out<SymInt>, String> {
                 let d = dims(step)?;
                 t.movedim(&d[..1], &d[1..2])
             }
-            "narrow" => {
-                let len = arg_int(step.get("length").ok_or("length")?, &cur)?;
-                t.narrow(i(step, "dim")?, i(step, "start")?, len)
-            }
+            "narrow" => t.narrow(
+                i(step, "dim")?,
+                req(step, "start", &cur)?,
+                req(step, "length", &cur)?,
+            ),
             "slice" => t.slice(
                 i(step, "dim")?,
-                opt(step, "start"),
-                opt(step, "end"),
-                i(step, "step")?,
+                opt_arg(step, "start", &cur)?,
+                opt_arg(step, "end", &cur)?,
+                req(step, "step", &cur)?,
             ),
-            "select" => t.select(i(step, "dim")?, i(step, "index")?),
+            "select" => t.select(i(step, "dim")?, req(step, "index", &cur)?),
+            "view_dtype" => t.view_dtype(dtype_arg(step)?),
             "expand" => t.expand(arg_list(step.get("sizes"), &cur)?),
             "squeeze" => t.squeeze(),
             "squeeze_dim" => t.squeeze_dim(i(step, "dim")?),
@@ -315,12 +412,14 @@ fn run_chain(x: Tensor, chain: &[Value]) -> Result<Out<SymInt>, String> {
                 &t,
                 arg_list(step.get("sizes"), &cur)?,
                 arg_list(step.get("strides"), &cur)?,
-                opt(step, "offset"),
+                opt_arg(step, "offset", &cur)?,
             ),
-            "split" | "chunk" => {
+            "split" | "chunk" | "split_with_sizes" => {
                 let pieces = if op == "split" {
                     let size = arg_int(step.get("size").ok_or("size")?, &cur)?;
                     t.split(size, i(step, "dim")?)
+                } else if op == "split_with_sizes" {
+                    t.split_with_sizes(arg_list(step.get("sizes"), &cur)?, i(step, "dim")?)
                 } else {
                     t.chunk(i(step, "chunks")?, i(step, "dim")?)
                 };
@@ -346,7 +445,11 @@ fn run_chain(x: Tensor, chain: &[Value]) -> Result<Out<SymInt>, String> {
                     },
                 )
             }
-            other => return Err(format!("unknown op {other} (known: {RUNNER_OPS:?})")),
+            other => match run_in_place(&mut t, other, step)? {
+                Some(Ok(())) => continue,
+                Some(Err(e)) => return Ok(Out::Error(e.to_string())),
+                None => return Err(format!("unknown op {other} (known: {RUNNER_OPS:?})")),
+            },
         };
         match r {
             Ok(n) => t = n,

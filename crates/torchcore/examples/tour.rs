@@ -327,11 +327,19 @@ fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
         env.create_symbol(6, "x.size(1)")?,
         env.create_symbol(8, "x.size(2)")?,
     ];
-    let x = Tensor::empty_symint(&sizes, TensorOptions::new().device(Device::META))?;
+    // A fake tensor: symbolic sizes, no data, standing for a CPU tensor
+    // (PyTorch: FakeTensorMode().from_tensor(x) with dynamic dims).
+    let x = Tensor::empty_symint(&sizes, TensorOptions::new())?;
     show_sym(
-        "let x = Tensor::empty_symint(&[s0, s1, s2], meta)?  (example sizes 4, 6, 8)",
+        "let x = Tensor::empty_symint(&[s0, s1, s2], cpu)?  (example sizes 4, 6, 8)",
         &x,
     );
+    if let Some(d) = x.fake_device() {
+        println!(
+            "    x.fake_device() = Some({d}), x.device() = {}",
+            x.device()
+        );
+    }
     // Each op prints the guards it recorded (Python: ShapeEnv.guards).
     let mut seen = env.guards().len();
     // The ordinary view ops: on a symbolic tensor they take the symbolic
@@ -347,7 +355,25 @@ fn symbolic_shapes() -> Result<(), Box<dyn std::error::Error>> {
     seen = new_guards(&env, seen);
     let r = w.reshape(-1)?;
     show_sym("let r = w.reshape(-1)?  (a copy: not viewable)", &r);
+    seen = new_guards(&env, seen);
+    // Symbolic arguments: a start computed from a size.
+    let last3 = x.narrow(2, sizes[2].sub(&3.into())?, 3)?;
+    show_sym("let l = x.narrow(2, s2 - 3, 3)?", &last3);
+    seen = new_guards(&env, seen);
+    let v = x.view_dtype(ScalarType::Long)?;
+    show_sym("let v = x.view_dtype(ScalarType::Long)?", &v);
+    seen = new_guards(&env, seen);
+    // After Eq(Mod(s2, 2), 0), 2*(s2//2) is s2: viewing back records nothing.
+    let back = v.view_dtype(ScalarType::Float)?.view(&sizes[..])?;
+    show_sym(
+        "let b = v.view_dtype(ScalarType::Float)?.view(&[s0, s1, s2])?",
+        &back,
+    );
     new_guards(&env, seen);
+    println!("\nenv.produce_guards_python() (what a compiler caches on):");
+    for g in env.produce_guards_python() {
+        println!("    {g}");
+    }
     // `produce_guards` is those guards (named by their sources) plus one
     // range guard per symbol, listed first: print only the range guards.
     let recorded = env.guards().len();

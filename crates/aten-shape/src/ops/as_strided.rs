@@ -88,11 +88,51 @@ pub fn as_strided_(
     t: &mut Tensor,
     sizes: impl IntoShape,
     strides: impl IntoShape,
-    storage_offset: Option<i64>,
+    storage_offset: impl IntoSliceBound,
 ) -> Result<()> {
-    let sizes = concrete_list(sizes.into_shape()?, "as_strided_")?;
-    let strides = concrete_list(strides.into_shape()?, "as_strided_")?;
-    as_strided_ints(t, sizes.as_ref(), strides.as_ref(), storage_offset)
+    let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+    let offset = storage_offset.into_slice_bound()?;
+    if let (Some(s), Some(st), Some(o), false) = (
+        sizes.ints(),
+        strides.ints(),
+        int_bound(&offset),
+        t.has_symbolic_sizes_strides(),
+    ) {
+        return as_strided_ints(t, s, st, o);
+    }
+    as_strided_sym_(
+        t,
+        &sizes.to_sym_ints(),
+        &strides.to_sym_ints(),
+        offset.as_ref(),
+    )
+}
+
+/// The symbolic face of [`as_strided_`]: the geometry rule of
+/// [`as_strided`] installed in place (a fake tensor's storage holds no
+/// data to check the geometry against; see `docs/symbolic-shapes.md`).
+#[cold]
+#[inline(never)]
+fn as_strided_sym_(
+    t: &mut Tensor,
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    offset: Option<&SymInt>,
+) -> Result<()> {
+    t.check_inplace()?;
+    if sizes
+        .iter()
+        .any(|s| s.maybe_as_int().is_some_and(|v| v < 0))
+    {
+        return Err(TensorError::runtime(
+            "numel: integer multiplication overflow",
+        ));
+    }
+    let g = Geometry::of(t).as_strided(sizes, strides, offset)?;
+    check_in_bounds_sym(t, &g)?;
+    t.bump_version()?;
+    t.edit_metadata()
+        .set_sym_sizes_and_strides(&g.sizes, &g.strides, &g.offset)
 }
 
 /// [`as_strided_`] with concrete arguments.
@@ -123,6 +163,29 @@ fn as_strided_ints(
     t.bump_version()?;
     t.edit_metadata()
         .set_sizes_and_strides(sizes, strides, Some(offset))
+}
+
+/// c10's `checkInBoundsForStorage` on a fake tensor: geometry with bytes
+/// (`computeStorageNbytes`, a size-oblivious test for none) must fit in
+/// the storage's symbolic size, a guarding decision, with c10's message.
+fn check_in_bounds_sym(t: &Tensor, g: &Geometry<SymInt>) -> Result<()> {
+    let itemsize = t.element_size();
+    let zero = SymInt::from(0);
+    let bytes = c10_core::sym::storage_nbytes(&g.sizes, &g.strides, &zero, itemsize)?;
+    if bytes.sym_eq(&zero)?.guard_size_oblivious()? {
+        return Ok(());
+    }
+    let needed = bytes.add(&g.offset.mul(&SymInt::from(itemsize as i64))?)?;
+    let have = t.sym_storage_nbytes();
+    if !needed.sym_le(&have)?.guard_bool()? {
+        return Err(TensorError::runtime(format!(
+            "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage of size {have}",
+            c10_core::sym::fmt_list(&g.sizes),
+            c10_core::sym::fmt_list(&g.strides),
+            g.offset,
+        )));
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------

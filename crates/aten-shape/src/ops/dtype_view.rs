@@ -37,6 +37,9 @@ pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
             dtype.name()
         )
     };
+    if t.has_symbolic_sizes_strides() {
+        return view_dtype_sym(t, dtype, old, new, &what);
+    }
     let mut sizes = DimVec::from_slice(t.sizes());
     let mut strides = DimVec::from_slice(t.strides());
     let mut offset = t.storage_offset();
@@ -142,5 +145,110 @@ fn rescale_last_dim(
         sizes[last] /= ratio;
         *offset /= ratio;
     }
+    Ok(())
+}
+
+/// The symbolic face of [`view_dtype`] (a fake tensor): the same checks
+/// and rescaling over `SymInt`s, each check a guarding decision as ATen's
+/// `SymInt` comparisons make it (`Eq(Mod(s2, 2), 0)` for a last size that
+/// must be even); no storage to check against.
+#[cold]
+#[inline(never)]
+fn view_dtype_sym(
+    t: &Tensor,
+    dtype: ScalarType,
+    old: i64,
+    new: i64,
+    what: &dyn Fn() -> String,
+) -> Result<Tensor> {
+    let mut g = Geometry::of(t);
+    if old != new {
+        if g.sizes.is_empty() {
+            return Err(TensorError::runtime(format!(
+                "self.dim() cannot be 0 {}",
+                what()
+            )));
+        }
+        if old == 0
+            || new == 0
+            || t.dtype().elements_per_byte() != 1
+            || dtype.elements_per_byte() != 1
+        {
+            return Err(TensorError::runtime(format!(
+                "cannot view {} as {}",
+                t.dtype(),
+                dtype
+            )));
+        }
+        rescale_last_dim_sym(&mut g, old, new, what)?;
+    }
+    let mut v = g.view_of(t)?;
+    let mut edit = v.edit_metadata();
+    edit.set_dtype(dtype);
+    edit.untrack_view();
+    Ok(v)
+}
+
+/// [`rescale_last_dim`] over `SymInt`s.
+fn rescale_last_dim_sym(
+    g: &mut Geometry<SymInt>,
+    old: i64,
+    new: i64,
+    what: &dyn Fn() -> String,
+) -> Result<()> {
+    let last = g.sizes.len() - 1;
+    let one = SymInt::from(1);
+    let stride_one = |g: &Geometry<SymInt>| -> Result<()> {
+        if !g.strides[last].sym_eq(&one)?.guard_bool()? {
+            return Err(TensorError::runtime(format!(
+                "self.stride(-1) must be 1 {}, but got {}",
+                what(),
+                g.strides[last]
+            )));
+        }
+        Ok(())
+    };
+    let divisible = |v: &SymInt, k: &SymInt| -> Result<bool> {
+        v.modulo(k)?.sym_eq(&SymInt::from(0))?.guard_bool()
+    };
+    if old > new {
+        let ratio = SymInt::from(old / new);
+        stride_one(g)?;
+        for st in &mut g.strides[..last] {
+            *st = st.mul(&ratio)?;
+        }
+        g.sizes[last] = g.sizes[last].mul(&ratio)?;
+        g.offset = g.offset.mul(&ratio)?;
+        return Ok(());
+    }
+    let r = new / old;
+    let ratio = SymInt::from(r);
+    if !divisible(&g.sizes[last], &ratio)? {
+        return Err(TensorError::runtime(format!(
+            "self.size(-1) must be divisible by {r} {}, but got {}",
+            what(),
+            g.sizes[last]
+        )));
+    }
+    if !divisible(&g.offset, &ratio)? {
+        return Err(TensorError::runtime(format!(
+            "self.storage_offset() must be divisible by {r} {}, but got {}",
+            what(),
+            g.offset
+        )));
+    }
+    stride_one(g)?;
+    for i in 0..last {
+        if !divisible(&g.strides[i], &ratio)? {
+            return Err(TensorError::runtime(format!(
+                "self.stride({i}) must be divisible by {r} {}, but got {}",
+                what(),
+                g.strides[i]
+            )));
+        }
+        g.strides[i] = g.strides[i].floordiv(&ratio)?;
+    }
+    g.sizes[last] = g.sizes[last].floordiv(&ratio)?;
+    g.offset = g.offset.floordiv(&ratio)?;
     Ok(())
 }

@@ -42,9 +42,9 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        alias, concrete_list, geometry_of, install_edit, install_rearranged,
-        install_unless_wrapped, make_view, make_view_in_place, on_symbolic, retry_symbolic,
-        shape_err, sym_ints, sym_op, sym_ops, wrap, DimSet,
+        alias, geometry_of, install_edit, install_rearranged, install_unless_wrapped, make_view,
+        make_view_in_place, on_symbolic, retry_symbolic, shape_err, sym_ints, sym_op, sym_ops,
+        wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
@@ -137,23 +137,6 @@ pub(crate) fn sym_ops(
     op: impl FnOnce(&Geometry<SymInt>) -> Result<Vec<Geometry<SymInt>>>,
 ) -> Result<Vec<Tensor>> {
     op(&Geometry::of(t))?.iter().map(|g| g.view_of(t)).collect()
-}
-
-/// The concrete values of a list argument of an op that has no symbolic
-/// face (the in-place ops that swap geometry or storage): symbolic values
-/// are refused with c10's error for reading a symbolic int as an int.
-#[inline]
-pub(crate) fn concrete_list<I: AsRef<[i64]>>(
-    shape: c10_core::shape_arg::Shape<I>,
-    op: &str,
-) -> Result<I> {
-    match shape {
-        c10_core::shape_arg::Shape::Ints(v) => Ok(v),
-        c10_core::shape_arg::Shape::Sym(v) => Err(TensorError::runtime(format!(
-            "{op}(): symbolic sizes {} are not supported by this in-place op",
-            c10_core::sym::fmt_list(&v)
-        ))),
-    }
 }
 
 /// A set of dims: a bit mask for up to 64 dims, a `Vec` beyond.
@@ -336,7 +319,7 @@ pub fn alias(t: &Tensor) -> Result<Tensor> {
 
 /// The concrete face of [`alias`] (a symbolic tensor makes it fail in the
 /// view constructor, before anything is built).
-fn alias_ints(t: &Tensor) -> Result<Tensor> {
+pub(crate) fn alias_ints(t: &Tensor) -> Result<Tensor> {
     // SAFETY: the edit changes nothing.
     unsafe { install_rearranged(t, t.storage_offset(), |_| Ok(())) }
 }

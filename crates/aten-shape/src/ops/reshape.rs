@@ -202,7 +202,7 @@ pub(crate) fn compute_stride_into<T: ShapeInt>(
         if chunk_end {
             while view_d >= 0 {
                 let vd = view_d as usize;
-                let go = view_numel.sym_lt(&tensor_numel)?.guard_or_false()?
+                let go = view_numel.sym_lt(&tensor_numel)?.guard_or_true()?
                     || newshape[vd].sym_eq(&c(1))?.guard_or_false()?;
                 if !go {
                     break;

@@ -43,6 +43,28 @@ pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
     wrap(dim, ndim)
 }
 
+/// ATen's `slice` rule on one dim (see [`slice_rule_decided`]); where a
+/// clamp is a data-dependent question (unbacked sizes), PyTorch 2.15's
+/// open form ([`slice_rule_open`]), which the concrete path never reaches.
+#[inline(always)]
+pub(crate) fn slice_rule<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    slice_rule_decided(size, stride, offset, start, end, step).or_else(|e| {
+        match e.shape_error().map(|s| s.kind()) {
+            Some(ShapeErrorKind::DataDependent) => {
+                slice_rule_open(size, stride, offset, start, end, step)
+            }
+            _ => Err(e),
+        }
+    })
+}
+
 /// ATen's `slice` on one dim of size `size` and stride `stride` of a
 /// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
 /// non-negative and clamped to `[0, size]`, the end kept at or after the
@@ -50,7 +72,7 @@ pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
 /// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
 /// start * stride`.
 #[inline(always)]
-pub(crate) fn slice_rule<T: ShapeInt>(
+fn slice_rule_decided<T: ShapeInt>(
     size: &T,
     stride: &T,
     offset: &T,
@@ -115,6 +137,123 @@ pub(crate) fn slice_rule<T: ShapeInt>(
     })
 }
 
+/// [`slice_rule`] where unbacked sizes leave a clamp open (its decided
+/// form failed with a data-dependent error): the clamps each size could
+/// not decide become `Max`/`Min` (see [`clamp_bound`]), the length
+/// `max(0, end - start)`. ATen's `slice` on one dim of size `size` and stride `stride` of a
+/// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
+/// non-negative and clamped to `[0, size]`, the end kept at or after the
+/// start (each clamp a `guard_bool` site on symbols), then size
+/// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
+/// start * stride`.
+#[cold]
+#[inline(never)]
+fn slice_rule_open<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    if step <= 0 {
+        return Err(TensorError::runtime("slice step must be positive"));
+    }
+    let zero: T = T::from_i64(0);
+    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
+    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = s.add(size)?;
+    }
+    if e.sym_lt(&zero)?.guard_bool()? {
+        e = e.add(size)?;
+    }
+    s = clamp_bound(s, &zero, size)?;
+    // Each end is clamped to [0, size] on its own, then the end is kept
+    // at or after the start (the guards PyTorch records for `x[1:3]`,
+    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
+    if e.maybe_as_int() == Some(i64::MAX) {
+        e = size.clone();
+    } else {
+        e = clamp_bound(e, &zero, size)?;
+    }
+    match decide(&e.sym_lt(&s)?)? {
+        Some(true) => e = s.clone(),
+        Some(false) => {}
+        // Undecidable (unbacked sizes): the length `max(0, end - start)`,
+        // as PyTorch 2.15 gives it.
+        None => e = e.max(&s)?,
+    }
+    let mut wrapped = false;
+    let step_offset = s.mul_flagged(stride, &mut wrapped)?;
+    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
+    let len = e.sub(&s)?;
+    // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
+    // PyTorch's int64 arithmetic does; when the wrapped quotient is
+    // negative PyTorch would build a tensor with a negative size, which
+    // is refused here.
+    let new_size = len
+        .add_flagged(&T::from_i64(step - 1), &mut wrapped)?
+        .div(&T::from_i64(step))?;
+    if let Some(v) = new_size.maybe_as_int() {
+        if v < 0 {
+            return Err(TensorError::runtime(format!(
+                "slice: the size computed for step {step} overflowed (got {v})"
+            )));
+        }
+    }
+    let new_stride = stride.mul_flagged(&T::from_i64(step), &mut wrapped)?;
+    Ok(DimSlice {
+        offset,
+        size: new_size,
+        stride: new_stride,
+        wrapped,
+    })
+}
+
+/// A decision that may stay open: `Some(b)` when the condition is
+/// decided (from the ranges, or guarded from the hints as `guard_bool`
+/// would, recording the same guard once), `None` when only unbacked
+/// sizes could decide it. The identity on plain integers.
+#[inline(always)]
+fn decide<B: ShapeBool>(b: &B) -> Result<Option<bool>> {
+    // A constant (always, on plain integers) is decided as it is.
+    if let Some(v) = b.maybe_as_bool() {
+        return Ok(Some(v));
+    }
+    if b.guard_or_false()? {
+        return Ok(Some(true));
+    }
+    if !b.guard_or_true()? {
+        return Ok(Some(false));
+    }
+    Ok(None)
+}
+
+/// A slice bound clamped to `[0, size]`: each clamp a decision (a guard on
+/// backed sizes); where unbacked sizes leave it open, `max(bound, 0)` and
+/// `min(bound, size)` as PyTorch 2.15 writes them (`x[1:]` of an unbacked
+/// `u0` starts at `Min(1, u0)`).
+#[inline(always)]
+fn clamp_bound<T: ShapeInt>(b: T, zero: &T, size: &T) -> Result<T> {
+    let below = decide(&b.sym_lt(zero)?)?;
+    if below == Some(true) {
+        return Ok(zero.clone());
+    }
+    let above = decide(&b.sym_gt(size)?)?;
+    if above == Some(true) {
+        return Ok(size.clone());
+    }
+    let mut b = b;
+    if below.is_none() {
+        b = b.max(zero)?;
+    }
+    if above.is_none() {
+        b = b.min(size)?;
+    }
+    Ok(b)
+}
+
 /// `narrow(dim, start, length)`, part 1: ATen's checks before the size
 /// is read (0-dim tensor, `length >= 0` as `expect_true` on symbols),
 /// then `dim` wrapped.
@@ -144,8 +283,14 @@ pub(crate) fn narrow_dim<T: ShapeInt>(ndim: usize, dim: i64, length: &T) -> Resu
 #[inline(always)]
 pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Result<(T, T)> {
     let mut st: T = start.clone();
-    let lo_ok = cur.mul(&T::from_i64(-1))?.sym_le(&st)?.guard_bool()?;
-    if !(lo_ok && st.sym_le(cur)?.guard_bool()?) {
+    // One check of both bounds (ATen's `TORCH_SYM_CHECK`): a guard on
+    // backed sizes, a runtime assert on unbacked ones.
+    // (A lower bound that is already a constant `false` fails at once,
+    // which keeps the concrete path's short circuit.)
+    let lo = cur.mul(&T::from_i64(-1))?.sym_le(&st)?;
+    let in_range =
+        lo.maybe_as_bool() != Some(false) && lo.sym_and(&st.sym_le(cur)?)?.expect_true()?;
+    if !in_range {
         let lo = match cur.maybe_as_int() {
             Some(v) => v.wrapping_neg().to_string(),
             None => format!("-{cur}"),

@@ -79,7 +79,9 @@ pub(crate) fn split_plan<T: GuardInt>(
 ) -> Result<SplitPlan<T>> {
     needs_dims("split", sizes.len())?;
     let zero = T::from_i64(0);
-    if !split_size.sym_ge(&zero)?.guard_bool()? {
+    // ATen's `TORCH_SYM_CHECK`s: guards on backed sizes, runtime asserts
+    // on unbacked ones.
+    if !split_size.sym_ge(&zero)?.expect_true()? {
         return Err(shape_err(
             ShapeErrorKind::InvalidSplit,
             format!("split expects split_size be non-negative, but got split_size={split_size}"),
@@ -88,7 +90,11 @@ pub(crate) fn split_plan<T: GuardInt>(
     }
     let d = wrap(dim, sizes.len())?;
     let dim_size = &sizes[d];
-    if !(split_size.sym_gt(&zero)?.guard_bool()? || dim_size.sym_eq(&zero)?.guard_bool()?) {
+    let nonzero_ok = split_size
+        .sym_gt(&zero)?
+        .sym_or(&dim_size.sym_eq(&zero)?)?
+        .expect_true()?;
+    if !nonzero_ok {
         return Err(shape_err(
             ShapeErrorKind::InvalidSplit,
             format!(
@@ -98,7 +104,9 @@ pub(crate) fn split_plan<T: GuardInt>(
         .into());
     }
     let mut num_splits: i64 = 1;
-    if split_size.sym_ne(&zero)?.guard_bool()? {
+    // `guard_or_true`: an unbacked split size passed the check above, so
+    // it is taken to be non-zero (PyTorch 2.15 splits `x.split(u0 - 1)`).
+    if split_size.sym_ne(&zero)?.guard_or_true()? {
         let n = dim_size
             .add(split_size)?
             .sub(&T::from_i64(1))?
@@ -642,7 +650,9 @@ impl<T: ShapeInt> Geometry<T> {
         let mut out = Vec::with_capacity(split_sizes.len());
         let mut start: T = c(0);
         for length in split_sizes {
-            if length.sym_lt(&c(0))?.guard_bool()? {
+            // ATen's `TORCH_SYM_CHECK(length >= 0)`: a runtime assert on
+            // unbacked sizes.
+            if !length.sym_ge(&c(0))?.expect_true()? {
                 return Err(shape_err(ShapeErrorKind::InvalidSplit, format!(
                     "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
                     fmt_list(split_sizes)

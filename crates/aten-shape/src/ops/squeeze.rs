@@ -231,8 +231,11 @@ pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
 /// view constructor, before anything is built).
 fn squeeze_dim_ints(t: &Tensor, dim: i64) -> Result<Tensor> {
     let Some(d) = squeeze_dim_index(t.sizes(), dim)? else {
-        // Nothing removed: PyTorch returns an alias.
-        return alias(t);
+        // Nothing removed: PyTorch returns an alias. The concrete alias
+        // (which refuses a symbolic tensor): the decision above read the
+        // hints, so a symbolic tensor must go on to the symbolic face,
+        // which decides (and guards) on its sizes.
+        return super::alias_ints(t);
     };
     let mut sizes = DimVec::from_slice(t.sizes());
     let mut strides = DimVec::from_slice(t.strides());

@@ -38,8 +38,154 @@ pub fn resize_(
     sizes: impl IntoShape,
     format: impl Into<Option<MemoryFormat>>,
 ) -> Result<()> {
-    let sizes = concrete_list(sizes.into_shape()?, "resize_")?;
-    resize_ints(t, sizes.as_ref(), format.into())
+    match sizes.into_shape()? {
+        Shape::Ints(s) if !t.has_symbolic_sizes_strides() => {
+            resize_ints(t, s.as_ref(), format.into())
+        }
+        other => resize_sym(t, &other.to_sym_ints(), format.into()),
+    }
+}
+
+/// The symbolic face of [`resize_`] (a symbolic tensor, or symbolic
+/// sizes): as ATen's `resize_` on a fake tensor. The sizes are compared
+/// with the current ones as c10 compares `SymInt` lists (each equality a
+/// guarding decision); new sizes get the format's strides over `SymInt`s.
+/// The storage of a fake tensor holds no data, so it is not grown (see
+/// `docs/symbolic-shapes.md`: PyTorch's guard on its symbolic byte size
+/// is not recorded).
+#[cold]
+#[inline(never)]
+fn resize_sym(t: &mut Tensor, sizes: &[SymInt], explicit: Option<MemoryFormat>) -> Result<()> {
+    let format = explicit.unwrap_or(MemoryFormat::Contiguous);
+    if t.requires_grad() && !InferenceMode::is_enabled() {
+        return Err(TensorError::runtime(
+            "cannot resize variables that require grad",
+        ));
+    }
+    if sizes
+        .iter()
+        .any(|s| s.maybe_as_int().is_some_and(|v| v < 0))
+    {
+        return Err(TensorError::runtime(
+            "numel: integer multiplication overflow",
+        ));
+    }
+    if format == MemoryFormat::Preserve {
+        return Err(TensorError::runtime("Unsupported memory formatPreserve"));
+    }
+    let old = t.sym_sizes();
+    let same = old.len() == sizes.len() && sym_all_equal(&old, sizes)?;
+    if same && explicit.is_none() {
+        return Ok(());
+    }
+    let strides = match format {
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => {
+            let want = if format == MemoryFormat::ChannelsLast {
+                4
+            } else {
+                5
+            };
+            if sizes.len() != want {
+                return Err(TensorError::runtime(format!(
+                    "required rank {want} tensor to use {} format",
+                    if want == 4 {
+                        "channels_last"
+                    } else {
+                        "channels_last_3d"
+                    }
+                )));
+            }
+            channels_last_strides_sym(sizes)?
+        }
+        _ => {
+            let mut st = sizes.to_vec();
+            c10_core::sym::rules::contiguous_strides_into(sizes, &mut st)?;
+            st
+        }
+    };
+    let offset = t.sym_storage_offset();
+    grow_sym_storage(t, sizes, &strides, &offset, true)?;
+    if !same {
+        t.bump_version()?;
+    }
+    t.edit_metadata()
+        .set_sym_sizes_and_strides(sizes, &strides, &offset)
+}
+
+/// ATen's `maybe_resize_storage` on a fake tensor: when the geometry has
+/// elements and needs more bytes than the storage's (symbolic) size, the
+/// storage grows to that size. Each test is a decision: `resize_` guards
+/// (`guard_bool`), `set_` asks size-obliviously. Contiguous geometry
+/// (`resize_`) needs `itemsize * (offset + numel)` bytes, other geometry
+/// c10's `computeStorageNbytes`.
+fn grow_sym_storage(
+    t: &mut Tensor,
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    offset: &SymInt,
+    contiguous: bool,
+) -> Result<()> {
+    let itemsize = SymInt::from(t.element_size() as i64);
+    let mut numel = SymInt::from(1);
+    for s in sizes {
+        numel = numel.mul(s)?;
+    }
+    let zero = SymInt::from(0);
+    let needed = if contiguous {
+        if numel.sym_eq(&zero)?.guard_size_oblivious()? {
+            return Ok(());
+        }
+        numel.add(offset)?.mul(&itemsize)?
+    } else {
+        if !numel.sym_ne(&zero)?.guard_or_true()? {
+            return Ok(());
+        }
+        c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?
+    };
+    let have = t.sym_storage_nbytes();
+    if !(needed.has_hint() && have.has_hint()) {
+        // ATen skips the resize where unbacked sizes would have to decide
+        // it (a fake storage holds no data either way).
+        return Ok(());
+    }
+    let grows = needed.sym_gt(&have)?;
+    let grows = if contiguous {
+        grows.guard_bool()?
+    } else {
+        grows.guard_size_oblivious()?
+    };
+    if grows {
+        t.edit_metadata().set_sym_storage_nbytes(needed);
+    }
+    Ok(())
+}
+
+/// c10's `get_channels_last_strides_2d`/`_3d` over `SymInt`s: the channel
+/// dim innermost, then the spatial dims from the last, the batch dim
+/// outermost (no `max(size, 1)`, as c10 writes them).
+fn channels_last_strides_sym(sizes: &[SymInt]) -> Result<Vec<SymInt>> {
+    let n = sizes.len();
+    let mut st = vec![SymInt::from(1); n];
+    // Order from innermost: 1, n-1, ..., 2, 0.
+    let mut order = vec![1];
+    order.extend((2..n).rev());
+    order.push(0);
+    for w in 1..order.len() {
+        let (prev, d) = (order[w - 1], order[w]);
+        st[d] = st[prev].mul(&sizes[prev])?;
+    }
+    Ok(st)
+}
+
+/// c10's `SymIntArrayRef ==` on lists of one length: each `SymInt ==` a
+/// guarding decision, stopping at the first difference.
+fn sym_all_equal(a: &[SymInt], b: &[SymInt]) -> Result<bool> {
+    for (x, y) in a.iter().zip(b) {
+        if !x.sym_eq(y)?.guard_bool()? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// [`resize_`] with concrete sizes.
@@ -96,13 +242,76 @@ fn resize_ints(t: &mut Tensor, sizes: &[i64], explicit: Option<MemoryFormat>) ->
 pub fn set_(
     t: &mut Tensor,
     storage: &Storage,
-    storage_offset: i64,
+    storage_offset: impl IntoSymInt,
     sizes: impl IntoShape,
     strides: impl IntoShape,
 ) -> Result<()> {
-    let sizes = concrete_list(sizes.into_shape()?, "set_")?;
-    let strides = concrete_list(strides.into_shape()?, "set_")?;
-    set_ints(t, storage, storage_offset, sizes.as_ref(), strides.as_ref())
+    let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+    let offset = storage_offset.into_sym_int()?;
+    if let (Some(s), Some(st), Some(o), false) = (
+        sizes.ints(),
+        strides.ints(),
+        offset.maybe_as_int(),
+        t.has_symbolic_sizes_strides(),
+    ) {
+        return set_ints(t, storage, o, s, st);
+    }
+    // The tensor's own storage keeps its symbolic size; another storage
+    // has its real one.
+    let nbytes = if storage.is_alias_of(t.storage()) {
+        t.sym_storage_nbytes()
+    } else {
+        SymInt::from(storage.nbytes() as i64)
+    };
+    set_sym(
+        t,
+        storage,
+        nbytes,
+        &offset,
+        &sizes.to_sym_ints(),
+        &strides.to_sym_ints(),
+    )
+}
+
+/// The symbolic face of [`set_`]: PyTorch's `set_` on a fake tensor. The
+/// checks that concrete values decide are the concrete ones; the storage
+/// of a fake tensor holds no data and is not grown.
+#[cold]
+#[inline(never)]
+fn set_sym(
+    t: &mut Tensor,
+    storage: &Storage,
+    storage_nbytes: SymInt,
+    storage_offset: &SymInt,
+    sizes: &[SymInt],
+    strides: &[SymInt],
+) -> Result<()> {
+    t.check_inplace()?;
+    if sizes.len() != strides.len() {
+        return Err(TensorError::runtime(format!(
+            "unequal size length ({}) and stride length ({})",
+            sizes.len(),
+            strides.len()
+        )));
+    }
+    if let Some(o) = storage_offset.maybe_as_int().filter(|&o| o < 0) {
+        return Err(TensorError::runtime(format!(
+            "Tensor: invalid storage offset {o}"
+        )));
+    }
+    if storage.device() != t.device() && !storage.is_alias_of(t.storage()) {
+        return Err(TensorError::runtime(format!(
+            "Attempted to set the storage of a tensor on device \"{}\" to a storage on different device \"{}\".  This is no longer allowed; the devices must match.",
+            t.device(),
+            storage.device()
+        )));
+    }
+    t.bump_version()?;
+    let mut edit = t.edit_metadata();
+    edit.set_storage(storage);
+    edit.set_sym_sizes_and_strides(sizes, strides, storage_offset)?;
+    edit.set_sym_storage_nbytes(storage_nbytes);
+    grow_sym_storage(t, sizes, strides, storage_offset, false)
 }
 
 /// [`set_`] with concrete sizes and strides.
@@ -179,6 +388,16 @@ fn set_ints(
 /// ```
 pub fn set_to(t: &mut Tensor, source: &Tensor) -> Result<()> {
     check_set_dtype(t, source.dtype())?;
+    if source.has_symbolic_sizes_strides() {
+        return set_sym(
+            t,
+            source.storage(),
+            source.sym_storage_nbytes(),
+            &source.sym_storage_offset(),
+            &source.sym_sizes(),
+            &source.sym_strides(),
+        );
+    }
     let (sizes, strides) = (
         DimVec::from_slice(source.sizes()),
         DimVec::from_slice(source.strides()),

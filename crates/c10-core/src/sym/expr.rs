@@ -218,6 +218,37 @@ fn add_term(terms: &mut BTreeMap<Monomial, i64>, m: Monomial, c: i64) {
 }
 
 impl Atom {
+    /// This atom as an expression, with [`IntExpr::exact_division_in`]
+    /// applied to its arguments (rebuilt, so it re-simplifies); `None` when
+    /// rebuilding fails (a divisor became 0, a budget).
+    fn exact_division_in(&self, a: &IntExpr, c: i64) -> Option<(IntExpr, bool)> {
+        let two = |x: &IntExpr, y: &IntExpr| {
+            let (x2, cx) = x.exact_division_in(a, c);
+            let (y2, cy) = y.exact_division_in(a, c);
+            (x2, y2, cx || cy)
+        };
+        let (e, changed) = match self {
+            Atom::Symbol(_) => return Some((IntExpr::atom(self.clone()).ok()?, false)),
+            Atom::Factor(x) => x.exact_division_in(a, c),
+            Atom::FloorDiv(x, y) | Atom::Mod(x, y) | Atom::Min(x, y) | Atom::Max(x, y) => {
+                let (x2, y2, ch) = two(x, y);
+                if !ch {
+                    return Some((IntExpr::atom(self.clone()).ok()?, false));
+                }
+                let e = match self {
+                    Atom::FloorDiv(..) => x2.floordiv(&y2),
+                    Atom::Mod(..) => x2.modulo(&y2),
+                    Atom::Min(..) => x2.sym_min(&y2),
+                    _ => x2.sym_max(&y2),
+                };
+                (e.ok()?, true)
+            }
+        };
+        Some((e, changed))
+    }
+}
+
+impl Atom {
     /// Nesting depth: 0 for a symbol, one more than the deepest argument
     /// otherwise.
     fn depth(&self) -> u32 {
@@ -598,6 +629,16 @@ impl IntExpr {
             }
         } else if self == o {
             return Ok(Some(IntExpr::constant(1)));
+        } else if let Some(k) = self.constant_multiple_of(o) {
+            // sympy's FloorDiv cancels a common factor: `(2*u - 2)//(u - 1)`
+            // is 2.
+            return Ok(Some(IntExpr::constant(k)));
+        } else if self.is_multiple_of_term(o) {
+            // A multiple of a one-term divisor divides exactly (sympy's
+            // FloorDiv cancels the gcd: `(s0*s1*s2)//s2` is `s0*s1`).
+            if let Some(q) = self.div_by_term(o) {
+                return Ok(Some(q));
+            }
         }
         if self.terms.is_empty() {
             return Ok(Some(IntExpr::default()));
@@ -775,6 +816,98 @@ impl IntExpr {
         Some((k?, IntExpr::finish(rest).ok()?))
     }
 
+    /// `self` with `a` known to be divisible by `c > 0` (PyTorch's
+    /// `ShapeEnv.divisible`): every `a // c` read as the exact quotient and
+    /// every `Mod(a, c)` as 0, as `ShapeEnv.simplify` does with `CleanDiv`,
+    /// kept only when the result has integer coefficients (sympy's "no new
+    /// rationals": `2*(s//2)` becomes `s`, `s1*(s//2)` stays). `None` when
+    /// nothing changed.
+    ///
+    /// ```
+    /// # use c10_core::sym::expr::IntExpr;
+    /// let s = IntExpr::symbol(0);
+    /// let q = s.floordiv(&IntExpr::constant(4))?;
+    /// let e = q.mul(&IntExpr::constant(4))?.sub(&s)?; // 4*(s0//4) - s0
+    /// assert_eq!(e.with_exact_division(&s, 4).and_then(|x| x.as_const()), Some(0));
+    /// assert!(q.with_exact_division(&s, 4).is_none()); // s0/4: not integral
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn with_exact_division(&self, a: &IntExpr, c: i64) -> Option<IntExpr> {
+        if c <= 0 {
+            return None;
+        }
+        let (e, changed) = self.exact_division_in(a, c);
+        changed.then_some(e)
+    }
+
+    /// [`with_exact_division`](Self::with_exact_division) through the
+    /// arguments of every atom too (`Mod(2*s0*(s2//2), s2)` is 0); the
+    /// flag says whether anything changed. Where the quotient would not be
+    /// integral, that level is kept as it was.
+    fn exact_division_in(&self, a: &IntExpr, c: i64) -> (IntExpr, bool) {
+        let unchanged = || (self.clone(), false);
+        let divisor = |y: &IntExpr| y.as_const() == Some(c);
+        let is_fd = |at: &Atom| matches!(at, Atom::FloorDiv(x, y) if **x == *a && divisor(y));
+        let is_mod = |at: &Atom| matches!(at, Atom::Mod(x, y) if **x == *a && divisor(y));
+        let kmax = self
+            .terms
+            .keys()
+            .flat_map(|m| m.iter())
+            .filter(|(at, _)| is_fd(at))
+            .map(|(_, p)| *p)
+            .max()
+            .unwrap_or(0);
+        let Some(scale) = c.checked_pow(kmax) else {
+            return unchanged();
+        };
+        let mut changed = false;
+        let mut out = IntExpr::default();
+        for (m, coef) in &self.terms {
+            if m.iter().any(|(at, _)| is_mod(at)) {
+                changed = true;
+                continue;
+            }
+            let Some(t) = (|| {
+                let mut k = 0;
+                let mut t = IntExpr::constant(*coef);
+                for (at, p) in m.iter() {
+                    if is_fd(at) {
+                        k = *p;
+                        continue;
+                    }
+                    let (x, ch) = at.exact_division_in(a, c)?;
+                    changed |= ch;
+                    t = t.mul(&x.pow(*p).ok()?).ok()?;
+                }
+                let rescale = IntExpr::constant(c.checked_pow(kmax - k)?);
+                t.mul(&a.pow(k).ok()?).ok()?.mul(&rescale).ok()
+            })() else {
+                return unchanged();
+            };
+            let Ok(sum) = out.add(&t) else {
+                return unchanged();
+            };
+            out = sum;
+        }
+        match out.div_exact(scale) {
+            Some(e) => (e, changed || kmax > 0),
+            None => unchanged(),
+        }
+    }
+
+    /// `k * atom` when the expression is one term of one atom to the
+    /// first power: the atom and `k`.
+    pub(crate) fn single_atom_term(&self) -> Option<(&Atom, i64)> {
+        if self.terms.len() != 1 {
+            return None;
+        }
+        let (m, c) = self.terms.iter().next()?;
+        match &m[..] {
+            [(a, 1)] => Some((a, *c)),
+            _ => None,
+        }
+    }
+
     /// `self / k` when `k` divides every coefficient exactly.
     pub(crate) fn div_exact(&self, k: i64) -> Option<IntExpr> {
         if k == 0 {
@@ -873,6 +1006,42 @@ impl IntExpr {
                 && m.iter()
                     .all(|(a, p)| tm.iter().any(|(b, q)| b == a && q >= p))
         })
+    }
+
+    /// `k` when `self == k * o` for a constant `k` (both non-constant).
+    fn constant_multiple_of(&self, o: &IntExpr) -> Option<i64> {
+        if self.terms.len() != o.terms.len() || o.as_const().is_some() {
+            return None;
+        }
+        let mut k = None;
+        for ((m, c), (om, oc)) in self.terms.iter().zip(&o.terms) {
+            if m != om || *oc == 0 || c % oc != 0 {
+                return None;
+            }
+            let r = c / oc;
+            if *k.get_or_insert(r) != r {
+                return None;
+            }
+        }
+        k
+    }
+
+    /// `self / o` for a one-term `o` of which [`is_multiple_of_term`] holds
+    /// (every term's coefficient and monomial divisible by it).
+    fn div_by_term(&self, o: &IntExpr) -> Option<IntExpr> {
+        let (m, c) = o.terms.iter().next()?;
+        let mut out = BTreeMap::new();
+        for (tm, tc) in &self.terms {
+            let mut rest: Vec<(Atom, u32)> = Vec::with_capacity(tm.len());
+            for (b, q) in tm.iter() {
+                let p = m.iter().find(|(a, _)| a == b).map_or(0, |(_, p)| *p);
+                if *q > p {
+                    rest.push((b.clone(), q - p));
+                }
+            }
+            add_term(&mut out, Arc::from(rest), tc.checked_div(*c)?);
+        }
+        IntExpr::finish(out).ok()
     }
 
     /// Whether some atom, at any depth, satisfies `f`.

@@ -53,6 +53,7 @@ pub use node::{BinOp, Decision, NodeKind, SymNode, SymNodeImpl, UnOp};
 pub use shape_env::{DimDynamic, ShapeEnv, ShapeEnvConfig, SymbolInfo};
 pub use sym_bool::SymBool;
 pub use sym_int::{SymFloat, SymInt};
+pub use tensor::storage_nbytes_sym as storage_nbytes;
 
 use crate::error::{Result, TensorError};
 

@@ -362,7 +362,10 @@ pub fn check_as_strided_args<T: ShapeInt>(sizes: &[T], strides: &[T], offset: &T
         return Err(invalid("mismatch in length of strides and shape".into()));
     }
     let zero = T::from_i64(0);
-    let negative = |x: &T| -> Result<bool> { x.sym_lt(&zero)?.guard_bool() };
+    // `guard_or_false`: a guard on backed values; unbacked ones are taken
+    // to be non-negative, with no guard (PyTorch 2.15 accepts
+    // `as_strided([2, u0 - 1], ...)` on an unbacked `u0`).
+    let negative = |x: &T| -> Result<bool> { x.sym_lt(&zero)?.guard_or_false() };
     for s in sizes {
         // c10 reaches `computeStorageNbytes` with a negative size and
         // reports the overflow, except when a zero size comes first and it

@@ -80,6 +80,9 @@ struct EnvState {
     axioms: BTreeSet<BoolExpr>,
     /// Duck sizing: hint -> symbol.
     val_to_var: HashMap<i64, SymbolId>,
+    /// `(a, c)`: `a` is divisible by the constant `c`, from a guard
+    /// `Eq(Mod(a, c), 0)` (PyTorch's `divisible`).
+    divisible: Vec<(IntExpr, i64)>,
     suppress: u32,
 }
 
@@ -119,6 +122,19 @@ impl EnvState {
     }
 
     fn static_value(&self, e: &BoolExpr) -> Option<bool> {
+        if let Some(b) = self.static_value_once(e) {
+            return Some(b);
+        }
+        // PyTorch's `simplify` with `divisible`: a floor division known to
+        // be exact is the quotient (`4*(s//4)` is `s` after
+        // `Eq(Mod(s, 4), 0)`).
+        if self.divisible.is_empty() {
+            return None;
+        }
+        self.static_value_once(&self.exact_divisions(e)?)
+    }
+
+    fn static_value_once(&self, e: &BoolExpr) -> Option<bool> {
         if let Some(b) = e.decide_static(&|s| self.range(s)) {
             return Some(b);
         }
@@ -129,6 +145,58 @@ impl EnvState {
             return Some(false);
         }
         None
+    }
+
+    /// `e` with the known-exact floor divisions and known-zero `Mod`s of
+    /// [`EnvState::divisible`] simplified ([`IntExpr::with_exact_division`]);
+    /// `None` when nothing changed.
+    fn exact_divisions(&self, e: &BoolExpr) -> Option<BoolExpr> {
+        match e {
+            BoolExpr::Rel(op, a, b) => {
+                let mut d = a.sub(b).ok()?;
+                let mut changed = false;
+                for (x, c) in &self.divisible {
+                    if let Some(n) = d.with_exact_division(&self.simplify(x), *c) {
+                        d = n;
+                        changed = true;
+                    }
+                }
+                changed.then(|| BoolExpr::rel(*op, &d, &IntExpr::constant(0)))
+            }
+            BoolExpr::And(xs) | BoolExpr::Or(xs) => {
+                let and = matches!(e, BoolExpr::And(_));
+                let mut changed = false;
+                let mut acc = BoolExpr::Const(and);
+                for x in xs.iter() {
+                    let y = match self.exact_divisions(x) {
+                        Some(y) => {
+                            changed = true;
+                            y
+                        }
+                        None => x.clone(),
+                    };
+                    acc = if and { acc.and(&y) } else { acc.or(&y) }.ok()?;
+                }
+                changed.then_some(acc)
+            }
+            BoolExpr::Not(xs) => self.exact_divisions(xs.first()?)?.not().ok(),
+            BoolExpr::Const(_) => None,
+        }
+    }
+
+    /// PyTorch's `_add_divisible`: an equality `k*Mod(a, c) == 0` (`c` a
+    /// positive constant) records that `a` is divisible by `c`.
+    fn add_divisible(&mut self, d: &IntExpr) {
+        let Some((Atom::Mod(a, c), _)) = d.single_atom_term() else {
+            return;
+        };
+        let Some(c) = c.as_const().filter(|&c| c > 0) else {
+            return;
+        };
+        let a = (**a).clone();
+        if !self.divisible.iter().any(|(x, k)| *x == a && *k == c) {
+            self.divisible.push((a, c));
+        }
     }
 
     /// Whether earlier guards imply `e` (PyTorch's `axioms`): the same
@@ -221,6 +289,9 @@ impl EnvState {
             return;
         }
         self.refine_ranges(*op, &d, &syms);
+        if *op == RelOp::Eq {
+            self.add_divisible(&d);
+        }
         if *op != RelOp::Eq || d.has_atom(&|x| matches!(x, Atom::Mod(..) | Atom::FloorDiv(..))) {
             return;
         }
@@ -836,9 +907,7 @@ impl ShapeEnv {
                     st.deferred.push(e);
                     Ok(true)
                 }
-                _ => Err(TensorError::runtime(format!(
-                    "Could not guard on data-dependent expression {e} (unhinted: {e})"
-                ))),
+                _ => Err(data_dependent(&e)),
             };
         }
         let value = e.eval(&|s| st.hint(s)).ok_or_else(|| {
@@ -868,9 +937,7 @@ impl ShapeEnv {
             return Ok(v);
         }
         if st.unhinted(&e.free_symbols()) {
-            return Err(TensorError::runtime(format!(
-                "Could not guard on data-dependent expression {e} (unhinted: {e})"
-            )));
+            return Err(data_dependent(&e));
         }
         let v = e
             .eval(&|s| st.hint(s))
@@ -1346,4 +1413,16 @@ impl SymNodeImpl for ExprNode {
         let (n, d) = (self.env.evaluate_int(&n)?, self.env.evaluate_int(&d)?);
         Ok(n as f64 / d as f64)
     }
+}
+
+/// PyTorch's `GuardOnDataDependentSymNode` for `e`, as a structured error
+/// ([`ShapeErrorKind::DataDependent`]) so that callers with a fallback can
+/// tell it from other failures without reading the message.
+#[cold]
+fn data_dependent(e: &impl std::fmt::Display) -> TensorError {
+    crate::error::ShapeError::new(
+        crate::error::ShapeErrorKind::DataDependent,
+        format!("Could not guard on data-dependent expression {e} (unhinted: {e})"),
+    )
+    .into()
 }

@@ -412,6 +412,12 @@ impl Tensor {
             numel: numel_of(sizes)?,
             fake_device,
             is_contiguous: std::sync::OnceLock::new(),
+            storage_nbytes: Some(storage_nbytes_sym(
+                sizes,
+                strides,
+                &SymInt::from(0),
+                options.dtype_or_default().itemsize(),
+            )?),
         };
         let imp = ImplArc::make_mut(&mut t.imp);
         let autograd = imp.extra.take().and_then(|e| e.autograd);
@@ -523,11 +529,167 @@ impl Tensor {
                 numel: numel_of(sizes)?,
                 fake_device,
                 is_contiguous: std::sync::OnceLock::new(),
+                storage_nbytes: extra_meta::symbolic(&base.extra)
+                    .and_then(|m| m.storage_nbytes.clone()),
             })),
         };
         imp.extra = extra_meta::with_parts(autograd, symbolic);
         imp.view_base = crate::tensor_impl::ViewBase::for_view_of(self);
         Ok(Tensor::from_impl(imp))
+    }
+}
+
+impl crate::tensor::MetadataEdit<'_> {
+    /// New `SymInt` sizes, strides and storage offset, in place (c10's
+    /// `set_sizes_and_strides` on a symbolic tensor: what `as_strided_`,
+    /// `resize_` and `set_` do on a fake tensor). The tensor becomes (or
+    /// stays) symbolic: its inline fields hold the hints, its fake device
+    /// is kept; all-concrete geometry on a tensor that is not symbolic is
+    /// the concrete [`set_sizes_and_strides`](Self::set_sizes_and_strides),
+    /// and a plain meta tensor whose geometry becomes all constants is
+    /// plain again (as [`Tensor::symbolic_view`] does for views).
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(4, "n")?;
+    /// let mut t = Tensor::empty(&[8], TensorOptions::new().device(Device::META))?;
+    /// t.edit_metadata().set_sym_sizes_and_strides(&[n.clone(), 2.into()], &[2.into(), 1.into()], &0.into())?;
+    /// assert_eq!(t.sym_sizes()[0], n);
+    /// assert_eq!(t.sizes(), &[4, 2]); // the hints
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn set_sym_sizes_and_strides(
+        &mut self,
+        sizes: &[SymInt],
+        strides: &[SymInt],
+        storage_offset: &SymInt,
+    ) -> Result<()> {
+        if sizes.len() != strides.len() {
+            return Err(TensorError::runtime(format!(
+                "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                sizes.len(),
+                strides.len()
+            )));
+        }
+        let concrete = (
+            all_concrete(sizes),
+            all_concrete(strides),
+            storage_offset.maybe_as_int(),
+        );
+        let was_symbolic = self.imp.has_symbolic_sizes_strides();
+        if let (Some(s), Some(st), Some(o)) = &concrete {
+            if !was_symbolic {
+                return self.imp.set_sizes_and_strides(s, st, Some(*o));
+            }
+        }
+        let fake_device = self.imp.fake_device();
+        let numel = numel_of(sizes)?;
+        // The inline fields take the hints; the symbolic block is taken
+        // off first (the concrete setter refuses a symbolic tensor) and
+        // put back unchanged should the hints be refused.
+        let old = self.imp.extra.take();
+        let (autograd, old_symbolic) = match old {
+            Some(e) => {
+                let e = *e;
+                (e.autograd, e.symbolic)
+            }
+            None => (None, None),
+        };
+        self.imp.extra = extra_meta::with_parts(autograd, None);
+        let set = self.imp.set_sizes_and_strides(
+            &hints(sizes),
+            &hints(strides),
+            Some(storage_offset.hint().unwrap_or(0)),
+        );
+        let symbolic = match (&set, concrete) {
+            (Err(_), _) => old_symbolic,
+            (Ok(()), (Some(_), Some(_), Some(_))) if fake_device.is_none() => None,
+            (Ok(()), _) => Some(Box::new(SymbolicShapeMeta {
+                sizes: sizes.to_vec(),
+                strides: strides.to_vec(),
+                storage_offset: storage_offset.clone(),
+                numel,
+                fake_device,
+                is_contiguous: std::sync::OnceLock::new(),
+                storage_nbytes: old_symbolic.and_then(|m| m.storage_nbytes),
+            })),
+        };
+        let autograd = self.imp.extra.take().and_then(|e| e.autograd);
+        self.imp.extra = extra_meta::with_parts(autograd, symbolic);
+        set
+    }
+
+    /// Records a new symbolic byte size for a symbolic tensor's storage
+    /// (what growing a fake tensor's storage changes: `resize_`, `set_`);
+    /// nothing for a tensor that is not symbolic (its storage has a real
+    /// size).
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(4, "n")?;
+    /// let mut t = Tensor::empty([n.clone()], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(t.sym_storage_nbytes().to_string(), "4*s0");
+    /// t.edit_metadata().set_sym_storage_nbytes(n.mul(&8.into())?);
+    /// assert_eq!(t.sym_storage_nbytes().to_string(), "8*s0");
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn set_sym_storage_nbytes(&mut self, nbytes: SymInt) {
+        if let Some(m) = self
+            .imp
+            .extra
+            .as_deref_mut()
+            .and_then(|e| e.symbolic.as_deref_mut())
+        {
+            m.storage_nbytes = Some(nbytes);
+        }
+    }
+}
+
+/// c10's `computeStorageNbytes` over `SymInt`s: `itemsize * (offset + 1 +
+/// sum((size - 1) * stride))`, 0 when a size is the constant 0 (symbolic
+/// sizes are taken to be non-zero, as the size-oblivious test does).
+///
+/// ```
+/// use c10_core::sym::{storage_nbytes, SymInt};
+/// let n = storage_nbytes(&[2.into(), 3.into()], &[3.into(), 1.into()], &1.into(), 4)?;
+/// assert_eq!(n, SymInt::from(28));
+/// # Ok::<(), c10_core::TensorError>(())
+/// ```
+pub fn storage_nbytes_sym(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    offset: &SymInt,
+    itemsize: usize,
+) -> Result<SymInt> {
+    if sizes.iter().any(|s| s.maybe_as_int() == Some(0)) {
+        return Ok(SymInt::from(0));
+    }
+    let one = SymInt::from(1);
+    let mut n = one.clone();
+    for (s, st) in sizes.iter().zip(strides) {
+        n = n.add(&s.sub(&one)?.mul(st)?)?;
+    }
+    n.add(offset)?.mul(&SymInt::from(itemsize as i64))
+}
+
+impl Tensor {
+    /// The byte size of the storage as a `SymInt` (c10's
+    /// `storage().sym_nbytes()`): symbolic for a tensor made with symbolic
+    /// sizes (and its views), else the storage's size.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// assert_eq!(Tensor::zeros(&[3], ScalarType::Float)?.sym_storage_nbytes(), 12.into());
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn sym_storage_nbytes(&self) -> SymInt {
+        extra_meta::symbolic(&self.impl_ref().extra)
+            .and_then(|m| m.storage_nbytes.clone())
+            .unwrap_or_else(|| SymInt::from(self.storage().nbytes() as i64))
     }
 }
 
