@@ -396,7 +396,9 @@ pub(crate) fn slice_at(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    let r = slice_rule(
+    // Concrete sizes never raise a data-dependent error, so the rule
+    // without the unbacked fallback serves.
+    let r = slice_rule_decided(
         &t.sizes()[d],
         &t.strides()[d],
         &t.storage_offset(),
@@ -537,8 +539,9 @@ fn narrow_sym(t: &Tensor, dim: i64, start: &SymInt, length: &SymInt) -> Result<T
 /// `length >= 0`.
 pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
     let (start, end) = narrow_bounds(&t.sizes()[d], &start, &length)?;
-    // The slice rule inlined here with step 1, its step arithmetic folded.
-    let r = slice_rule(
+    // The slice rule inlined here with step 1, its step arithmetic folded
+    // (concrete: no data-dependent fallback needed).
+    let r = slice_rule_decided(
         &t.sizes()[d],
         &t.strides()[d],
         &t.storage_offset(),
