@@ -1,5 +1,6 @@
 //! `torchcore.Tensor` and the factories.
 
+use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -34,7 +35,11 @@ use crate::storage::{wrap_storage, PyUntypedStorage};
 /// thread is resizing waits and then succeeds, as in PyTorch.
 #[pyclass(name = "Tensor", module = "torchcore", dict, weakref, frozen, subclass)]
 pub struct PyTensor {
-    state: Mutex<State>,
+    /// Taken (with `owner` set) by every writer of `state`; see
+    /// [`PyTensor::lock`] and, for the readers that do without it,
+    /// [`PyTensor::with`].
+    mutex: Mutex<()>,
+    state: UnsafeCell<State>,
     /// The Python subclass this object is an instance of (`None` for
     /// `torchcore.Tensor` itself): results of view ops and copies of it are
     /// made of the same class, as PyTorch's default `__torch_function__`
@@ -54,6 +59,16 @@ pub struct PyTensor {
     owner: AtomicUsize,
 }
 
+// SAFETY: `state` is written only through a `Locked`, which holds `mutex`
+// and has `owner` set for its whole life; `owner` is set and cleared only
+// by a thread attached to the interpreter (holding the GIL: this is an abi3
+// module, never loaded by a free-threaded CPython). A reader without the
+// lock (`PyTensor::with`) holds the GIL, sees `owner == 0` (no `Locked`
+// exists) and keeps the GIL until it is done, so no `Locked` can be made
+// while it reads; every other reader takes the lock. Everything in `State`
+// is `Send`.
+unsafe impl Sync for PyTensor {}
+
 /// What [`PyTensor`]'s lock guards.
 pub(crate) struct State {
     /// The object's own handle: the `TensorImpl` it is bound to and shows.
@@ -69,7 +84,8 @@ pub(crate) struct State {
 /// is released (fields drop after `Drop::drop`).
 pub(crate) struct Locked<'a> {
     owner: &'a AtomicUsize,
-    guard: MutexGuard<'a, State>,
+    state: &'a UnsafeCell<State>,
+    _guard: MutexGuard<'a, ()>,
 }
 
 impl Drop for Locked<'_> {
@@ -81,13 +97,18 @@ impl Drop for Locked<'_> {
 impl std::ops::Deref for Locked<'_> {
     type Target = State;
     fn deref(&self) -> &State {
-        &self.guard
+        // SAFETY: the lock is held and `owner` set: nobody else writes
+        // `state`, and no lock-free reader starts (see `PyTensor`'s `Sync`).
+        unsafe { &*self.state.get() }
     }
 }
 
 impl std::ops::DerefMut for Locked<'_> {
     fn deref_mut(&mut self) -> &mut State {
-        &mut self.guard
+        // SAFETY: as in `deref`; no lock-free reader is running either: one
+        // holds the GIL from its `owner` check to its end, and this guard
+        // was made (and `owner` set) by a thread holding the GIL.
+        unsafe { &mut *self.state.get() }
     }
 }
 
@@ -103,7 +124,8 @@ fn thread_token() -> usize {
 impl PyTensor {
     fn new(t: Tensor) -> PyTensor {
         PyTensor {
-            state: Mutex::new(State {
+            mutex: Mutex::new(()),
+            state: UnsafeCell::new(State {
                 inner: t,
                 retired: Vec::new(),
             }),
@@ -193,7 +215,7 @@ impl PyTensor {
             ));
         }
         let guard = loop {
-            match self.state.try_lock() {
+            match self.mutex.try_lock() {
                 Ok(g) => break g,
                 // A panic while locked (none is expected: library code does
                 // not panic) leaves a consistent `State`: every mutation of
@@ -204,7 +226,7 @@ impl PyTensor {
                     // with it (a guard cannot leave the GIL-free closure:
                     // it is not `Send`).
                     py.detach(|| {
-                        drop(self.state.lock());
+                        drop(self.mutex.lock());
                     });
                 }
             }
@@ -212,13 +234,30 @@ impl PyTensor {
         self.owner.store(me, Ordering::Release);
         Ok(Locked {
             owner: &self.owner,
-            guard,
+            state: &self.state,
+            _guard: guard,
         })
     }
 
-    /// `f` applied to the object's handle, under the lock. `f` must be
-    /// plain Rust (see [`PyTensor::lock`]).
+    /// `f` applied to the object's handle, under the lock or without it.
+    /// `f` must be plain Rust (see [`PyTensor::lock`]): it must not run
+    /// Python code or release the GIL.
+    ///
+    /// When no thread holds the lock (`owner` is 0), the read goes without
+    /// it: taking a lock is only ever done with the GIL held, which this
+    /// thread keeps until `f` returns, so no writer can start meanwhile.
+    /// That saves the two atomic read-modify-writes of the mutex on every
+    /// read-only call (views, metadata getters). Otherwise the lock is
+    /// taken as before: waited for, or refused on re-entry.
     pub(crate) fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> R) -> PyResult<R> {
+        if self.owner.load(Ordering::Acquire) == 0 {
+            // SAFETY: `py` proves this thread holds the GIL; no `Locked`
+            // exists (`owner` is set for a guard's whole life, under the
+            // GIL), and none can be made until `f`, which runs no Python
+            // code and keeps the GIL, returns (see `PyTensor`'s `Sync`).
+            let state = unsafe { &*self.state.get() };
+            return Ok(f(&state.inner));
+        }
         let me = self.lock(py)?;
         Ok(f(&me.inner))
     }
@@ -298,11 +337,8 @@ pub(crate) fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
         return Ok(unsafe { obj.cast_into_unchecked::<PyTensor>() });
     }
     let obj = Bound::new(py, PyTensor::new(t))?;
-    {
-        // A new object: nobody else can hold its lock.
-        let me = obj.get().lock(py)?;
-        bind(&obj, &me.inner)?;
-    }
+    // A new object: nobody else holds its lock, so this reads without it.
+    obj.get().with(py, |t| bind(&obj, t))??;
     Ok(obj)
 }
 
@@ -994,6 +1030,12 @@ impl PyTensor {
         shape: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let dims = int_list(shape, "reshape(): argument 'shape'")?;
+        // A contiguous tensor is viewed, never copied (ATen asks
+        // `is_contiguous()` first too): no GIL-free section is needed, and
+        // releasing and retaking the GIL would cost more than the view.
+        if let Some(r) = self.with(py, |t| t.is_contiguous().then(|| views::reshape(t, &dims)))? {
+            return self.wrap_out(py, r.py()?);
+        }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::reshape(t, &dims)).py()?;
