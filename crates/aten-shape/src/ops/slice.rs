@@ -84,14 +84,7 @@ fn slice_rule_decided<T: ShapeInt>(
         return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
     }
     let zero: T = T::from_i64(0);
-    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
-    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
-    if s.sym_lt(&zero)?.guard_bool()? {
-        s = s.add(size)?;
-    }
-    if e.sym_lt(&zero)?.guard_bool()? {
-        e = e.add(size)?;
-    }
+    let (mut s, mut e) = wrap_bounds(size, start, end)?;
     if s.sym_lt(&zero)?.guard_bool()? {
         s = zero.clone();
     } else if s.sym_gt(size)?.guard_bool()? {
@@ -110,31 +103,7 @@ fn slice_rule_decided<T: ShapeInt>(
     if e.sym_lt(&s)?.guard_bool()? {
         e = s.clone();
     }
-    let mut wrapped = false;
-    let step_offset = s.mul_flagged(stride, &mut wrapped)?;
-    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
-    let len = e.sub(&s)?;
-    // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
-    // PyTorch's int64 arithmetic does; when the wrapped quotient is
-    // negative PyTorch would build a tensor with a negative size, which
-    // is refused here.
-    let new_size = len
-        .add_flagged(&T::from_i64(step - 1), &mut wrapped)?
-        .div(&T::from_i64(step))?;
-    if let Some(v) = new_size.maybe_as_int() {
-        if v < 0 {
-            return Err(TensorError::runtime(format!(
-                "slice: the size computed for step {step} overflowed (got {v})"
-            )));
-        }
-    }
-    let new_stride = stride.mul_flagged(&T::from_i64(step), &mut wrapped)?;
-    Ok(DimSlice {
-        offset,
-        size: new_size,
-        stride: new_stride,
-        wrapped,
-    })
+    finish_slice(&s, &e, stride, offset, step)
 }
 
 /// [`slice_rule`] where unbacked sizes leave a clamp open (its decided
@@ -157,18 +126,11 @@ fn slice_rule_open<T: ShapeInt>(
     step: i64,
 ) -> Result<DimSlice<T>> {
     if step <= 0 {
-        return Err(TensorError::runtime("slice step must be positive"));
+        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
     }
     let zero: T = T::from_i64(0);
-    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
-    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
-    if s.sym_lt(&zero)?.guard_bool()? {
-        s = s.add(size)?;
-    }
-    if e.sym_lt(&zero)?.guard_bool()? {
-        e = e.add(size)?;
-    }
-    s = clamp_bound(s, &zero, size)?;
+    let (s, mut e) = wrap_bounds(size, start, end)?;
+    let s = clamp_bound(s, &zero, size)?;
     // Each end is clamped to [0, size] on its own, then the end is kept
     // at or after the start (the guards PyTorch records for `x[1:3]`,
     // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
@@ -184,10 +146,41 @@ fn slice_rule_open<T: ShapeInt>(
         // as PyTorch 2.15 gives it.
         None => e = e.max(&s)?,
     }
+    finish_slice(&s, &e, stride, offset, step)
+}
+
+/// `start`/`end` defaulted to `0` and `INT64_MAX` and made non-negative by
+/// adding `size` once (each a `guard_bool` site on symbols): the first
+/// step of ATen's `slice`, shared by the decided and the open form.
+#[inline(always)]
+fn wrap_bounds<T: ShapeInt>(size: &T, start: Option<&T>, end: Option<&T>) -> Result<(T, T)> {
+    let zero: T = T::from_i64(0);
+    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
+    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
+    if s.sym_lt(&zero)?.guard_bool()? {
+        s = s.add(size)?;
+    }
+    if e.sym_lt(&zero)?.guard_bool()? {
+        e = e.add(size)?;
+    }
+    Ok((s, e))
+}
+
+/// The last step of ATen's `slice` once `s <= e` are clamped: size
+/// `ceil((e - s) / step)`, stride `stride * step`, offset `offset + s *
+/// stride`, with `wrapped` set where int64 arithmetic wrapped.
+#[inline(always)]
+fn finish_slice<T: ShapeInt>(
+    s: &T,
+    e: &T,
+    stride: &T,
+    offset: &T,
+    step: i64,
+) -> Result<DimSlice<T>> {
     let mut wrapped = false;
     let step_offset = s.mul_flagged(stride, &mut wrapped)?;
     let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
-    let len = e.sub(&s)?;
+    let len = e.sub(s)?;
     // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
     // PyTorch's int64 arithmetic does; when the wrapped quotient is
     // negative PyTorch would build a tensor with a negative size, which
