@@ -43,36 +43,16 @@ pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
     wrap(dim, ndim)
 }
 
-/// ATen's `slice` rule on one dim (see [`slice_rule_decided`]); where a
-/// clamp is a data-dependent question (unbacked sizes), PyTorch 2.15's
-/// open form ([`slice_rule_open`]), which the concrete path never reaches.
-#[inline(always)]
-pub(crate) fn slice_rule<T: ShapeInt>(
-    size: &T,
-    stride: &T,
-    offset: &T,
-    start: Option<&T>,
-    end: Option<&T>,
-    step: i64,
-) -> Result<DimSlice<T>> {
-    slice_rule_decided(size, stride, offset, start, end, step).or_else(|e| {
-        match e.shape_error().map(|s| s.kind()) {
-            Some(ShapeErrorKind::DataDependent) => {
-                slice_rule_open(size, stride, offset, start, end, step)
-            }
-            _ => Err(e),
-        }
-    })
-}
-
 /// ATen's `slice` on one dim of size `size` and stride `stride` of a
 /// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
 /// non-negative and clamped to `[0, size]`, the end kept at or after the
 /// start (each clamp a `guard_bool` site on symbols), then size
 /// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
-/// start * stride`.
+/// start * stride`. Where a clamp is a data-dependent question (unbacked
+/// sizes), PyTorch 2.15's open clamps ([`clamp_open`]), which the concrete
+/// path never reaches.
 #[inline(always)]
-fn slice_rule_decided<T: ShapeInt>(
+pub(crate) fn slice_rule<T: ShapeInt>(
     size: &T,
     stride: &T,
     offset: &T,
@@ -83,16 +63,30 @@ fn slice_rule_decided<T: ShapeInt>(
     if step <= 0 {
         return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
     }
+    let (s, e) = wrap_bounds(size, start, end)?;
+    clamp_decided(size, s.clone(), e.clone())
+        .and_then(|(s, e)| finish_slice(&s, &e, stride, offset, step))
+        .or_else(|err| match err.shape_error().map(|k| k.kind()) {
+            Some(ShapeErrorKind::DataDependent) => {
+                let (s, e) = clamp_open(size, s, e)?;
+                finish_slice(&s, &e, stride, offset, step)
+            }
+            _ => Err(err),
+        })
+}
+
+/// The clamps of [`slice_rule`], each decided by a `guard_bool`: the start
+/// to `[0, size]`; each end on its own to `[0, size]`, then kept at or
+/// after the start (the guards PyTorch records for `x[1:3]`, `x[10:-11]`:
+/// `s >= 3`; `s >= 10`, `s < 11`).
+#[inline(always)]
+fn clamp_decided<T: ShapeInt>(size: &T, mut s: T, mut e: T) -> Result<(T, T)> {
     let zero: T = T::from_i64(0);
-    let (mut s, mut e) = wrap_bounds(size, start, end)?;
     if s.sym_lt(&zero)?.guard_bool()? {
         s = zero.clone();
     } else if s.sym_gt(size)?.guard_bool()? {
         s = size.clone();
     }
-    // Each end is clamped to [0, size] on its own, then the end is kept
-    // at or after the start (the guards PyTorch records for `x[1:3]`,
-    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
     if e.maybe_as_int() == Some(i64::MAX) {
         e = size.clone();
     } else if e.sym_lt(&zero)?.guard_bool()? {
@@ -103,42 +97,23 @@ fn slice_rule_decided<T: ShapeInt>(
     if e.sym_lt(&s)?.guard_bool()? {
         e = s.clone();
     }
-    finish_slice(&s, &e, stride, offset, step)
+    Ok((s, e))
 }
 
-/// [`slice_rule`] where unbacked sizes leave a clamp open (its decided
-/// form failed with a data-dependent error): the clamps each size could
-/// not decide become `Max`/`Min` (see [`clamp_bound`]), the length
-/// `max(0, end - start)`. ATen's `slice` on one dim of size `size` and stride `stride` of a
-/// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
-/// non-negative and clamped to `[0, size]`, the end kept at or after the
-/// start (each clamp a `guard_bool` site on symbols), then size
-/// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
-/// start * stride`.
+/// The clamps of [`slice_rule`] where unbacked sizes leave one open (the
+/// decided form failed with a data-dependent error): the clamps each size
+/// could not decide become `Max`/`Min` (see [`clamp_bound`]), the length
+/// `max(0, end - start)`.
 #[cold]
 #[inline(never)]
-fn slice_rule_open<T: ShapeInt>(
-    size: &T,
-    stride: &T,
-    offset: &T,
-    start: Option<&T>,
-    end: Option<&T>,
-    step: i64,
-) -> Result<DimSlice<T>> {
-    if step <= 0 {
-        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
-    }
+fn clamp_open<T: ShapeInt>(size: &T, s: T, e: T) -> Result<(T, T)> {
     let zero: T = T::from_i64(0);
-    let (s, mut e) = wrap_bounds(size, start, end)?;
     let s = clamp_bound(s, &zero, size)?;
-    // Each end is clamped to [0, size] on its own, then the end is kept
-    // at or after the start (the guards PyTorch records for `x[1:3]`,
-    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
-    if e.maybe_as_int() == Some(i64::MAX) {
-        e = size.clone();
+    let mut e = if e.maybe_as_int() == Some(i64::MAX) {
+        size.clone()
     } else {
-        e = clamp_bound(e, &zero, size)?;
-    }
+        clamp_bound(e, &zero, size)?
+    };
     match decide(&e.sym_lt(&s)?)? {
         Some(true) => e = s.clone(),
         Some(false) => {}
@@ -146,7 +121,7 @@ fn slice_rule_open<T: ShapeInt>(
         // as PyTorch 2.15 gives it.
         None => e = e.max(&s)?,
     }
-    finish_slice(&s, &e, stride, offset, step)
+    Ok((s, e))
 }
 
 /// `start`/`end` defaulted to `0` and `INT64_MAX` and made non-negative by
