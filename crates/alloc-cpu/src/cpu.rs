@@ -13,10 +13,7 @@ use crate::history::{CpuHistory, CpuMemorySnapshot};
 #[cfg(all(target_os = "linux", not(miri)))]
 use crate::large_cache;
 use c10_storage::history::HistoryConfig;
-use c10_storage::{
-    default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, DeleterFn, Device,
-    DeviceType,
-};
+use c10_storage::{AllocError, Allocator, AllocatorStats, DataPtr, DeleterFn, Device, DeviceType};
 
 /// Alignment of every CPU allocation in bytes (c10's `gAlignment` on desktop
 /// builds; enough for AVX-512 loads).
@@ -847,15 +844,7 @@ unsafe impl Allocator for CpuAllocator {
         DeviceType::Cpu
     }
 
-    unsafe fn copy_data(
-        &self,
-        dst: *mut u8,
-        src: *const u8,
-        count: usize,
-    ) -> Result<(), c10_storage::AllocError> {
-        // SAFETY: forwarded from the trait method's contract.
-        unsafe { default_copy_data(dst, src, count) }
-    }
+    // No `copy_data`: the trait's default memcpy serves CPU memory.
 
     fn raw_deleter(&self) -> Option<DeleterFn> {
         Some(delete_cpu)

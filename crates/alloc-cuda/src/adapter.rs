@@ -7,7 +7,7 @@ use std::sync::Arc;
 use c10_storage::{AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType};
 
 use crate::caching::CachingAllocator;
-use crate::device::{DevicePtr, RawDevice, StreamId};
+use crate::device::{DeviceCopy, DevicePtr, RawDevice, StreamId};
 use crate::error::CachingAllocatorError;
 use crate::stream::current_stream;
 
@@ -210,16 +210,17 @@ unsafe impl<D: RawDevice + 'static> Allocator for CachingDeviceAllocator<D> {
         if count == 0 {
             return Ok(());
         }
-        let (d, s) = (DevicePtr(dst.addr() as u64), DevicePtr(src.addr() as u64));
+        let copy = DeviceCopy {
+            dst: DevicePtr(dst.addr() as u64),
+            src: DevicePtr(src.addr() as u64),
+            bytes: count as u64,
+        };
         // SAFETY: forwarded from the caller's contract.
-        unsafe {
-            self.inner
-                .device()
-                .copy_device_to_device(d, s, count as u64)
-        }
-        .map_err(|e| AllocError::CopyFailed {
-            count,
-            message: format!("device-to-device copy failed: {e}"),
+        unsafe { self.inner.device().copy_device_to_device(copy) }.map_err(|e| {
+            AllocError::CopyFailed {
+                count,
+                message: format!("device-to-device copy failed: {e}"),
+            }
         })
     }
 

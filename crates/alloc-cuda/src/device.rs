@@ -135,6 +135,25 @@ impl DeviceError {
     }
 }
 
+/// One device-to-device copy for [`RawDevice::copy_device_to_device`]:
+/// `bytes` bytes from `src` to `dst`, both on the same device (the
+/// arguments of `cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice)`).
+///
+/// ```
+/// use alloc_cuda::{DeviceCopy, DevicePtr};
+/// let c = DeviceCopy { dst: DevicePtr(0x400), src: DevicePtr(0x200), bytes: 64 };
+/// assert_eq!(c.bytes, 64);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceCopy {
+    /// The buffer written.
+    pub dst: DevicePtr,
+    /// The buffer read.
+    pub src: DevicePtr,
+    /// How many bytes are copied.
+    pub bytes: u64,
+}
+
 /// The minimal driver surface the caching allocator is written against.
 ///
 /// One `RawDevice` value stands for one GPU. The allocator calls it while
@@ -264,22 +283,17 @@ pub unsafe trait RawDevice: Send + Sync {
         String::new()
     }
 
-    /// Copies `count` bytes between two device buffers
+    /// Copies `copy.bytes` bytes between two device buffers
     /// (`cudaMemcpy(..., cudaMemcpyDeviceToDevice)`), for
     /// `Allocator::copy_data`. The default reports
     /// [`DeviceError::NotSupported`].
     ///
     /// # Safety
     ///
-    /// `src` must be valid for reads and `dst` for writes of `count` bytes on
-    /// this device, and the ranges must not overlap.
-    unsafe fn copy_device_to_device(
-        &self,
-        dst: DevicePtr,
-        src: DevicePtr,
-        count: u64,
-    ) -> Result<(), DeviceError> {
-        let _ = (dst, src, count);
+    /// `copy.src` must be valid for reads and `copy.dst` for writes of
+    /// `copy.bytes` bytes on this device, and the ranges must not overlap.
+    unsafe fn copy_device_to_device(&self, copy: DeviceCopy) -> Result<(), DeviceError> {
+        let _ = copy;
         Err(DeviceError::NotSupported("device-to-device copy".into()))
     }
 
@@ -403,14 +417,9 @@ unsafe impl<T: RawDevice + ?Sized> RawDevice for std::sync::Arc<T> {
     fn process_memory_report(&self) -> String {
         (**self).process_memory_report()
     }
-    unsafe fn copy_device_to_device(
-        &self,
-        dst: DevicePtr,
-        src: DevicePtr,
-        count: u64,
-    ) -> Result<(), DeviceError> {
+    unsafe fn copy_device_to_device(&self, copy: DeviceCopy) -> Result<(), DeviceError> {
         // SAFETY: forwarded from the caller.
-        unsafe { (**self).copy_device_to_device(dst, src, count) }
+        unsafe { (**self).copy_device_to_device(copy) }
     }
     fn supports_vmm(&self) -> bool {
         (**self).supports_vmm()

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::sync::Mutex;
 
-use crate::device::{DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
+use crate::device::{DeviceCopy, DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
 
 /// Where fake `malloc` addresses start.
 const MALLOC_BASE: u64 = 0x7f00_0000_0000;
@@ -751,15 +751,10 @@ unsafe impl RawDevice for FakeDevice {
         self.state.lock().process_report.clone()
     }
 
-    unsafe fn copy_device_to_device(
-        &self,
-        dst: DevicePtr,
-        src: DevicePtr,
-        count: u64,
-    ) -> Result<(), DeviceError> {
+    unsafe fn copy_device_to_device(&self, copy: DeviceCopy) -> Result<(), DeviceError> {
         let mut s = self.state.lock();
         s.counters.copy_calls += 1;
-        let _ = (dst, src, count);
+        let _ = copy;
         Ok(())
     }
 

@@ -126,7 +126,7 @@ pub use caching::{
     ROUNDUP_POWER2_INTERVALS, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
 };
 pub use config::{Backend, CachingAllocatorConfig, CachingAllocatorConfigBuilder, ConfigError};
-pub use device::{DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
+pub use device::{DeviceCopy, DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
 pub use error::{format_size, CachingAllocatorError, CudaOutOfMemory};
 pub use fake::{FakeCounters, FakeDevice};
 pub use snapshot::{

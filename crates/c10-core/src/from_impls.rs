@@ -99,85 +99,66 @@ scalar_from!(
     crate::scalar_type::Float8E8M0fnu,
 );
 
-/// A 4-d tensor of sizes `[A, B, C, D]` copied from the nested array.
-///
-///
-/// ```
-/// use c10_core::Tensor;
-/// let t = Tensor::from([[[[1.0f32; 5]; 4]; 3]; 2]);
-/// assert_eq!(t.sizes(), &[2, 3, 4, 5]);
-/// ```
-impl<T: Element, const D: usize, const C: usize, const B: usize, const A: usize>
-    From<[[[[T; D]; C]; B]; A]> for Tensor
-{
-    fn from(a: [[[[T; D]; C]; B]; A]) -> Tensor {
-        let flat = a.as_flattened().as_flattened().as_flattened();
-        build(flat.to_vec(), &[A as i64, B as i64, C as i64, D as i64])
-    }
+/// The nested array type `[[..[T; innermost]..]; outermost]`, its dims
+/// listed innermost first.
+macro_rules! nested_array {
+    ($t:ty;) => { $t };
+    ($t:ty; $inner:ident $($outer:ident)*) => { nested_array!([$t; $inner]; $($outer)*) };
 }
 
-/// A 5-d tensor copied from the nested array.
-///
-///
-/// ```
-/// use c10_core::Tensor;
-/// let t = Tensor::from([[[[[7i32; 2]; 1]; 3]; 1]; 2]);
-/// assert_eq!(t.sizes(), &[2, 1, 3, 1, 2]);
-/// assert_eq!(t.get::<i32>(&[1, 0, 2, 0, 1])?, 7);
-/// # Ok::<(), c10_core::TensorError>(())
-/// ```
-impl<
-        T: Element,
-        const E: usize,
-        const D: usize,
-        const C: usize,
-        const B: usize,
-        const A: usize,
-    > From<[[[[[T; E]; D]; C]; B]; A]> for Tensor
-{
-    fn from(a: [[[[[T; E]; D]; C]; B]; A]) -> Tensor {
-        let flat = a
-            .as_flattened()
-            .as_flattened()
-            .as_flattened()
-            .as_flattened();
-        build(
-            flat.to_vec(),
-            &[A as i64, B as i64, C as i64, D as i64, E as i64],
-        )
-    }
+/// `$e` flattened once per listed dim.
+macro_rules! flattened {
+    ($e:expr;) => { $e };
+    ($e:expr; $_d:ident $($rest:ident)*) => { flattened!($e.as_flattened(); $($rest)*) };
 }
 
-/// A 6-d tensor copied from the nested array.
-///
-///
-/// ```
-/// use c10_core::Tensor;
-/// let t = Tensor::from([[[[[[0u8; 1]; 2]; 1]; 2]; 1]; 2]);
-/// assert_eq!(t.sizes(), &[2, 1, 2, 1, 2, 1]);
-/// ```
-impl<
-        T: Element,
-        const F: usize,
-        const E: usize,
-        const D: usize,
-        const C: usize,
-        const B: usize,
-        const A: usize,
-    > From<[[[[[[T; F]; E]; D]; C]; B]; A]> for Tensor
-{
-    fn from(a: [[[[[[T; F]; E]; D]; C]; B]; A]) -> Tensor {
-        let flat = a
-            .as_flattened()
-            .as_flattened()
-            .as_flattened()
-            .as_flattened()
-            .as_flattened();
-        build(
-            flat.to_vec(),
-            &[A as i64, B as i64, C as i64, D as i64, E as i64, F as i64],
-        )
-    }
+/// `From` for one rank of nested arrays: the const dims outermost first
+/// (the sizes), then the same innermost first (how the type nests).
+macro_rules! nested_from {
+    ($(#[$doc:meta])* [$first:ident $($rest:ident)*] [$($inner:ident)*]) => {
+        $(#[$doc])*
+        impl<T: Element, $(const $inner: usize),*> From<nested_array!(T; $($inner)*)> for Tensor {
+            fn from(a: nested_array!(T; $($inner)*)) -> Tensor {
+                let flat = flattened!(a; $($rest)*);
+                build(flat.to_vec(), &[$first as i64 $(, $rest as i64)*])
+            }
+        }
+    };
+}
+
+nested_from! {
+    /// A 4-d tensor of sizes `[A, B, C, D]` copied from the nested array.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from([[[[1.0f32; 5]; 4]; 3]; 2]);
+    /// assert_eq!(t.sizes(), &[2, 3, 4, 5]);
+    /// ```
+    [A B C D] [D C B A]
+}
+
+nested_from! {
+    /// A 5-d tensor copied from the nested array.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from([[[[[7i32; 2]; 1]; 3]; 1]; 2]);
+    /// assert_eq!(t.sizes(), &[2, 1, 3, 1, 2]);
+    /// assert_eq!(t.get::<i32>(&[1, 0, 2, 0, 1])?, 7);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    [A B C D E] [E D C B A]
+}
+
+nested_from! {
+    /// A 6-d tensor copied from the nested array.
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from([[[[[[0u8; 1]; 2]; 1]; 2]; 1]; 2]);
+    /// assert_eq!(t.sizes(), &[2, 1, 2, 1, 2, 1]);
+    /// ```
+    [A B C D E F] [F E D C B A]
 }
 
 /// Builds a CPU tensor from a (nested) list of values, like

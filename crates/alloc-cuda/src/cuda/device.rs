@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use super::driver::{call, context, cu_event, error_of, event_id, guarded, mem_get_info, Context};
 use super::error::CudaError;
 use super::stream::resolve;
-use crate::device::{DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
+use crate::device::{DeviceCopy, DeviceError, DevicePtr, EventId, PhysHandle, RawDevice, StreamId};
 
 const MIB: u64 = 1 << 20;
 
@@ -327,15 +327,11 @@ unsafe impl RawDevice for CudaDevice {
         })
     }
 
-    unsafe fn copy_device_to_device(
-        &self,
-        dst: DevicePtr,
-        src: DevicePtr,
-        count: u64,
-    ) -> Result<(), DeviceError> {
+    unsafe fn copy_device_to_device(&self, copy: DeviceCopy) -> Result<(), DeviceError> {
+        let DeviceCopy { dst, src, bytes } = copy;
         self.bind()?;
-        let n = usize::try_from(count)
-            .map_err(|_| DeviceError::InvalidValue(format!("copy of {count} bytes")))?;
+        let n = usize::try_from(bytes)
+            .map_err(|_| DeviceError::InvalidValue(format!("copy of {bytes} bytes")))?;
         // SAFETY: the caller guarantees both ranges are valid device memory
         // of this device and do not overlap. `cuMemcpyDtoD` is ordered with
         // the legacy default stream.

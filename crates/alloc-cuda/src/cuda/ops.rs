@@ -147,6 +147,32 @@ fn at(base: u64, elems: i64, e: usize) -> u64 {
     (i128::from(base) + i128::from(elems) * e as i128) as u64
 }
 
+/// The geometry of one strided copy: the common sizes, the element size
+/// `e` in bytes and the destination's and source's strides (elements).
+#[derive(Clone, Copy)]
+struct Strided<'a> {
+    sizes: &'a [i64],
+    e: usize,
+    ds: &'a [i64],
+    ss: &'a [i64],
+}
+
+impl Strided<'_> {
+    /// The coalesced plan of the copy and the bytes it moves.
+    fn plan(&self) -> (Plan, usize) {
+        let plan = coalesce(self.sizes, self.ds, self.ss);
+        let bytes = plan.numel() as usize * self.e;
+        (plan, bytes)
+    }
+}
+
+/// The lowest element of the layout `sizes`/`strides` and the bytes from
+/// it to the end of the highest: the range a staging copy must cover.
+fn covering(sizes: &[i64], strides: &[i64], e: usize) -> (i64, usize) {
+    let (lo, hi) = span(sizes, strides);
+    (lo, (hi - lo + 1) as usize * e)
+}
+
 /// A host staging buffer: page-locked when the pinned allocator can
 /// provide it, else ordinary heap memory.
 enum Staging {
@@ -167,6 +193,12 @@ impl Staging {
             Staging::Pinned(p) => p.get(),
             Staging::Heap(v) => v.as_mut_ptr().cast(),
         }
+    }
+
+    /// The buffer's address shifted so that element `lo` (of `e` bytes)
+    /// of a layout sits at its start: the base to index that layout from.
+    fn base_for(&mut self, lo: i64, e: usize) -> *mut u8 {
+        self.ptr().wrapping_offset(-(lo as isize) * e as isize)
     }
 }
 
@@ -349,18 +381,9 @@ impl Env {
     ///
     /// Every element of both layouts lies in valid memory (device memory for
     /// `dst`, host memory for `src`). Returns once `src` is no longer read.
-    unsafe fn h2d(
-        &self,
-        sizes: &[i64],
-        e: usize,
-        dst: u64,
-        ds: &[i64],
-        src: *const u8,
-        ss: &[i64],
-    ) -> R<()> {
-        let plan = coalesce(sizes, ds, ss);
-        let n = plan.numel() as usize;
-        let bytes = n * e;
+    unsafe fn h2d(&self, l: Strided<'_>, dst: u64, src: *const u8) -> R<()> {
+        let Strided { sizes, e, ds, ss } = l;
+        let (plan, bytes) = l.plan();
         if plan.is_memcpy() {
             // SAFETY: one contiguous run of `bytes` on both sides; the
             // synchronization keeps `src` alive for the copy.
@@ -371,7 +394,7 @@ impl Env {
             // Gather into the destination's physical order, then one copy.
             let (lo, _) = span(sizes, ds);
             let mut st = Staging::new(self.rt, bytes);
-            let base = st.ptr().wrapping_offset(-(lo as isize) * e as isize);
+            let base = st.base_for(lo, e);
             // SAFETY: the staging buffer covers the destination layout's
             // span (dense: exactly `bytes`), shifted so element 0 is at
             // `base`; `src` is valid for its layout.
@@ -401,8 +424,7 @@ impl Env {
             drop(tmp);
         }
         // Read-modify-write of the destination's covering range.
-        let (lo, hi) = span(sizes, ds);
-        let m = (hi - lo + 1) as usize * e;
+        let (lo, m) = covering(sizes, ds, e);
         let mut st = Staging::new(self.rt, m);
         self.device_sync()?;
         // SAFETY: the covering range lies in the destination's buffer
@@ -410,8 +432,7 @@ impl Env {
         unsafe {
             self.dtoh(st.ptr(), at(dst, lo, e), m)?;
             self.sync()?;
-            let base = st.ptr().wrapping_offset(-(lo as isize) * e as isize);
-            host_copy(&plan, e, base, src);
+            host_copy(&plan, e, st.base_for(lo, e), src);
             self.htod(at(dst, lo, e), st.ptr(), m)?;
         }
         self.release_async(st)
@@ -423,18 +444,9 @@ impl Env {
     /// # Safety
     ///
     /// Every element of both layouts lies in valid memory.
-    unsafe fn d2h(
-        &self,
-        sizes: &[i64],
-        e: usize,
-        dst: *mut u8,
-        ds: &[i64],
-        src: u64,
-        ss: &[i64],
-    ) -> R<()> {
-        let plan = coalesce(sizes, ds, ss);
-        let n = plan.numel() as usize;
-        let bytes = n * e;
+    unsafe fn d2h(&self, l: Strided<'_>, dst: *mut u8, src: u64) -> R<()> {
+        let Strided { sizes, e, ds, ss } = l;
+        let (plan, bytes) = l.plan();
         if plan.is_memcpy() {
             // SAFETY: one contiguous run on both sides.
             unsafe { self.dtoh(dst, src, bytes)? };
@@ -448,8 +460,7 @@ impl Env {
             unsafe {
                 self.dtoh(st.ptr(), at(src, lo, e), bytes)?;
                 self.sync()?;
-                let base = st.ptr().wrapping_offset(-(lo as isize) * e as isize);
-                host_copy(&plan, e, dst, base);
+                host_copy(&plan, e, dst, st.base_for(lo, e));
             }
             return Ok(());
         }
@@ -487,15 +498,13 @@ impl Env {
             drop(tmp);
         }
         // Copy the covering range and gather on the host.
-        let (lo, hi) = span(sizes, ss);
-        let m = (hi - lo + 1) as usize * e;
+        let (lo, m) = covering(sizes, ss, e);
         let mut st = Staging::new(self.rt, m);
         // SAFETY: the covering range lies in the source's buffer.
         unsafe {
             self.dtoh(st.ptr(), at(src, lo, e), m)?;
             self.sync()?;
-            let base = st.ptr().wrapping_offset(-(lo as isize) * e as isize);
-            host_copy(&plan, e, dst, base);
+            host_copy(&plan, e, dst, st.base_for(lo, e));
         }
         Ok(())
     }
@@ -506,19 +515,9 @@ impl Env {
     ///
     /// Every element of both layouts lies in valid device memory; `overlap`
     /// tells whether the two byte ranges may intersect.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn d2d(
-        &self,
-        sizes: &[i64],
-        e: usize,
-        dst: u64,
-        ds: &[i64],
-        src: u64,
-        ss: &[i64],
-        overlap: bool,
-    ) -> R<()> {
-        let plan = coalesce(sizes, ds, ss);
-        let bytes = plan.numel() as usize * e;
+    unsafe fn d2d(&self, l: Strided<'_>, dst: u64, src: u64, overlap: bool) -> R<()> {
+        let Strided { sizes, e, ds, ss } = l;
+        let (plan, bytes) = l.plan();
         if plan.is_memcpy() {
             if overlap {
                 let (tmp, taddr) = self.temp(bytes)?;
@@ -562,8 +561,8 @@ impl Env {
         // `d2h` returns synchronized and `h2d` returns once it no longer
         // reads the staging buffer.
         unsafe {
-            self.d2h(sizes, e, st.ptr(), &rm, src, ss)?;
-            self.h2d(sizes, e, dst, ds, st.ptr(), &rm)?;
+            self.d2h(Strided { ds: &rm, ..l }, st.ptr(), src)?;
+            self.h2d(Strided { ss: &rm, ..l }, dst, st.ptr())?;
         }
         drop(st);
         Ok(())
@@ -620,10 +619,9 @@ impl Env {
                 }
             }
         }
-        let (lo, hi) = span(sizes, ds);
-        let m = (hi - lo + 1) as usize * e;
+        let (lo, m) = covering(sizes, ds, e);
         let mut st = Staging::new(self.rt, m);
-        let base = st.ptr().wrapping_offset(-(lo as isize) * e as isize);
+        let base = st.base_for(lo, e);
         if dense {
             // SAFETY: the staging buffer holds the dense span.
             unsafe {
@@ -682,7 +680,18 @@ impl CudaDeviceOps {
                     let base = g.as_ptr().addr() as i128 + off;
                     // SAFETY: bounds checked under the read guard; the
                     // staging buffer holds `bytes` in row-major order.
-                    unsafe { env.d2h(sizes, e, st.ptr(), &rm, base as u64, src.strides())? };
+                    unsafe {
+                        env.d2h(
+                            Strided {
+                                sizes,
+                                e,
+                                ds: &rm,
+                                ss: src.strides(),
+                            },
+                            st.ptr(),
+                            base as u64,
+                        )?
+                    };
                 }
                 let mut g = dst.storage().write()?;
                 let (off, _) = checked(dst, e, g.nbytes())?;
@@ -690,7 +699,18 @@ impl CudaDeviceOps {
                 let base = (g.as_mut_ptr().addr() as i128 + off) as u64;
                 // SAFETY: bounds checked under the write guard; `h2d`
                 // returns once it no longer reads the staging buffer.
-                unsafe { env.h2d(sizes, e, base, dst.strides(), st.ptr(), &rm)? };
+                unsafe {
+                    env.h2d(
+                        Strided {
+                            sizes,
+                            e,
+                            ds: dst.strides(),
+                            ss: &rm,
+                        },
+                        base,
+                        st.ptr(),
+                    )?
+                };
                 drop(st);
                 Ok(())
             }
@@ -705,6 +725,12 @@ impl CudaDeviceOps {
                 let same = g.is_same();
                 let dptr = g.dst_ptr();
                 let sptr = g.src_ptr();
+                let both = Strided {
+                    sizes,
+                    e,
+                    ds: dst.strides(),
+                    ss: src.strides(),
+                };
                 match (dl, sl) {
                     (Loc::Cuda(i), Loc::Host) => {
                         let env = Env::new(rt, i, self.use_kernels)?;
@@ -712,7 +738,7 @@ impl CudaDeviceOps {
                         let sbase = sptr.wrapping_offset(soff as isize);
                         // SAFETY: both layouts are bounds-checked against
                         // their buffers, held by the guards.
-                        unsafe { env.h2d(sizes, e, dbase, dst.strides(), sbase, src.strides())? };
+                        unsafe { env.h2d(both, dbase, sbase)? };
                     }
                     (Loc::Host, Loc::Cuda(i)) => {
                         let env = Env::new(rt, i, self.use_kernels)?;
@@ -720,7 +746,7 @@ impl CudaDeviceOps {
                         let sbase = (sptr.addr() as i128 + soff) as u64;
                         // SAFETY: as above; `d2h` synchronizes before
                         // returning, while the guards are held.
-                        unsafe { env.d2h(sizes, e, dbase, dst.strides(), sbase, src.strides())? };
+                        unsafe { env.d2h(both, dbase, sbase)? };
                     }
                     (Loc::Cuda(i), Loc::Cuda(_)) => {
                         let env = Env::new(rt, i, self.use_kernels)?;
@@ -728,17 +754,7 @@ impl CudaDeviceOps {
                         let sbase = (sptr.addr() as i128 + soff) as u64;
                         let overlap = same && drange.0 < srange.1 && srange.0 < drange.1;
                         // SAFETY: as above.
-                        unsafe {
-                            env.d2d(
-                                sizes,
-                                e,
-                                dbase,
-                                dst.strides(),
-                                sbase,
-                                src.strides(),
-                                overlap,
-                            )?
-                        };
+                        unsafe { env.d2d(both, dbase, sbase, overlap)? };
                     }
                     (Loc::Host, Loc::Host) => {}
                 }

@@ -5,9 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use c10_storage::{
-    default_copy_data, AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType,
-};
+use c10_storage::{AllocError, Allocator, AllocatorStats, DataPtr, Device, DeviceType};
 use cudarc::driver::sys;
 use parking_lot::Mutex;
 
@@ -509,15 +507,8 @@ unsafe impl Allocator for PinnedHostAllocator {
         DeviceType::Cpu
     }
 
-    unsafe fn copy_data(
-        &self,
-        dst: *mut u8,
-        src: *const u8,
-        count: usize,
-    ) -> Result<(), c10_storage::AllocError> {
-        // SAFETY: forwarded contract (host memory, valid, non-overlapping).
-        unsafe { default_copy_data(dst, src, count) }
-    }
+    // No `copy_data`: pinned memory is host memory (`DeviceType::Cpu`),
+    // which the trait's default memcpy serves.
 
     fn stats(&self) -> Option<AllocatorStats> {
         Some(self.inner.state.lock().stats)

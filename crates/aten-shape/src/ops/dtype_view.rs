@@ -44,23 +44,7 @@ pub fn view_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
     let mut strides = DimVec::from_slice(t.strides());
     let mut offset = t.storage_offset();
     if old != new {
-        if n == 0 {
-            return Err(TensorError::runtime(format!(
-                "self.dim() cannot be 0 {}",
-                what()
-            )));
-        }
-        if old == 0
-            || new == 0
-            || t.dtype().elements_per_byte() != 1
-            || dtype.elements_per_byte() != 1
-        {
-            return Err(TensorError::runtime(format!(
-                "cannot view {} as {}",
-                t.dtype(),
-                dtype
-            )));
-        }
+        check_rescalable(t, dtype, old, new, n, &what)?;
         rescale_last_dim(&mut sizes, &mut strides, &mut offset, old, new, &what)?;
     }
     c10_core::geometry::check_in_bounds_for_storage(
@@ -148,6 +132,34 @@ fn rescale_last_dim(
     Ok(())
 }
 
+/// What a dtype view to a different element size needs before the last
+/// dim is rescaled, with PyTorch's texts: at least one dim, and whole-byte
+/// element sizes on both sides.
+fn check_rescalable(
+    t: &Tensor,
+    dtype: ScalarType,
+    old: i64,
+    new: i64,
+    ndim: usize,
+    what: &dyn Fn() -> String,
+) -> Result<()> {
+    if ndim == 0 {
+        return Err(TensorError::runtime(format!(
+            "self.dim() cannot be 0 {}",
+            what()
+        )));
+    }
+    if old == 0 || new == 0 || t.dtype().elements_per_byte() != 1 || dtype.elements_per_byte() != 1
+    {
+        return Err(TensorError::runtime(format!(
+            "cannot view {} as {}",
+            t.dtype(),
+            dtype
+        )));
+    }
+    Ok(())
+}
+
 /// The symbolic face of [`view_dtype`] (a fake tensor): the same checks
 /// and rescaling over `SymInt`s, each check a guarding decision as ATen's
 /// `SymInt` comparisons make it (`Eq(Mod(s2, 2), 0)` for a last size that
@@ -163,23 +175,7 @@ fn view_dtype_sym(
 ) -> Result<Tensor> {
     let mut g = Geometry::of(t);
     if old != new {
-        if g.sizes.is_empty() {
-            return Err(TensorError::runtime(format!(
-                "self.dim() cannot be 0 {}",
-                what()
-            )));
-        }
-        if old == 0
-            || new == 0
-            || t.dtype().elements_per_byte() != 1
-            || dtype.elements_per_byte() != 1
-        {
-            return Err(TensorError::runtime(format!(
-                "cannot view {} as {}",
-                t.dtype(),
-                dtype
-            )));
-        }
+        check_rescalable(t, dtype, old, new, g.sizes.len(), what)?;
         rescale_last_dim_sym(&mut g, old, new, what)?;
     }
     let mut v = g.view_of(t)?;

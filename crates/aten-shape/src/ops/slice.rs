@@ -43,36 +43,16 @@ pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
     wrap(dim, ndim)
 }
 
-/// ATen's `slice` rule on one dim (see [`slice_rule_decided`]); where a
-/// clamp is a data-dependent question (unbacked sizes), PyTorch 2.15's
-/// open form ([`slice_rule_open`]), which the concrete path never reaches.
-#[inline(always)]
-pub(crate) fn slice_rule<T: ShapeInt>(
-    size: &T,
-    stride: &T,
-    offset: &T,
-    start: Option<&T>,
-    end: Option<&T>,
-    step: i64,
-) -> Result<DimSlice<T>> {
-    slice_rule_decided(size, stride, offset, start, end, step).or_else(|e| {
-        match e.shape_error().map(|s| s.kind()) {
-            Some(ShapeErrorKind::DataDependent) => {
-                slice_rule_open(size, stride, offset, start, end, step)
-            }
-            _ => Err(e),
-        }
-    })
-}
-
 /// ATen's `slice` on one dim of size `size` and stride `stride` of a
 /// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
 /// non-negative and clamped to `[0, size]`, the end kept at or after the
 /// start (each clamp a `guard_bool` site on symbols), then size
 /// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
-/// start * stride`.
+/// start * stride`. Where a clamp is a data-dependent question (unbacked
+/// sizes), PyTorch 2.15's open clamps ([`clamp_open`]), which the concrete
+/// path never reaches.
 #[inline(always)]
-fn slice_rule_decided<T: ShapeInt>(
+pub(crate) fn slice_rule<T: ShapeInt>(
     size: &T,
     stride: &T,
     offset: &T,
@@ -83,23 +63,30 @@ fn slice_rule_decided<T: ShapeInt>(
     if step <= 0 {
         return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
     }
+    let (s, e) = wrap_bounds(size, start, end)?;
+    clamp_decided(size, s.clone(), e.clone())
+        .and_then(|(s, e)| finish_slice(&s, &e, stride, offset, step))
+        .or_else(|err| match err.shape_error().map(|k| k.kind()) {
+            Some(ShapeErrorKind::DataDependent) => {
+                let (s, e) = clamp_open(size, s, e)?;
+                finish_slice(&s, &e, stride, offset, step)
+            }
+            _ => Err(err),
+        })
+}
+
+/// The clamps of [`slice_rule`], each decided by a `guard_bool`: the start
+/// to `[0, size]`; each end on its own to `[0, size]`, then kept at or
+/// after the start (the guards PyTorch records for `x[1:3]`, `x[10:-11]`:
+/// `s >= 3`; `s >= 10`, `s < 11`).
+#[inline(always)]
+fn clamp_decided<T: ShapeInt>(size: &T, mut s: T, mut e: T) -> Result<(T, T)> {
     let zero: T = T::from_i64(0);
-    let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
-    let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
-    if s.sym_lt(&zero)?.guard_bool()? {
-        s = s.add(size)?;
-    }
-    if e.sym_lt(&zero)?.guard_bool()? {
-        e = e.add(size)?;
-    }
     if s.sym_lt(&zero)?.guard_bool()? {
         s = zero.clone();
     } else if s.sym_gt(size)?.guard_bool()? {
         s = size.clone();
     }
-    // Each end is clamped to [0, size] on its own, then the end is kept
-    // at or after the start (the guards PyTorch records for `x[1:3]`,
-    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
     if e.maybe_as_int() == Some(i64::MAX) {
         e = size.clone();
     } else if e.sym_lt(&zero)?.guard_bool()? {
@@ -110,55 +97,38 @@ fn slice_rule_decided<T: ShapeInt>(
     if e.sym_lt(&s)?.guard_bool()? {
         e = s.clone();
     }
-    let mut wrapped = false;
-    let step_offset = s.mul_flagged(stride, &mut wrapped)?;
-    let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
-    let len = e.sub(&s)?;
-    // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
-    // PyTorch's int64 arithmetic does; when the wrapped quotient is
-    // negative PyTorch would build a tensor with a negative size, which
-    // is refused here.
-    let new_size = len
-        .add_flagged(&T::from_i64(step - 1), &mut wrapped)?
-        .div(&T::from_i64(step))?;
-    if let Some(v) = new_size.maybe_as_int() {
-        if v < 0 {
-            return Err(TensorError::runtime(format!(
-                "slice: the size computed for step {step} overflowed (got {v})"
-            )));
-        }
-    }
-    let new_stride = stride.mul_flagged(&T::from_i64(step), &mut wrapped)?;
-    Ok(DimSlice {
-        offset,
-        size: new_size,
-        stride: new_stride,
-        wrapped,
-    })
+    Ok((s, e))
 }
 
-/// [`slice_rule`] where unbacked sizes leave a clamp open (its decided
-/// form failed with a data-dependent error): the clamps each size could
-/// not decide become `Max`/`Min` (see [`clamp_bound`]), the length
-/// `max(0, end - start)`. ATen's `slice` on one dim of size `size` and stride `stride` of a
-/// tensor at `offset`: `start`/`end` (default `0` and `INT64_MAX`) made
-/// non-negative and clamped to `[0, size]`, the end kept at or after the
-/// start (each clamp a `guard_bool` site on symbols), then size
-/// `ceil((end - start) / step)`, stride `stride * step`, offset `offset +
-/// start * stride`.
+/// The clamps of [`slice_rule`] where unbacked sizes leave one open (the
+/// decided form failed with a data-dependent error): the clamps each size
+/// could not decide become `Max`/`Min` (see [`clamp_bound`]), the length
+/// `max(0, end - start)`.
 #[cold]
 #[inline(never)]
-fn slice_rule_open<T: ShapeInt>(
-    size: &T,
-    stride: &T,
-    offset: &T,
-    start: Option<&T>,
-    end: Option<&T>,
-    step: i64,
-) -> Result<DimSlice<T>> {
-    if step <= 0 {
-        return Err(TensorError::runtime("slice step must be positive"));
+fn clamp_open<T: ShapeInt>(size: &T, s: T, e: T) -> Result<(T, T)> {
+    let zero: T = T::from_i64(0);
+    let s = clamp_bound(s, &zero, size)?;
+    let mut e = if e.maybe_as_int() == Some(i64::MAX) {
+        size.clone()
+    } else {
+        clamp_bound(e, &zero, size)?
+    };
+    match decide(&e.sym_lt(&s)?)? {
+        Some(true) => e = s.clone(),
+        Some(false) => {}
+        // Undecidable (unbacked sizes): the length `max(0, end - start)`,
+        // as PyTorch 2.15 gives it.
+        None => e = e.max(&s)?,
     }
+    Ok((s, e))
+}
+
+/// `start`/`end` defaulted to `0` and `INT64_MAX` and made non-negative by
+/// adding `size` once (each a `guard_bool` site on symbols): the first
+/// step of ATen's `slice`, shared by the decided and the open form.
+#[inline(always)]
+fn wrap_bounds<T: ShapeInt>(size: &T, start: Option<&T>, end: Option<&T>) -> Result<(T, T)> {
     let zero: T = T::from_i64(0);
     let mut s: T = start.cloned().unwrap_or_else(|| T::from_i64(0));
     let mut e: T = end.cloned().unwrap_or_else(|| T::from_i64(i64::MAX));
@@ -168,26 +138,24 @@ fn slice_rule_open<T: ShapeInt>(
     if e.sym_lt(&zero)?.guard_bool()? {
         e = e.add(size)?;
     }
-    s = clamp_bound(s, &zero, size)?;
-    // Each end is clamped to [0, size] on its own, then the end is kept
-    // at or after the start (the guards PyTorch records for `x[1:3]`,
-    // `x[10:-11]`: `s >= 3`; `s >= 10`, `s < 11`).
-    if e.maybe_as_int() == Some(i64::MAX) {
-        e = size.clone();
-    } else {
-        e = clamp_bound(e, &zero, size)?;
-    }
-    match decide(&e.sym_lt(&s)?)? {
-        Some(true) => e = s.clone(),
-        Some(false) => {}
-        // Undecidable (unbacked sizes): the length `max(0, end - start)`,
-        // as PyTorch 2.15 gives it.
-        None => e = e.max(&s)?,
-    }
+    Ok((s, e))
+}
+
+/// The last step of ATen's `slice` once `s <= e` are clamped: size
+/// `ceil((e - s) / step)`, stride `stride * step`, offset `offset + s *
+/// stride`, with `wrapped` set where int64 arithmetic wrapped.
+#[inline(always)]
+fn finish_slice<T: ShapeInt>(
+    s: &T,
+    e: &T,
+    stride: &T,
+    offset: &T,
+    step: i64,
+) -> Result<DimSlice<T>> {
     let mut wrapped = false;
     let step_offset = s.mul_flagged(stride, &mut wrapped)?;
     let offset = offset.add_flagged(&step_offset, &mut wrapped)?;
-    let len = e.sub(&s)?;
+    let len = e.sub(s)?;
     // Ceil division (`step >= 1`). A huge step wraps `len + step - 1` as
     // PyTorch's int64 arithmetic does; when the wrapped quotient is
     // negative PyTorch would build a tensor with a negative size, which

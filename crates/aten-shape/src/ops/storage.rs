@@ -286,15 +286,39 @@ fn set_sym(
     sizes: &[SymInt],
     strides: &[SymInt],
 ) -> Result<()> {
+    check_set(
+        t,
+        storage,
+        storage_offset.maybe_as_int(),
+        sizes.len(),
+        strides.len(),
+    )?;
+    t.bump_version()?;
+    let mut edit = t.edit_metadata();
+    edit.set_storage(storage);
+    edit.set_sym_sizes_and_strides(sizes, strides, storage_offset)?;
+    edit.set_sym_storage_nbytes(storage_nbytes);
+    grow_sym_storage(t, sizes, strides, storage_offset, false)
+}
+
+/// The checks `set_` makes before touching the tensor, in PyTorch's order
+/// and with its texts: in-place allowed, as many strides as sizes, a
+/// non-negative offset (`None`: a symbolic offset, not checked here) and
+/// the storage on the tensor's device.
+fn check_set(
+    t: &Tensor,
+    storage: &Storage,
+    storage_offset: Option<i64>,
+    ndim: usize,
+    nstrides: usize,
+) -> Result<()> {
     t.check_inplace()?;
-    if sizes.len() != strides.len() {
+    if ndim != nstrides {
         return Err(TensorError::runtime(format!(
-            "unequal size length ({}) and stride length ({})",
-            sizes.len(),
-            strides.len()
+            "unequal size length ({ndim}) and stride length ({nstrides})"
         )));
     }
-    if let Some(o) = storage_offset.maybe_as_int().filter(|&o| o < 0) {
+    if let Some(o) = storage_offset.filter(|&o| o < 0) {
         return Err(TensorError::runtime(format!(
             "Tensor: invalid storage offset {o}"
         )));
@@ -306,12 +330,7 @@ fn set_sym(
             storage.device()
         )));
     }
-    t.bump_version()?;
-    let mut edit = t.edit_metadata();
-    edit.set_storage(storage);
-    edit.set_sym_sizes_and_strides(sizes, strides, storage_offset)?;
-    edit.set_sym_storage_nbytes(storage_nbytes);
-    grow_sym_storage(t, sizes, strides, storage_offset, false)
+    Ok(())
 }
 
 /// [`set_`] with concrete sizes and strides.
@@ -322,26 +341,7 @@ fn set_ints(
     sizes: &[i64],
     strides: &[i64],
 ) -> Result<()> {
-    t.check_inplace()?;
-    if sizes.len() != strides.len() {
-        return Err(TensorError::runtime(format!(
-            "unequal size length ({}) and stride length ({})",
-            sizes.len(),
-            strides.len()
-        )));
-    }
-    if storage_offset < 0 {
-        return Err(TensorError::runtime(format!(
-            "Tensor: invalid storage offset {storage_offset}"
-        )));
-    }
-    if storage.device() != t.device() && !storage.is_alias_of(t.storage()) {
-        return Err(TensorError::runtime(format!(
-            "Attempted to set the storage of a tensor on device \"{}\" to a storage on different device \"{}\".  This is no longer allowed; the devices must match.",
-            t.device(),
-            storage.device()
-        )));
-    }
+    check_set(t, storage, Some(storage_offset), sizes.len(), strides.len())?;
     let itemsize = t.element_size();
     let needed = c10_core::geometry::storage_nbytes(sizes, strides, itemsize, storage_offset)?;
     let unchanged = t.sizes() == sizes && t.strides() == strides;

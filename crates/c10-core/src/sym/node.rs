@@ -16,6 +16,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use super::expr::RelOp;
 use crate::error::Result;
 
 /// What a node denotes.
@@ -48,18 +49,9 @@ pub enum BinOp {
     Max,
     /// true division of two ints or floats, giving a float
     TrueDiv,
-    /// `a == b`, a bool node
-    Eq,
-    /// `a != b`
-    Ne,
-    /// `a < b`
-    Lt,
-    /// `a <= b`
-    Le,
-    /// `a > b`
-    Gt,
-    /// `a >= b`
-    Ge,
+    /// `a == b`, `a != b`, `a < b`, ... (the relation is a
+    /// [`RelOp`]), a bool node
+    Cmp(RelOp),
     /// `a & b` on bools
     And,
     /// `a | b` on bools

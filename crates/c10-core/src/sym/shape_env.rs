@@ -1344,9 +1344,6 @@ impl SymNodeImpl for ExprNode {
 
     fn binary(&self, op: BinOp, other: &SymNode) -> Result<SymNode> {
         let o = self.other(other)?;
-        let rel = |r: RelOp| -> Result<SymNode> {
-            Ok(self.node(Value::Bool(BoolExpr::rel(r, self.as_int()?, o.as_int()?))))
-        };
         match op {
             BinOp::Add => Ok(self.node(Value::Int(self.as_int()?.add(o.as_int()?)?))),
             BinOp::Sub => Ok(self.node(Value::Int(self.as_int()?.sub(o.as_int()?)?))),
@@ -1374,12 +1371,9 @@ impl SymNodeImpl for ExprNode {
                 let (n2, d2) = o.as_ratio()?;
                 Ok(self.node(Value::Float(n1.mul(&d2)?, d1.mul(&n2)?)))
             }
-            BinOp::Eq => rel(RelOp::Eq),
-            BinOp::Ne => rel(RelOp::Ne),
-            BinOp::Lt => rel(RelOp::Lt),
-            BinOp::Le => rel(RelOp::Le),
-            BinOp::Gt => rel(RelOp::Gt),
-            BinOp::Ge => rel(RelOp::Ge),
+            BinOp::Cmp(r) => {
+                Ok(self.node(Value::Bool(BoolExpr::rel(r, self.as_int()?, o.as_int()?))))
+            }
             BinOp::And => Ok(self.node(Value::Bool(self.as_bool()?.and(o.as_bool()?)?))),
             BinOp::Or => Ok(self.node(Value::Bool(self.as_bool()?.or(o.as_bool()?)?))),
         }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::expr::RelOp;
 use super::node::{BinOp, NodeKind, SymNode, UnOp};
 use super::sym_bool::SymBool;
 use crate::error::{Result, TensorError};
@@ -355,7 +356,7 @@ impl SymInt {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn sym_eq(&self, other: &SymInt) -> Result<SymBool> {
-        self.rel(other, BinOp::Eq, |a, b| a == b)
+        self.rel(other, BinOp::Cmp(RelOp::Eq), |a, b| a == b)
     }
     /// `self != other` as a [`SymBool`] (no guard).
     ///
@@ -365,7 +366,7 @@ impl SymInt {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn sym_ne(&self, other: &SymInt) -> Result<SymBool> {
-        self.rel(other, BinOp::Ne, |a, b| a != b)
+        self.rel(other, BinOp::Cmp(RelOp::Ne), |a, b| a != b)
     }
     /// `self < other` as a [`SymBool`] (no guard).
     ///
@@ -375,7 +376,7 @@ impl SymInt {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn sym_lt(&self, other: &SymInt) -> Result<SymBool> {
-        self.rel(other, BinOp::Lt, |a, b| a < b)
+        self.rel(other, BinOp::Cmp(RelOp::Lt), |a, b| a < b)
     }
     /// `self <= other` as a [`SymBool`] (no guard).
     ///
@@ -385,7 +386,7 @@ impl SymInt {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn sym_le(&self, other: &SymInt) -> Result<SymBool> {
-        self.rel(other, BinOp::Le, |a, b| a <= b)
+        self.rel(other, BinOp::Cmp(RelOp::Le), |a, b| a <= b)
     }
     /// `self > other` as a [`SymBool`] (no guard).
     ///
@@ -395,7 +396,7 @@ impl SymInt {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn sym_gt(&self, other: &SymInt) -> Result<SymBool> {
-        self.rel(other, BinOp::Gt, |a, b| a > b)
+        self.rel(other, BinOp::Cmp(RelOp::Gt), |a, b| a > b)
     }
     /// `self >= other` as a [`SymBool`] (no guard).
     ///
@@ -405,7 +406,7 @@ impl SymInt {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn sym_ge(&self, other: &SymInt) -> Result<SymBool> {
-        self.rel(other, BinOp::Ge, |a, b| a >= b)
+        self.rel(other, BinOp::Cmp(RelOp::Ge), |a, b| a >= b)
     }
 
     /// The value as a [`SymFloat`] (c10's `operator SymFloat`).
