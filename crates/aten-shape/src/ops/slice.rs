@@ -60,10 +60,7 @@ pub(crate) fn slice_rule<T: ShapeInt>(
     end: Option<&T>,
     step: i64,
 ) -> Result<DimSlice<T>> {
-    if step <= 0 {
-        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
-    }
-    let (s, e) = wrap_bounds(size, start, end)?;
+    let (s, e) = stepped_bounds(size, start, end, step)?;
     clamp_decided(size, s.clone(), e.clone())
         .and_then(|(s, e)| finish_slice(&s, &e, stride, offset, step))
         .or_else(|err| match err.shape_error().map(|k| k.kind()) {
@@ -73,6 +70,39 @@ pub(crate) fn slice_rule<T: ShapeInt>(
             }
             _ => Err(err),
         })
+}
+
+/// [`slice_rule`] without the open fallback, for concrete sizes (they
+/// never raise a data-dependent error): the concrete `slice` and `narrow`
+/// skip the fallback's error matching, which `narrow`'s instruction budget
+/// (`benches/NOTES.md`) has no room for.
+#[inline(always)]
+pub(crate) fn slice_rule_decided<T: ShapeInt>(
+    size: &T,
+    stride: &T,
+    offset: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<DimSlice<T>> {
+    let (s, e) = stepped_bounds(size, start, end, step)?;
+    let (s, e) = clamp_decided(size, s, e)?;
+    finish_slice(&s, &e, stride, offset, step)
+}
+
+/// The step checked (ATen's "slice step must be positive") and the bounds
+/// wrapped ([`wrap_bounds`]): the part of [`slice_rule`] before the clamps.
+#[inline(always)]
+fn stepped_bounds<T: ShapeInt>(
+    size: &T,
+    start: Option<&T>,
+    end: Option<&T>,
+    step: i64,
+) -> Result<(T, T)> {
+    if step <= 0 {
+        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
+    }
+    wrap_bounds(size, start, end)
 }
 
 /// The clamps of [`slice_rule`], each decided by a `guard_bool`: the start
@@ -507,16 +537,10 @@ fn narrow_sym(t: &Tensor, dim: i64, start: &SymInt, length: &SymInt) -> Result<T
 /// `length >= 0`.
 pub(crate) fn narrow_at(t: &Tensor, d: usize, start: i64, length: i64) -> Result<Tensor> {
     let (start, end) = narrow_bounds(&t.sizes()[d], &start, &length)?;
-    // The slice rule inlined here with step 1, its step arithmetic folded
-    // (concrete: no data-dependent fallback needed).
-    let r = slice_rule_decided(
-        &t.sizes()[d],
-        &t.strides()[d],
-        &t.storage_offset(),
-        Some(&start),
-        Some(&end),
-        1,
-    )?;
+    // `narrow_bounds` left `0 <= start <= end <= size`, so the slice
+    // rule's wrapping and clamps would change nothing (and concrete sizes
+    // record no guards): only its last step, with step 1.
+    let r = finish_slice(&start, &end, &t.strides()[d], &t.storage_offset(), 1)?;
     install_slice(t, d, r)
 }
 
