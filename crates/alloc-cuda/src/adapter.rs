@@ -201,26 +201,15 @@ unsafe impl<D: RawDevice + 'static> Allocator for CachingDeviceAllocator<D> {
         DeviceType::Cuda
     }
 
-    unsafe fn copy_data(
-        &self,
-        dst: *mut u8,
-        src: *const u8,
-        count: usize,
-    ) -> Result<(), AllocError> {
-        if count == 0 {
-            return Ok(());
-        }
-        let copy = DeviceCopy {
-            dst: DevicePtr(dst.addr() as u64),
-            src: DevicePtr(src.addr() as u64),
-            bytes: count as u64,
-        };
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { self.inner.device().copy_device_to_device(copy) }.map_err(|e| {
-            AllocError::CopyFailed {
-                count,
-                message: format!("device-to-device copy failed: {e}"),
-            }
+    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, n: usize) -> Result<(), AllocError> {
+        crate::device::copy_data_with(n, || {
+            let copy = DeviceCopy {
+                dst: DevicePtr(dst.addr() as u64),
+                src: DevicePtr(src.addr() as u64),
+                bytes: n as u64,
+            };
+            // SAFETY: forwarded from the caller's contract.
+            unsafe { self.inner.device().copy_device_to_device(copy) }
         })
     }
 

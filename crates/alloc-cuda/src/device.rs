@@ -452,3 +452,20 @@ unsafe impl<T: RawDevice + ?Sized> RawDevice for std::sync::Arc<T> {
         unsafe { (**self).unmap(ptr, size) }
     }
 }
+
+/// The body of `Allocator::copy_data` for device memory, shared by the
+/// CUDA allocators: nothing to do for zero bytes, else `copy`, whose error
+/// becomes [`AllocError::CopyFailed`](c10_storage::AllocError::CopyFailed)
+/// for `n` bytes.
+pub(crate) fn copy_data_with<E: fmt::Display>(
+    n: usize,
+    copy: impl FnOnce() -> Result<(), E>,
+) -> Result<(), c10_storage::AllocError> {
+    if n == 0 {
+        return Ok(());
+    }
+    copy().map_err(|e| c10_storage::AllocError::CopyFailed {
+        count: n,
+        message: format!("device-to-device copy failed: {e}"),
+    })
+}

@@ -317,35 +317,23 @@ unsafe impl Allocator for CudaAllocator {
         DeviceType::Cuda
     }
 
-    unsafe fn copy_data(
-        &self,
-        dst: *mut u8,
-        src: *const u8,
-        count: usize,
-    ) -> Result<(), AllocError> {
-        if count == 0 {
-            return Ok(());
-        }
+    unsafe fn copy_data(&self, dst: *mut u8, src: *const u8, n: usize) -> Result<(), AllocError> {
         let index = current_device();
-        let r = (|| -> Result<(), CudaError> {
+        crate::device::copy_data_with(n, || -> Result<(), CudaError> {
             let d = self.device(index)?;
             d.device().bind()?;
             let s = resolve(index, current_stream(index))?;
             // SAFETY: the caller guarantees both ranges are valid device
-            // memory of `count` bytes that do not overlap; with unified
+            // memory of `n` bytes that do not overlap; with unified
             // addressing the copy works between any two devices.
             call("cuMemcpyDtoDAsync", || unsafe {
-                sys::cuMemcpyDtoDAsync_v2(dst.addr() as u64, src.addr() as u64, count, s)
+                sys::cuMemcpyDtoDAsync_v2(dst.addr() as u64, src.addr() as u64, n, s)
             })?;
             // SAFETY: `s` is a live stream of this device.
             call("cuStreamSynchronize", || unsafe {
                 sys::cuStreamSynchronize(s)
             })?;
             Ok(())
-        })();
-        r.map_err(|e| AllocError::CopyFailed {
-            count,
-            message: format!("device-to-device copy failed: {e}"),
         })
     }
 

@@ -32,13 +32,17 @@ pub(crate) struct DimSlice<T> {
 /// `dim` wrapped.
 #[inline(always)]
 pub(crate) fn slice_dim(ndim: usize, dim: i64) -> Result<usize> {
+    indexing_dim(ndim, dim, "slice() cannot be applied to a 0-dim tensor.")
+}
+
+/// The dim of an indexing op (`slice`, `select`): `message` (an
+/// `IndexError`, as ATen raises) on a 0-d tensor, else `dim` wrapped.
+#[inline(always)]
+fn indexing_dim(ndim: usize, dim: i64, message: &'static str) -> Result<usize> {
     if ndim == 0 {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            "slice() cannot be applied to a 0-dim tensor.",
-        )
-        .with_error_kind(c10_core::ErrorKind::Index)
-        .into());
+        return Err(shape_err(ShapeErrorKind::ZeroDim, message)
+            .with_error_kind(c10_core::ErrorKind::Index)
+            .into());
     }
     wrap(dim, ndim)
 }
@@ -60,7 +64,10 @@ pub(crate) fn slice_rule<T: ShapeInt>(
     end: Option<&T>,
     step: i64,
 ) -> Result<DimSlice<T>> {
-    let (s, e) = stepped_bounds(size, start, end, step)?;
+    if step <= 0 {
+        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
+    }
+    let (s, e) = wrap_bounds(size, start, end)?;
     clamp_decided(size, s.clone(), e.clone())
         .and_then(|(s, e)| finish_slice(&s, &e, stride, offset, step))
         .or_else(|err| match err.shape_error().map(|k| k.kind()) {
@@ -70,39 +77,6 @@ pub(crate) fn slice_rule<T: ShapeInt>(
             }
             _ => Err(err),
         })
-}
-
-/// [`slice_rule`] without the open fallback, for concrete sizes (they
-/// never raise a data-dependent error): the concrete `slice` and `narrow`
-/// skip the fallback's error matching, which `narrow`'s instruction budget
-/// (`benches/NOTES.md`) has no room for.
-#[inline(always)]
-pub(crate) fn slice_rule_decided<T: ShapeInt>(
-    size: &T,
-    stride: &T,
-    offset: &T,
-    start: Option<&T>,
-    end: Option<&T>,
-    step: i64,
-) -> Result<DimSlice<T>> {
-    let (s, e) = stepped_bounds(size, start, end, step)?;
-    let (s, e) = clamp_decided(size, s, e)?;
-    finish_slice(&s, &e, stride, offset, step)
-}
-
-/// The step checked (ATen's "slice step must be positive") and the bounds
-/// wrapped ([`wrap_bounds`]): the part of [`slice_rule`] before the clamps.
-#[inline(always)]
-fn stepped_bounds<T: ShapeInt>(
-    size: &T,
-    start: Option<&T>,
-    end: Option<&T>,
-    step: i64,
-) -> Result<(T, T)> {
-    if step <= 0 {
-        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
-    }
-    wrap_bounds(size, start, end)
 }
 
 /// The clamps of [`slice_rule`], each decided by a `guard_bool`: the start
@@ -320,15 +294,7 @@ pub(crate) fn narrow_bounds<T: ShapeInt>(cur: &T, start: &T, length: &T) -> Resu
 /// `dim` wrapped.
 #[inline(always)]
 pub(crate) fn select_dim(ndim: usize, dim: i64) -> Result<usize> {
-    if ndim == 0 {
-        return Err(shape_err(
-            ShapeErrorKind::ZeroDim,
-            "select() cannot be applied to a 0-dim tensor.",
-        )
-        .with_error_kind(c10_core::ErrorKind::Index)
-        .into());
-    }
-    wrap(dim, ndim)
+    indexing_dim(ndim, dim, "select() cannot be applied to a 0-dim tensor.")
 }
 
 /// `select(dim, index)` on the wrapped dim `d`: ATen's range check
@@ -394,9 +360,7 @@ pub(crate) fn slice_at(
     end: Option<i64>,
     step: i64,
 ) -> Result<Tensor> {
-    // Concrete sizes never raise a data-dependent error, so the rule
-    // without the unbacked fallback serves.
-    let r = slice_rule_decided(
+    let r = slice_rule(
         &t.sizes()[d],
         &t.strides()[d],
         &t.storage_offset(),
