@@ -375,6 +375,10 @@ fn mmap_load_is_private_copy_on_write() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "13 minutes under Miri for safe code (the pickle writer and reader over in-memory buffers); runs natively"
+)]
 fn legacy_format_round_trips() {
     for (name, v) in corpus() {
         let zip = save_to_writer(&v, Cursor::new(Vec::new()))
