@@ -81,6 +81,7 @@ def test_refused_global_is_an_unpickling_error(tmp_path):
         torchcore.load(path, weights_only=False)
 
 
+@needs_torch
 def test_weights_only_false_loads_what_torch_loads(tmp_path):
     path = tmp_path / "plain.pt"
     base = torch.arange(12, dtype=torch.float32)
@@ -97,6 +98,7 @@ def test_weights_only_false_loads_what_torch_loads(tmp_path):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "int32", "int16", "bfloat16",
                                    "complex64", "uint8"])
+@needs_torch
 def test_load_endianness_of_unmarked_archives(tmp_path, dtype):
     """Archives without a byteorder record (torch's _disable_byteorder_record)
     load as set_default_load_endianness says, as torch loads them; a
@@ -152,6 +154,7 @@ def test_unseekable_file_object_is_refused_as_torch_does():
         torchcore.load(Reader())
 
 
+@needs_torch
 def test_is_zipfile_and_zipfile_reader_match_torch(tmp_path):
     import io
     import zipfile
@@ -182,6 +185,7 @@ def test_is_zipfile_and_zipfile_reader_match_torch(tmp_path):
     assert legacy.tell() == 0
 
 
+@needs_torch
 def test_errors_use_torch_wording(tmp_path):
     import io
     a = torchcore.tensor([1 + 2j, 3 + 4j], dtype=torchcore.complex128)
@@ -407,6 +411,7 @@ def test_legacy_format_both_ways(tmp_path):
     assert back["n"].tolist() == [1, 0, 3, 0, 5, 0, 7, 0, 9]
 
 
+@needs_torch
 def test_conj_and_neg_views_round_trip_with_torch(tmp_path):
     """Lazy conjugate / negative views: torch writes their bits as the
     rebuild metadata; both sides read the other's files with the bits kept."""
@@ -429,6 +434,7 @@ def test_conj_and_neg_views_round_trip_with_torch(tmp_path):
         assert torch.equal(ref[k], v), k
 
 
+@needs_torch
 def test_equal_compares_complex_values():
     a = torchcore.tensor([1 + 2j, 3 - 1j], dtype=torchcore.complex64)
     assert torchcore.equal(a, a.conj().conj())
@@ -440,6 +446,7 @@ def test_equal_compares_complex_values():
     assert torch.equal(torch.tensor([1 + 0j]), torch.tensor([1.0]))
 
 
+@needs_torch
 def test_storages_round_trip_with_torch(tmp_path):
     """Bare storages (tensor.storage(), FloatStorage(...)) are saved and
     loaded as torch does: one record per storage, shared with the tensors
@@ -470,6 +477,7 @@ def test_storages_round_trip_with_torch(tmp_path):
     assert ls.data_ptr() == lt.data_ptr() and ls.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+@needs_torch
 def test_legacy_tensor_type_classes_as_torch():
     for name in ("DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
                  "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"):
@@ -486,6 +494,7 @@ def test_legacy_tensor_type_classes_as_torch():
     assert t.storage_offset() == 1 and t.stride() == (2,)
 
 
+@needs_torch
 def test_mmap_options_private_and_shared(tmp_path):
     """set_default_mmap_options as torch: MAP_PRIVATE (default) keeps writes
     in the process, MAP_SHARED writes them to the file; a context manager
@@ -515,6 +524,7 @@ def test_mmap_options_private_and_shared(tmp_path):
         ser.set_default_mmap_options(12345)
 
 
+@needs_torch
 def test_file_objects_as_torch(tmp_path):
     """save flushes a file object and checks it can write before pickling;
     load reads file objects through readinto when they have it."""
@@ -550,6 +560,7 @@ def test_file_objects_as_torch(tmp_path):
     assert torchcore.load(both).tolist() == t.tolist()
 
 
+@needs_torch
 def test_python2_strings_and_encoding():
     """encoding= for Python 2 strings (SHORT_BINSTRING), as torch: 'utf-8'
     by default, 'bytes' gives bytes, 'latin1' one char per byte."""
@@ -573,6 +584,7 @@ def test_python2_strings_and_encoding():
     del pk
 
 
+@needs_torch
 def test_empty_storages_viewed_as_two_types_save_as_torch():
     import io
     a = torchcore.tensor([], dtype=torchcore.int8)
@@ -588,6 +600,7 @@ def test_empty_storages_viewed_as_two_types_save_as_torch():
     assert la.dtype == torchcore.int8 and ls.dtype == torchcore.uint8
 
 
+@needs_torch
 def test_zipfile_writer_reader_round_trip(tmp_path):
     import io
     data = {"a": b"12039810948234589", "b": b"1239081209484958", "c/d": b"94589480984058"}
@@ -614,6 +627,7 @@ class _Hello:
         return (print, ("never printed",))
 
 
+@needs_torch
 def test_refusals_use_torch_wording():
     """A refused global is named as torch names it: builtins bare, the
     modules torch blocks said to be blocked; the same regexes match both."""
@@ -636,6 +650,7 @@ def test_refusals_use_torch_wording():
             assert re.search(pattern, str(info.value)), (pattern, str(info.value))
 
 
+@needs_torch
 def test_open_file_like_as_torch(tmp_path):
     import io
     path = tmp_path / "x.pt"
