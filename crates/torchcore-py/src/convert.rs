@@ -722,6 +722,40 @@ struct Leaves {
     ragged: Option<Ragged>,
 }
 
+impl Leaves {
+    /// Records a sequence of `n` elements met at `depth`: a new size while
+    /// the first path is followed, else checked against the sizes (a
+    /// mismatch is remembered in [`Leaves::ragged`]).
+    fn sequence(&mut self, obj: &Bound<'_, PyAny>, depth: usize, n: i64) {
+        if n == 0 {
+            // PyTorch infers an empty sequence as the default (float) dtype.
+            self.any_float = true;
+        }
+        match self.sizes.get(depth) {
+            None if !self.sizes_done => {
+                self.sizes.push(n);
+                self.sizes_done = n == 0;
+            }
+            None => {
+                let ty = obj
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default();
+                self.ragged.get_or_insert(Ragged::SequenceForNumber(ty));
+            }
+            Some(&expected) if expected != n => {
+                self.ragged.get_or_insert(Ragged::Length {
+                    dim: depth,
+                    expected,
+                    got: n,
+                });
+            }
+            Some(_) => {}
+        }
+    }
+}
+
 /// How nested data fails to be rectangular (see [`Leaves::ragged`]).
 enum Ragged {
     /// A sequence where the sizes want a number: the sequence's type name.
@@ -829,32 +863,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     }
     let seq = obj.cast::<PySequence>()?;
     let n = seq.len()? as i64;
-    if n == 0 {
-        // PyTorch infers an empty sequence as the default (float) dtype.
-        acc.any_float = true;
-    }
-    match acc.sizes.get(depth) {
-        None if !acc.sizes_done => {
-            acc.sizes.push(n);
-            acc.sizes_done = n == 0;
-        }
-        None => {
-            let ty = obj
-                .get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default();
-            acc.ragged.get_or_insert(Ragged::SequenceForNumber(ty));
-        }
-        Some(&expected) if expected != n => {
-            acc.ragged.get_or_insert(Ragged::Length {
-                dim: depth,
-                expected,
-                got: n,
-            });
-        }
-        Some(_) => {}
-    }
+    acc.sequence(obj, depth, n);
     // The elements are walked even past a ragged spot: PyTorch infers the
     // dtype (and refuses invalid elements) over all of them first.
     if let Ok(list) = obj.cast::<PyList>() {

@@ -185,6 +185,57 @@ pub(crate) fn to_numpy<'py>(
     dtype: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let t = obj.get().handle(py)?;
+    check_exportable(&t)?;
+    let num = type_num(t.dtype())?;
+    let api = api(py)?;
+    let itemsize = t.element_size() as isize;
+    let dims: Vec<isize> = t.sizes().iter().map(|&s| s as isize).collect();
+    let strides: Vec<isize> = t.strides().iter().map(|&s| s as isize * itemsize).collect();
+    let nd = c_int::try_from(dims.len())
+        .map_err(|_| PyValueError::new_err("too many dimensions for NumPy"))?;
+    let (data, pin, read_only) = pin_buffer(py, &t)?;
+    // NumPy allocates when handed a null pointer: an empty tensor without
+    // a buffer gets a dangling, aligned, never-read address instead.
+    let data = if data == 0 {
+        std::ptr::NonNull::<u64>::dangling()
+            .as_ptr()
+            .cast::<c_void>()
+    } else {
+        data as *mut c_void
+    };
+    let holder = Bound::new(
+        py,
+        NumpyBase {
+            _tensor: t,
+            _pin: pin,
+        },
+    )?;
+    let flags = if read_only {
+        ALIGNED
+    } else {
+        ALIGNED | WRITEABLE
+    };
+    let layout = ArrayLayout {
+        num,
+        nd,
+        dims: &dims,
+        strides: &strides,
+        data,
+        flags,
+    };
+    // SAFETY: `data` stays valid and in place while `holder` lives: it owns
+    // the tensor and a pin of its buffer, which `pin_buffer` checked covers
+    // the layout.
+    let arr = unsafe { new_array(py, api, &layout, holder) }?;
+    match dtype {
+        Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
+        _ => Ok(arr),
+    }
+}
+
+/// PyTorch's refusals of `numpy()`: another device, `requires_grad`, the
+/// conjugate or negative bit.
+fn check_exportable(t: &Tensor) -> PyResult<()> {
     if t.device().device_type() != DeviceType::Cpu {
         return Err(PyTypeError::new_err(format!(
             "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
@@ -206,16 +257,15 @@ pub(crate) fn to_numpy<'py>(
             "Can't call numpy() on Tensor that has negative bit set. Use tensor.resolve_neg().numpy() instead.",
         ));
     }
-    let num = type_num(t.dtype())?;
-    let api = api(py)?;
-    let itemsize = t.element_size() as isize;
-    let dims: Vec<isize> = t.sizes().iter().map(|&s| s as isize).collect();
-    let strides: Vec<isize> = t.strides().iter().map(|&s| s as isize * itemsize).collect();
-    let nd = c_int::try_from(dims.len())
-        .map_err(|_| PyValueError::new_err("too many dimensions for NumPy"))?;
-    // The storage lock may be held by a thread waiting for the GIL: take
-    // it without the GIL, pin under it, and check the layout still fits.
-    let (data, pin, read_only) = {
+    Ok(())
+}
+
+/// The address of `t`'s first element, a pin of its buffer and whether the
+/// storage is read-only. The storage lock may be held by a thread waiting
+/// for the GIL: it is taken without the GIL, the buffer pinned under it,
+/// and the layout checked to still fit.
+fn pin_buffer(py: Python<'_>, t: &Tensor) -> PyResult<(usize, BufferPin, bool)> {
+    {
         let t2 = t.clone();
         py.detach(move || -> PyResult<(usize, BufferPin, bool)> {
             let storage = t2.storage();
@@ -243,63 +293,63 @@ pub(crate) fn to_numpy<'py>(
             let base = guard.as_ptr() as usize;
             let off = (t2.storage_offset() as usize).wrapping_mul(t2.element_size());
             Ok((base.wrapping_add(off), guard.pin(), storage.is_read_only()))
-        })?
-    };
-    // NumPy allocates when handed a null pointer: an empty tensor without
-    // a buffer gets a dangling, aligned, never-read address instead.
-    let data = if data == 0 {
-        std::ptr::NonNull::<u64>::dangling()
-            .as_ptr()
-            .cast::<c_void>()
-    } else {
-        data as *mut c_void
-    };
-    let holder = Bound::new(
-        py,
-        NumpyBase {
-            _tensor: t,
-            _pin: pin,
-        },
-    )?;
-    let flags = if read_only {
-        ALIGNED
-    } else {
-        ALIGNED | WRITEABLE
-    };
+        })
+    }
+}
+
+/// What NumPy is told about an exported array.
+struct ArrayLayout<'a> {
+    num: c_int,
+    nd: c_int,
+    dims: &'a [isize],
+    strides: &'a [isize],
+    data: *mut c_void,
+    flags: c_int,
+}
+
+/// A NumPy array over `layout`, owning `holder` as its base.
+///
+/// # Safety
+///
+/// `layout.dims`/`strides` hold `layout.nd` entries each and describe
+/// bytes from `layout.data` that stay valid and in place while `holder`
+/// lives.
+unsafe fn new_array<'py>(
+    py: Python<'py>,
+    api: &Api,
+    layout: &ArrayLayout<'_>,
+    holder: Bound<'py, NumpyBase>,
+) -> PyResult<Bound<'py, PyAny>> {
     // SAFETY: entries 45, 94 and 282 of the table have these signatures
     // (`__multiarray_api.h`). `PyArray_DescrFromType` returns a new
     // reference (or null with an error), which `PyArray_NewFromDescr`
     // steals; `dims`/`strides` hold `nd` entries and are copied by NumPy;
-    // `data` stays valid and in place while `holder` lives (it owns the
-    // tensor and a pin of its buffer), and `PyArray_SetBaseObject` makes
-    // the array own `holder` (stealing the reference we pass, also on
-    // failure).
+    // the bytes stay valid while `holder` lives (the caller's contract),
+    // and `PyArray_SetBaseObject` makes the array own `holder` (stealing
+    // the reference we pass, also on failure).
     unsafe {
         let descr_from_type: DescrFromType = std::mem::transmute(api.entry(45));
         let new_from_descr: NewFromDescr = std::mem::transmute(api.entry(94));
         let set_base: SetBaseObject = std::mem::transmute(api.entry(282));
-        let descr = descr_from_type(num);
+        let descr = descr_from_type(layout.num);
         if descr.is_null() {
             return Err(PyErr::fetch(py));
         }
         let arr = new_from_descr(
             api.array_type(),
             descr,
-            nd,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            data,
-            flags,
+            layout.nd,
+            layout.dims.as_ptr(),
+            layout.strides.as_ptr(),
+            layout.data,
+            layout.flags,
             std::ptr::null_mut(),
         );
         let arr = Bound::from_owned_ptr_or_err(py, arr)?;
         if set_base(arr.as_ptr(), holder.into_ptr()) != 0 {
             return Err(PyErr::fetch(py));
         }
-        match dtype {
-            Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
-            _ => Ok(arr),
-        }
+        Ok(arr)
     }
 }
 
@@ -319,44 +369,7 @@ pub(crate) fn from_numpy<'py>(
     py: Python<'py>,
     array: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTensor>> {
-    let api = api(py)?;
-    let p = array.as_ptr();
-    // SAFETY: `p` is live (GIL held); the array type is a static type
-    // object of NumPy's.
-    let is_array = unsafe {
-        ffi::Py_TYPE(p) == api.array_type()
-            || ffi::PyType_IsSubtype(ffi::Py_TYPE(p), api.array_type()) != 0
-    };
-    if !is_array {
-        return Err(PyTypeError::new_err(format!(
-            "expected np.ndarray (got {})",
-            array.get_type().name()?
-        )));
-    }
-    // SAFETY: `p` is an ndarray, so it starts with `PyArrayObject_fields`
-    // and its descriptor with the leading `PyArray_Descr` fields; the
-    // arrays of `nd` dims and strides live as long as the array.
-    let (data, sizes, byte_strides, type_num, byteorder, flags) = unsafe {
-        let a = &*p.cast::<ArrayFields>();
-        let nd = usize::try_from(a.nd).unwrap_or(0);
-        let (dims, strides) = if nd == 0 {
-            (&[][..], &[][..])
-        } else {
-            (
-                std::slice::from_raw_parts(a.dimensions, nd),
-                std::slice::from_raw_parts(a.strides, nd),
-            )
-        };
-        let d = &*a.descr;
-        (
-            a.data,
-            dims.to_vec(),
-            strides.to_vec(),
-            d.type_num,
-            d.byteorder,
-            a.flags,
-        )
-    };
+    let (data, sizes, byte_strides, type_num, byteorder, flags) = array_fields(py, array)?;
     let Some(dtype) = scalar_type(type_num) else {
         let ty = array.getattr("dtype")?.getattr("type")?;
         let full = format!("{}.{}", ty.getattr("__module__")?, ty.getattr("__name__")?);
@@ -375,20 +388,7 @@ pub(crate) fn from_numpy<'py>(
         ));
     }
     let itemsize = dtype.itemsize() as isize;
-    let mut strides = Vec::with_capacity(byte_strides.len());
-    for &s in &byte_strides {
-        if s < 0 {
-            return Err(PyValueError::new_err(
-                "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
-            ));
-        }
-        if s % itemsize != 0 {
-            return Err(PyValueError::new_err(
-                "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
-            ));
-        }
-        strides.push((s / itemsize) as i64);
-    }
+    let strides = element_strides(&byte_strides, itemsize)?;
     let sizes: Vec<i64> = sizes.iter().map(|&s| s as i64).collect();
     // The bytes the layout reaches from the first element.
     let nbytes = if sizes.contains(&0) {
@@ -423,4 +423,70 @@ pub(crate) fn from_numpy<'py>(
     let t = Tensor::from_storage(storage, dtype, &sizes, &strides, 0)
         .map_err(crate::convert::to_py_err)?;
     wrap(py, t)
+}
+
+/// What `from_numpy` reads of an ndarray: data pointer, dims, byte
+/// strides, type number, byte order and flags (`TypeError` for anything
+/// that is not an ndarray).
+type Fields = (*mut c_char, Vec<isize>, Vec<isize>, c_int, c_char, c_int);
+
+fn array_fields(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<Fields> {
+    let api = api(py)?;
+    let p = array.as_ptr();
+    // SAFETY: `p` is live (GIL held); the array type is a static type
+    // object of NumPy's.
+    let is_array = unsafe {
+        ffi::Py_TYPE(p) == api.array_type()
+            || ffi::PyType_IsSubtype(ffi::Py_TYPE(p), api.array_type()) != 0
+    };
+    if !is_array {
+        return Err(PyTypeError::new_err(format!(
+            "expected np.ndarray (got {})",
+            array.get_type().name()?
+        )));
+    }
+    // SAFETY: `p` is an ndarray, so it starts with `PyArrayObject_fields`
+    // and its descriptor with the leading `PyArray_Descr` fields; the
+    // arrays of `nd` dims and strides live as long as the array.
+    unsafe {
+        let a = &*p.cast::<ArrayFields>();
+        let nd = usize::try_from(a.nd).unwrap_or(0);
+        let (dims, strides) = if nd == 0 {
+            (&[][..], &[][..])
+        } else {
+            (
+                std::slice::from_raw_parts(a.dimensions, nd),
+                std::slice::from_raw_parts(a.strides, nd),
+            )
+        };
+        let d = &*a.descr;
+        Ok((
+            a.data,
+            dims.to_vec(),
+            strides.to_vec(),
+            d.type_num,
+            d.byteorder,
+            a.flags,
+        ))
+    }
+}
+
+/// Byte strides as element strides, with PyTorch's refusals of negative
+/// strides and strides that are not a multiple of the element size.
+fn element_strides(byte_strides: &[isize], itemsize: isize) -> PyResult<Vec<i64>> {
+    let mut strides = Vec::with_capacity(byte_strides.len());
+    for &s in byte_strides {
+        if s < 0 {
+            return Err(PyValueError::new_err(
+                "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
+            ));
+        }
+        if s % itemsize != 0 {
+            return Err(PyValueError::new_err(
+                "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
+            ));
+        }
+        strides.push((s / itemsize) as i64);
+    }
+    Ok(strides)
 }

@@ -669,50 +669,7 @@ impl CudaDeviceOps {
                 "the CUDA device operations were asked to copy between two host tensors",
             )),
             (Loc::Cuda(a), Loc::Cuda(b)) if a != b => {
-                // Through a host buffer, one device at a time.
-                let rm = row_major(sizes);
-                let bytes = dst.numel() as usize * e;
-                let mut st = Staging::new(rt, bytes);
-                {
-                    let g = src.storage().read()?;
-                    let (off, _) = checked(src, e, g.nbytes())?;
-                    let env = Env::new(rt, b, self.use_kernels)?;
-                    let base = g.as_ptr().addr() as i128 + off;
-                    // SAFETY: bounds checked under the read guard; the
-                    // staging buffer holds `bytes` in row-major order.
-                    unsafe {
-                        env.d2h(
-                            Strided {
-                                sizes,
-                                e,
-                                ds: &rm,
-                                ss: src.strides(),
-                            },
-                            st.ptr(),
-                            base as u64,
-                        )?
-                    };
-                }
-                let mut g = dst.storage().write()?;
-                let (off, _) = checked(dst, e, g.nbytes())?;
-                let env = Env::new(rt, a, self.use_kernels)?;
-                let base = (g.as_mut_ptr().addr() as i128 + off) as u64;
-                // SAFETY: bounds checked under the write guard; `h2d`
-                // returns once it no longer reads the staging buffer.
-                unsafe {
-                    env.h2d(
-                        Strided {
-                            sizes,
-                            e,
-                            ds: dst.strides(),
-                            ss: &rm,
-                        },
-                        base,
-                        st.ptr(),
-                    )?
-                };
-                drop(st);
-                Ok(())
+                self.copy_between_devices(rt, dst, src, (a, b), e)
             }
             _ => {
                 let mut g = Storage::lock_write_read(dst.storage(), src.storage())?;
@@ -761,6 +718,62 @@ impl CudaDeviceOps {
                 Ok(())
             }
         }
+    }
+
+    /// A copy from device `b` to device `a` (`devices == (a, b)`), through
+    /// a host buffer, one device at a time.
+    fn copy_between_devices(
+        &self,
+        rt: &'static CudaRuntime,
+        dst: &Tensor,
+        src: &Tensor,
+        (a, b): (i8, i8),
+        e: usize,
+    ) -> Result<()> {
+        let sizes = dst.sizes();
+        let rm = row_major(sizes);
+        let bytes = dst.numel() as usize * e;
+        let mut st = Staging::new(rt, bytes);
+        {
+            let g = src.storage().read()?;
+            let (off, _) = checked(src, e, g.nbytes())?;
+            let env = Env::new(rt, b, self.use_kernels)?;
+            let base = g.as_ptr().addr() as i128 + off;
+            // SAFETY: bounds checked under the read guard; the
+            // staging buffer holds `bytes` in row-major order.
+            unsafe {
+                env.d2h(
+                    Strided {
+                        sizes,
+                        e,
+                        ds: &rm,
+                        ss: src.strides(),
+                    },
+                    st.ptr(),
+                    base as u64,
+                )?
+            };
+        }
+        let mut g = dst.storage().write()?;
+        let (off, _) = checked(dst, e, g.nbytes())?;
+        let env = Env::new(rt, a, self.use_kernels)?;
+        let base = (g.as_mut_ptr().addr() as i128 + off) as u64;
+        // SAFETY: bounds checked under the write guard; `h2d`
+        // returns once it no longer reads the staging buffer.
+        unsafe {
+            env.h2d(
+                Strided {
+                    sizes,
+                    e,
+                    ds: dst.strides(),
+                    ss: &rm,
+                },
+                base,
+                st.ptr(),
+            )?
+        };
+        drop(st);
+        Ok(())
     }
 
     fn fill_impl(&self, dst: &Tensor, value: &[u8]) -> Result<()> {
