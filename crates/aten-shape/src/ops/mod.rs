@@ -42,9 +42,9 @@ pub(crate) mod transpose;
 /// (`split` on `slice`) imports it by name.
 pub(crate) mod prelude {
     pub(crate) use super::{
-        alias, geometry_of, install_edit, install_rearranged, install_unless_wrapped, make_view,
-        make_view_in_place, on_symbolic, retry_symbolic, shape_err, sym_ints, sym_op, sym_ops,
-        wrap, DimSet,
+        alias, geometry_of, in_place_sym, install_edit, install_rearranged, install_unless_wrapped,
+        make_view, make_view_in_place, on_symbolic, retry_symbolic, shape_err, sym_ints, sym_op,
+        sym_ops, wrap, DimSet,
     };
     pub(crate) use crate::generic::{c, Geometry};
     pub(crate) use crate::infer::DimVec;
@@ -185,6 +185,24 @@ impl DimSet {
 #[inline(never)]
 pub(crate) fn shape_err(kind: ShapeErrorKind, message: impl Into<String>) -> ShapeError {
     ShapeError::new(kind, message)
+}
+
+/// The symbolic face of an in-place metadata op (`t_`, `transpose_`,
+/// `squeeze_`, `unsqueeze_`): `rule` applied to `t`'s symbolic geometry,
+/// installed in place, the version bumped only once the rule succeeded.
+/// PyTorch runs these ops on fake tensors with the same rules (and guards)
+/// as the out-of-place views.
+#[cold]
+#[inline(never)]
+pub(crate) fn in_place_sym(
+    t: &mut Tensor,
+    rule: impl FnOnce(&Geometry<SymInt>) -> Result<Geometry<SymInt>>,
+) -> Result<()> {
+    t.check_inplace()?;
+    let g = rule(&Geometry::of(t))?;
+    t.bump_version()?;
+    t.edit_metadata()
+        .set_sym_sizes_and_strides(&g.sizes, &g.strides, &g.offset)
 }
 
 /// Installs derived geometry: unchecked when no arithmetic wrapped (it then

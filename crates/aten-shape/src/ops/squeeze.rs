@@ -373,6 +373,9 @@ pub fn atleast_3d(t: &Tensor) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn unsqueeze_(t: &mut Tensor, dim: i64) -> Result<()> {
+    if t.has_symbolic_sizes_strides() {
+        return in_place_sym(t, |g| g.unsqueeze(dim));
+    }
     t.check_inplace()?;
     let (sizes, strides) = unsqueeze_geometry(t.sizes(), t.strides(), dim)?;
     t.bump_version()?;
@@ -394,6 +397,12 @@ pub fn unsqueeze_(t: &mut Tensor, dim: i64) -> Result<()> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_(t: &mut Tensor, dim: Option<i64>) -> Result<()> {
+    if t.has_symbolic_sizes_strides() {
+        return in_place_sym(t, |g| match dim {
+            Some(d) => g.squeeze_dim(d),
+            None => g.squeeze(),
+        });
+    }
     t.check_inplace()?;
     let (sizes, strides) = squeeze_geometry(t.sizes(), t.strides(), dim)?;
     t.bump_version()?;
@@ -414,6 +423,9 @@ pub fn squeeze_(t: &mut Tensor, dim: Option<i64>) -> Result<()> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn squeeze_dims_(t: &mut Tensor, dims: &[i64]) -> Result<()> {
+    if t.has_symbolic_sizes_strides() {
+        return in_place_sym(t, |g| g.squeeze_dims(dims));
+    }
     t.check_inplace()?;
     let (sizes, strides) = squeeze_dims_geometry(t.sizes(), t.strides(), dims)?;
     t.bump_version()?;

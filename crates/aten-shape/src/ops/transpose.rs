@@ -409,6 +409,12 @@ pub fn t_(t: &mut Tensor) -> Result<()> {
         )
         .into());
     }
+    if t.has_symbolic_sizes_strides() {
+        return in_place_sym(t, |g| match n {
+            2 => g.transpose(0, 1),
+            _ => Ok(g.clone()),
+        });
+    }
     t.bump_version()?;
     if n == 2 {
         transpose_inplace_at(t, 0, 1)?;
@@ -429,6 +435,9 @@ pub fn t_(t: &mut Tensor) -> Result<()> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn transpose_(t: &mut Tensor, dim0: i64, dim1: i64) -> Result<()> {
+    if t.has_symbolic_sizes_strides() {
+        return in_place_sym(t, |g| g.transpose(dim0, dim1));
+    }
     t.check_inplace()?;
     let n = t.dim() as i64;
     let d0 = wrap_dim(dim0, n, true)?;
