@@ -1108,10 +1108,8 @@ impl PyTensor {
         axis0: I64,
         axis1: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let (a, b) = (axis0, axis1);
-        let a = a.0;
-        let b = b.0;
-        self.derive(py, |t| views::transpose(t, a, b))
+        // NumPy's and PyTorch's aliases of `transpose`.
+        self.transpose(py, axis0, axis1)
     }
 
     #[pyo3(signature = (dim0, dim1))]
@@ -1121,10 +1119,8 @@ impl PyTensor {
         dim0: I64,
         dim1: I64,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let (a, b) = (dim0, dim1);
-        let a = a.0;
-        let b = b.0;
-        self.derive(py, |t| views::transpose(t, a, b))
+        // NumPy's and PyTorch's aliases of `transpose`.
+        self.transpose(py, dim0, dim1)
     }
 
     #[pyo3(signature = (*dims))]
