@@ -5,6 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use c10_core::ScalarType;
 use c10_storage::Storage;
+use zip::read::ZipReadOptions;
 use zip::{CompressionMethod, ZipArchive};
 
 use crate::error::{PtError, Result};
@@ -22,6 +23,17 @@ pub(crate) struct RecordSpan {
     pub(crate) crc32: u32,
 }
 
+impl RecordSpan {
+    /// Whether the record's CRC-32 is checked: not when the archive
+    /// records none (0, what torch writes with
+    /// `serialization.set_crc32_options(False)`; its reader checks no
+    /// CRCs at all), nor when the load asked not to
+    /// (`LoadOptions::skip_crc32`).
+    pub(crate) fn check_crc(&self, skip: bool) -> bool {
+        !skip && self.crc32 != 0
+    }
+}
+
 /// An opened checkpoint archive.
 pub(crate) struct Archive<R: Read + Seek> {
     zip: ZipArchive<R>,
@@ -32,6 +44,8 @@ pub(crate) struct Archive<R: Read + Seek> {
     /// since 1.13; older files, and `_disable_byteorder_record=True`, lack it).
     byteorder_recorded: bool,
     loaded_bytes: u64,
+    /// `LoadOptions::skip_crc32`: storage records are read unchecked.
+    skip_crc32: bool,
 }
 
 fn zip_err(e: zip::result::ZipError) -> PtError {
@@ -119,6 +133,7 @@ impl<R: Read + Seek> Archive<R> {
             big_endian: false,
             byteorder_recorded: false,
             loaded_bytes: 0,
+            skip_crc32: false,
         };
         if archive.has_record("byteorder") {
             archive.byteorder_recorded = true;
@@ -149,6 +164,13 @@ impl<R: Read + Seek> Archive<R> {
         if !self.byteorder_recorded {
             self.big_endian = big_endian;
         }
+    }
+
+    /// Reads storage records without checking their CRC-32
+    /// (`LoadOptions::skip_crc32`; small records such as the pickle are
+    /// always checked when the archive records a CRC).
+    pub(crate) fn skip_storage_crc32(&mut self, skip: bool) {
+        self.skip_crc32 = skip;
     }
 
     pub(crate) fn big_endian(&self) -> bool {
@@ -216,7 +238,11 @@ impl<R: Read + Seek> Archive<R> {
         }
         self.count(name, span.len)?;
         let full = self.full(name);
-        let mut f = self.zip.by_name(&full).map_err(zip_err)?;
+        let opts = ZipReadOptions::new().ignore_crc32(!span.check_crc(false));
+        let mut f = self
+            .zip
+            .by_name_with_options(&full, opts)
+            .map_err(zip_err)?;
         // The length was checked against the file's size above.
         let mut buf = Vec::with_capacity(span.len as usize);
         f.read_to_end(&mut buf)
@@ -250,7 +276,11 @@ impl<R: Read + Seek> Archive<R> {
         let full = self.full(&name);
         let storage = alloc_cpu::empty_storage(nbytes)?;
         {
-            let mut f = self.zip.by_name(&full).map_err(zip_err)?;
+            let opts = ZipReadOptions::new().ignore_crc32(!span.check_crc(self.skip_crc32));
+            let mut f = self
+                .zip
+                .by_name_with_options(&full, opts)
+                .map_err(zip_err)?;
             let mut guard = storage.write()?;
             let bytes = guard.bytes_mut()?;
             f.read_exact(bytes)

@@ -40,10 +40,11 @@ pub(crate) fn fill_records(
     file: &File,
     records: &mut [PendingRecord],
     big_endian: bool,
+    skip_crc32: bool,
 ) -> Result<()> {
     records.sort_by_key(|r| r.span.data_start);
     for r in records.iter() {
-        fill_one(file, r, big_endian)?;
+        fill_one(file, r, big_endian, r.span.check_crc(skip_crc32))?;
     }
     Ok(())
 }
@@ -91,7 +92,7 @@ unsafe fn pread_exact(
     Ok(())
 }
 
-fn fill_one(file: &File, r: &PendingRecord, big_endian: bool) -> Result<()> {
+fn fill_one(file: &File, r: &PendingRecord, big_endian: bool, check_crc: bool) -> Result<()> {
     let nbytes = r.storage.nbytes();
     let mut crc = crc32fast::Hasher::new();
     let mut guard = r.storage.write_uninit()?;
@@ -110,15 +111,21 @@ fn fill_one(file: &File, r: &PendingRecord, big_endian: bool) -> Result<()> {
                 &r.name,
             )?
         };
-        // SAFETY: the same bytes, all just written by the read above.
-        crc.update(unsafe { std::slice::from_raw_parts(base.add(done), n) });
+        if check_crc {
+            // SAFETY: the same bytes, all just written by the read above.
+            crc.update(unsafe { std::slice::from_raw_parts(base.add(done), n) });
+        }
         done += n;
     }
     // SAFETY: the loop above wrote every one of the `nbytes` bytes.
     unsafe { guard.assume_init() };
     // A record longer than the storage needs (other writers): the rest
     // is read only for the checksum.
-    let mut rest = r.span.len - nbytes as u64;
+    let mut rest = if check_crc {
+        r.span.len - nbytes as u64
+    } else {
+        0
+    };
     let mut at = r.span.data_start + nbytes as u64;
     let mut scratch = Vec::new();
     while rest > 0 {
@@ -136,7 +143,7 @@ fn fill_one(file: &File, r: &PendingRecord, big_endian: bool) -> Result<()> {
         at += n as u64;
     }
     let got = crc.finalize();
-    if got != r.span.crc32 {
+    if check_crc && got != r.span.crc32 {
         return Err(PtError::Zip(format!(
             "record {:?}: invalid checksum (CRC-32 of the data {got:#010x}, the archive says {:#010x})",
             r.name, r.span.crc32

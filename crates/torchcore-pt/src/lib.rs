@@ -51,6 +51,7 @@ pub use load::{
     LoadOptions, MapLocation, Py2Strings, StateDict, StorageMap,
 };
 pub use save::{
-    save, save_legacy_to_writer, save_to_writer, save_with_progress, Progress, STORAGE_ALIGNMENT,
+    save, save_legacy_to_writer, save_to_writer, save_to_writer_with, save_with,
+    save_with_progress, Progress, SaveOptions, STORAGE_ALIGNMENT,
 };
 pub use value::{OrderedDict, StorageValue, Value};

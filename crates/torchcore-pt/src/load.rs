@@ -88,6 +88,13 @@ pub struct LoadOptions {
     pub mmap_shared: bool,
     /// How Python 2 strings are read (torch's `encoding=`).
     pub py2_strings: Py2Strings,
+    /// Copying loads: do not check the CRC-32 of storage records (what
+    /// `torch.load` does: it checks none). Default `false`: every storage
+    /// record read is checked, and a corrupt record is an error. Records
+    /// whose archive entry holds CRC 0 (written with torch's
+    /// `set_crc32_options(False)` or [`crate::SaveOptions::crc32`]
+    /// `false`) are never checked. Memory-mapped records are never checked.
+    pub skip_crc32: bool,
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -98,6 +105,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("unmarked_big_endian", &self.unmarked_big_endian)
             .field("mmap_shared", &self.mmap_shared)
             .field("py2_strings", &self.py2_strings)
+            .field("skip_crc32", &self.skip_crc32)
             .finish()
     }
 }
@@ -135,6 +143,17 @@ impl LoadOptions {
     /// ```
     pub fn mmap_shared(mut self, shared: bool) -> LoadOptions {
         self.mmap_shared = shared;
+        self
+    }
+
+    /// Sets [`LoadOptions::skip_crc32`].
+    ///
+    /// ```
+    /// use torchcore_pt::LoadOptions;
+    /// assert!(LoadOptions::default().skip_crc32(true).skip_crc32);
+    /// ```
+    pub fn skip_crc32(mut self, skip: bool) -> LoadOptions {
+        self.skip_crc32 = skip;
         self
     }
 
@@ -412,6 +431,7 @@ fn open_zip_file(
         .map_err(|e| PtError::io_path(path, e))?;
     let mut archive = Archive::open(reader)?;
     archive.assume_byte_order(opts.unmarked_big_endian);
+    archive.skip_storage_crc32(opts.skip_crc32);
     let pickle = archive.read_small_record("data.pkl")?;
     Ok((file, archive, pickle))
 }
@@ -459,7 +479,7 @@ pub fn load_with(path: impl AsRef<Path>, opts: &LoadOptions) -> Result<Value> {
             let mut rec = Recording::new(&mut source, opts);
             let value = unpickle(&pickle, &mut rec)?;
             let seen = rec.seen;
-            crate::fileread::fill_records(&file, &mut source.pending, big_endian)?;
+            crate::fileread::fill_records(&file, &mut source.pending, big_endian, opts.skip_crc32)?;
             return remap::apply(value, seen, opts);
         }
         reader
@@ -487,6 +507,7 @@ pub fn load_from_reader_with<R: Read + Seek>(mut reader: R, opts: &LoadOptions) 
     }
     let mut archive = Archive::open(reader)?;
     archive.assume_byte_order(opts.unmarked_big_endian);
+    archive.skip_storage_crc32(opts.skip_crc32);
     let pickle = archive.read_small_record("data.pkl")?;
     let mut source = CopySource {
         archive: &mut archive,

@@ -481,11 +481,104 @@ fn zip_io(e: zip::result::ZipError) -> PtError {
 /// Called with (bytes written, total bytes) as storages are written.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
+/// Options for saving.
+///
+/// ```
+/// use torchcore_pt::SaveOptions;
+/// assert!(SaveOptions::default().crc32);
+/// assert!(!SaveOptions::default().crc32(false).crc32);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaveOptions {
+    /// Compute each record's CRC-32 (default `true`). `false` is torch's
+    /// `serialization.set_crc32_options(False)`: every CRC field of the
+    /// archive holds 0, as torch then writes, and saving skips the
+    /// checksum pass. `torch.load` reads such archives (it checks no
+    /// CRCs), and so does [`crate::load`] (a record whose CRC field is 0
+    /// is not checked).
+    pub crc32: bool,
+}
+
+impl Default for SaveOptions {
+    fn default() -> Self {
+        SaveOptions { crc32: true }
+    }
+}
+
+impl SaveOptions {
+    /// Sets [`SaveOptions::crc32`].
+    ///
+    /// ```
+    /// use torchcore_pt::{load_from_reader, save_to_writer_with, SaveOptions, Value};
+    /// let opts = SaveOptions::default().crc32(false);
+    /// let bytes = save_to_writer_with(&Value::Int(7), std::io::Cursor::new(Vec::new()), &opts)?;
+    /// assert_eq!(load_from_reader(std::io::Cursor::new(bytes.into_inner()))?, Value::Int(7));
+    /// # Ok::<(), torchcore_pt::PtError>(())
+    /// ```
+    pub fn crc32(mut self, on: bool) -> SaveOptions {
+        self.crc32 = on;
+        self
+    }
+}
+
+/// Bytes checksummed then written at a time: the CRC reads each chunk
+/// just before the write copies it, while it is in the cache.
+const SAVE_CHUNK: usize = 1 << 20;
+
+/// Writes one stored, 64-byte aligned record. The bytes go straight to
+/// the archive's writer (large `write_all`s, so a `BufWriter` passes them
+/// through without copying), the CRC-32 computed in the same pass (or not
+/// at all, with `crc32` off: the record's CRC field then holds 0, as
+/// torch writes); the ZIP writer is then told the length and CRC. Returns
+/// the CRC (for the serialization id).
+fn put_record<W: Write + Seek>(
+    zw: &mut ZipWriter<W>,
+    full_name: String,
+    bytes: &[u8],
+    crc32: bool,
+) -> Result<u32> {
+    let io = |e| PtError::io("the checkpoint being written", e);
+    let opts = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Stored)
+        .last_modified_time(DateTime::default())
+        .unix_permissions(0o644)
+        .with_alignment(STORAGE_ALIGNMENT)
+        .large_file(bytes.len() as u64 >= u64::from(u32::MAX));
+    zw.start_file(full_name, opts).map_err(zip_io)?;
+    let mut crc = crc32fast::Hasher::new();
+    {
+        // SAFETY: (a contract on the archive's consistency, not on memory)
+        // the record was just started, stored uncompressed, so its data
+        // go to the underlying writer at its current position; this block
+        // only appends the record's bytes there, and `set_file_metadata`
+        // below gives the ZIP writer their exact length.
+        let w = unsafe { zw.get_mut() }
+            .ok_or_else(|| PtError::Save("the ZIP writer is closed".into()))?;
+        if crc32 {
+            for chunk in bytes.chunks(SAVE_CHUNK) {
+                crc.update(chunk);
+                w.write_all(chunk).map_err(io)?;
+            }
+        } else {
+            w.write_all(bytes).map_err(io)?;
+        }
+    }
+    let value = if crc32 { crc.finalize() } else { 0 };
+    // SAFETY: a record is open (started above); `bytes.len()` bytes of it
+    // were written to the underlying writer, and `value` is their CRC-32,
+    // or 0 when the options ask for no CRC (torch's
+    // `set_crc32_options(False)`: a field readers that check CRCs treat as
+    // "not recorded"; it only concerns the archive's metadata).
+    unsafe { zw.set_file_metadata(bytes.len() as u64, value) }.map_err(zip_io)?;
+    Ok(value)
+}
+
 fn write_archive<W: Write + Seek>(
     value: &Value,
     writer: W,
     name: &str,
     progress: Option<Progress<'_>>,
+    opts: &SaveOptions,
 ) -> Result<W> {
     let (pkl, storages) = pickle(value)?;
     let mut zw = ZipWriter::new(writer);
@@ -495,34 +588,18 @@ fn write_archive<W: Write + Seek>(
                rec: &str,
                bytes: &[u8]|
      -> Result<()> {
-        let opts = SimpleFileOptions::default()
-            .compression_method(CompressionMethod::Stored)
-            .last_modified_time(DateTime::default())
-            .unix_permissions(0o644)
-            .with_alignment(STORAGE_ALIGNMENT)
-            .large_file(bytes.len() as u64 >= u64::from(u32::MAX));
-        zw.start_file(format!("{name}/{rec}"), opts)
-            .map_err(zip_io)?;
-        // 1 MiB at a time: the ZIP writer's own checksum, the copy into
-        // the file and this checksum (for the serialization id) then read
-        // each chunk while it is in the cache, so the record is read from
-        // memory once rather than three times.
-        let mut crc = crc32fast::Hasher::new();
-        for chunk in bytes.chunks(1 << 20) {
-            zw.write_all(chunk)
-                .map_err(|e| PtError::io("the checkpoint being written", e))?;
-            crc.update(chunk);
-        }
-        crcs.push((crc.finalize(), bytes.len() as u64));
+        let crc = put_record(zw, format!("{name}/{rec}"), bytes, opts.crc32)?;
+        crcs.push((crc, bytes.len() as u64));
         Ok(())
     };
     put(&mut zw, &mut crcs, "data.pkl", &pkl)?;
     put(&mut zw, &mut crcs, ".format_version", b"1")?;
+    let alignment = STORAGE_ALIGNMENT.to_string();
     put(
         &mut zw,
         &mut crcs,
         ".storage_alignment",
-        STORAGE_ALIGNMENT.to_string().as_bytes(),
+        alignment.as_bytes(),
     )?;
     put(&mut zw, &mut crcs, "byteorder", little_or_big())?;
     let total: u64 = storages.iter().map(|s| s.storage.nbytes() as u64).sum();
@@ -537,6 +614,11 @@ fn write_archive<W: Write + Seek>(
         }
     }
     put(&mut zw, &mut crcs, "version", b"3\n")?;
+    // Without CRCs the id still differs between contents: the pickle's
+    // bytes (which name every storage and its size) go in too.
+    if !opts.crc32 {
+        crcs.push((crc32fast::hash(&pkl), pkl.len() as u64));
+    }
     let id = serialization_id(&crcs);
     put(&mut zw, &mut crcs, ".data/serialization_id", id.as_bytes())?;
     zw.finish().map_err(zip_io)
@@ -593,10 +675,30 @@ pub fn save_with_progress(
     path: impl AsRef<Path>,
     progress: Option<Progress<'_>>,
 ) -> Result<()> {
+    save_with(value, path, progress, &SaveOptions::default())
+}
+
+/// [`save`] with options, calling `progress(bytes written, total)` (if
+/// given) after each storage.
+///
+/// ```
+/// use torchcore_pt::{load, save_with, SaveOptions, Value};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("nocrc.pt");
+/// save_with(&Value::Int(3), &path, None, &SaveOptions::default().crc32(false))?;
+/// assert_eq!(load(&path)?, Value::Int(3));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn save_with(
+    value: &Value,
+    path: impl AsRef<Path>,
+    progress: Option<Progress<'_>>,
+    opts: &SaveOptions,
+) -> Result<()> {
     let path = path.as_ref();
     let name = crate::load::archive_name_for(path);
     let f = File::create(path).map_err(|e| PtError::io_path(path, e))?;
-    let w = write_archive(value, BufWriter::new(f), &name, progress)?;
+    let w = write_archive(value, BufWriter::new(f), &name, progress, opts)?;
     let f = w
         .into_inner()
         .map_err(|e| PtError::io_path(path, e.into_error()))?;
@@ -614,7 +716,24 @@ pub fn save_with_progress(
 /// # Ok::<(), torchcore_pt::PtError>(())
 /// ```
 pub fn save_to_writer<W: Write + Seek>(value: &Value, writer: W) -> Result<W> {
-    write_archive(value, writer, "archive", None)
+    save_to_writer_with(value, writer, &SaveOptions::default())
+}
+
+/// [`save_to_writer`] with options (see [`SaveOptions`]).
+///
+/// ```
+/// use torchcore_pt::{save_to_writer_with, SaveOptions, Value};
+/// let opts = SaveOptions::default().crc32(false);
+/// let bytes = save_to_writer_with(&Value::Int(1), std::io::Cursor::new(Vec::new()), &opts)?;
+/// assert_eq!(&bytes.into_inner()[..4], b"PK\x03\x04");
+/// # Ok::<(), torchcore_pt::PtError>(())
+/// ```
+pub fn save_to_writer_with<W: Write + Seek>(
+    value: &Value,
+    writer: W,
+    opts: &SaveOptions,
+) -> Result<W> {
+    write_archive(value, writer, "archive", None, opts)
 }
 
 /// Saves `value` in the legacy (pre-1.6, non-ZIP) format, what

@@ -129,6 +129,9 @@ struct PersistentId {
     key: Rc<str>,
     location: Rc<str>,
     numel: u64,
+    /// The legacy format's `view_metadata`: (view key, element offset,
+    /// element count) of a view of storage `key`.
+    view: Option<(Rc<str>, u64, u64)>,
 }
 
 /// An allowed global.
@@ -247,6 +250,10 @@ struct StorageNode {
     untyped: bool,
     key: String,
     numel: u64,
+    /// For a storage view of the legacy format (`view_metadata` set,
+    /// files written before torch 1.0): the element offset of the view
+    /// in `storage` (the root storage). Its `numel` is the view's.
+    view_base: Option<u64>,
 }
 
 /// A value on the VM's stack. Cheap to clone; mutable containers live in
@@ -345,6 +352,8 @@ struct Vm<'a> {
     memo: HashMap<u32, Node>,
     arena: Vec<Container>,
     storages: HashMap<String, Rc<StorageNode>>,
+    /// The legacy format's storage views, by view key.
+    views: HashMap<String, Rc<StorageNode>>,
     source: &'a mut dyn StorageSource,
 }
 
@@ -388,6 +397,7 @@ pub(crate) fn unpickle_prefix(
         memo: HashMap::new(),
         arena: Vec::new(),
         storages: HashMap::new(),
+        views: HashMap::new(),
         source,
     };
     let root = vm.run()?;
@@ -1219,6 +1229,10 @@ impl<'a> Vm<'a> {
         let offset = self.int_arg(&args[1], "storage offset")?;
         let sizes = self.int_tuple(&args[2], "size")?;
         let strides = self.int_tuple(&args[3], "stride")?;
+        let offset = match st.view_base {
+            Some(base) => view_offset(&st, base, offset, &sizes, &strides)?,
+            None => offset,
+        };
         let requires_grad = match &args[4] {
             Node::Bool(b) => *b,
             other => {
@@ -1322,6 +1336,7 @@ impl<'a> Vm<'a> {
             key,
             location,
             numel,
+            view,
         } = self.persistent_id(&pid)?;
         let untyped = dtype.is_none();
         let dtype = dtype.unwrap_or(ScalarType::Byte);
@@ -1332,7 +1347,11 @@ impl<'a> Vm<'a> {
                     s.dtype, s.numel, dtype
                 )));
             }
-            return Ok(Node::Storage(s.clone()));
+            let s = s.clone();
+            return match view {
+                Some(view) => self.storage_view(&s, view),
+                None => Ok(Node::Storage(s)),
+            };
         }
         if !valid_key(&key) {
             return Err(PtError::Archive(format!(
@@ -1359,8 +1378,43 @@ impl<'a> Vm<'a> {
             untyped,
             key: key.to_string(),
             numel,
+            view_base: None,
         });
         self.storages.insert(key.to_string(), node.clone());
+        match view {
+            Some(view) => self.storage_view(&node, view),
+            None => Ok(Node::Storage(node)),
+        }
+    }
+
+    /// A storage view of the legacy format: elements `offset ..
+    /// offset + size` of `root`, made once per view key (as torch, a key
+    /// seen again gives the first view). Tensors over it are rebuilt over
+    /// the root storage with the view's offset added, so they share its
+    /// memory (torch shares it too, through a storage slice).
+    fn storage_view(&mut self, root: &Rc<StorageNode>, view: (Rc<str>, u64, u64)) -> Result<Node> {
+        let (view_key, offset, size) = view;
+        if let Some(v) = self.views.get(&*view_key) {
+            return Ok(Node::Storage(v.clone()));
+        }
+        if offset.checked_add(size).is_none_or(|end| end > root.numel) {
+            return Err(PtError::Tensor(format!(
+                "storage view '{view_key}' (elements {offset}..+{size}) reaches past its storage '{}' ({} elements)",
+                root.key, root.numel
+            )));
+        }
+        if self.views.len() >= self.storages.len().saturating_mul(64).max(1 << 16) {
+            return Err(PtError::Tensor("too many storage views".into()));
+        }
+        let node = Rc::new(StorageNode {
+            storage: root.storage.clone(),
+            dtype: root.dtype,
+            untyped: root.untyped,
+            key: root.key.clone(),
+            numel: size,
+            view_base: Some(offset),
+        });
+        self.views.insert(view_key.to_string(), node.clone());
         Ok(Node::Storage(node))
     }
 
@@ -1377,18 +1431,11 @@ impl<'a> Vm<'a> {
                 )))
             }
         };
-        let items = match items.as_slice() {
+        let (items, view) = match items.as_slice() {
             [first @ .., view_metadata] if first.len() == 5 && self.source.legacy_ids() => {
-                if !matches!(view_metadata, Node::None) {
-                    return Err(PtError::Tensor(
-                        "the legacy format's storage views (a persistent id with view_metadata, \
-                         written by PyTorch before 1.0) are not supported"
-                            .into(),
-                    ));
-                }
-                first
+                (first, self.view_metadata(view_metadata)?)
             }
-            all => all,
+            all => (all, None),
         };
         let [tag, ty, key, location, numel] = items else {
             return Err(self.err(format!(
@@ -1450,7 +1497,46 @@ impl<'a> Vm<'a> {
             key,
             location,
             numel,
+            view,
         })
+    }
+
+    /// The legacy format's `view_metadata`: `None`, or `(view key,
+    /// offset, size)` in elements (files written before torch 1.0).
+    fn view_metadata(&self, meta: &Node) -> Result<Option<(Rc<str>, u64, u64)>> {
+        let items = match meta {
+            Node::None => return Ok(None),
+            Node::Tuple(t) => &t.items,
+            other => {
+                return Err(self.err(format!(
+                    "view_metadata must be None or a tuple, got {}",
+                    other.type_name(self)
+                )))
+            }
+        };
+        let [key, offset, size] = items.as_slice() else {
+            return Err(self.err(format!(
+                "view_metadata must have 3 items (view key, offset, size), got {}",
+                items.len()
+            )));
+        };
+        let key = self
+            .text(key)
+            .ok_or_else(|| self.err("a storage view's key must be a str"))?;
+        let count = |n: &Node, what: &str| match n {
+            Node::Int(n) => u64::try_from(*n).map_err(|_| {
+                PtError::Tensor(format!("storage view '{key}' has invalid {what} {n}"))
+            }),
+            other => Err(self.err(format!(
+                "a storage view's {what} must be an int, got {}",
+                other.type_name(self)
+            ))),
+        };
+        Ok(Some((
+            key.clone(),
+            count(offset, "offset")?,
+            count(size, "size")?,
+        )))
     }
 
     fn to_value(
@@ -1488,6 +1574,13 @@ impl<'a> Vm<'a> {
             Node::Device(d) => Value::Device(d.to_string()),
             Node::Tensor(t) => Value::Tensor(t.clone()),
             Node::Parameter(t) => Value::Parameter(t.clone()),
+            Node::Storage(s) if s.view_base.is_some() => {
+                return Err(PtError::PickleValue(format!(
+                    "a legacy storage view of storage '{}' as a value (tensors over storage views \
+                     load; a view itself would be a second storage over the same bytes)",
+                    s.key
+                )))
+            }
             Node::Storage(s) => Value::Storage(StorageValue {
                 storage: s.storage.clone(),
                 dtype: s.dtype,
@@ -1556,4 +1649,41 @@ pub(crate) fn valid_key(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+/// The offset, in the root storage, of a tensor at `offset` in a legacy
+/// storage view starting at element `base`: the tensor must lie inside
+/// the view (as torch checks against its storage slice).
+fn view_offset(
+    st: &StorageNode,
+    base: u64,
+    offset: i64,
+    sizes: &[i64],
+    strides: &[i64],
+) -> Result<i64> {
+    let bad = || {
+        PtError::Tensor(format!(
+            "tensor with size {sizes:?}, stride {strides:?}, offset {offset} reaches past its storage view \
+             ({} elements at {base} of storage '{}')",
+            st.numel, st.key
+        ))
+    };
+    let mut extent: i128 = 1;
+    for (&n, &s) in sizes.iter().zip(strides) {
+        if n < 0 || s < 0 {
+            return Err(bad());
+        }
+        if n == 0 {
+            extent = 0;
+            break;
+        }
+        extent += i128::from(n - 1) * i128::from(s);
+    }
+    if offset < 0 || sizes.len() != strides.len() {
+        return Err(bad());
+    }
+    if extent > 0 && i128::from(offset) + extent > i128::from(st.numel) {
+        return Err(bad());
+    }
+    i64::try_from(i128::from(offset) + i128::from(base)).map_err(|_| bad())
 }

@@ -529,14 +529,39 @@ fn bad_legacy_files_are_named() {
         ),
         // No object pickle at all.
         (legacy_file(&[], &[], &[]), "pickle truncated"),
-        // Pre-1.0 storage views.
+        // Pre-1.0 storage views: the tensor (2 elements) past its view
+        // of 1, the view past its storage, a malformed view.
         (
             legacy_file(
                 &legacy_tensor(&P::default().s("v").raw(b"K\x00K\x01\x87").0, 2),
                 &["k1"],
                 &data,
             ),
-            "storage views (a persistent id with view_metadata",
+            "reaches past its storage view (1 elements at 0 of storage 'k1')",
+        ),
+        (
+            legacy_file(
+                &legacy_tensor(&P::default().s("v").raw(b"K\x01K\x02\x87").0, 2),
+                &["k1"],
+                &data,
+            ),
+            "storage view 'v' (elements 1..+2) reaches past its storage 'k1' (2 elements)",
+        ),
+        (
+            legacy_file(
+                &legacy_tensor(&P::default().s("v").raw(b"K\x00\x86").0, 2),
+                &["k1"],
+                &data,
+            ),
+            "view_metadata must have 3 items",
+        ),
+        (
+            legacy_file(
+                &legacy_tensor(&P::default().s("v").raw(b"K\x00J\xff\xff\xff\xff\x87").0, 2),
+                &["k1"],
+                &data,
+            ),
+            "storage view 'v' has invalid size -1",
         ),
         // A huge element count in a small file: refused before allocating.
         (
