@@ -28,6 +28,8 @@ BIN = os.environ.get("BENCH_BIN",
 
 RUST = {
     "save": r"save \(torchcore\)\s+([\d.]+) ms",
+    "save_nocrc": r"save \(torchcore, no CRC\)\s+([\d.]+) ms",
+    "load_nocrc": r"load \(torchcore, no CRC\)\s+([\d.]+) ms",
     "write": r"plain write \+ fsync\s+([\d.]+) ms",
     "first_load": r"first load \(torchcore\)\s+([\d.]+) ms",
     "load": r"load \(torchcore, copying\)\s+([\d.]+) ms",
@@ -82,9 +84,11 @@ def main():
             r = {**rust, **torch}
             r["load/torch.load"] = r["load"] / r["t_load"]
             r["first load/first torch.load"] = r["first_load"] / r["t_first_load"]
+            r["load no CRC/torch.load"] = r["load_nocrc"] / r["t_load"]
             r["load/fs::read"] = r["load"] / r["fs_read"]
             r["mmap/load"] = r["mmap"] / r["load"]
             r["write speed of save"] = r["write"] / r["save"]
+            r["write speed of save no CRC"] = r["write"] / r["save_nocrc"]
             r["save/torch.save"] = r["save"] / r["t_save"]
             results.append(r)
             print("round %d: %s" % (i + 1, ", ".join(

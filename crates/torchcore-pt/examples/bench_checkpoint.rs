@@ -15,7 +15,9 @@ use std::io::Write;
 use std::time::Instant;
 
 use c10_core::{ScalarType, Tensor};
-use torchcore_pt::{load, load_mmap, save, LoadOptions, StateDict};
+use torchcore_pt::{
+    load, load_mmap, load_with, save, save_with, LoadOptions, SaveOptions, StateDict,
+};
 
 fn best<T>(n: usize, mut f: impl FnMut() -> T) -> f64 {
     (0..n)
@@ -112,6 +114,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         f.write_all(&blob)?;
         f.sync_all()
     });
+    let no_crc = SaveOptions::default().crc32(false);
+    let t_save_nocrc = best(3, || save_with(&value, &path, None, &no_crc).map(|_| ()));
     save(&value, &path)?;
     // Free what the loads do not need, as tools/bench_checkpoint.py loads
     // before it holds anything: memory freed at the top of the heap goes
@@ -123,6 +127,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // faults included, as for any real first load).
     let t_first = best(1, || load(&path).map(|v| v.tensors().len()));
     let t_load = best(5, || load(&path).map(|v| v.tensors().len()));
+    let skip = LoadOptions::default().skip_crc32(true);
+    let t_load_nocrc = best(5, || load_with(&path, &skip).map(|v| v.tensors().len()));
     let t_read = best(5, || std::fs::read(&path).map(|v| v.len()));
     let t_mmap = best(5, || {
         // SAFETY: the benchmark's own file, not written while mapped.
@@ -141,6 +147,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gib(t_save)
     );
     println!(
+        "save (torchcore, no CRC)   {:8.1} ms  {:5.2} GiB/s",
+        t_save_nocrc * 1e3,
+        gib(t_save_nocrc)
+    );
+    println!(
         "plain write + fsync        {:8.1} ms  {:5.2} GiB/s",
         t_write * 1e3,
         gib(t_write)
@@ -154,6 +165,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "load (torchcore, copying)  {:8.1} ms  {:5.2} GiB/s",
         t_load * 1e3,
         gib(t_load)
+    );
+    println!(
+        "load (torchcore, no CRC)   {:8.1} ms  {:5.2} GiB/s",
+        t_load_nocrc * 1e3,
+        gib(t_load_nocrc)
     );
     println!(
         "std::fs::read of the file   {:8.1} ms  {:5.2} GiB/s",

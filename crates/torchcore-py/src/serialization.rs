@@ -384,20 +384,23 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
 }
 
 /// `torchcore.save(obj, f)`; `legacy` writes the pre-1.6 format
-/// (`_use_new_zipfile_serialization=False`).
+/// (`_use_new_zipfile_serialization=False`); `crc32=False` writes 0 in
+/// every CRC field (`serialization.set_crc32_options(False)`).
 #[pyfunction]
-#[pyo3(name = "_pt_save", signature = (obj, f, legacy = false))]
+#[pyo3(name = "_pt_save", signature = (obj, f, legacy = false, crc32 = true))]
 fn pt_save(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     f: &Bound<'_, PyAny>,
     legacy: bool,
+    crc32: bool,
 ) -> PyResult<()> {
     let v = to_value(obj, 0)?;
     let path = as_path(f)?;
+    let opts = torchcore_pt::SaveOptions::default().crc32(crc32);
     if let (Some(path), false) = (&path, legacy) {
         return py
-            .detach(|| torchcore_pt::save(&v, path))
+            .detach(|| torchcore_pt::save_with(&v, path, None, &opts))
             .map_err(|e| pt_err(py, e));
     }
     let bytes = py
@@ -405,7 +408,8 @@ fn pt_save(
             if legacy {
                 torchcore_pt::save_legacy_to_writer(&v, Vec::new())
             } else {
-                torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())).map(Cursor::into_inner)
+                torchcore_pt::save_to_writer_with(&v, Cursor::new(Vec::new()), &opts)
+                    .map(Cursor::into_inner)
             }
         })
         .map_err(|e| pt_err(py, e))?;

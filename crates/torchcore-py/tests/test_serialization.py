@@ -666,3 +666,81 @@ def test_open_file_like_as_torch(tmp_path):
         with torchcore.serialization._open_zipfile_reader(f) as z:
             assert z.get_record(".format_version") == b"1"
     assert not buf.closed
+
+
+def test_crc32_options_default_and_stored_as_given():
+    ser = torchcore.serialization
+    assert ser.get_crc32_options() is True
+    try:
+        ser.set_crc32_options(0)
+        assert ser.get_crc32_options() == 0  # as torch: the value is kept as given
+    finally:
+        ser.set_crc32_options(True)
+
+
+def _crc_fields(data):
+    import zipfile
+    return {i.filename.split("/", 1)[1]: i.CRC for i in zipfile.ZipFile(io.BytesIO(data)).infolist()}
+
+
+def test_save_without_crc32_writes_zeros_and_loads(tmp_path):
+    ser = torchcore.serialization
+    t = torchcore.arange(12).reshape(3, 4)
+    ser.set_crc32_options(False)
+    try:
+        buf = io.BytesIO()
+        torchcore.save({"t": t, "v": t[1:]}, buf)
+        torchcore.save({"t": t, "v": t[1:]}, tmp_path / "nocrc.pt")
+    finally:
+        ser.set_crc32_options(True)
+    data = buf.getvalue()
+    assert set(_crc_fields(data).values()) == {0}
+    for src in (io.BytesIO(data), tmp_path / "nocrc.pt"):
+        back = torchcore.load(src)
+        assert torchcore.equal(back["t"], t) and torchcore.equal(back["v"], t[1:])
+    back = torchcore.load(tmp_path / "nocrc.pt", mmap=True)
+    assert back["v"].storage_offset() == 4
+    with ser._open_zipfile_reader(io.BytesIO(data)) as z:
+        assert z.get_record("byteorder") == b"little"
+    # With CRCs on (the default), each field is the record's CRC-32.
+    buf = io.BytesIO()
+    torchcore.save(t, buf)
+    assert 0 not in _crc_fields(buf.getvalue()).values()
+
+
+@needs_torch
+def test_crc32_off_both_ways_with_torch(tmp_path):
+    t = torchcore.arange(6, dtype=torchcore.float32)
+    torchcore.serialization.set_crc32_options(False)
+    try:
+        torchcore.save([t, t[2:]], tmp_path / "ours.pt")
+    finally:
+        torchcore.serialization.set_crc32_options(True)
+    for mmap in (False, True):
+        a, b = torch.load(tmp_path / "ours.pt", weights_only=True, mmap=mmap)
+        assert b.tolist() == [2.0, 3.0, 4.0, 5.0]
+        assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    torch.serialization.set_crc32_options(False)
+    try:
+        x = torch.arange(6, dtype=torch.float32)
+        torch.save({"x": x, "y": x[::2]}, tmp_path / "theirs.pt")
+    finally:
+        torch.serialization.set_crc32_options(True)
+    assert set(_crc_fields((tmp_path / "theirs.pt").read_bytes()).values()) == {0}
+    for mmap in (False, True):
+        back = torchcore.load(tmp_path / "theirs.pt", mmap=mmap)
+        assert back["y"].tolist() == [0.0, 2.0, 4.0]
+        back["x"][0] = 7.0
+        assert back["y"][0].item() == 7.0
+
+
+def test_legacy_storage_views_load_over_their_root():
+    # A pre-1.0 layout (storage views in the persistent ids), made by hand;
+    # torch 2.15 loads it the same way (crates/torchcore-pt/tests/legacy_views.rs).
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "torchcore-pt", "tests", "fixtures",
+                        "torch-legacy-storage-views.pt")
+    d = torchcore.load(path)
+    assert d["a"].tolist() == [[3.0, 5.0], [4.0, 6.0]]
+    assert d["b"].tolist() == [2.0, 3.0, 4.0, 5.0, 6.0]
+    d["b"][0] = 100.0
+    assert d["whole"][2].item() == 100.0

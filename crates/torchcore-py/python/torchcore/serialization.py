@@ -96,6 +96,24 @@ class set_default_mmap_options:
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
+_crc32_enabled = True
+
+
+def get_crc32_options():
+    """Whether ``save`` computes the CRC-32 of each record (default ``True``)."""
+    return _crc32_enabled
+
+
+def set_crc32_options(compute_crc32):
+    """``torch.serialization.set_crc32_options``: with ``False``, ``save``
+    skips the checksums and writes 0 in every CRC field, as torch does.
+    ``load`` (and ``torch.load``) read such files: a record whose CRC field
+    is 0 is not checked."""
+    global _crc32_enabled
+    # Stored as given (torch keeps the value in its config unconverted).
+    _crc32_enabled = compute_crc32
+
+
 def _is_zipfile(f):
     """``torch.serialization._is_zipfile``: whether the readable binary
     file ``f`` starts with a ZIP local header (the position is restored).
@@ -192,7 +210,17 @@ class _open_zipfile_reader:
     def get_record(self, name):
         if not self.has_record(name):
             raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
-        return self._zip.read(self._prefix + name)
+        info = self._zip.getinfo(self._prefix + name)
+        if info.compress_type != zipfile.ZIP_STORED or info.CRC != 0:
+            return self._zip.read(self._prefix + name)
+        # A record without a CRC (``set_crc32_options(False)``): read as
+        # stored, unchecked (``zipfile`` would compare it with 0).
+        fp = self._zip.fp
+        pos = fp.tell()
+        fp.seek(self.get_record_offset(name))
+        data = fp.read(info.file_size)
+        fp.seek(pos)
+        return data
 
     def get_all_records(self):
         return [n[len(self._prefix):] for n in self._zip.namelist()]
@@ -241,7 +269,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
         raise AttributeError(
             f"expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     # _use_new_zipfile_serialization=False: the legacy (pre-1.6) format.
-    _C._pt_save(obj, f, not _use_new_zipfile_serialization)
+    _C._pt_save(obj, f, not _use_new_zipfile_serialization, bool(_crc32_enabled))
     if not isinstance(f, str) and hasattr(f, "flush"):
         # As torch: the bytes are in the file once save returns (a file
         # object reopened by name sees them).
