@@ -34,6 +34,8 @@
 //! ```
 
 mod archive;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod error;
 #[cfg(all(unix, not(miri)))]
 mod fileread;

@@ -184,6 +184,11 @@ pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> R
     if location == "cpu" || opts.map_location == MapLocation::Cpu || opts.storage_map.is_some() {
         return Ok(());
     }
+    // Loaded on the CPU first, then moved to the device (`remap::apply`).
+    #[cfg(feature = "cuda")]
+    if crate::cuda::cuda_index(location).is_some() {
+        return Ok(());
+    }
     Err(PtError::Location {
         key: key.to_string(),
         location: location.to_string(),

@@ -22,7 +22,9 @@ impl<'a> Recording<'a> {
     pub(crate) fn new(inner: &'a mut dyn StorageSource, opts: &LoadOptions) -> Recording<'a> {
         Recording {
             inner,
-            record: opts.storage_map.is_some(),
+            record: opts.storage_map.is_some()
+                || (cfg!(feature = "cuda")
+                    && opts.map_location == crate::load::MapLocation::AsSaved),
             py2_strings: opts.py2_strings,
             seen: Vec::new(),
         }
@@ -56,7 +58,7 @@ pub(crate) fn apply(
     opts: &LoadOptions,
 ) -> Result<Value> {
     let Some(map) = &opts.storage_map else {
-        return Ok(value);
+        return to_devices(value, seen);
     };
     let mut replaced = Vec::new();
     for (key, location, storage) in seen {
@@ -82,6 +84,28 @@ pub(crate) fn apply(
         return Ok(value);
     }
     substitute(value, &replaced)
+}
+
+/// Without a storage map: storages tagged `cuda:N` go to their CUDA
+/// device (feature `cuda`; `seen` is empty otherwise, and with
+/// `MapLocation::Cpu`).
+fn to_devices(value: Value, seen: Vec<(String, String, Storage)>) -> Result<Value> {
+    #[cfg(feature = "cuda")]
+    {
+        let mut replaced = Vec::new();
+        for (key, location, storage) in seen {
+            if location != "cpu" {
+                let moved = crate::cuda::to_cuda(&key, &location, &storage)?;
+                replaced.push((storage, moved));
+            }
+        }
+        if !replaced.is_empty() {
+            return substitute(value, &replaced);
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    drop(seen);
+    Ok(value)
 }
 
 fn replacement<'a>(s: &Storage, replaced: &'a [(Storage, Storage)]) -> Option<&'a Storage> {
