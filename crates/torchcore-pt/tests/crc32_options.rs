@@ -54,6 +54,10 @@ fn crcs(bytes: &[u8]) -> Vec<(String, u32)> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "load_mmap calls mmap, a foreign function Miri does not run"
+)]
 fn torch_archive_without_crcs_loads_every_way() {
     let path = common::fixtures()
         .parent()
@@ -85,6 +89,10 @@ fn check_sample(v: &Value) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "load_mmap calls mmap, a foreign function Miri does not run"
+)]
 fn saving_without_crcs_writes_zeros_and_loads_back() {
     let dir = tempfile::tempdir().unwrap();
     let dir_on = tempfile::tempdir().unwrap();
@@ -164,6 +172,7 @@ fn skip_crc32_loads_a_corrupt_record_as_torch_does() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs Python")]
 fn torch_loads_what_torchcore_saved_without_crcs() {
     let Some(python) = common::torch_python() else {
         return;
