@@ -338,6 +338,34 @@ mod tests {
     }
 
     #[test]
+    fn binding_while_other_threads_clone_and_drop() {
+        setup();
+        static FREED: AtomicUsize = AtomicUsize::new(0);
+        let s = Storage::from_owner(vec![0u8; 2]);
+        let shared = s.clone();
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let h = shared.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..8 {
+                        drop(h.clone());
+                    }
+                    h
+                })
+            })
+            .collect();
+        let p = new_obj(s, &FREED);
+        let kept: Vec<Storage> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(refs(p), 2, "other handles exist: the storage holds one");
+        drop(shared);
+        drop(kept);
+        assert_eq!(refs(p), 1, "only the object's handle is left");
+        // SAFETY: we own the binding-side reference.
+        unsafe { decref(p) };
+        assert_eq!(FREED.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
     fn storages_without_a_binding_object_count_as_before() {
         let s = Storage::from_owner(vec![0u8; 2]);
         let t = s.clone();

@@ -2,17 +2,16 @@
 //! `std::sync::Arc`'s protocol plus the binding edges of `binding.rs`.
 //!
 //! `Arc` gives no hook on its count, and a language binding needs two
-//! (see [`crate::binding`]): the strong count's 1 → 2 and 2 → 1 edges,
-//! once a binding object is attached. So the count word carries a
-//! "has a binding object" bit ([`HAS_BINDING`]) above every legal count:
-//! the bit is the sign bit, so a word with it set fails the sign test that
-//! stands for `Arc::clone`'s overflow test, and a drop tests the sign of
-//! the old count where `Arc` tests the new one for zero. Clones and drops
-//! of storages without a binding object take one atomic and one branch, as
-//! `Arc`'s do, but the cold paths need the old count, so the compiler keeps
-//! it in a register (`lock xadd` and a compare where `Arc` gets `lock inc`
-//! and the flags): about two instructions more per clone or drop
-//! (`docs/benchmarks.md`). The edges run in cold functions.
+//! (see [`crate::binding`]): the 1 → 2 and 2 → 1 edges of the handles other
+//! than the binding object's own, once an object is attached. So the count
+//! word carries a "has a binding object" bit ([`HAS_BINDING`]), the sign
+//! bit: `Arc::clone`'s overflow test (old count above `isize::MAX`) and a
+//! signed "was at most 1" test of a drop send every clone and drop of a
+//! bound storage to a cold path, while the hot paths keep exactly `Arc`'s
+//! code (`lock inc` and a branch on its flags to clone, `lock dec` and a
+//! branch to drop; the old count has no other use). The cold paths count
+//! the handles other than the object's in a second word (`ext`), whose
+//! 0 → 1 and 1 → 0 edges take and give back the object reference.
 //!
 //! The rest is `Arc`'s protocol: a relaxed increment to clone (aborting
 //! before the count can overflow), a release decrement to drop, an acquire
@@ -43,6 +42,11 @@ struct Inner {
     strong: AtomicUsize,
     /// Weak handles, plus one for all strong handles together.
     weak: AtomicUsize,
+    /// Once the has-binding bit is set: the strong handles other than the
+    /// binding object's own. Its 0 -> 1 and 1 -> 0 edges are the binding
+    /// edges (only the cold paths touch it, so the hot paths need not keep
+    /// the old strong count).
+    ext: AtomicUsize,
     value: StorageImpl,
 }
 
@@ -105,6 +109,7 @@ impl StorageArc {
         unsafe {
             ptr::addr_of_mut!((*ptr.as_ptr()).strong).write(AtomicUsize::new(1));
             ptr::addr_of_mut!((*ptr.as_ptr()).weak).write(AtomicUsize::new(1));
+            ptr::addr_of_mut!((*ptr.as_ptr()).ext).write(AtomicUsize::new(0));
         }
         UninitStorageArc { ptr }
     }
@@ -171,29 +176,38 @@ impl StorageArc {
         WeakArc { ptr: this.ptr }
     }
 
-    /// Sets the has-binding bit, keeping rule 2 of `binding.rs`: if the
-    /// count is 2 or more when the bit appears, the value holds one
-    /// reference to the object (taken before the bit is published, given
-    /// back if the count fell to 1 meanwhile).
+    /// Sets the has-binding bit, keeping rule 2 of `binding.rs`: the
+    /// handles other than the object's are counted in `ext` from then on,
+    /// and if there are any the value holds one reference to the object
+    /// (taken before the bit is published, so that a concurrent 1 -> 0
+    /// edge of `ext` can only give back a reference that exists).
     ///
     /// # Safety
     ///
     /// `obj` is the object just published in this value's binding slot,
-    /// valid for `vt` (see `Storage::bind_object`).
+    /// valid for `vt`, owning one strong handle (see `Storage::bind_object`).
     pub(crate) unsafe fn set_binding_bit(this: &StorageArc, vt: &BindingVTable, obj: NonNull<()>) {
-        let strong = &this.inner().strong;
+        let inner = this.inner();
         let mut took = false;
-        let mut cur = strong.load(Ordering::Relaxed);
+        let mut cur = inner.strong.load(Ordering::Relaxed);
         loop {
             if cur & HAS_BINDING != 0 {
+                // Already set (cannot happen: the slot was empty); keep it.
                 break;
             }
-            if cur > 1 && !took {
+            let others = cur.saturating_sub(1);
+            if others > 0 && !took {
                 // SAFETY: `obj` is valid for `vt` (our contract).
                 unsafe { (vt.incref)(obj) };
                 took = true;
+            } else if others == 0 && took {
+                // SAFETY: as above; the reference we took just now.
+                unsafe { (vt.decref)(obj) };
+                took = false;
             }
-            match strong.compare_exchange_weak(
+            // Published by the exchange below (release).
+            inner.ext.store(others, Ordering::Relaxed);
+            match inner.strong.compare_exchange_weak(
                 cur,
                 cur | HAS_BINDING,
                 Ordering::AcqRel,
@@ -203,54 +217,35 @@ impl StorageArc {
                 Err(now) => cur = now,
             }
         }
-        if took && cur & !HAS_BINDING == 1 {
-            // The count fell to 1 before the bit was set: no reference is
-            // owed after all.
-            // SAFETY: as above; we took this reference just now.
-            unsafe { (vt.decref)(obj) };
+    }
+
+    /// The binding object of a word with the bit set, or an abort: the bit
+    /// is set only after the slot is filled and the slot is never emptied,
+    /// so a sign bit without an object is an unbound count that overflowed.
+    fn bound_object(&self) -> NonNull<()> {
+        // Pairs with the release publication of the slot, `ext` and the bit.
+        atomic::fence(Ordering::Acquire);
+        let cur = self.inner().strong.load(Ordering::Relaxed);
+        match self.inner().value.binding.get() {
+            Some(obj) if cur & !HAS_BINDING <= MAX_REFCOUNT => obj,
+            _ => std::process::abort(),
         }
     }
 
-    /// The count edge 1 -> 2 with the bit set (or an overflow): the value
-    /// takes a reference to its binding object.
+    /// A clone that found the sign bit: a bound storage (maybe the 1 -> 2
+    /// edge: `ext` 0 -> 1), or an overflow.
     #[cold]
     #[inline(never)]
-    fn clone_cold(&self, old: usize) {
-        // Pairs with the release publication of the slot and the bit.
-        atomic::fence(Ordering::Acquire);
-        let obj = self.inner().value.binding.get();
-        // The bit is set only after the slot is filled, and the slot is
-        // never emptied: a sign bit without an object is an unbound count
-        // that overflowed into the bit.
-        if obj.is_none() || old & !HAS_BINDING > MAX_REFCOUNT {
-            std::process::abort();
-        }
-        if old & !HAS_BINDING != 1 {
-            return;
-        }
-        if let (Some(vt), Some(obj)) = (binding(), obj) {
-            // SAFETY: the bit is only set by `set_binding_bit`, after the
-            // slot holds an object valid for the registered binding
-            // (`Storage::bind_object`'s contract); that object owns the
-            // other handle, so it is alive.
-            unsafe { (vt.incref)(obj) };
-        }
-    }
-
-    /// The count edge 2 -> 1 with the bit set: the value gives back the
-    /// reference it held on its binding object. Nothing touches the block
-    /// after the `decref`, which may free the object and with it the
-    /// block.
-    #[cold]
-    #[inline(never)]
-    fn drop_edge(&self) {
-        atomic::fence(Ordering::Acquire);
-        if let (Some(vt), Some(obj)) = (binding(), self.inner().value.binding.get()) {
-            // SAFETY: the slot's object is valid for the registered binding
-            // (`Storage::bind_object`'s contract), and this is the reference
-            // the 1 -> 2 edge (or `set_binding_bit`) took; the object owns
-            // the remaining handle, so the value is alive until then.
-            unsafe { (vt.decref)(obj) };
+    fn clone_cold(&self) {
+        let obj = self.bound_object();
+        if self.inner().ext.fetch_add(1, Ordering::AcqRel) == 0 {
+            if let Some(vt) = binding() {
+                // SAFETY: the slot's object is valid for the registered
+                // binding (`Storage::bind_object`'s contract); it owns the
+                // handle this clone was made from (`ext` was 0), and our
+                // caller keeps it alive while using that handle.
+                unsafe { (vt.incref)(obj) };
+            }
         }
     }
 
@@ -268,16 +263,46 @@ impl StorageArc {
         drop(WeakArc { ptr: self.ptr });
     }
 
-    /// A drop whose decrement found `old` outside the common range: the
-    /// last handle, or a word with the has-binding bit.
+    /// A drop whose decrement found a count of at most 1 as a signed
+    /// number: the last handle of an unbound storage, or any handle of a
+    /// bound one. Nothing touches the block after a `decref`, which may
+    /// free the object and with it the block.
     #[cold]
     #[inline(never)]
-    fn drop_cold(&mut self, old: usize) {
-        match old & !HAS_BINDING {
-            1 => self.drop_slow(),
-            2 if old & HAS_BINDING != 0 => self.drop_edge(),
-            // Other handles remain (a bound storage's count above 2).
-            _ => {}
+    fn drop_cold(&mut self) {
+        let cur = self.inner().strong.load(Ordering::Relaxed);
+        if cur & HAS_BINDING == 0 {
+            // Unbound, and the count was 1: this was the last handle (a
+            // count of 0 never grows again).
+            self.drop_slow();
+            return;
+        }
+        let obj = self.bound_object();
+        let ext = &self.inner().ext;
+        let mut e = ext.load(Ordering::Relaxed);
+        loop {
+            if e == 0 {
+                // The object's own handle (every other live handle is
+                // counted in `ext` before its clone returns); it drops it
+                // only while being destroyed, when no other handle is left.
+                if self.inner().strong.load(Ordering::Relaxed) & !HAS_BINDING == 0 {
+                    self.drop_slow();
+                }
+                return;
+            }
+            match ext.compare_exchange_weak(e, e - 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => e = now,
+            }
+        }
+        if e == 1 {
+            if let Some(vt) = binding() {
+                // SAFETY: the slot's object is valid for the registered
+                // binding, and this gives back the reference the `ext`
+                // 0 -> 1 edge (or `set_binding_bit`) took; the object owns
+                // the remaining handle, so the value is alive until then.
+                unsafe { (vt.decref)(obj) };
+            }
         }
     }
 }
@@ -295,11 +320,12 @@ impl Clone for StorageArc {
     fn clone(&self) -> StorageArc {
         // Relaxed, as `Arc::clone`: a handle is made from an existing one.
         let old = self.inner().strong.fetch_add(1, Ordering::Relaxed);
-        // One sign test, as `Arc::clone`'s overflow test: the bit is the
-        // sign bit, so a bound storage, or an unbound count that reached
-        // `isize::MAX` (where `Arc` aborts), goes to the cold path.
-        if (old as isize) < 0 {
-            self.clone_cold(old);
+        // `Arc::clone`'s overflow test: the bit is the sign bit, so a bound
+        // storage, or an unbound count past `isize::MAX` (where `Arc`
+        // aborts), goes to the cold path. `old` has no other use, so the
+        // test is the flags of the increment itself.
+        if old > isize::MAX as usize {
+            self.clone_cold();
         }
         StorageArc {
             ptr: self.ptr,
@@ -312,10 +338,10 @@ impl Drop for StorageArc {
     #[inline]
     fn drop(&mut self) {
         let old = self.inner().strong.fetch_sub(1, Ordering::Release);
-        // Common case: other handles remain and no bit (the bit is the sign
-        // bit, so one signed compare).
+        // Common case: other handles remain and no bit (the sign bit). `old`
+        // has no other use, so the test is the flags of the decrement.
         if (old as isize) <= 1 {
-            self.drop_cold(old);
+            self.drop_cold();
         }
     }
 }
@@ -354,10 +380,16 @@ impl WeakArc {
             }
             match strong.compare_exchange_weak(cur, cur + 1, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => {
-                    return Some(StorageArc {
+                    let up = StorageArc {
                         ptr: self.ptr,
                         _owns: PhantomData,
-                    })
+                    };
+                    if cur & HAS_BINDING != 0 {
+                        // A bound storage with another handle: counted like
+                        // a clone of it.
+                        up.clone_cold();
+                    }
+                    return Some(up);
                 }
                 Err(now) => cur = now,
             }
