@@ -712,14 +712,29 @@ impl MetadataEdit<'_> {
     /// A new storage (`set_`). The tensor keeps its version counter, as
     /// c10's `set_` keeps the `VariableVersion`: a counter that lived in
     /// the old storage stays with that storage, so the views that share it
-    /// still do. Element access checks the geometry against the new
-    /// storage.
+    /// still do (a counter nobody else shares is moved into one of the
+    /// tensor's own, so the old storage is not kept alive for it). Element
+    /// access checks the geometry against the new storage.
     pub fn set_storage(&mut self, storage: &Storage) {
         if self.imp.storage.is_alias_of(storage) {
             return;
         }
         if matches!(self.imp.version, VersionCounter::Storage) {
-            self.imp.version = VersionCounter::OfStorage(self.imp.storage.clone());
+            let old = &self.imp.storage;
+            // Handles other than this tensor's and the storage's binding
+            // object's (which shares no counter): if there are none, nobody
+            // else shares the counter, so it moves into a counter of the
+            // tensor's own and the old storage (its bytes and binding
+            // object) is freed now, as c10 frees it.
+            let bound = usize::from(old.binding_object().is_some());
+            self.imp.version = if old.use_count() <= 1 + bound {
+                let v = old
+                    .version_counter()
+                    .load(std::sync::atomic::Ordering::Acquire);
+                VersionCounter::fresh(v)
+            } else {
+                VersionCounter::OfStorage(old.clone())
+            };
         }
         self.imp.storage = storage.clone();
     }

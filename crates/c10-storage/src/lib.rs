@@ -17,6 +17,10 @@
 //!   install themselves as defaults ([`install_default_allocator`]).
 //! * [`Storage`]: the shared handle to a [`StorageImpl`] (one buffer, its
 //!   size, resizability, allocator). Clone is one atomic increment.
+//! * [`binding`]: the slot through which a language binding keeps one
+//!   object per `StorageImpl` alive exactly as long as the storage is used
+//!   (PyTorch 2.x's storage PyObject preservation), driven by the handle
+//!   count's 1 → 2 and 2 → 1 edges at no cost to storages without one.
 //!
 //! ## Soundness model
 //!
@@ -50,12 +54,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod allocator;
+pub mod binding;
 mod data_ptr;
 mod device;
 mod held;
 pub mod history;
 mod stats;
 mod storage;
+mod storage_arc;
 
 #[cfg(feature = "serde")]
 mod serde_impls;

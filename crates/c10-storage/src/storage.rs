@@ -3,14 +3,15 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::allocator::{get_allocator, AllocError, Allocator};
+use crate::binding::BindingSlot;
 use crate::data_ptr::DataPtr;
 use crate::device::{Device, DeviceType};
 use crate::held::{self, GuardKind};
+use crate::storage_arc::{StorageArc, WeakArc};
 
 /// Why a storage operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -181,14 +182,20 @@ pub struct StorageImpl {
     /// buffer. Incremented only under a read guard and checked only under
     /// the write lock, so a replacement never misses a pin taken before it.
     pins: AtomicUsize,
+    /// The binding object, if a language binding attached one (see
+    /// [`crate::binding`]).
+    pub(crate) binding: BindingSlot,
 }
 
 /// A weak handle to a storage (see [`Storage::downgrade`]).
 #[derive(Clone)]
-pub struct WeakStorage(std::sync::Weak<StorageImpl>);
+pub struct WeakStorage(WeakArc);
 
 impl WeakStorage {
-    /// The storage, if any `Storage` handle to it is still alive.
+    /// The storage, if any `Storage` handle to it is still alive, except
+    /// one whose only handle belongs to its binding object (see
+    /// [`crate::binding`]): that object may be being destroyed, so such a
+    /// storage is reached through the object only.
     ///
     /// ```
     /// use c10_storage::Storage;
@@ -282,7 +289,7 @@ impl fmt::Debug for WeakStorage {
 /// # Ok::<(), c10_storage::StorageError>(())
 /// ```
 #[derive(Clone)]
-pub struct Storage(Arc<StorageImpl>);
+pub struct Storage(StorageArc);
 
 /// How a new storage's bytes are initialised (see
 /// `Storage::from_allocator`).
@@ -297,8 +304,20 @@ enum Fill {
 }
 
 impl Storage {
+    /// The shared state.
+    #[inline]
+    pub(crate) fn imp(&self) -> &StorageImpl {
+        &self.0
+    }
+
+    /// The counted handle.
+    #[inline]
+    pub(crate) fn arc(&self) -> &StorageArc {
+        &self.0
+    }
+
     fn from_impl(imp: StorageImpl) -> Storage {
-        Storage(Arc::new(imp))
+        Storage(StorageArc::new(imp))
     }
 
     /// Allocates `nbytes` from `allocator` (c10's
@@ -400,15 +419,15 @@ impl Storage {
         init: usize,
     ) -> Storage {
         let device = data_ptr.device();
-        // Built in the `Arc`'s own allocation rather than on the stack and
+        // Built in the handle's own allocation rather than on the stack and
         // moved: the move re-read the freshly written fields with wider
         // loads, which stalled on store forwarding (measured in
         // `Tensor::empty`, the hottest caller).
-        let imp = Arc::<StorageImpl>::new_uninit();
-        // `Arc::as_ptr` keeps the allocation's write provenance, and the
-        // `Arc` was created just above, so nothing else can reach its
+        let imp = StorageArc::new_uninit();
+        // `as_mut_ptr` keeps the allocation's write provenance, and the
+        // block was created just above, so nothing else can reach its
         // contents: writing through `slot` is exclusive.
-        let slot = Arc::as_ptr(&imp).cast_mut().cast::<StorageImpl>();
+        let slot = imp.as_mut_ptr();
         // SAFETY: `slot` points to the new, uniquely owned, uninitialised
         // `StorageImpl`; the write initialises all of it before
         // `assume_init`.
@@ -426,6 +445,7 @@ impl Storage {
                 read_only: None,
                 version: AtomicU32::new(0),
                 pins: AtomicUsize::new(0),
+                binding: BindingSlot::new(),
             });
             Storage(imp.assume_init())
         }
@@ -518,6 +538,7 @@ impl Storage {
             read_only: None,
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
+            binding: BindingSlot::new(),
         }))
     }
 
@@ -546,6 +567,7 @@ impl Storage {
             read_only: None,
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
+            binding: BindingSlot::new(),
         })
     }
 
@@ -600,6 +622,7 @@ impl Storage {
             read_only: None,
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
+            binding: BindingSlot::new(),
         }))
     }
 
@@ -630,13 +653,14 @@ impl Storage {
             read_only: Some(reason.into()),
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
+            binding: BindingSlot::new(),
         })
     }
 
     /// Marks a storage that nobody else holds yet as read-only. Returns the
     /// storage unchanged (as `Err`) if it is shared.
     pub fn into_read_only(self, reason: &str) -> Result<Storage, Storage> {
-        match Arc::try_unwrap(self.0) {
+        match StorageArc::try_unwrap(self.0) {
             Ok(mut imp) => {
                 imp.read_only = Some(reason.into());
                 imp.resizable = AtomicBool::new(false);
@@ -696,7 +720,7 @@ impl Storage {
 
     /// Number of handles sharing this storage (c10's `use_count`).
     pub fn use_count(&self) -> usize {
-        Arc::strong_count(&self.0)
+        StorageArc::strong_count(&self.0)
     }
 
     /// Whether this is the only handle.
@@ -706,13 +730,13 @@ impl Storage {
 
     /// Whether both handles share one `StorageImpl` (c10's `is_alias_of`).
     pub fn is_alias_of(&self, other: &Storage) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        StorageArc::ptr_eq(&self.0, &other.0)
     }
 
     /// A stable identity for this storage (the address of its
     /// `StorageImpl`), for printing and for ordering locks.
     pub fn id(&self) -> usize {
-        Arc::as_ptr(&self.0) as usize
+        StorageArc::as_ptr(&self.0) as usize
     }
 
     /// A weak handle (c10's `weak_intrusive_ptr<StorageImpl>`): it does not
@@ -733,7 +757,7 @@ impl Storage {
     /// assert!(w.upgrade().is_none());
     /// ```
     pub fn downgrade(&self) -> WeakStorage {
-        WeakStorage(Arc::downgrade(&self.0))
+        WeakStorage(StorageArc::downgrade(&self.0))
     }
 
     /// The current data address, for display only (it may change after the
@@ -1227,7 +1251,7 @@ impl StorageReadGuard<'_> {
         // under the write lock, is ordered after this increment.
         self.storage.0.pins.fetch_add(1, Ordering::AcqRel);
         BufferPin {
-            imp: Arc::clone(&self.storage.0),
+            imp: self.storage.0.clone(),
         }
     }
 
@@ -1306,13 +1330,13 @@ impl Drop for StorageWriteGuard<'_> {
 /// [`StorageReadGuard::pin`]). Holds a handle of the storage, so the
 /// storage lives at least as long.
 pub struct BufferPin {
-    imp: Arc<StorageImpl>,
+    imp: StorageArc,
 }
 
 impl BufferPin {
     /// The pinned storage.
     pub fn storage(&self) -> Storage {
-        Storage(Arc::clone(&self.imp))
+        Storage(self.imp.clone())
     }
 }
 
@@ -1327,7 +1351,7 @@ impl fmt::Debug for BufferPin {
         f.debug_struct("BufferPin")
             .field(
                 "storage",
-                &format_args!("{:#x}", Arc::as_ptr(&self.imp) as usize),
+                &format_args!("{:#x}", StorageArc::as_ptr(&self.imp) as usize),
             )
             .finish()
     }

@@ -720,6 +720,16 @@ struct Leaves {
     /// never when the tensor has no elements (`[[], [1]]` is a 2x0
     /// tensor), so it is raised at the end, and leaves stop being stored.
     ragged: Option<Ragged>,
+    /// The promoted dtype of the tensor elements (PyTorch's inference
+    /// takes a tensor element's own dtype, not its value's Python type).
+    tensor_dtype: Option<ScalarType>,
+    /// A leaf or empty sequence that is not a tensor was seen (so the
+    /// Python-value inference takes part).
+    any_py_leaf: bool,
+    /// A tensor element with more than one element (or none): PyTorch
+    /// fails when storing it, with an error that depends on the target
+    /// dtype.
+    multi_element_tensor: bool,
 }
 
 impl Leaves {
@@ -730,6 +740,7 @@ impl Leaves {
         if n == 0 {
             // PyTorch infers an empty sequence as the default (float) dtype.
             self.any_float = true;
+            self.any_py_leaf = true;
         }
         match self.sizes.get(depth) {
             None if !self.sizes_done => {
@@ -815,17 +826,11 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
         }
     }
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
-        let t = &t.get().handle(obj.py())?;
-        if t.dim() != 0 {
-            return Err(PyNotImplementedError::new_err(
-                "tensor(): nested tensors with dims inside a list are not supported",
-            ));
-        }
-        let s = item(obj.py(), t)?;
-        return leaf(s, depth, acc, false);
+        return tensor_leaf(&t.get().handle(obj.py())?, obj.py(), depth, acc);
     }
     if let Ok(c) = obj.cast::<PyComplex>() {
         acc.any_float = true;
+        acc.any_py_leaf = true;
         let ims = acc.ims.get_or_insert_with(|| vec![0.0; acc.vals.len()]);
         if acc.sizes.len() > depth {
             acc.ragged.get_or_insert(Ragged::NumberForSequence);
@@ -880,15 +885,40 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     Ok(())
 }
 
+/// A tensor met as an element of the data: PyTorch's inference takes its
+/// dtype, and its value is stored as a scalar (whatever its dims), which
+/// needs exactly one element (PyTorch's error, by the target dtype, is
+/// raised once that is known).
+fn tensor_leaf(t: &Tensor, py: Python<'_>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    let dt = t.dtype();
+    acc.tensor_dtype = Some(match acc.tensor_dtype {
+        Some(prev) => aten_shape::promote::promote_types(prev, dt).py()?,
+        None => dt,
+    });
+    if t.numel() != 1 {
+        acc.multi_element_tensor = true;
+        acc.sizes_done = true;
+        return Ok(());
+    }
+    let s = item(py, t)?;
+    record_leaf(s, depth, acc)
+}
+
 /// Records one leaf; `big` marks an int outside `int64` (passed as its
 /// float value, but an int for inference).
 fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
+    acc.any_py_leaf = true;
     match s {
         _ if big => acc.any_int = true,
         Scalar::Float(_) => acc.any_float = true,
         Scalar::Int(_) => acc.any_int = true,
         Scalar::Bool(_) => {}
     }
+    record_leaf(s, depth, acc)
+}
+
+/// Stores one leaf's value (shared by [`leaf`] and [`tensor_leaf`]).
+fn record_leaf(s: Scalar, depth: usize, acc: &mut Leaves) -> PyResult<()> {
     if acc.sizes.len() > depth {
         acc.ragged.get_or_insert(Ragged::NumberForSequence);
     }
@@ -913,15 +943,10 @@ pub(crate) fn tensor_from_data(
     let mut acc = Leaves::default();
     walk(data, 0, &mut acc)?;
     let sizes = acc.sizes.clone();
-    let inferred = if acc.ims.is_some() {
-        ScalarType::ComplexFloat
-    } else if acc.vals.is_empty() || acc.any_float {
-        ScalarType::Float
-    } else if acc.any_int {
-        ScalarType::Long
-    } else {
-        ScalarType::Bool
-    };
+    let inferred = inferred_dtype(&acc)?;
+    if acc.multi_element_tensor {
+        return Err(multi_element_error(dtype.unwrap_or(inferred)));
+    }
     if let Some(ragged) = acc.ragged.take() {
         if sizes.contains(&0) {
             // No element is stored, so PyTorch never looks (`[[], [1]]`).
@@ -929,10 +954,16 @@ pub(crate) fn tensor_from_data(
         }
         return Err(ragged.into_err(dtype.unwrap_or(inferred)));
     }
-    if let Some(ims) = acc.ims.take() {
-        return complex_from_parts(&acc.vals, &ims, &sizes, dtype);
-    }
     let target = dtype.unwrap_or(inferred);
+    if let Some(ims) = acc.ims.take() {
+        return complex_from_parts(&acc.vals, &ims, &sizes, Some(target));
+    }
+    // Tensor elements can make the target differ from the Python values'
+    // kind (`[tensor(1, dtype=float64), 2]`): store by the target's kind.
+    if acc.tensor_dtype.is_some() {
+        acc.any_float |= target.is_floating_point() || target.is_complex();
+        acc.any_int |= !acc.any_float && target != ScalarType::Bool;
+    }
     if acc.big_int {
         // PyTorch reads ints as doubles only into a floating tensor.
         if !(target.is_floating_point() || target.is_complex()) {
@@ -967,6 +998,39 @@ pub(crate) fn tensor_from_data(
         Ok(t)
     } else {
         aten_shape::copy::to_dtype(&t, target).py()
+    }
+}
+
+/// PyTorch's inference over the leaves: the Python values' kind (any
+/// float → the default float dtype, float32; else any int → int64; else
+/// bool; an empty list → float32; a complex → complex64), promoted with
+/// the dtypes of the tensor elements.
+fn inferred_dtype(acc: &Leaves) -> PyResult<ScalarType> {
+    let py_kind = if acc.ims.is_some() {
+        ScalarType::ComplexFloat
+    } else if acc.any_float || (acc.vals.is_empty() && acc.tensor_dtype.is_none()) {
+        ScalarType::Float
+    } else if acc.any_int {
+        ScalarType::Long
+    } else {
+        ScalarType::Bool
+    };
+    match acc.tensor_dtype {
+        None => Ok(py_kind),
+        Some(td) if !acc.any_py_leaf => Ok(td),
+        Some(td) => aten_shape::promote::promote_types(py_kind, td).py(),
+    }
+}
+
+/// PyTorch's error for storing a tensor of several elements (or none) as
+/// one element of a `target` tensor: `float()` or `__index__` of it.
+fn multi_element_error(target: ScalarType) -> PyErr {
+    if target.is_floating_point() || target.is_complex() {
+        PyValueError::new_err("only one element tensors can be converted to Python scalars")
+    } else {
+        PyTypeError::new_err(
+            "only integer tensors of a single element can be converted to an index",
+        )
     }
 }
 

@@ -60,7 +60,8 @@ pub use tensor::PyTensor;
 ///
 /// # Safety
 ///
-/// `obj` must be a live Python object (a [`PyTensor`] bound to a tensor).
+/// `obj` must be a live Python object (a [`PyTensor`] bound to a tensor, or
+/// a storage object bound to a storage).
 pub unsafe fn binding_incref(obj: NonNull<()>) {
     // SAFETY: `Py_IsInitialized` may be called at any time; the GIL state
     // API may be called from any thread while the interpreter is
@@ -102,6 +103,13 @@ static VTABLE: BindingVTable = BindingVTable {
     decref: binding_decref,
 };
 
+/// The storage binding table: the same functions (any live Python object),
+/// for `StorageImpl`s' slots (`c10_storage::binding`).
+static STORAGE_VTABLE: c10_storage::binding::BindingVTable = c10_storage::binding::BindingVTable {
+    incref: binding_incref,
+    decref: binding_decref,
+};
+
 /// The extension module `torchcore._C`.
 #[pymodule]
 #[pyo3(name = "_C")]
@@ -111,6 +119,15 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // deallocated; `binding_incref`/`binding_decref` are sound for any live
     // Python object from any thread (they take the GIL).
     unsafe { register_binding(&VTABLE) }.map_err(convert::to_py_err)?;
+    // SAFETY: the only pointers ever bound to storages (`storage::bind`)
+    // are `StorageBase` objects, which own a handle to their `StorageImpl`
+    // until they are deallocated; the functions are sound for any live
+    // Python object from any thread.
+    if unsafe { c10_storage::binding::register_binding(&STORAGE_VTABLE) }.is_err() {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "a different storage binding is already registered in this process",
+        ));
+    }
     tensor::register(m)?;
     storage::register(m)?;
     complex_views::register(m)?;

@@ -8,29 +8,33 @@
 //!
 //! # Preservation
 //!
-//! PyTorch 2.x hands back the same Python object for a `StorageImpl` every
-//! time (`t.untyped_storage() is t.untyped_storage()`). Here a process-wide
-//! `weakref.WeakValueDictionary` maps [`Storage::id`] (the `StorageImpl`'s
-//! address) to the live Python object of that storage. The key cannot be
-//! reused while its entry lives: the object owns a handle to the
-//! `StorageImpl`, so the address stays allocated until the object (and with
-//! it the entry) is gone. No `unsafe`, nothing added to `StorageImpl`.
+//! As in PyTorch 2.x, a storage's Python object, once made, lives as long
+//! as its `StorageImpl` is used anywhere, so every way back to Python
+//! (`untyped_storage()` of any tensor over it, a tensor Rust holds, a view
+//! made before the object) gives that same object, with its `__dict__`.
+//! The mechanism is `c10_storage::binding`, the storage twin of the tensor
+//! binding slot: the object owns one `Storage` handle and is published in
+//! the `StorageImpl`'s slot ([`bind`]); the `StorageImpl` holds one Python
+//! reference to it while any other handle exists (the handle count's
+//! 1 → 2 and 2 → 1 edges call `binding_incref`/`binding_decref`, which take
+//! the GIL). When the last handle other than the object's goes, so does
+//! that reference, and the object, then unreferenced, is freed with the
+//! `StorageImpl`.
 //!
-//! Each tensor object also keeps the storage object it made with
-//! `untyped_storage()`, was built from or was `set_` to (`PyTensor`'s
-//! `storage_obj`), so the object and its `__dict__` survive while such a
-//! tensor object lives. What differs from PyTorch: a tensor that never
-//! touched the object (a view made before it, a tensor Rust holds) does not
-//! keep it alive; PyTorch keeps it for as long as the `StorageImpl` lives.
-//! `docs/python.md` says so.
+//! A process-wide `weakref.WeakValueDictionary` from `_cdata` (the
+//! `StorageImpl`'s address) to the bound object serves
+//! `torchcore._C._storage_Use_Count`, which PyTorch answers by reading the
+//! `StorageImpl` at that address; the entry lives exactly as long as the
+//! object, hence as long as the `StorageImpl`, so the address is not reused
+//! while it exists.
 
-use std::collections::HashMap;
+use std::ptr::NonNull;
 use std::sync::Mutex;
 
 use c10_core::factories::allocator_for;
 use c10_core::{Device, DeviceType, Storage};
-use c10_storage::WeakStorage;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyInt, PyTuple, PyType};
@@ -58,7 +62,7 @@ pub struct StorageCarrier {
     storage: Mutex<Option<Storage>>,
 }
 
-/// The preservation table (see the module documentation).
+/// The `_cdata` index of bound objects (see the module documentation).
 static PRESERVED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn table(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
@@ -88,88 +92,79 @@ fn untyped_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
-/// Weak handles to every storage that got a Python object, by
-/// [`Storage::id`], so that `torchcore._C._storage_Use_Count(_cdata)` can find
-/// a storage from its id after the object is gone (PyTorch reads the
-/// `StorageImpl` at that address; a weak handle keeps the address from
-/// being reused, so the lookup is sound). Dead entries are pruned as the
-/// table grows.
-static WEAK_STORAGES: Mutex<Option<WeakTable>> = Mutex::new(None);
-
-/// See [`WEAK_STORAGES`].
-struct WeakTable {
-    map: HashMap<usize, WeakStorage>,
-    /// Prune dead entries when the table reaches this size.
-    prune_at: usize,
-}
-
-/// Records a weak handle to `storage` (see [`WEAK_STORAGES`]).
-fn remember(storage: &Storage) {
-    let mut guard = WEAK_STORAGES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let table = guard.get_or_insert_with(|| WeakTable {
-        map: HashMap::new(),
-        prune_at: 64,
-    });
-    if table.map.len() >= table.prune_at {
-        table.map.retain(|_, w| !w.is_dead());
-        table.prune_at = (table.map.len() * 2).max(64);
-    }
-    table.map.insert(storage.id(), storage.downgrade());
-}
-
 /// `torchcore._C._storage_Use_Count(cdata)`: how many handles share the
-/// storage whose `_cdata` is `cdata` (PyTorch's `StorageImpl` use count).
-/// PyTorch keeps a storage's Python object, and its reference, for as long
-/// as the storage lives once one was made (a `_cdata` implies one was); here
-/// the object may already be gone, so its reference is counted either way.
+/// storage whose `_cdata` is `cdata` (PyTorch's `StorageImpl` use count,
+/// which counts the storage object's own handle). A `_cdata` comes from a
+/// storage object, and a bound object lives as long as its storage, so the
+/// index of bound objects finds every live one.
 #[pyfunction]
 #[pyo3(name = "_storage_Use_Count")]
 fn storage_use_count(py: Python<'_>, cdata: usize) -> PyResult<usize> {
-    let object_alive = !table(py)?.call_method1("get", (cdata,))?.is_none();
-    let found = WEAK_STORAGES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .as_ref()
-        .and_then(|t| t.map.get(&cdata).and_then(WeakStorage::upgrade));
-    match found {
-        // Minus the handle `upgrade` just made; the Python object's counts
-        // once, alive or not.
-        Some(s) => Ok(s.use_count() - 1 - usize::from(object_alive) + 1),
-        None => Err(PyRuntimeError::new_err(format!(
+    let obj = table(py)?.call_method1("get", (cdata,))?;
+    match obj.cast::<PyUntypedStorage>() {
+        Ok(o) => Ok(o.get().storage.use_count()),
+        Err(_) => Err(PyRuntimeError::new_err(format!(
             "_storage_Use_Count: no live storage has _cdata {cdata:#x}"
         ))),
     }
 }
 
-/// The Python object of `storage`: the live one if there is one
-/// (preservation), else a new `torchcore.UntypedStorage`, recorded.
+/// The Python object of `storage`: the one bound to its `StorageImpl` if
+/// there is one (preservation), else a new `torchcore.UntypedStorage`,
+/// bound.
 pub(crate) fn wrap_storage(py: Python<'_>, storage: Storage) -> PyResult<Bound<'_, PyAny>> {
-    let key = storage.id();
-    if let Some(obj) = table(py)?.call_method1("get", (key,))?.into_iter_none() {
+    if let Some(p) = storage.binding_object() {
+        // SAFETY: only `PyUntypedStorage` objects are ever bound (`bind`),
+        // and this one is alive: it owns a handle to the `StorageImpl` and
+        // `storage` is another, so the `StorageImpl` holds a reference to it
+        // (rule 2 of `c10_storage::binding`). The GIL is held; the new
+        // reference is taken before `storage` (and maybe that one) goes.
+        let obj = unsafe { Bound::from_borrowed_ptr(py, p.as_ptr().cast::<ffi::PyObject>()) };
+        drop(storage);
         return Ok(obj);
     }
-    remember(&storage);
     let carrier = StorageCarrier {
         storage: Mutex::new(Some(storage)),
     };
     let base = py.get_type::<PyUntypedStorage>();
     let obj = base
         .getattr("__new__")?
-        .call1((untyped_class(py)?, carrier))?;
-    table(py)?.set_item(key, &obj)?;
-    Ok(obj)
+        .call1((untyped_class(py)?, carrier))?
+        .cast_into::<PyUntypedStorage>()?;
+    // Another thread may have bound an object meanwhile: that one wins.
+    Ok(bind(&obj)?.unwrap_or_else(|| obj.into_any()))
 }
 
-/// `Option`-like view of a Python `None`.
-trait IntoIterNone<'py> {
-    fn into_iter_none(self) -> Option<Bound<'py, PyAny>>;
-}
-
-impl<'py> IntoIterNone<'py> for Bound<'py, PyAny> {
-    fn into_iter_none(self) -> Option<Bound<'py, PyAny>> {
-        (!self.is_none()).then_some(self)
+/// Binds `obj` to its storage and records it in the `_cdata` index;
+/// `Some(existing)` if the storage already has an object (then `obj` stays
+/// unbound: a second object of the same storage).
+fn bind<'py>(obj: &Bound<'py, PyUntypedStorage>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    let Some(p) = NonNull::new(obj.as_ptr().cast::<()>()) else {
+        return Err(PyRuntimeError::new_err("null object"));
+    };
+    let storage = &obj.get().storage;
+    // SAFETY: `p` is a `PyUntypedStorage` (a frozen pyclass) whose
+    // `storage` field owns a handle to this `StorageImpl` until the object
+    // is deallocated, which happens only once its Python count is 0, so
+    // when no reference taken by the binding's `incref` is outstanding;
+    // `binding_incref`/`binding_decref` are sound for any live object
+    // (registered at import).
+    match unsafe { storage.bind_object(p) } {
+        Ok(()) => {
+            table(py)?.set_item(storage.id(), obj)?;
+            Ok(None)
+        }
+        Err(Some(existing)) => {
+            // SAFETY: a bound object, alive: `obj` owns another handle to
+            // the storage, so the storage holds a reference to it.
+            let e =
+                unsafe { Bound::from_borrowed_ptr(py, existing.as_ptr().cast::<ffi::PyObject>()) };
+            Ok(Some(e))
+        }
+        Err(None) => Err(PyRuntimeError::new_err(
+            "torchcore storage binding is not registered",
+        )),
     }
 }
 
@@ -320,18 +315,11 @@ fn bytes_from_sequence(seq: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     Ok(out)
 }
 
-/// Records `obj` as the preserved object of its storage unless one is
-/// already live (called by `torchcore.UntypedStorage.__new__`).
+/// Binds `obj` as the preserved object of its storage unless the storage
+/// already has one (called by `torchcore.UntypedStorage.__new__`).
 #[pyfunction]
 fn _preserve_storage(obj: &Bound<'_, PyUntypedStorage>) -> PyResult<()> {
-    let py = obj.py();
-    let key = obj.get().storage.id();
-    remember(&obj.get().storage);
-    let t = table(py)?;
-    if t.call_method1("get", (key,))?.is_none() {
-        t.set_item(key, obj)?;
-    }
-    Ok(())
+    bind(obj).map(drop)
 }
 
 /// Registers the storage classes in `m`.
