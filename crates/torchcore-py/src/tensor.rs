@@ -1997,14 +1997,22 @@ impl PyTensor {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         // The key is converted before the lock is taken: it may run Python
-        // code (`__index__`) or name this very tensor.
-        let idx = indices(py, key)?;
-        self.derive(py, |t| match idx.as_slice() {
+        // code (`__index__`) or name this very tensor. A single key (not a
+        // tuple) stays on the stack.
+        let (single, many);
+        let idx: &[TensorIndex] = if key.cast::<PyTuple>().is_ok() {
+            many = indices(py, key)?;
+            &many
+        } else {
+            single = [one_index(py, key)?];
+            &single
+        };
+        self.derive(py, |t| match idx {
             // The commonest key, one slice: straight to the view.
             &[TensorIndex::Slice { start, stop, step }] if t.dim() > 0 => {
                 views::slice(t, 0, start, stop, step)
             }
-            _ => indexing::index(t, &idx),
+            _ => indexing::index(t, idx),
         })
     }
 
