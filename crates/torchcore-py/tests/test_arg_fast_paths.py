@@ -72,7 +72,7 @@ def test_factory_size_args_match_torch(fn, args):
     assert a == b
 
 
-def test_item_of_strided_conj_neg_and_locked_elements():
+def test_item_of_strided_conj_neg_and_meta_elements():
     m = tc.arange(48, dtype=tc.float32).reshape(6, 8)
     tm = torch.arange(48, dtype=torch.float32).reshape(6, 8)
     assert m[2:3, 5:6].item() == tm[2:3, 5:6].item()
