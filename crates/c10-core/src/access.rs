@@ -307,6 +307,32 @@ impl Tensor {
         })
     }
 
+    /// [`Tensor::read`] that gives up instead of waiting (`Ok(None)`) when
+    /// another thread holds the storage's write guard (see
+    /// [`c10_storage::Storage::try_read`]).
+    ///
+    /// ```
+    /// use c10_core::Tensor;
+    /// let t = Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2])?;
+    /// if let Some(g) = t.try_read::<i32>()? {
+    ///     assert_eq!(g.get(&[1, 1])?, 4); // nobody else writes: always here
+    /// }
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn try_read<T: Element>(&self) -> Result<Option<TensorReadGuard<'_, T>>> {
+        self.check_dtype::<T>()?;
+        let Some(guard) = self.storage().try_read()? else {
+            return Ok(None);
+        };
+        guard.bytes()?; // host memory, non-null unless empty
+        self.check_layout_in(guard.nbytes())?;
+        Ok(Some(TensorReadGuard {
+            tensor: self,
+            guard,
+            _t: PhantomData,
+        }))
+    }
+
     /// An exclusive, typed view for writing; holds the storage's write lock
     /// and bumps the version counter once (every write is an in-place op).
     ///

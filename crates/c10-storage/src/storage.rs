@@ -881,6 +881,36 @@ impl Storage {
         self.lock_exclusive()
     }
 
+    /// Like [`Storage::read`] but gives up instead of blocking when another
+    /// thread holds the write guard, or when the bytes still need their
+    /// first fill (`Ok(None)`): for a caller that must not wait here (one
+    /// holding the Python GIL, which the writer may need to finish). A write
+    /// guard held by this thread is still an error
+    /// ([`StorageError::Reentrant`]).
+    ///
+    /// ```
+    /// use c10_storage::Storage;
+    /// let s = Storage::from_owner(vec![1u8, 2, 3]);
+    /// if let Some(g) = s.try_read()? {
+    ///     assert_eq!(g.bytes()?, &[1, 2, 3]); // nobody else writes: always here
+    /// }
+    /// # Ok::<(), c10_storage::StorageError>(())
+    /// ```
+    #[inline]
+    pub fn try_read(&self) -> Result<Option<StorageReadGuard<'_>>, StorageError> {
+        held::acquire(self.id(), GuardKind::Read)?;
+        match self.0.buffer.try_read_recursive() {
+            Some(buffer) if !buffer.needs_fill() => Ok(Some(StorageReadGuard {
+                buffer,
+                storage: self,
+            })),
+            _ => {
+                held::release(self.id(), GuardKind::Read);
+                Ok(None)
+            }
+        }
+    }
+
     /// Like [`Storage::write`] but gives up instead of blocking when
     /// another thread holds a guard (`Ok(None)`). A guard held by this
     /// thread is still an error ([`StorageError::Reentrant`]), so that a

@@ -63,6 +63,20 @@ pub use tensor::PyTensor;
 /// `obj` must be a live Python object (a [`PyTensor`] bound to a tensor, or
 /// a storage object bound to a storage).
 pub unsafe fn binding_incref(obj: NonNull<()>) {
+    // The common case: called from one of this module's own entry points
+    // (a view made or dropped while Python calls us), on a thread pyo3
+    // already counts as attached. pyo3's thread-local attach count answers
+    // that for a few instructions, where `PyGILState_Ensure`/`Release`
+    // cost about a hundred (the limited API has no `PyGILState_Check`).
+    if Python::try_attach(|_| {
+        // SAFETY: attached (the GIL is held); `obj` is a live object (our
+        // contract).
+        unsafe { ffi::Py_IncRef(obj.as_ptr().cast()) }
+    })
+    .is_some()
+    {
+        return;
+    }
     // SAFETY: `Py_IsInitialized` may be called at any time; the GIL state
     // API may be called from any thread while the interpreter is
     // initialised; `obj` is a live object (our contract), and the GIL is
@@ -85,6 +99,15 @@ pub unsafe fn binding_incref(obj: NonNull<()>) {
 ///
 /// `obj` must be a live Python object on which the caller owns a reference.
 pub unsafe fn binding_decref(obj: NonNull<()>) {
+    // The attached fast path, as in `binding_incref`.
+    if Python::try_attach(|_| {
+        // SAFETY: attached; the caller gives up the reference.
+        unsafe { ffi::Py_DecRef(obj.as_ptr().cast()) }
+    })
+    .is_some()
+    {
+        return;
+    }
     // SAFETY: as in `binding_incref`; the caller gives up the reference.
     unsafe {
         if ffi::Py_IsInitialized() == 0 {

@@ -429,6 +429,137 @@ fn memory_format_const(f: MemoryFormat) -> PyMemoryFormat {
     PyMemoryFormat { f }
 }
 
+/// A size or dims argument (`f(2, 3)`, `f((2, 3))`, ...) as parsed by
+/// [`dims_of`]: on the stack when short, else the general parser's vector.
+enum Dims {
+    Small([i64; SMALL_DIMS], usize),
+    Heap(Vec<i64>),
+}
+
+/// The most dims [`small_dims`] parses on the stack.
+const SMALL_DIMS: usize = 8;
+
+impl std::ops::Deref for Dims {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        match self {
+            Dims::Small(buf, n) => &buf[..*n],
+            Dims::Heap(v) => v,
+        }
+    }
+}
+
+/// `args` (a `*shape`/`*dims` tuple) as ints: [`small_dims`] when it
+/// applies, else `int_list` (which also gives PyTorch's errors).
+fn dims_of(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Dims> {
+    match small_dims(args) {
+        Some(d) => Ok(d),
+        None => int_list(args, what).map(Dims::Heap),
+    }
+}
+
+/// The common case of a `*shape`/`*dims` argument, parsed without pyo3's
+/// extraction machinery or a heap allocation: at most [`SMALL_DIMS`] items,
+/// each an exact Python `int` that fits `i64`, given inline (`f(2, 3)`) or
+/// as one exact tuple (`f((2, 3))`). `None` for anything else (bools,
+/// `__index__` objects, lists, overflow...), which the general parser then
+/// handles, errors included; no Python error is left set.
+fn small_dims(args: &Bound<'_, PyTuple>) -> Option<Dims> {
+    // SAFETY: the GIL is held (`args` is bound); `args` and, when taken,
+    // its single item are live tuples (type-checked exactly), indices are
+    // in range, so `PyTuple_GetItem` returns borrowed, live references that
+    // the tuples keep alive for this call; `PyLong_AsLongLongAndOverflow`
+    // is given exact `int`s, for which it sets no error (an overflow is
+    // reported through `overflow`).
+    unsafe {
+        let mut tup = args.as_ptr();
+        let mut n = ffi::PyTuple_Size(tup);
+        if n == 1 {
+            let only = ffi::PyTuple_GetItem(tup, 0);
+            if !only.is_null() && ffi::Py_TYPE(only) == &raw mut ffi::PyTuple_Type {
+                tup = only;
+                n = ffi::PyTuple_Size(tup);
+            }
+        }
+        let n = usize::try_from(n).ok().filter(|&n| n <= SMALL_DIMS)?;
+        let mut buf = [0i64; SMALL_DIMS];
+        for (i, slot) in buf.iter_mut().enumerate().take(n) {
+            let x = ffi::PyTuple_GetItem(tup, i as ffi::Py_ssize_t);
+            if x.is_null() || ffi::Py_TYPE(x) != &raw mut ffi::PyLong_Type {
+                return None;
+            }
+            let mut overflow = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(x, &mut overflow);
+            if overflow != 0 {
+                return None;
+            }
+            *slot = v;
+        }
+        Some(Dims::Small(buf, n))
+    }
+}
+
+/// A one-element value read by [`read_one`].
+enum One {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Complex(f64, f64),
+}
+
+/// The one element of `t` (one element, any shape, contiguous), read
+/// under the GIL without waiting: `None` when another thread holds the
+/// storage's write guard, for dtypes not covered here, or on any error;
+/// the general `item()` path then reads it (with the GIL released) or
+/// reports PyTorch's error. Plain Rust: no Python code runs.
+fn read_one(t: &Tensor) -> Option<One> {
+    use c10_core::scalar_type::{Complex128, Complex64};
+    use half::{bf16, f16};
+    use ScalarType as S;
+    fn get<T: c10_core::Element>(t: &Tensor) -> Option<T> {
+        let g = t.try_read::<T>().ok()??;
+        g.as_slice().ok()?.first().copied()
+    }
+    if t.numel() != 1 {
+        return None;
+    }
+    Some(match t.dtype() {
+        S::Bool => One::Bool(get(t)?),
+        S::Long => One::Int(get(t)?),
+        S::Int => One::Int(get::<i32>(t)?.into()),
+        S::Short => One::Int(get::<i16>(t)?.into()),
+        S::Char => One::Int(get::<i8>(t)?.into()),
+        S::Byte => One::Int(get::<u8>(t)?.into()),
+        S::Double => One::Float(get(t)?),
+        S::Float => One::Float(get::<f32>(t)?.into()),
+        S::Half => One::Float(get::<f16>(t)?.into()),
+        S::BFloat16 => One::Float(get::<bf16>(t)?.into()),
+        S::ComplexDouble => {
+            let c = get::<Complex128>(t)?;
+            One::Complex(c.re, c.im)
+        }
+        S::ComplexFloat => {
+            let c = get::<Complex64>(t)?;
+            One::Complex(c.re.into(), c.im.into())
+        }
+        _ => return None,
+    })
+}
+
+impl One {
+    /// The Python number (`bool`, `int`, `float`, `complex`).
+    fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match self {
+            One::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
+            One::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+            One::Float(f) => pyo3::types::PyFloat::new(py, f).into_any().unbind(),
+            One::Complex(re, im) => pyo3::types::PyComplex::from_doubles(py, re, im)
+                .into_any()
+                .unbind(),
+        })
+    }
+}
+
 /// One Python index (`int`, `slice`, `None`, `...`, `bool`, tensor).
 fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     if k.is_instance_of::<PyInt>() {
@@ -901,6 +1032,11 @@ impl PyTensor {
     }
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        // Read in place under the GIL when nobody writes the storage (no
+        // handle clone, no GIL release); otherwise the general path.
+        if let Some(v) = self.with(py, read_one)? {
+            return v.into_py(py);
+        }
         let t = self.handle(py)?;
         convert::item_py(py, &t)
     }
@@ -1010,8 +1146,8 @@ impl PyTensor {
                 });
             }
         }
-        let dims = int_list(shape, "view(): argument 'size'")?;
-        self.derive(py, |t| views::view(t, &dims))
+        let dims = dims_of(shape, "view(): argument 'size'")?;
+        self.derive(py, |t| views::view(t, &*dims))
     }
 
     fn view_as<'py>(
@@ -1029,16 +1165,16 @@ impl PyTensor {
         py: Python<'py>,
         shape: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let dims = int_list(shape, "reshape(): argument 'shape'")?;
+        let dims = dims_of(shape, "reshape(): argument 'shape'")?;
         // A contiguous tensor is viewed, never copied (ATen asks
         // `is_contiguous()` first too): no GIL-free section is needed, and
         // releasing and retaking the GIL would cost more than the view.
-        if let Some(r) = self.with(py, |t| t.is_contiguous().then(|| views::reshape(t, &dims)))? {
+        if let Some(r) = self.with(py, |t| t.is_contiguous().then(|| views::reshape(t, &*dims)))? {
             return self.wrap_out(py, r.py()?);
         }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
-        let r = py.detach(|| views::reshape(t, &dims)).py()?;
+        let r = py.detach(|| views::reshape(t, &*dims)).py()?;
         self.wrap_out(py, r)
     }
 
@@ -1129,7 +1265,7 @@ impl PyTensor {
         py: Python<'py>,
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let dims = int_list(dims, "permute(): argument 'dims'")?;
+        let dims = dims_of(dims, "permute(): argument 'dims'")?;
         self.derive(py, |t| views::permute(t, &dims))
     }
 
@@ -1168,8 +1304,8 @@ impl PyTensor {
         py: Python<'py>,
         sizes: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let sizes = int_list(sizes, "expand(): argument 'size'")?;
-        self.derive(py, |t| views::expand(t, &sizes))
+        let sizes = dims_of(sizes, "expand(): argument 'size'")?;
+        self.derive(py, |t| views::expand(t, &*sizes))
     }
 
     fn expand_as<'py>(
@@ -1861,14 +1997,22 @@ impl PyTensor {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         // The key is converted before the lock is taken: it may run Python
-        // code (`__index__`) or name this very tensor.
-        let idx = indices(py, key)?;
-        self.derive(py, |t| match idx.as_slice() {
+        // code (`__index__`) or name this very tensor. A single key (not a
+        // tuple) stays on the stack.
+        let (single, many);
+        let idx: &[TensorIndex] = if key.cast::<PyTuple>().is_ok() {
+            many = indices(py, key)?;
+            &many
+        } else {
+            single = [one_index(py, key)?];
+            &single
+        };
+        self.derive(py, |t| match idx {
             // The commonest key, one slice: straight to the view.
             &[TensorIndex::Slice { start, stop, step }] if t.dim() > 0 => {
                 views::slice(t, 0, start, stop, step)
             }
-            _ => indexing::index(t, &idx),
+            _ => indexing::index(t, idx),
         })
     }
 
@@ -2582,7 +2726,7 @@ macro_rules! sized_factory {
             pin_memory: bool,
         ) -> PyResult<Bound<'py, PyTensor>> {
             let _ = pin_memory;
-            let $sizes = int_list(size, concat!(stringify!($name), "(): argument 'size'"))?;
+            let $sizes = dims_of(size, concat!(stringify!($name), "(): argument 'size'"))?;
             let mut $o = options(dtype, device, requires_grad)?;
             if memory_format.is_some() {
                 $o = $o.memory_format(format_arg(memory_format, MemoryFormat::Contiguous)?);
@@ -2595,15 +2739,15 @@ macro_rules! sized_factory {
 sized_factory!(
     empty,
     "`torchcore.empty(*size, dtype=None, ...)`.",
-    |s, o| { Tensor::empty(&s, o) }
+    |s, o| { Tensor::empty(&*s, o) }
 );
 sized_factory!(
     zeros,
     "`torchcore.zeros(*size, dtype=None, ...)`.",
-    |s, o| { Tensor::zeros(&s, o) }
+    |s, o| { Tensor::zeros(&*s, o) }
 );
 sized_factory!(ones, "`torchcore.ones(*size, dtype=None, ...)`.", |s, o| {
-    Tensor::ones(&s, o)
+    Tensor::ones(&*s, o)
 });
 
 /// `torchcore.full(size, fill_value, dtype=None, ...)`.
