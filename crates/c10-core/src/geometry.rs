@@ -499,6 +499,23 @@ pub(crate) fn is_non_overlapping_and_dense_same_rank(sizes: &[i64], strides: &[i
     if n == 1 {
         return sizes[0] < 2 || strides[0] == 1;
     }
+    if n == 2 {
+        // The walk below, unrolled for two dims (matrices, `as_strided`
+        // of a matrix): the dim of smaller stride first, dim 0 on a tie.
+        return match (sizes[0] >= 2, sizes[1] >= 2) {
+            (false, false) => true,
+            (true, false) => strides[0] == 1,
+            (false, true) => strides[1] == 1,
+            (true, true) => {
+                let (a, b) = if strides[0] > strides[1] {
+                    (1, 0)
+                } else {
+                    (0, 1)
+                };
+                strides[a] == 1 && strides[b] == sizes[a]
+            }
+        };
+    }
     // c10 sorts the dims by (size < 2, stride) and walks them: every dim of
     // size >= 2 must have the stride the product of the sizes before it
     // requires, and the first dim of size 0 or 1 ends the walk with `true`.
@@ -716,6 +733,32 @@ mod tests {
             Some(ShapeErrorKind::NoDims)
         );
         assert!(e.is_index_error());
+    }
+
+    #[test]
+    fn two_dim_density_matches_the_general_walk() {
+        // The unrolled 2-d case of `is_non_overlapping_and_dense_same_rank`
+        // against c10's algorithm written out (stable sort by stride of the
+        // dims of size >= 2, then the dense chain).
+        let reference = |sizes: &[i64], strides: &[i64]| {
+            let mut order: Vec<usize> = (0..sizes.len()).filter(|&d| sizes[d] >= 2).collect();
+            order.sort_by_key(|&d| strides[d]);
+            dense_chain(order.into_iter(), sizes, strides)
+        };
+        for s0 in 0..4 {
+            for s1 in 0..4 {
+                for t0 in -2..8 {
+                    for t1 in -2..8 {
+                        let (sizes, strides) = ([s0, s1], [t0, t1]);
+                        assert_eq!(
+                            is_non_overlapping_and_dense_same_rank(&sizes, &strides),
+                            reference(&sizes, &strides),
+                            "{sizes:?} {strides:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

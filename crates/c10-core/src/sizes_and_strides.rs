@@ -324,7 +324,7 @@ impl SizesAndStrides {
     /// assert_eq!((ss.sizes(), ss.strides()), (&[0, 0, 0][..], &[0, 0, 0][..]));
     /// assert!(ss.reset_to_zeros(usize::MAX).is_err());
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn reset_to_zeros(&mut self, ndim: usize) -> Result<(), SizesAndStridesError> {
         match &mut self.repr {
             Repr::Inline { ndim: n, buf } if ndim <= INLINE => {

@@ -582,10 +582,11 @@ impl TensorImpl {
         rearranged: bool,
         edit: impl FnOnce(&mut SizesAndStrides) -> Result<()>,
     ) -> Result<Tensor> {
-        let built = TensorImpl::build_view(base, storage_offset, None, rearranged, |geometry| {
-            edit(geometry)?;
-            Ok(true)
-        })?;
+        let built =
+            TensorImpl::build_view::<false>(base, storage_offset, None, rearranged, |geometry| {
+                edit(geometry)?;
+                Ok(true)
+            })?;
         // `build_view` returns `None` only when the edit says so.
         built.ok_or_else(|| TensorError::runtime("view geometry was abandoned"))
     }
@@ -608,18 +609,58 @@ impl TensorImpl {
         ndim: usize,
         fill: impl FnOnce(&mut [i64], &mut [i64]) -> Result<bool>,
     ) -> Result<Option<Tensor>> {
-        TensorImpl::build_view(base, storage_offset, Some(ndim), false, |geometry| {
+        TensorImpl::build_view::<false>(base, storage_offset, Some(ndim), false, |geometry| {
             let (sizes, strides) = geometry.sizes_and_strides_mut();
             fill(sizes, strides)
+        })
+    }
+
+    /// A row-major view of `base` (at `base`'s storage offset) with `ndim`
+    /// dims whose sizes `fill` writes in place in the new `TensorImpl`
+    /// (they start as zeros); the strides are then the row-major strides
+    /// of those sizes, computed in the same pass as numel, and the layout
+    /// flags are a row-major tensor's (no contiguity scan). This is
+    /// `view`'s result when `base` is strictly row-major (every stride,
+    /// size-1 dims included, is the product of the later sizes) and has
+    /// elements, the common case. `fill` returns as for
+    /// [`view_tensor_fill_or_abandon`](Self::view_tensor_fill_or_abandon);
+    /// the view is also abandoned (`Ok(None)`) when a size is below 1 or
+    /// the product of the sizes overflows, so that the caller's general
+    /// path decides (and reports) those cases.
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor, TensorImpl};
+    /// let t = Tensor::zeros(&[4, 6], ScalarType::Float)?;
+    /// let v = TensorImpl::view_tensor_row_major_or_abandon(&t, 3, |s| {
+    ///     s.copy_from_slice(&[2, 3, 4]);
+    ///     Ok(true)
+    /// })?
+    /// .unwrap();
+    /// assert_eq!((v.sizes(), v.strides()), (&[2i64, 3, 4][..], &[12i64, 4, 1][..]));
+    /// assert!(v.is_contiguous() && v.is_alias_of(&t));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    #[doc(hidden)]
+    #[inline]
+    pub fn view_tensor_row_major_or_abandon(
+        base: &Tensor,
+        ndim: usize,
+        fill: impl FnOnce(&mut [i64]) -> Result<bool>,
+    ) -> Result<Option<Tensor>> {
+        let offset = base.storage_offset();
+        TensorImpl::build_view::<true>(base, offset, Some(ndim), false, |geometry| {
+            fill(geometry.sizes_and_strides_mut().0)
         })
     }
 
     /// The one place a view's `TensorImpl` is built in place. The geometry
     /// starts as a copy of `base`'s, or as `zeroed_dims` dims of zeros, and
     /// `edit` finishes it (see `view_tensor_fill_or_abandon` for its result).
-    /// `rearranged`: see `view_tensor_rearranged`.
+    /// `rearranged`: see `view_tensor_rearranged`. `ROW_MAJOR`: `edit`
+    /// writes only the sizes, and the strides, numel and flags are those
+    /// of a row-major tensor (see `view_tensor_row_major_or_abandon`).
     #[inline(always)]
-    fn build_view(
+    fn build_view<const ROW_MAJOR: bool>(
         base: &Tensor,
         storage_offset: i64,
         zeroed_dims: Option<usize>,
@@ -672,6 +713,10 @@ impl TensorImpl {
             if !keep {
                 return Ok(None);
             }
+            if ROW_MAJOR {
+                let (sizes, strides) = geometry.sizes_and_strides_mut();
+                return Ok(row_major_strides(sizes, strides));
+            }
             match numel_of(geometry.sizes()) {
                 Some(n) => Ok(Some(n)),
                 None => Err(geometry::compute_numel(geometry.sizes())
@@ -694,8 +739,11 @@ impl TensorImpl {
         // Tensors without elements may tie on huge strides; recompute then.
         let known_density = (rearranged && numel > 0 && base.numel > 0)
             .then(|| base.flags.is_non_overlapping_and_dense());
-        let flags =
-            LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density);
+        let flags = if ROW_MAJOR {
+            LayoutFlags::row_major(geometry.sizes(), geometry.strides(), numel)
+        } else {
+            LayoutFlags::compute_with(geometry.sizes(), geometry.strides(), numel, known_density)
+        };
         let extra = view_extra(base);
         // SAFETY: every other field is written exactly once through raw
         // field pointers (never reading the uninitialised memory), so the
@@ -1073,6 +1121,22 @@ impl TensorImpl {
     pub fn is_inference(&self) -> bool {
         self.key_set.is_inference()
     }
+}
+
+/// Writes the row-major strides of `sizes` (all at least 1) into
+/// `strides` and returns numel; `None` if a size is below 1 or the product
+/// overflows (the strides are then partly written).
+#[inline(always)]
+fn row_major_strides(sizes: &[i64], strides: &mut [i64]) -> Option<i64> {
+    let mut running: i64 = 1;
+    for (&n, st) in sizes.iter().zip(strides.iter_mut()).rev() {
+        if n < 1 {
+            return None;
+        }
+        *st = running;
+        running = running.checked_mul(n)?;
+    }
+    Some(running)
 }
 
 /// c10's `safe_compute_numel` without the error: `None` exactly when

@@ -350,6 +350,11 @@ const fn tile_side(elem: usize) -> usize {
 /// than with `memcpy`.
 const MIN_RUN_BYTES: usize = 32;
 
+/// Innermost rows of up to this many bytes (and at least
+/// [`MIN_RUN_BYTES`]) are copied with inline 16-byte moves
+/// ([`copy_short_run`]) rather than one `memcpy` call each.
+const SHORT_RUN_MAX_BYTES: usize = 512;
+
 /// Transposes whose destination has at least this many bytes write it with
 /// non-temporal stores (x86-64), which skip reading the destination lines
 /// into the cache first; smaller ones are likely to be read again soon
@@ -389,6 +394,20 @@ unsafe fn run<E: Elem>(plan: &CopyPlan, dst: *mut u8, src: *const u8, range: Ran
                     range.len() * e,
                 );
             }
+        }
+        Kind::Runs if plan.sizes[last] * e <= SHORT_RUN_MAX_BYTES => {
+            // Short runs (a 4-d permute that keeps the innermost dim, say
+            // 256-byte rows): inline 16-byte moves beat a `memcpy` call
+            // per row, whose dispatch and size tests cost as much as
+            // moving the row.
+            let run_bytes = plan.sizes[last] * e;
+            plan.for_each_row(range, |d, s| {
+                // SAFETY: as in the arm below; `run_bytes` is at least
+                // MIN_RUN_BYTES (Kind::Runs with more than one dim).
+                unsafe {
+                    copy_short_run(dst.wrapping_offset(d), src.wrapping_offset(s), run_bytes)
+                };
+            });
         }
         Kind::Runs => {
             let run_bytes = plan.sizes[last] * e;
@@ -469,6 +488,47 @@ unsafe fn run<E: Elem>(plan: &CopyPlan, dst: *mut u8, src: *const u8, range: Ran
 unsafe fn copy_run(dst: *mut u8, src: *const u8, bytes: usize) {
     // SAFETY: guaranteed by the caller.
     unsafe { ptr::copy_nonoverlapping(src, dst, bytes) }
+}
+
+/// Copies one contiguous run of `bytes` bytes, `16 <= bytes`, with inline
+/// 16-byte moves: four at a time, then one at a time, then the last 16
+/// bytes of the run once more if `bytes` is not a multiple of 16 (those
+/// overlap bytes already written with the same values, which is harmless
+/// since the two sides do not overlap).
+///
+/// # Safety
+///
+/// `bytes >= 16`; `src` valid for reads and `dst` for writes of `bytes`
+/// bytes; the two ranges do not overlap.
+#[inline(always)]
+unsafe fn copy_short_run(dst: *mut u8, src: *const u8, bytes: usize) {
+    let mut i = 0;
+    while i + 64 <= bytes {
+        // SAFETY: the four 16-byte accesses lie at offsets `i..i + 64`,
+        // `i + 64 <= bytes`, so inside both runs (caller); `u128` accepts
+        // every bit pattern, and `load`/`store` are unaligned.
+        unsafe {
+            let x0 = load::<u128>(src.add(i));
+            let x1 = load::<u128>(src.add(i + 16));
+            let x2 = load::<u128>(src.add(i + 32));
+            let x3 = load::<u128>(src.add(i + 48));
+            store(dst.add(i), x0);
+            store(dst.add(i + 16), x1);
+            store(dst.add(i + 32), x2);
+            store(dst.add(i + 48), x3);
+        }
+        i += 64;
+    }
+    while i + 16 <= bytes {
+        // SAFETY: bytes `i..i + 16` of both runs, `i + 16 <= bytes`.
+        unsafe { store(dst.add(i), load::<u128>(src.add(i))) };
+        i += 16;
+    }
+    if i < bytes {
+        let tail = bytes - 16;
+        // SAFETY: bytes `bytes - 16..bytes` of both runs (`bytes >= 16`).
+        unsafe { store(dst.add(tail), load::<u128>(src.add(tail))) };
+    }
 }
 
 /// `dst[i * ds] = src[i * ss]` for `i in 0..len` (byte strides).

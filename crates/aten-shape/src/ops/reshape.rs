@@ -430,6 +430,52 @@ fn view_geometry(t: &Tensor, shape: &[i64]) -> Result<Option<(SizesAndStrides, b
     Ok(outcome?.map(|wrapped| (geometry, wrapped)))
 }
 
+/// `view(shape)` of a strictly row-major `t` with elements (every stride,
+/// those of size-1 dims included, is the product of the later sizes: what
+/// `empty`, `from_vec` and row-major views make): `computeStride` then
+/// always succeeds and yields the row-major strides of the new sizes (the
+/// old dims form one chunk of base stride 1, and each new stride is the
+/// product of the later new sizes), so the view is built row-major in one
+/// pass, without `computeStride` or the contiguity scan. `Ok(None)` when
+/// `t` is not such a tensor, or when the sizes are unusual (see
+/// `TensorImpl::view_tensor_row_major_or_abandon`); errors of
+/// `infer_size` are returned, as by [`try_view_in_place`].
+#[inline(always)]
+fn try_view_row_major(t: &Tensor, shape: &[i64]) -> Result<Option<Tensor>> {
+    let numel = t.numel();
+    // The cached contiguity flag first: one load for the tensors that
+    // fail (a transpose), the stride walk only for contiguous ones.
+    if !t.is_contiguous() || numel <= 0 || !strictly_row_major(t.sizes(), t.strides()) {
+        return Ok(None);
+    }
+    view_row_major(t, shape, numel)
+}
+
+/// The build of [`try_view_row_major`], out of line so that the callers
+/// whose tensor fails the test (`reshape` of a transpose) keep their code
+/// as it was.
+#[inline(never)]
+fn view_row_major(t: &Tensor, shape: &[i64], numel: i64) -> Result<Option<Tensor>> {
+    TensorImpl::view_tensor_row_major_or_abandon(t, shape.len(), |new_sizes| {
+        infer_size_into(shape, &numel, new_sizes)?;
+        Ok(true)
+    })
+}
+
+/// Whether `strides` are exactly the row-major strides of `sizes` (all
+/// sizes at least 1, as in a tensor with elements).
+#[inline(always)]
+fn strictly_row_major(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut expected: i64 = 1;
+    for (&n, &st) in sizes.iter().zip(strides).rev() {
+        if st != expected {
+            return false;
+        }
+        expected = expected.wrapping_mul(n);
+    }
+    true
+}
+
 /// `view(shape)` built in place when `t` can be viewed as `shape` and no
 /// arithmetic wrapped (`Ok(None)` otherwise; errors of `infer_size` are
 /// returned).
@@ -492,6 +538,9 @@ fn either_symbolic(t: &Tensor, other: &Tensor) -> bool {
 
 /// [`view`] with concrete sizes on a concrete tensor.
 pub(crate) fn view_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    if let Some(v) = try_view_row_major(t, shape)? {
+        return Ok(v);
+    }
     if let Some(v) = try_view_in_place(t, shape)? {
         return Ok(v);
     }
@@ -546,6 +595,9 @@ pub fn reshape(t: &Tensor, shape: impl IntoShape) -> Result<Tensor> {
 
 /// [`reshape`] with concrete sizes on a concrete tensor.
 pub(crate) fn reshape_ints(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    if let Some(v) = try_view_row_major(t, shape)? {
+        return Ok(v);
+    }
     if let Some(v) = try_view_in_place(t, shape)? {
         return Ok(v);
     }
