@@ -104,8 +104,10 @@ fn resize_sym(t: &mut Tensor, sizes: &[SymInt], explicit: Option<MemoryFormat>) 
         }
     };
     let offset = t.sym_storage_offset();
-    grow_sym_storage(t, sizes, &strides, &offset, true)?;
     if !same {
+        // ATen's `_resize_impl_` returns before the storage test when the
+        // sizes are the current ones; only the restride follows.
+        grow_sym_storage(t, sizes, &strides, &offset, true)?;
         t.bump_version()?;
     }
     t.edit_metadata()
@@ -140,7 +142,13 @@ fn grow_sym_storage(
         if !numel.sym_ne(&zero)?.guard_or_true()? {
             return Ok(());
         }
-        c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?
+        // ATen's `set_storage_meta__symint` picks the formula by
+        // `is_contiguous()`, a guarding query on the new geometry.
+        if t.guard_is_contiguous()? {
+            numel.add(offset)?.mul(&itemsize)?
+        } else {
+            c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?
+        }
     };
     let have = t.sym_storage_nbytes();
     if !(needed.has_hint() && have.has_hint()) {

@@ -84,6 +84,9 @@ struct EnvState {
     /// `Eq(Mod(a, c), 0)` (PyTorch's `divisible`).
     divisible: Vec<(IntExpr, i64)>,
     suppress: u32,
+    /// Without 0/1 specialisation: decide what sympy decides from
+    /// PyTorch's `positive=True` on backed symbols (ranges `[0, ∞)`).
+    positive: bool,
 }
 
 impl EnvState {
@@ -137,6 +140,11 @@ impl EnvState {
     fn static_value_once(&self, e: &BoolExpr) -> Option<bool> {
         if let Some(b) = e.decide_static(&|s| self.range(s)) {
             return Some(b);
+        }
+        if self.positive {
+            if let Some(b) = e.decide_positive(&|s| self.hint(s).is_some()) {
+                return Some(b);
+            }
         }
         if self.implied(e) {
             return Some(true);
@@ -498,7 +506,10 @@ impl ShapeEnv {
     pub fn with_config(config: ShapeEnvConfig) -> Arc<ShapeEnv> {
         Arc::new(ShapeEnv {
             config,
-            state: Mutex::new(EnvState::default()),
+            state: Mutex::new(EnvState {
+                positive: !config.specialize_zero_one,
+                ..EnvState::default()
+            }),
         })
     }
 
@@ -1356,7 +1367,12 @@ impl SymNodeImpl for ExprNode {
                 // `Max(1, s0)` is `s0` for a size symbol `s0 >= 2`).
                 let a_ge_b = {
                     let st = self.env.state.lock();
-                    st.static_value(&st.simplify_bool(&BoolExpr::rel(RelOp::Ge, a, b)))
+                    let ge = |x: &IntExpr, y: &IntExpr| {
+                        st.static_value(&st.simplify_bool(&BoolExpr::rel(RelOp::Ge, x, y)))
+                    };
+                    // `b >= a` settles it too (`Max(1, s)` is `s` for a
+                    // positive `s`).
+                    ge(a, b).or_else(|| ge(b, a).filter(|&b_ge_a| b_ge_a).map(|_| false))
                 };
                 let e = match (op, a_ge_b) {
                     (BinOp::Min, Some(true)) | (BinOp::Max, Some(false)) => b.clone(),
