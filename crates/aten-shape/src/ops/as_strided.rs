@@ -177,7 +177,10 @@ fn check_in_bounds_sym(t: &Tensor, g: &Geometry<SymInt>) -> Result<()> {
     }
     let needed = bytes.add(&g.offset.mul(&SymInt::from(itemsize as i64))?)?;
     let have = t.sym_storage_nbytes();
-    if !needed.sym_le(&have)?.guard_bool()? {
+    // `TORCH_SYM_CHECK(bytes == 0 || needed <= have)`: a guard on backed
+    // symbols, a runtime assert on unbacked ones.
+    let fits = bytes.sym_eq(&zero)?.sym_or(&needed.sym_le(&have)?)?;
+    if !fits.expect_true()? {
         return Err(TensorError::runtime(format!(
             "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage of size {have}",
             c10_core::sym::fmt_list(&g.sizes),

@@ -125,7 +125,7 @@ pub(crate) struct UnfoldPlan<T> {
 }
 
 /// `unfold(dimension, size, step)`: ATen's checks and errors (`size >=
-/// 0`; `size <= max_size`, a `guard_bool` site on symbols; `step > 0`),
+/// 0`; `size <= max_size`, an `expect_true` site on symbols; `step > 0`),
 /// then the dim's new size `(size_d - size) / step + 1` and stride
 /// `stride_d * step`, and a new last dim of `size` with stride
 /// `stride_d`. The result's dims are written by [`unfold_fill`].
@@ -148,7 +148,8 @@ pub(crate) fn unfold_plan<T: ShapeInt>(
     }
     let one = T::from_i64(1);
     let max_size: &T = if n == 0 { &one } else { &sizes[d] };
-    if !T::from_i64(size).sym_le(max_size)?.guard_bool()? {
+    // A `TORCH_SYM_CHECK`: a runtime assert on unbacked sizes.
+    if !T::from_i64(size).sym_le(max_size)?.expect_true()? {
         return Err(shape_err(
             ShapeErrorKind::InvalidLength,
             format!("maximum size for tensor at dimension {d} is {max_size} but size is {size}"),

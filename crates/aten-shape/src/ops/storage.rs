@@ -143,8 +143,9 @@ fn grow_sym_storage(
             return Ok(());
         }
         // ATen's `set_storage_meta__symint` picks the formula by
-        // `is_contiguous()`, a guarding query on the new geometry.
-        if t.guard_is_contiguous()? {
+        // contiguity (a guard on backed sizes, false where unbacked ones
+        // leave it open).
+        if t.sym_is_contiguous()?.guard_or_false()? {
             numel.add(offset)?.mul(&itemsize)?
         } else {
             c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?

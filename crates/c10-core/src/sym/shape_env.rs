@@ -155,6 +155,30 @@ impl EnvState {
         None
     }
 
+    /// `e` with the terms of its top-level `Or`/`And` that sympy settles
+    /// on creation from `positive=True` dropped (`s - 1 > 0 | Eq(s, 0)`
+    /// is `s - 1 > 0`), as PyTorch's guard holds them.
+    fn prune_positive(&self, e: BoolExpr) -> BoolExpr {
+        let (xs, or) = match &e {
+            BoolExpr::Or(xs) => (xs, true),
+            BoolExpr::And(xs) => (xs, false),
+            _ => return e,
+        };
+        let mut acc = BoolExpr::Const(!or);
+        for x in xs.iter() {
+            let y = match x.decide_positive(&|s| self.hint(s).is_some()) {
+                Some(b) => BoolExpr::Const(b),
+                None => x.clone(),
+            };
+            let next = if or { acc.or(&y) } else { acc.and(&y) };
+            match next {
+                Ok(n) => acc = n,
+                Err(_) => return e,
+            }
+        }
+        acc
+    }
+
     /// `e` with the known-exact floor divisions and known-zero `Mod`s of
     /// [`EnvState::divisible`] simplified ([`IntExpr::with_exact_division`]);
     /// `None` when nothing changed.
@@ -879,6 +903,7 @@ impl ShapeEnv {
     pub fn evaluate_expr(&self, e: &BoolExpr, how: Decision) -> Result<bool> {
         let mut st = self.state.lock();
         let e = st.simplify_bool(e).into_owned();
+        let e = if st.positive { st.prune_positive(e) } else { e };
         if let Some(b) = e.as_const() {
             return Ok(b);
         }
