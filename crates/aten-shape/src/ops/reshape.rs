@@ -480,6 +480,11 @@ fn view_sym(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
 #[cold]
 #[inline(never)]
 fn reshape_sym(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
+    // ATen's reshape asks `is_contiguous()`: a flag c10 already holds
+    // (a fake input's, decided when it was made) records nothing.
+    if t.cached_is_contiguous() == Some(true) {
+        return view_sym(t, shape);
+    }
     crate::generic::sym_reshape(t, shape)
 }
 

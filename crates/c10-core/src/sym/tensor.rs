@@ -335,6 +335,24 @@ impl Tensor {
         compute_contiguous_sym(&self.sym_sizes(), &self.sym_strides())
     }
 
+    /// The contiguity already decided for a symbolic tensor (c10's cached
+    /// `is_contiguous_`), without deciding anything: `None` when it was
+    /// not asked yet, or the tensor is not symbolic.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let t = Tensor::empty_symint(&[env.create_symbol(4, "n")?], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(t.cached_is_contiguous(), None);
+    /// assert!(t.guard_is_contiguous()?);
+    /// assert_eq!(t.cached_is_contiguous(), Some(true));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn cached_is_contiguous(&self) -> Option<bool> {
+        extra_meta::symbolic(&self.imp.extra).and_then(|m| m.is_contiguous.get().copied())
+    }
+
     /// `is_contiguous()` as c10's `TensorImpl` answers it on a symbolic
     /// tensor: decided, guarding where needed (concrete tensors: the
     /// cached flag).
