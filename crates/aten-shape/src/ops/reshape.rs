@@ -628,12 +628,13 @@ fn flatten_ints(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 #[cold]
 #[inline(never)]
 fn flatten_sym(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-    let g = Geometry::of(t);
-    if flatten_plan(&g.sizes, start_dim, end_dim)? == FlattenPlan::Unchanged {
-        return Ok(t.clone());
+    // `reshape` on the tensor (not its geometry), so that a contiguity
+    // flag c10 already holds is read, as ATen's flatten does.
+    match flatten_plan(&t.sym_sizes(), start_dim, end_dim)? {
+        FlattenPlan::Unchanged => Ok(t.clone()),
+        FlattenPlan::Scalar => reshape_sym(t, &[SymInt::from(1)]),
+        FlattenPlan::Reshape(shape) => reshape_sym(t, &shape),
     }
-    let (g, copied) = g.flatten(start_dim, end_dim)?;
-    crate::generic::view_or_copy(t, g, copied)
 }
 
 /// Free-function form of [`ViewOps::unflatten`](crate::views::ViewOps::unflatten).

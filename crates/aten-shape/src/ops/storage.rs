@@ -134,7 +134,9 @@ fn grow_sym_storage(
     }
     let zero = SymInt::from(0);
     let needed = if contiguous {
-        if numel.sym_eq(&zero)?.guard_size_oblivious()? {
+        // `maybe_resize_storage_meta`'s `sym_numel() == 0`: a guard (a
+        // data-dependent error on unbacked sizes, as in PyTorch).
+        if numel.sym_eq(&zero)?.guard_bool()? {
             return Ok(());
         }
         numel.add(offset)?.mul(&itemsize)?

@@ -1123,6 +1123,23 @@ impl IntExpr {
         let mut sign: i64 = 0;
         let mut count = 0usize;
         let mut k: i128 = 0;
+        // One `Min`/`Max` term (sympy's `MinMaxBase` signs): its
+        // arguments' bounds, scaled.
+        let mut rest = self.terms.iter().filter(|(m, _)| !m.is_empty());
+        if let (Some((m, k)), None) = (rest.next(), rest.next()) {
+            if let [(atom @ (Atom::Min(a, b) | Atom::Max(a, b)), 1)] = &m[..] {
+                let (ia, ib) = (a.positive_bounds(positive), b.positive_bounds(positive));
+                let iv = if matches!(atom, Atom::Min(..)) {
+                    ia.min(&ib)
+                } else {
+                    ia.max(&ib)
+                };
+                let c0 = self.terms.get(&unit()).copied().unwrap_or(0);
+                return Interval::point(i128::from(*k))
+                    .mul(&iv)
+                    .add(&Interval::point(i128::from(c0)));
+            }
+        }
         for (m, coef) in &self.terms {
             if m.is_empty() {
                 c = i128::from(*coef);

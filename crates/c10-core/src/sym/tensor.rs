@@ -447,7 +447,12 @@ impl Tensor {
             storage_offset: SymInt::from(0),
             numel,
             fake_device,
-            is_contiguous: std::sync::OnceLock::new(),
+            // `empty` sets c10's flag without asking (no guard).
+            is_contiguous: if contiguous {
+                std::sync::OnceLock::from(true)
+            } else {
+                std::sync::OnceLock::new()
+            },
             storage_nbytes: Some(storage_nbytes),
         };
         let imp = ImplArc::make_mut(&mut t.imp);
