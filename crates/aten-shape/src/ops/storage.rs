@@ -171,6 +171,31 @@ fn grow_sym_storage(
     Ok(())
 }
 
+/// The strides of `format` (channels-last ones; any other format:
+/// contiguous) for `SymInt` sizes, checking the rank as `resize_` does.
+pub(crate) fn format_strides_sym(sizes: &[SymInt], format: MemoryFormat) -> Result<Vec<SymInt>> {
+    let want = match format {
+        MemoryFormat::ChannelsLast => 4,
+        MemoryFormat::ChannelsLast3d => 5,
+        _ => {
+            let mut st = sizes.to_vec();
+            c10_core::sym::rules::contiguous_strides_into(sizes, &mut st)?;
+            return Ok(st);
+        }
+    };
+    if sizes.len() != want {
+        return Err(TensorError::runtime(format!(
+            "required rank {want} tensor to use {} format",
+            if want == 4 {
+                "channels_last"
+            } else {
+                "channels_last_3d"
+            }
+        )));
+    }
+    channels_last_strides_sym(sizes)
+}
+
 /// c10's `get_channels_last_strides_2d`/`_3d` over `SymInt`s: the channel
 /// dim innermost, then the spatial dims from the last, the batch dim
 /// outermost (no `max(size, 1)`, as c10 writes them).
