@@ -154,9 +154,10 @@ fn grow_sym_storage(
         }
     };
     let have = t.sym_storage_nbytes();
-    if !(needed.has_hint() && have.has_hint()) {
-        // ATen skips the resize where unbacked sizes would have to decide
-        // it (a fake storage holds no data either way).
+    if !contiguous && !(needed.has_hint() && have.has_hint()) {
+        // ATen's `set_` skips the resize where unbacked sizes would have
+        // to decide it (a fake storage holds no data either way);
+        // `resize_` asks, a data-dependent error there.
         return Ok(());
     }
     let grows = needed.sym_gt(&have)?;
