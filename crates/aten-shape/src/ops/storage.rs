@@ -154,7 +154,8 @@ fn grow_sym_storage(
         }
     };
     let have = t.sym_storage_nbytes();
-    if !contiguous && !(needed.has_hint() && have.has_hint()) {
+    let hinted = needed.has_hint() && have.has_hint();
+    if !contiguous && !hinted {
         // ATen's `set_` skips the resize where unbacked sizes would have
         // to decide it (a fake storage holds no data either way);
         // `resize_` asks, a data-dependent error there.
