@@ -125,7 +125,8 @@ pub(crate) struct UnfoldPlan<T> {
 }
 
 /// `unfold(dimension, size, step)`: ATen's checks and errors (`size >=
-/// 0`; `size <= max_size`, an `expect_true` site on symbols; `step > 0`),
+/// 0`; `size <= max_size`, a `guard_bool` site on symbols, asked first
+/// as an `expect_true` by [`Geometry::unfold`]; `step > 0`),
 /// then the dim's new size `(size_d - size) / step + 1` and stride
 /// `stride_d * step`, and a new last dim of `size` with stride
 /// `stride_d`. The result's dims are written by [`unfold_fill`].
@@ -148,8 +149,7 @@ pub(crate) fn unfold_plan<T: ShapeInt>(
     }
     let one = T::from_i64(1);
     let max_size: &T = if n == 0 { &one } else { &sizes[d] };
-    // A `TORCH_SYM_CHECK`: a runtime assert on unbacked sizes.
-    if !T::from_i64(size).sym_le(max_size)?.expect_true()? {
+    if !T::from_i64(size).sym_le(max_size)?.guard_bool()? {
         return Err(shape_err(
             ShapeErrorKind::InvalidLength,
             format!("maximum size for tensor at dimension {d} is {max_size} but size is {size}"),
@@ -336,6 +336,17 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Geometry<T>> {
+        // ATen's `size <= max_size` is a `TORCH_SYM_CHECK`: a runtime
+        // assert on unbacked sizes (a guard on backed ones, which the
+        // plan's `guard_bool` then finds static). Asked here, off the
+        // concrete path.
+        if size >= 0 {
+            if let Ok(d) = wrap(dimension, self.sizes.len()) {
+                if let Some(max_size) = self.sizes.get(d) {
+                    T::from_i64(size).sym_le(max_size)?.expect_true()?;
+                }
+            }
+        }
         let plan = unfold_plan(&self.sizes, &self.strides, dimension, size, step)?;
         let mut g = self.clone();
         g.sizes.push(c(0));
