@@ -168,6 +168,8 @@ fn as_strided_ints(
 /// c10's `checkInBoundsForStorage` on a fake tensor: geometry with bytes
 /// (`computeStorageNbytes`, a size-oblivious test for none) must fit in
 /// the storage's symbolic size, a guarding decision, with c10's message.
+#[cold]
+#[inline(never)]
 fn check_in_bounds_sym(t: &Tensor, g: &Geometry<SymInt>) -> Result<()> {
     let itemsize = t.element_size();
     let zero = SymInt::from(0);

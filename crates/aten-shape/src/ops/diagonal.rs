@@ -184,6 +184,21 @@ pub(crate) fn unfold_plan<T: ShapeInt>(
     })
 }
 
+/// `unfold`'s `size <= max_size` as ATen's `TORCH_SYM_CHECK` asks it
+/// (`expect_true`), before [`unfold_plan`] decides it.
+#[cold]
+#[inline(never)]
+fn unfold_size_assert<T: ShapeInt>(sizes: &[T], dimension: i64, size: i64) -> Result<()> {
+    if size >= 0 {
+        if let Ok(d) = wrap(dimension, sizes.len()) {
+            if let Some(max_size) = sizes.get(d) {
+                T::from_i64(size).sym_le(max_size)?.expect_true()?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `unfold`, part 2: the input's dims with the unfolded one changed, then
 /// the window dim, written into `out_sizes`/`out_strides` (of
 /// `sizes.len() + 1` entries).
@@ -340,13 +355,7 @@ impl<T: ShapeInt> Geometry<T> {
         // assert on unbacked sizes (a guard on backed ones, which the
         // plan's `guard_bool` then finds static). Asked here, off the
         // concrete path.
-        if size >= 0 {
-            if let Ok(d) = wrap(dimension, self.sizes.len()) {
-                if let Some(max_size) = self.sizes.get(d) {
-                    T::from_i64(size).sym_le(max_size)?.expect_true()?;
-                }
-            }
-        }
+        unfold_size_assert(&self.sizes, dimension, size)?;
         let plan = unfold_plan(&self.sizes, &self.strides, dimension, size, step)?;
         let mut g = self.clone();
         g.sizes.push(c(0));

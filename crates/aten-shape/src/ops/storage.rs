@@ -120,6 +120,8 @@ fn resize_sym(t: &mut Tensor, sizes: &[SymInt], explicit: Option<MemoryFormat>) 
 /// (`guard_bool`), `set_` asks size-obliviously. Contiguous geometry
 /// (`resize_`) needs `itemsize * (offset + numel)` bytes, other geometry
 /// c10's `computeStorageNbytes`.
+#[cold]
+#[inline(never)]
 fn grow_sym_storage(
     t: &mut Tensor,
     sizes: &[SymInt],
@@ -175,6 +177,8 @@ fn grow_sym_storage(
 
 /// The strides of `format` (channels-last ones; any other format:
 /// contiguous) for `SymInt` sizes, checking the rank as `resize_` does.
+#[cold]
+#[inline(never)]
 pub(crate) fn format_strides_sym(sizes: &[SymInt], format: MemoryFormat) -> Result<Vec<SymInt>> {
     let want = match format {
         MemoryFormat::ChannelsLast => 4,
@@ -201,6 +205,8 @@ pub(crate) fn format_strides_sym(sizes: &[SymInt], format: MemoryFormat) -> Resu
 /// c10's `get_channels_last_strides_2d`/`_3d` over `SymInt`s: the channel
 /// dim innermost, then the spatial dims from the last, the batch dim
 /// outermost (no `max(size, 1)`, as c10 writes them).
+#[cold]
+#[inline(never)]
 fn channels_last_strides_sym(sizes: &[SymInt]) -> Result<Vec<SymInt>> {
     let n = sizes.len();
     let mut st = vec![SymInt::from(1); n];
@@ -217,6 +223,8 @@ fn channels_last_strides_sym(sizes: &[SymInt]) -> Result<Vec<SymInt>> {
 
 /// c10's `SymIntArrayRef ==` on lists of one length: each `SymInt ==` a
 /// guarding decision, stopping at the first difference.
+#[cold]
+#[inline(never)]
 fn sym_all_equal(a: &[SymInt], b: &[SymInt]) -> Result<bool> {
     for (x, y) in a.iter().zip(b) {
         if !x.sym_eq(y)?.guard_bool()? {
