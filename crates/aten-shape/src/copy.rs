@@ -155,13 +155,68 @@ fn empty_like_for_overwrite(t: &Tensor, format: MemoryFormat) -> Result<Tensor> 
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
-    // A symbolic tensor's inline sizes are hints: refuse, as c10's
-    // sizes() does, rather than make a tensor of the hint's shape.
-    t.checked_sizes()?;
+    if t.has_symbolic_sizes_strides() {
+        return clone_sym(t, format);
+    }
     let mut out = empty_like_for_overwrite(t, format)?;
     copy_into(&out, t)?;
     finish_copy(&mut out, t)?;
     Ok(out)
+}
+
+/// The symbolic face of [`clone`]: a fake tensor (no data) of the same
+/// `SymInt` sizes on the same (fake) device, with the format's strides
+/// (`Preserve`: contiguous, see `docs/symbolic-shapes.md`).
+#[cold]
+#[inline(never)]
+fn clone_sym(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    let sizes = t.sym_sizes();
+    let device = t.fake_device().unwrap_or(t.device());
+    let options = c10_core::TensorOptions::new()
+        .dtype(t.dtype())
+        .device(device);
+    let mut out = match format {
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => {
+            let strides = crate::ops::storage::format_strides_sym(&sizes, format)?;
+            Tensor::empty_strided_symint(&sizes, &strides, options)?
+        }
+        _ => Tensor::empty_symint(&sizes, options)?,
+    };
+    finish_copy(&mut out, t)?;
+    Ok(out)
+}
+
+/// The symbolic face of [`contiguous`]: `t` itself where contiguity in
+/// `format` holds (c10's cached flag, else `is_contiguous_or_false`: a
+/// guard on backed sizes, false where unbacked ones leave it open),
+/// else [`clone_sym`].
+#[cold]
+#[inline(never)]
+fn contiguous_sym(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
+    let (sizes, strides) = (t.sym_sizes(), t.sym_strides());
+    let holds = match format {
+        MemoryFormat::Contiguous => {
+            t.cached_is_contiguous() == Some(true) || t.sym_is_contiguous()?.guard_or_false()?
+        }
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => {
+            let want = if format == MemoryFormat::ChannelsLast {
+                4
+            } else {
+                5
+            };
+            sizes.len() == want
+                && c10_core::sym::rules::is_channels_last_contiguous(&sizes, &strides)?
+        }
+        MemoryFormat::Preserve => {
+            return Err(TensorError::runtime(
+                "preserve memory format is unsupported by the contiguous operator",
+            ))
+        }
+    };
+    if holds {
+        return Ok(t.clone());
+    }
+    clone_sym(t, format)
 }
 
 /// What PyTorch's autograd layer leaves on a new tensor that an operation
@@ -223,9 +278,9 @@ pub fn to_dtype(t: &Tensor, dtype: ScalarType) -> Result<Tensor> {
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
 pub fn contiguous(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
-    // A symbolic tensor's inline sizes are hints: refuse, as c10's
-    // sizes() does, rather than make a tensor of the hint's shape.
-    t.checked_sizes()?;
+    if t.has_symbolic_sizes_strides() {
+        return contiguous_sym(t, format);
+    }
     if t.is_contiguous_in(format) {
         return Ok(t.clone());
     }

@@ -608,3 +608,46 @@ fn unbacked_slices_and_splits_follow_pytorch() {
         .collect();
     assert!(!asserts.is_empty());
 }
+
+/// Every op that takes a size, an index or an offset takes a `SymInt`,
+/// and the copies (`contiguous`, `clone`, `reshape`'s copy branch) of a
+/// symbolic tensor are symbolic tensors, not refusals.
+#[test]
+fn symbolic_arguments_everywhere_and_symbolic_copies() -> Result<()> {
+    use aten_shape::copy::{clone, contiguous};
+    use c10_core::MemoryFormat;
+    let (env, x) = symbolic();
+    let s = x.sym_sizes();
+    let one = SymInt::from(1);
+    let m1 = |v: &SymInt| v.sub(&one).unwrap();
+    // slice start/end/step, narrow, select, expand, view, reshape,
+    // split, split_with_sizes, unflatten, as_strided: all with SymInts.
+    let a = x.slice(2, one.clone(), s[2].clone(), m1(&s[1]))?;
+    assert_eq!(a.sym_sizes()[2].to_string(), "((s1 + s2 - 3)//(s1 - 1))");
+    assert_eq!(a.sym_strides()[2].to_string(), "s1 - 1");
+    x.narrow(1, m1(&s[1]), one.clone())?;
+    x.select(0, m1(&s[0]))?;
+    x.unsqueeze(0)?
+        .expand([s[1].clone(), s[0].clone(), s[1].clone(), s[2].clone()])?;
+    x.view([s[0].clone(), s[1].mul(&s[2])?])?;
+    x.reshape([s[2].clone(), SymInt::from(-1)])?;
+    assert_eq!(x.split(m1(&s[2]), 2)?.len(), 2);
+    x.split_with_sizes([m1(&s[0]), one.clone()], 0)?;
+    x.unflatten(2, [SymInt::from(2), SymInt::from(-1)])?;
+    views::as_strided(&x, [s[2].clone()], [one.clone()], m1(&s[0]))?;
+    // Copies stay symbolic.
+    let t = x.transpose(0, 1)?;
+    let c = contiguous(&t, MemoryFormat::Contiguous)?;
+    assert!(c.has_symbolic_sizes_strides());
+    assert_eq!(sym_geom(&c).1, vec!["s0*s2", "s2", "1"]);
+    let k = clone(&x, MemoryFormat::Contiguous)?;
+    assert_eq!(k.sym_sizes(), s);
+    let cl = clone(&x.unsqueeze(0)?, MemoryFormat::ChannelsLast)?;
+    assert_eq!(sym_geom(&cl).1, vec!["s0*s1*s2", "1", "s0*s2", "s0"]);
+    // A contiguous input is its own `contiguous()`.
+    assert!(contiguous(&x, MemoryFormat::Contiguous)?.is_alias_of(&x));
+    let r = t.reshape([SymInt::from(-1)])?;
+    assert!(r.has_symbolic_sizes_strides() && !r.is_alias_of(&t));
+    assert!(!guards(&env).is_empty());
+    Ok(())
+}

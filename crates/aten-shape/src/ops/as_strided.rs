@@ -168,6 +168,8 @@ fn as_strided_ints(
 /// c10's `checkInBoundsForStorage` on a fake tensor: geometry with bytes
 /// (`computeStorageNbytes`, a size-oblivious test for none) must fit in
 /// the storage's symbolic size, a guarding decision, with c10's message.
+#[cold]
+#[inline(never)]
 fn check_in_bounds_sym(t: &Tensor, g: &Geometry<SymInt>) -> Result<()> {
     let itemsize = t.element_size();
     let zero = SymInt::from(0);
@@ -177,7 +179,10 @@ fn check_in_bounds_sym(t: &Tensor, g: &Geometry<SymInt>) -> Result<()> {
     }
     let needed = bytes.add(&g.offset.mul(&SymInt::from(itemsize as i64))?)?;
     let have = t.sym_storage_nbytes();
-    if !needed.sym_le(&have)?.guard_bool()? {
+    // `TORCH_SYM_CHECK(bytes == 0 || needed <= have)`: a guard on backed
+    // symbols, a runtime assert on unbacked ones.
+    let fits = bytes.sym_eq(&zero)?.sym_or(&needed.sym_le(&have)?)?;
+    if !fits.expect_true()? {
         return Err(TensorError::runtime(format!(
             "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage of size {have}",
             c10_core::sym::fmt_list(&g.sizes),

@@ -125,7 +125,8 @@ pub(crate) struct UnfoldPlan<T> {
 }
 
 /// `unfold(dimension, size, step)`: ATen's checks and errors (`size >=
-/// 0`; `size <= max_size`, a `guard_bool` site on symbols; `step > 0`),
+/// 0`; `size <= max_size`, a `guard_bool` site on symbols, asked first
+/// as an `expect_true` by [`Geometry::unfold`]; `step > 0`),
 /// then the dim's new size `(size_d - size) / step + 1` and stride
 /// `stride_d * step`, and a new last dim of `size` with stride
 /// `stride_d`. The result's dims are written by [`unfold_fill`].
@@ -181,6 +182,21 @@ pub(crate) fn unfold_plan<T: ShapeInt>(
         window: (T::from_i64(size), window_stride),
         wrapped,
     })
+}
+
+/// `unfold`'s `size <= max_size` as ATen's `TORCH_SYM_CHECK` asks it
+/// (`expect_true`), before [`unfold_plan`] decides it.
+#[cold]
+#[inline(never)]
+fn unfold_size_assert<T: ShapeInt>(sizes: &[T], dimension: i64, size: i64) -> Result<()> {
+    if size >= 0 {
+        if let Ok(d) = wrap(dimension, sizes.len()) {
+            if let Some(max_size) = sizes.get(d) {
+                T::from_i64(size).sym_le(max_size)?.expect_true()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `unfold`, part 2: the input's dims with the unfolded one changed, then
@@ -335,6 +351,11 @@ impl<T: ShapeInt> Geometry<T> {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Geometry<T>> {
+        // ATen's `size <= max_size` is a `TORCH_SYM_CHECK`: a runtime
+        // assert on unbacked sizes (a guard on backed ones, which the
+        // plan's `guard_bool` then finds static). Asked here, off the
+        // concrete path.
+        unfold_size_assert(&self.sizes, dimension, size)?;
         let plan = unfold_plan(&self.sizes, &self.strides, dimension, size, step)?;
         let mut g = self.clone();
         g.sizes.push(c(0));

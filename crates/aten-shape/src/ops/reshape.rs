@@ -526,6 +526,11 @@ fn view_sym(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
 #[cold]
 #[inline(never)]
 fn reshape_sym(t: &Tensor, shape: &[SymInt]) -> Result<Tensor> {
+    // ATen's reshape asks `is_contiguous()`: a flag c10 already holds
+    // (a fake input's, decided when it was made) records nothing.
+    if t.cached_is_contiguous() == Some(true) {
+        return view_sym(t, shape);
+    }
     crate::generic::sym_reshape(t, shape)
 }
 
@@ -675,12 +680,13 @@ fn flatten_ints(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 #[cold]
 #[inline(never)]
 fn flatten_sym(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-    let g = Geometry::of(t);
-    if flatten_plan(&g.sizes, start_dim, end_dim)? == FlattenPlan::Unchanged {
-        return Ok(t.clone());
+    // `reshape` on the tensor (not its geometry), so that a contiguity
+    // flag c10 already holds is read, as ATen's flatten does.
+    match flatten_plan(&t.sym_sizes(), start_dim, end_dim)? {
+        FlattenPlan::Unchanged => Ok(t.clone()),
+        FlattenPlan::Scalar => reshape_sym(t, &[SymInt::from(1)]),
+        FlattenPlan::Reshape(shape) => reshape_sym(t, &shape),
     }
-    let (g, copied) = g.flatten(start_dim, end_dim)?;
-    crate::generic::view_or_copy(t, g, copied)
 }
 
 /// Free-function form of [`ViewOps::unflatten`](crate::views::ViewOps::unflatten).

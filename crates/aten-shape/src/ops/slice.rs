@@ -444,8 +444,10 @@ pub(crate) fn slice_ints(
     slice_at(t, d, start, end, step)
 }
 
-/// The symbolic face of [`slice`]; a symbolic `step` is specialised to
-/// its hint (`guard_int`), as the rule's step is a plain integer.
+/// The symbolic face of [`slice`]. A symbolic `step` stays symbolic, as
+/// in ATen: its `step > 0` check (a guarding decision), the clamps of a
+/// step-1 slice, then size `(len + step - 1) // step` and stride
+/// `stride * step`.
 #[cold]
 #[inline(never)]
 fn slice_sym(
@@ -455,8 +457,21 @@ fn slice_sym(
     end: &Option<SymInt>,
     step: &SymInt,
 ) -> Result<Tensor> {
-    let step = step.guard_int()?;
-    sym_op(t, |g| g.slice(dim, start.as_ref(), end.as_ref(), step))
+    if let SymInt::Int(st) = step {
+        let st = *st;
+        return sym_op(t, |g| g.slice(dim, start.as_ref(), end.as_ref(), st));
+    }
+    if !step.sym_gt(&SymInt::from(0))?.guard_bool()? {
+        return Err(shape_err(ShapeErrorKind::InvalidStep, "slice step must be positive").into());
+    }
+    sym_op(t, |g| {
+        let d = slice_dim(g.dim(), dim)?;
+        let mut r = g.slice_at(d, start.as_ref(), end.as_ref(), 1)?;
+        let len = r.sizes[d].clone();
+        r.sizes[d] = len.add(&step.sub(&SymInt::from(1))?)?.floordiv(step)?;
+        r.strides[d] = r.strides[d].mul(step)?;
+        Ok(r)
+    })
 }
 
 /// Free-function form of [`ViewOps::narrow`](crate::views::ViewOps::narrow).

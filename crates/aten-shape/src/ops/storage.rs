@@ -104,8 +104,10 @@ fn resize_sym(t: &mut Tensor, sizes: &[SymInt], explicit: Option<MemoryFormat>) 
         }
     };
     let offset = t.sym_storage_offset();
-    grow_sym_storage(t, sizes, &strides, &offset, true)?;
     if !same {
+        // ATen's `_resize_impl_` returns before the storage test when the
+        // sizes are the current ones; only the restride follows.
+        grow_sym_storage(t, sizes, &strides, &offset, true)?;
         t.bump_version()?;
     }
     t.edit_metadata()
@@ -118,6 +120,8 @@ fn resize_sym(t: &mut Tensor, sizes: &[SymInt], explicit: Option<MemoryFormat>) 
 /// (`guard_bool`), `set_` asks size-obliviously. Contiguous geometry
 /// (`resize_`) needs `itemsize * (offset + numel)` bytes, other geometry
 /// c10's `computeStorageNbytes`.
+#[cold]
+#[inline(never)]
 fn grow_sym_storage(
     t: &mut Tensor,
     sizes: &[SymInt],
@@ -132,7 +136,9 @@ fn grow_sym_storage(
     }
     let zero = SymInt::from(0);
     let needed = if contiguous {
-        if numel.sym_eq(&zero)?.guard_size_oblivious()? {
+        // `maybe_resize_storage_meta`'s `sym_numel() == 0`: a guard (a
+        // data-dependent error on unbacked sizes, as in PyTorch).
+        if numel.sym_eq(&zero)?.guard_bool()? {
             return Ok(());
         }
         numel.add(offset)?.mul(&itemsize)?
@@ -140,12 +146,21 @@ fn grow_sym_storage(
         if !numel.sym_ne(&zero)?.guard_or_true()? {
             return Ok(());
         }
-        c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?
+        // ATen's `set_storage_meta__symint` picks the formula by
+        // contiguity (a guard on backed sizes, false where unbacked ones
+        // leave it open).
+        if t.sym_is_contiguous()?.guard_or_false()? {
+            numel.add(offset)?.mul(&itemsize)?
+        } else {
+            c10_core::sym::storage_nbytes(sizes, strides, offset, t.element_size())?
+        }
     };
     let have = t.sym_storage_nbytes();
-    if !(needed.has_hint() && have.has_hint()) {
-        // ATen skips the resize where unbacked sizes would have to decide
-        // it (a fake storage holds no data either way).
+    let hinted = needed.has_hint() && have.has_hint();
+    if !contiguous && !hinted {
+        // ATen's `set_` skips the resize where unbacked sizes would have
+        // to decide it (a fake storage holds no data either way);
+        // `resize_` asks, a data-dependent error there.
         return Ok(());
     }
     let grows = needed.sym_gt(&have)?;
@@ -160,9 +175,38 @@ fn grow_sym_storage(
     Ok(())
 }
 
+/// The strides of `format` (channels-last ones; any other format:
+/// contiguous) for `SymInt` sizes, checking the rank as `resize_` does.
+#[cold]
+#[inline(never)]
+pub(crate) fn format_strides_sym(sizes: &[SymInt], format: MemoryFormat) -> Result<Vec<SymInt>> {
+    let want = match format {
+        MemoryFormat::ChannelsLast => 4,
+        MemoryFormat::ChannelsLast3d => 5,
+        _ => {
+            let mut st = sizes.to_vec();
+            c10_core::sym::rules::contiguous_strides_into(sizes, &mut st)?;
+            return Ok(st);
+        }
+    };
+    if sizes.len() != want {
+        return Err(TensorError::runtime(format!(
+            "required rank {want} tensor to use {} format",
+            if want == 4 {
+                "channels_last"
+            } else {
+                "channels_last_3d"
+            }
+        )));
+    }
+    channels_last_strides_sym(sizes)
+}
+
 /// c10's `get_channels_last_strides_2d`/`_3d` over `SymInt`s: the channel
 /// dim innermost, then the spatial dims from the last, the batch dim
 /// outermost (no `max(size, 1)`, as c10 writes them).
+#[cold]
+#[inline(never)]
 fn channels_last_strides_sym(sizes: &[SymInt]) -> Result<Vec<SymInt>> {
     let n = sizes.len();
     let mut st = vec![SymInt::from(1); n];
@@ -179,6 +223,8 @@ fn channels_last_strides_sym(sizes: &[SymInt]) -> Result<Vec<SymInt>> {
 
 /// c10's `SymIntArrayRef ==` on lists of one length: each `SymInt ==` a
 /// guarding decision, stopping at the first difference.
+#[cold]
+#[inline(never)]
 fn sym_all_equal(a: &[SymInt], b: &[SymInt]) -> Result<bool> {
     for (x, y) in a.iter().zip(b) {
         if !x.sym_eq(y)?.guard_bool()? {

@@ -1105,6 +1105,72 @@ impl IntExpr {
         self.bound_terms(range, &shift_of)
     }
 
+    /// Bounds as sympy's assumptions give them (its `_monotonic_sign`)
+    /// when the symbols for which `positive` holds are positive integers
+    /// and nothing else is known: a single monomial `k*m` of positive
+    /// symbols is at least `k` (for `k > 0`), a sum of several such
+    /// monomials only positive (so `s0 + s1 + c` is decided for `c >= 0`
+    /// only); any other term leaves the expression unbounded.
+    ///
+    /// ```
+    /// use c10_core::sym::expr::IntExpr;
+    /// let e = IntExpr::symbol(0).mul(&IntExpr::symbol(1))?.sub(&IntExpr::constant(1))?;
+    /// assert_eq!(e.positive_bounds(&|_| true).lo, Some(0));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn positive_bounds(&self, positive: &dyn Fn(SymbolId) -> bool) -> Interval {
+        let mut c: i128 = 0;
+        let mut sign: i64 = 0;
+        let mut count = 0usize;
+        let mut k: i128 = 0;
+        // One `Min`/`Max` term (sympy's `MinMaxBase` signs): its
+        // arguments' bounds, scaled.
+        let mut rest = self.terms.iter().filter(|(m, _)| !m.is_empty());
+        if let (Some((m, k)), None) = (rest.next(), rest.next()) {
+            if let [(atom @ (Atom::Min(a, b) | Atom::Max(a, b)), 1)] = &m[..] {
+                let (ia, ib) = (a.positive_bounds(positive), b.positive_bounds(positive));
+                let iv = if matches!(atom, Atom::Min(..)) {
+                    ia.min(&ib)
+                } else {
+                    ia.max(&ib)
+                };
+                let c0 = self.terms.get(&unit()).copied().unwrap_or(0);
+                return Interval::point(i128::from(*k))
+                    .mul(&iv)
+                    .add(&Interval::point(i128::from(c0)));
+            }
+        }
+        for (m, coef) in &self.terms {
+            if m.is_empty() {
+                c = i128::from(*coef);
+                continue;
+            }
+            let all_positive = m
+                .iter()
+                .all(|(a, _)| matches!(a, Atom::Symbol(s) if positive(*s)));
+            if !all_positive || (sign != 0 && coef.signum() != sign) {
+                return Interval::unbounded();
+            }
+            sign = coef.signum();
+            count += 1;
+            k = i128::from(*coef);
+        }
+        match (count, sign > 0) {
+            (0, _) => Interval::point(c),
+            (1, true) => Interval::at_least(c.saturating_add(k)),
+            (1, false) => Interval {
+                lo: None,
+                hi: Some(c.saturating_add(k)),
+            },
+            (_, true) if c >= 0 => Interval::at_least(c.saturating_add(1)),
+            (_, false) if c <= 0 => Interval {
+                lo: None,
+                hi: Some(c.saturating_sub(1)),
+            },
+            _ => Interval::unbounded(),
+        }
+    }
+
     /// The shifted expansion of `c * m` (each symbol `s` with a non-zero
     /// lower bound `lo` replaced by `s + lo`), or `None` when it would be
     /// too large.
@@ -1885,12 +1951,38 @@ impl BoolExpr {
     /// assert_eq!(b.decide_static(&|_| Interval::at_least(2)), Some(false));
     /// ```
     pub fn decide_static(&self, range: &dyn Fn(SymbolId) -> Interval) -> Option<bool> {
+        self.decide_by(&|d: &IntExpr| d.bounds(range))
+    }
+
+    /// What sympy decides on creating the relation when the symbols for
+    /// which `positive` holds were created `positive=True, integer=True`
+    /// (PyTorch's size symbols, even with a range `[0, ∞)`): see
+    /// [`IntExpr::positive_bounds`]. PyTorch decides these statically
+    /// with `specialize_zero_one=False`, as if no size could be 0.
+    ///
+    /// ```
+    /// use c10_core::sym::expr::{BoolExpr, IntExpr, RelOp};
+    /// let n = IntExpr::symbol(0).mul(&IntExpr::symbol(1))?;
+    /// let z = IntExpr::constant(0);
+    /// assert_eq!(BoolExpr::rel(RelOp::Eq, &n, &z).decide_positive(&|_| true), Some(false));
+    /// let two = IntExpr::symbol(0).add(&IntExpr::symbol(1))?;
+    /// let one = IntExpr::constant(1);
+    /// assert_eq!(BoolExpr::rel(RelOp::Ge, &two, &one).decide_positive(&|_| true), None);
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn decide_positive(&self, positive: &dyn Fn(SymbolId) -> bool) -> Option<bool> {
+        self.decide_by(&|d: &IntExpr| d.positive_bounds(positive))
+    }
+
+    /// Decides the relations by the bounds `bound` gives their
+    /// differences (`lhs - rhs`).
+    fn decide_by(&self, bound: &dyn Fn(&IntExpr) -> Interval) -> Option<bool> {
         match self {
             BoolExpr::Const(b) => Some(*b),
-            BoolExpr::Rel(op, a, b) => op.decide(&a.sub(b).ok()?.bounds(range)),
-            BoolExpr::And(xs) => BoolExpr::decide_junction(xs, range, false),
-            BoolExpr::Or(xs) => BoolExpr::decide_junction(xs, range, true),
-            BoolExpr::Not(x) => BoolExpr::decide_junction(x, range, false).map(|b| !b),
+            BoolExpr::Rel(op, a, b) => op.decide(&bound(&a.sub(b).ok()?)),
+            BoolExpr::And(xs) => BoolExpr::decide_junction(xs, bound, false),
+            BoolExpr::Or(xs) => BoolExpr::decide_junction(xs, bound, true),
+            BoolExpr::Not(x) => BoolExpr::decide_junction(x, bound, false).map(|b| !b),
         }
     }
 
@@ -1899,12 +1991,12 @@ impl BoolExpr {
     /// term is the absorbing value, else once every term is decided.
     fn decide_junction(
         xs: &[BoolExpr],
-        range: &dyn Fn(SymbolId) -> Interval,
+        bound: &dyn Fn(&IntExpr) -> Interval,
         absorbing: bool,
     ) -> Option<bool> {
         let mut unknown = false;
         for x in xs {
-            match x.decide_static(range) {
+            match x.decide_by(bound) {
                 Some(b) if b == absorbing => return Some(absorbing),
                 None => unknown = true,
                 Some(_) => {}

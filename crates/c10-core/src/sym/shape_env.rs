@@ -84,6 +84,9 @@ struct EnvState {
     /// `Eq(Mod(a, c), 0)` (PyTorch's `divisible`).
     divisible: Vec<(IntExpr, i64)>,
     suppress: u32,
+    /// Without 0/1 specialisation: decide what sympy decides from
+    /// PyTorch's `positive=True` on backed symbols (ranges `[0, ∞)`).
+    positive: bool,
 }
 
 impl EnvState {
@@ -138,6 +141,11 @@ impl EnvState {
         if let Some(b) = e.decide_static(&|s| self.range(s)) {
             return Some(b);
         }
+        if self.positive {
+            if let Some(b) = e.decide_positive(&|s| self.hint(s).is_some()) {
+                return Some(b);
+            }
+        }
         if self.implied(e) {
             return Some(true);
         }
@@ -145,6 +153,30 @@ impl EnvState {
             return Some(false);
         }
         None
+    }
+
+    /// `e` with the terms of its top-level `Or`/`And` that sympy settles
+    /// on creation from `positive=True` dropped (`s - 1 > 0 | Eq(s, 0)`
+    /// is `s - 1 > 0`), as PyTorch's guard holds them.
+    fn prune_positive(&self, e: BoolExpr) -> BoolExpr {
+        let (xs, or) = match &e {
+            BoolExpr::Or(xs) => (xs, true),
+            BoolExpr::And(xs) => (xs, false),
+            _ => return e,
+        };
+        let mut acc = BoolExpr::Const(!or);
+        for x in xs.iter() {
+            let y = match x.decide_positive(&|s| self.hint(s).is_some()) {
+                Some(b) => BoolExpr::Const(b),
+                None => x.clone(),
+            };
+            let next = if or { acc.or(&y) } else { acc.and(&y) };
+            match next {
+                Ok(n) => acc = n,
+                Err(_) => return e,
+            }
+        }
+        acc
     }
 
     /// `e` with the known-exact floor divisions and known-zero `Mod`s of
@@ -498,7 +530,10 @@ impl ShapeEnv {
     pub fn with_config(config: ShapeEnvConfig) -> Arc<ShapeEnv> {
         Arc::new(ShapeEnv {
             config,
-            state: Mutex::new(EnvState::default()),
+            state: Mutex::new(EnvState {
+                positive: !config.specialize_zero_one,
+                ..EnvState::default()
+            }),
         })
     }
 
@@ -868,6 +903,7 @@ impl ShapeEnv {
     pub fn evaluate_expr(&self, e: &BoolExpr, how: Decision) -> Result<bool> {
         let mut st = self.state.lock();
         let e = st.simplify_bool(e).into_owned();
+        let e = if st.positive { st.prune_positive(e) } else { e };
         if let Some(b) = e.as_const() {
             return Ok(b);
         }
@@ -1356,7 +1392,12 @@ impl SymNodeImpl for ExprNode {
                 // `Max(1, s0)` is `s0` for a size symbol `s0 >= 2`).
                 let a_ge_b = {
                     let st = self.env.state.lock();
-                    st.static_value(&st.simplify_bool(&BoolExpr::rel(RelOp::Ge, a, b)))
+                    let ge = |x: &IntExpr, y: &IntExpr| {
+                        st.static_value(&st.simplify_bool(&BoolExpr::rel(RelOp::Ge, x, y)))
+                    };
+                    // `b >= a` settles it too (`Max(1, s)` is `s` for a
+                    // positive `s`).
+                    ge(a, b).or_else(|| ge(b, a).filter(|&b_ge_a| b_ge_a).map(|_| false))
                 };
                 let e = match (op, a_ge_b) {
                     (BinOp::Min, Some(true)) | (BinOp::Max, Some(false)) => b.clone(),

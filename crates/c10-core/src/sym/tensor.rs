@@ -335,6 +335,24 @@ impl Tensor {
         compute_contiguous_sym(&self.sym_sizes(), &self.sym_strides())
     }
 
+    /// The contiguity already decided for a symbolic tensor (c10's cached
+    /// `is_contiguous_`), without deciding anything: `None` when it was
+    /// not asked yet, or the tensor is not symbolic.
+    ///
+    /// ```
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, Tensor, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let t = Tensor::empty_symint(&[env.create_symbol(4, "n")?], TensorOptions::new().device(Device::META))?;
+    /// assert_eq!(t.cached_is_contiguous(), None);
+    /// assert!(t.guard_is_contiguous()?);
+    /// assert_eq!(t.cached_is_contiguous(), Some(true));
+    /// # Ok::<(), c10_core::TensorError>(())
+    /// ```
+    pub fn cached_is_contiguous(&self) -> Option<bool> {
+        extra_meta::symbolic(&self.imp.extra).and_then(|m| m.is_contiguous.get().copied())
+    }
+
     /// `is_contiguous()` as c10's `TensorImpl` answers it on a symbolic
     /// tensor: decided, guarding where needed (concrete tensors: the
     /// cached flag).
@@ -380,7 +398,18 @@ impl Tensor {
         strides: &[SymInt],
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        let options = options.into();
+        Tensor::empty_symint_with(sizes, strides, options.into(), false)
+    }
+
+    /// [`Tensor::empty_strided_symint`]; `contiguous`: the storage size is
+    /// c10's `computeStorageNbytesContiguous` (`empty`), which tests no
+    /// size for 0, else `computeStorageNbytes` (`empty_strided`).
+    fn empty_symint_with(
+        sizes: &[SymInt],
+        strides: &[SymInt],
+        options: TensorOptions,
+        contiguous: bool,
+    ) -> Result<Tensor> {
         if sizes.len() != strides.len() {
             return Err(TensorError::runtime(format!(
                 "mismatch in length of strides and shape: {} vs {}",
@@ -405,19 +434,26 @@ impl Tensor {
         };
         let mut t =
             Tensor::empty_strided(&hints(sizes), &hints(strides), options.device(Device::META))?;
+        let numel = numel_of(sizes)?;
+        let itemsize = options.dtype_or_default().itemsize();
+        let storage_nbytes = if contiguous {
+            numel.mul(&SymInt::from(itemsize as i64))?
+        } else {
+            storage_nbytes_sym(sizes, strides, &SymInt::from(0), itemsize)?
+        };
         let meta = SymbolicShapeMeta {
             sizes: sizes.to_vec(),
             strides: strides.to_vec(),
             storage_offset: SymInt::from(0),
-            numel: numel_of(sizes)?,
+            numel,
             fake_device,
-            is_contiguous: std::sync::OnceLock::new(),
-            storage_nbytes: Some(storage_nbytes_sym(
-                sizes,
-                strides,
-                &SymInt::from(0),
-                options.dtype_or_default().itemsize(),
-            )?),
+            // `empty` sets c10's flag without asking (no guard).
+            is_contiguous: if contiguous {
+                std::sync::OnceLock::from(true)
+            } else {
+                std::sync::OnceLock::new()
+            },
+            storage_nbytes: Some(storage_nbytes),
         };
         let imp = ImplArc::make_mut(&mut t.imp);
         let autograd = imp.extra.take().and_then(|e| e.autograd);
@@ -441,7 +477,7 @@ impl Tensor {
     pub fn empty_symint(sizes: &[SymInt], options: impl Into<TensorOptions>) -> Result<Tensor> {
         let mut strides = sizes.to_vec();
         contiguous_strides_into(sizes, &mut strides)?;
-        Tensor::empty_strided_symint(sizes, &strides, options)
+        Tensor::empty_symint_with(sizes, &strides, options.into(), true)
     }
 
     /// `empty_like` for any tensor: same sizes, on the same (or fake)
@@ -650,8 +686,10 @@ impl crate::tensor::MetadataEdit<'_> {
 }
 
 /// c10's `computeStorageNbytes` over `SymInt`s: `itemsize * (offset + 1 +
-/// sum((size - 1) * stride))`, 0 when a size is the constant 0 (symbolic
-/// sizes are taken to be non-zero, as the size-oblivious test does).
+/// sum((size - 1) * stride))`, 0 when a size is 0: c10's
+/// `TORCH_GUARD_SIZE_OBLIVIOUS(size == 0)` per size, a guard on backed
+/// symbols (`Eq(s1 - 2, 0)` where the hint is 0), false on unbacked
+/// ones.
 ///
 /// ```
 /// use c10_core::sym::{storage_nbytes, SymInt};
@@ -665,8 +703,11 @@ pub fn storage_nbytes_sym(
     offset: &SymInt,
     itemsize: usize,
 ) -> Result<SymInt> {
-    if sizes.iter().any(|s| s.maybe_as_int() == Some(0)) {
-        return Ok(SymInt::from(0));
+    let zero = SymInt::from(0);
+    for s in sizes {
+        if s.sym_eq(&zero)?.guard_size_oblivious()? {
+            return Ok(zero);
+        }
     }
     let one = SymInt::from(1);
     let mut n = one.clone();
