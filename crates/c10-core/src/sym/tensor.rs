@@ -337,16 +337,20 @@ impl Tensor {
 
     /// The contiguity already decided for a symbolic tensor (c10's cached
     /// `is_contiguous_`), without deciding anything: `None` when it was
-    /// not asked yet, or the tensor is not symbolic.
+    /// not asked yet, or the tensor is not symbolic. `empty` sets the flag
+    /// as it creates the tensor; a view starts undecided.
     ///
     /// ```
     /// use c10_core::sym::ShapeEnv;
     /// use c10_core::{Device, Tensor, TensorOptions};
     /// let env = ShapeEnv::new();
-    /// let t = Tensor::empty_symint(&[env.create_symbol(4, "n")?], TensorOptions::new().device(Device::META))?;
-    /// assert_eq!(t.cached_is_contiguous(), None);
-    /// assert!(t.guard_is_contiguous()?);
+    /// let (a, b) = (env.create_symbol(4, "a")?, env.create_symbol(6, "b")?);
+    /// let t = Tensor::empty_symint(&[a.clone(), b.clone()], TensorOptions::new().device(Device::META))?;
     /// assert_eq!(t.cached_is_contiguous(), Some(true));
+    /// let v = t.symbolic_view(&[b.clone(), a], &[1.into(), b], &0.into())?; // t.T
+    /// assert_eq!(v.cached_is_contiguous(), None);
+    /// assert!(!v.guard_is_contiguous()?);
+    /// assert_eq!(v.cached_is_contiguous(), Some(false));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn cached_is_contiguous(&self) -> Option<bool> {
