@@ -35,7 +35,7 @@ use crate::error::{Result, TensorError};
 /// assert_eq!(t.version()?, before + 1);
 /// # Ok::<(), c10_core::TensorError>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub enum VersionCounter {
     /// The counter embedded in the tensor's own storage.
     #[default]
@@ -48,7 +48,31 @@ pub enum VersionCounter {
     Disabled,
 }
 
+// By hand rather than derived: every view clones its base's counter, and
+// the common case (the storage's own counter, a unit variant) should be a
+// tag copy with the handle-cloning variants out of line.
+impl Clone for VersionCounter {
+    #[inline]
+    fn clone(&self) -> VersionCounter {
+        match self {
+            VersionCounter::Storage => VersionCounter::Storage,
+            other => other.clone_counted(),
+        }
+    }
+}
+
 impl VersionCounter {
+    /// The variants that own a handle: cloned out of line.
+    #[inline(never)]
+    fn clone_counted(&self) -> VersionCounter {
+        match self {
+            VersionCounter::Storage => VersionCounter::Storage,
+            VersionCounter::Own(c) => VersionCounter::Own(Arc::clone(c)),
+            VersionCounter::OfStorage(s) => VersionCounter::OfStorage(s.clone()),
+            VersionCounter::Disabled => VersionCounter::Disabled,
+        }
+    }
+
     /// A fresh counter starting at `v`.
     ///
     /// ```
