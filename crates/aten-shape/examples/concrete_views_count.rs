@@ -8,9 +8,10 @@
 //! (instructions per call = (Ir at N − Ir at 0) / N; OP 0..18 = view, view
 //! with -1, reshape, reshape of a transposed tensor, expand, transpose,
 //! narrow, permute, movedim, unsqueeze, squeeze, squeeze_dim, select,
-//! slice, diagonal, unfold, flatten, unflatten, as_strided). Results in `docs/benchmarks.md`.
+//! slice, diagonal, unfold, flatten, unflatten, as_strided; 19 = `empty([3, 4])`,
+//! not a view, for the fresh-tensor path). Results in `docs/benchmarks.md`.
 use aten_shape::views::ViewOps;
-use c10_core::{Result, ScalarType, Tensor};
+use c10_core::{Result, ScalarType, Tensor, TensorOptions};
 fn main() -> Result<()> {
     let op: usize = std::env::args()
         .nth(1)
@@ -44,7 +45,8 @@ fn main() -> Result<()> {
             15 => m.unfold(1, 4, 2)?,
             16 => q.flatten(0, 1)?,
             17 => m.unflatten(1, &[32, 32])?,
-            _ => m.as_strided(&[32, 32], &[64, 2], Some(1))?,
+            18 => m.as_strided(&[32, 32], &[64, 2], Some(1))?,
+            _ => Tensor::empty(&[3, 4], TensorOptions::new())?,
         };
         std::hint::black_box(t);
     }
