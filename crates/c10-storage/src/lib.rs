@@ -59,6 +59,7 @@ mod data_ptr;
 mod device;
 mod held;
 pub mod history;
+mod slice;
 mod stats;
 mod storage;
 mod storage_arc;
