@@ -291,10 +291,12 @@ impl PyUntypedStorage {
         start: usize,
         stop: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
+        // Without the GIL: slicing takes the parent's read lock, which a
+        // writer on another thread may hold while it waits for the GIL.
+        let parent = slf.get().storage.clone();
         let piece = slf
-            .get()
-            .storage
-            .slice(start..stop)
+            .py()
+            .detach(|| parent.slice(start..stop))
             .map_err(|e| convert::to_py_err(e.into()))?;
         wrap_storage(slf.py(), piece)
     }
