@@ -17,6 +17,9 @@
 //!   install themselves as defaults ([`install_default_allocator`]).
 //! * [`Storage`]: the shared handle to a [`StorageImpl`] (one buffer, its
 //!   size, resizability, allocator). Clone is one atomic increment.
+//! * Storage slices ([`Storage::slice`], PyTorch's `untyped_storage[a:b]`):
+//!   a storage whose bytes are a sub-range of another's, shared; its guards
+//!   lock the root storage, so aliasing stays behind one lock.
 //! * [`binding`]: the slot through which a language binding keeps one
 //!   object per `StorageImpl` alive exactly as long as the storage is used
 //!   (PyTorch 2.x's storage PyObject preservation), driven by the handle
@@ -59,6 +62,7 @@ mod data_ptr;
 mod device;
 mod held;
 pub mod history;
+mod slice;
 mod stats;
 mod storage;
 mod storage_arc;

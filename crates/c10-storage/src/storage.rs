@@ -11,6 +11,7 @@ use crate::binding::BindingSlot;
 use crate::data_ptr::DataPtr;
 use crate::device::{Device, DeviceType};
 use crate::held::{self, GuardKind};
+use crate::slice::{ViewOf, ViewRange};
 use crate::storage_arc::{StorageArc, WeakArc};
 
 /// Why a storage operation failed.
@@ -60,17 +61,34 @@ pub enum StorageError {
     },
     /// The buffer would be freed or replaced while exported raw pointers
     /// into it are alive (see [`Storage::pin_count`]).
-    #[error("cannot resize, replace or free the buffer of a storage while {pins} export(s) (for example DLPack) hold raw pointers into it; release them first (the consumer calls the deleter), or resize a clone of the tensor")]
+    #[error("cannot resize, replace or free the buffer of a storage while {pins} export(s) (for example DLPack) or storage slices hold raw pointers into it; release them first (the consumer calls the deleter; a slice when it is dropped), or resize a clone of the tensor")]
     Pinned {
         /// How many pins are alive.
         pins: usize,
     },
+    /// A slice range outside the storage ([`Storage::slice`]).
+    #[error("cannot slice bytes {start}..{end} of a storage of {nbytes} bytes: the range must lie inside the storage, start <= end")]
+    SliceOutOfRange {
+        /// The first byte asked for.
+        start: usize,
+        /// One past the last byte asked for.
+        end: usize,
+        /// The storage's size.
+        nbytes: usize,
+    },
+    /// An operation that frees, replaces or re-sizes the buffer of a
+    /// storage slice, whose bytes belong to another storage.
+    #[error("cannot {what} a storage slice: its bytes belong to the storage it was sliced from (it owns no allocation); clone it to get a storage of its own")]
+    SliceOwnsNoMemory {
+        /// What was attempted.
+        what: &'static str,
+    },
 }
 
 /// The buffer itself; always accessed under the storage's lock.
-struct Buffer {
-    data_ptr: DataPtr,
-    nbytes: usize,
+pub(crate) struct Buffer {
+    pub(crate) data_ptr: DataPtr,
+    pub(crate) nbytes: usize,
     /// How many leading bytes are known to be initialised (`nbytes` once
     /// the whole buffer is). Host memory from
     /// [`Allocator::allocate_for_overwrite`] starts uninitialised
@@ -84,7 +102,7 @@ struct Buffer {
 
 impl Buffer {
     /// A buffer whose `nbytes` bytes are all initialised.
-    fn initialised(data_ptr: DataPtr, nbytes: usize) -> Buffer {
+    pub(crate) fn initialised(data_ptr: DataPtr, nbytes: usize) -> Buffer {
         Buffer {
             data_ptr,
             nbytes,
@@ -94,7 +112,7 @@ impl Buffer {
 
     /// Whether bytes past the initialised prefix remain.
     #[inline]
-    fn needs_fill(&self) -> bool {
+    pub(crate) fn needs_fill(&self) -> bool {
         self.init.load(Ordering::Relaxed) < self.nbytes
     }
 
@@ -102,7 +120,7 @@ impl Buffer {
     /// lock held (through `&mut` access or a write guard's `&self`), so no
     /// reference to the bytes exists meanwhile.
     #[inline]
-    fn fill_uninit(&self) {
+    pub(crate) fn fill_uninit(&self) {
         if self.needs_fill() {
             self.fill_uninit_slow();
         }
@@ -166,25 +184,28 @@ pub struct StorageImpl {
     /// The buffer and its size. A read guard is held while bytes are read,
     /// a write guard while they are written or the buffer is replaced, so
     /// no access ever sees a freed buffer.
-    buffer: RwLock<Buffer>,
+    pub(crate) buffer: RwLock<Buffer>,
     /// Mirror of `buffer.nbytes`, written under the write lock, so that
     /// bounds checks (every `as_strided`) need no lock.
-    nbytes: AtomicUsize,
-    resizable: AtomicBool,
-    allocator: Option<&'static dyn Allocator>,
-    device: Device,
+    pub(crate) nbytes: AtomicUsize,
+    pub(crate) resizable: AtomicBool,
+    pub(crate) allocator: Option<&'static dyn Allocator>,
+    pub(crate) device: Device,
     /// `Some(reason)` when nothing may write the bytes.
-    read_only: Option<Box<str>>,
+    pub(crate) read_only: Option<Box<str>>,
     /// The version counter of the tensors using this storage's default
     /// counter (see [`Storage::version_counter`]).
-    version: AtomicU32,
+    pub(crate) version: AtomicU32,
     /// Live [`BufferPin`]s: while non-zero, nothing may free or replace the
     /// buffer. Incremented only under a read guard and checked only under
     /// the write lock, so a replacement never misses a pin taken before it.
-    pins: AtomicUsize,
+    pub(crate) pins: AtomicUsize,
     /// The binding object, if a language binding attached one (see
     /// [`crate::binding`]).
     pub(crate) binding: BindingSlot,
+    /// `Some` for a storage slice ([`Storage::slice`]): the root storage
+    /// whose lock guards its bytes, and where they lie in it.
+    pub(crate) view: Option<Box<ViewOf>>,
 }
 
 /// A weak handle to a storage (see [`Storage::downgrade`]).
@@ -316,7 +337,7 @@ impl Storage {
         &self.0
     }
 
-    fn from_impl(imp: StorageImpl) -> Storage {
+    pub(crate) fn from_impl(imp: StorageImpl) -> Storage {
         Storage(StorageArc::new(imp))
     }
 
@@ -446,6 +467,7 @@ impl Storage {
                 version: AtomicU32::new(0),
                 pins: AtomicUsize::new(0),
                 binding: BindingSlot::new(),
+                view: None,
             });
             Storage(imp.assume_init())
         }
@@ -539,6 +561,7 @@ impl Storage {
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
             binding: BindingSlot::new(),
+            view: None,
         }))
     }
 
@@ -568,6 +591,7 @@ impl Storage {
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
             binding: BindingSlot::new(),
+            view: None,
         })
     }
 
@@ -623,6 +647,7 @@ impl Storage {
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
             binding: BindingSlot::new(),
+            view: None,
         }))
     }
 
@@ -654,6 +679,7 @@ impl Storage {
             version: AtomicU32::new(0),
             pins: AtomicUsize::new(0),
             binding: BindingSlot::new(),
+            view: None,
         })
     }
 
@@ -701,6 +727,9 @@ impl Storage {
     /// Changes resizability; making a storage resizable needs an allocator
     /// (c10's `set_resizable`).
     pub fn set_resizable(&self, resizable: bool) -> Result<(), StorageError> {
+        if resizable {
+            self.refuse_if_slice("make resizable")?;
+        }
         if resizable && (self.0.allocator.is_none() || self.0.read_only.is_some()) {
             return Err(StorageError::NoAllocator);
         }
@@ -789,6 +818,9 @@ impl Storage {
     /// ```
     #[inline]
     pub fn read(&self) -> Result<StorageReadGuard<'_>, StorageError> {
+        if let Some(v) = &self.0.view {
+            return self.read_view(v);
+        }
         held::acquire(self.id(), GuardKind::Read)?;
         let buffer = self.0.buffer.read_recursive();
         let buffer = if buffer.needs_fill() {
@@ -798,7 +830,8 @@ impl Storage {
             buffer
         };
         Ok(StorageReadGuard {
-            buffer,
+            buffer: Some(buffer),
+            view: None,
             storage: self,
         })
     }
@@ -809,7 +842,7 @@ impl Storage {
     /// initialised (and nothing can make them uninitialised again without
     /// the write lock), and a held write guard was refused by `acquire`.
     #[cold]
-    fn read_after_fill(&self) -> RwLockReadGuard<'_, Buffer> {
+    pub(crate) fn read_after_fill(&self) -> RwLockReadGuard<'_, Buffer> {
         let buffer = self.0.buffer.write();
         buffer.fill_uninit();
         RwLockWriteGuard::downgrade(buffer)
@@ -834,6 +867,9 @@ impl Storage {
     #[inline]
     pub fn write(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
         self.check_writable()?;
+        if let Some(v) = &self.0.view {
+            return self.write_view(v);
+        }
         let guard = self.lock_exclusive()?;
         guard.buffer.fill_uninit();
         Ok(guard)
@@ -878,6 +914,11 @@ impl Storage {
     #[inline]
     pub fn write_uninit(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
         self.check_writable()?;
+        if let Some(v) = &self.0.view {
+            // A slice's root is initialised (slicing read it), and a
+            // slice's write covers only part of it: the plain write guard.
+            return self.write_view(v);
+        }
         self.lock_exclusive()
     }
 
@@ -898,10 +939,14 @@ impl Storage {
     /// ```
     #[inline]
     pub fn try_read(&self) -> Result<Option<StorageReadGuard<'_>>, StorageError> {
+        if let Some(v) = &self.0.view {
+            return self.try_read_view(v);
+        }
         held::acquire(self.id(), GuardKind::Read)?;
         match self.0.buffer.try_read_recursive() {
             Some(buffer) if !buffer.needs_fill() => Ok(Some(StorageReadGuard {
-                buffer,
+                buffer: Some(buffer),
+                view: None,
                 storage: self,
             })),
             _ => {
@@ -917,12 +962,16 @@ impl Storage {
     /// retry loop cannot spin for ever.
     pub fn try_write(&self) -> Result<Option<StorageWriteGuard<'_>>, StorageError> {
         self.check_writable()?;
+        if let Some(v) = &self.0.view {
+            return self.try_write_view(v);
+        }
         held::acquire(self.id(), GuardKind::Write)?;
         match self.0.buffer.try_write() {
             Some(buffer) => {
                 buffer.fill_uninit();
                 Ok(Some(StorageWriteGuard {
                     buffer,
+                    view: None,
                     storage: self,
                 }))
             }
@@ -940,6 +989,7 @@ impl Storage {
         held::acquire(self.id(), GuardKind::Write)?;
         Ok(StorageWriteGuard {
             buffer: self.0.buffer.write(),
+            view: None,
             storage: self,
         })
     }
@@ -956,7 +1006,7 @@ impl Storage {
         }
     }
 
-    fn check_writable(&self) -> Result<(), StorageError> {
+    pub(crate) fn check_writable(&self) -> Result<(), StorageError> {
         match &self.0.read_only {
             Some(reason) => Err(StorageError::ReadOnly {
                 reason: reason.to_string(),
@@ -1011,7 +1061,12 @@ impl Storage {
             return Ok(WriteReadGuard::Same(dst.write()?));
         }
         dst.check_writable()?;
-        if dst.id() < src.id() {
+        if dst.lock_id() == src.lock_id() {
+            // Two storages over one root's bytes (a slice and its root, or
+            // two slices): one lock for both.
+            return Storage::lock_pair_same_root(dst, src, write);
+        }
+        if dst.lock_id() < src.lock_id() {
             let d = write(dst)?;
             let s = src.read()?;
             Ok(WriteReadGuard::Distinct { dst: d, src: s })
@@ -1065,6 +1120,7 @@ impl Storage {
         if !self.resizable() {
             return Err(StorageError::NotResizable);
         }
+        self.refuse_if_slice("resize")?;
         let allocator = self.0.allocator.ok_or(StorageError::NoAllocator)?;
         // Refuse before allocating (cheap checks), and again under the lock
         // (a pin or a guard may have appeared meanwhile).
@@ -1122,6 +1178,7 @@ impl Storage {
     /// bytes: shrinking is always fine, growing only if the buffer really is
     /// that large.
     pub unsafe fn set_nbytes(&self, nbytes: usize) -> Result<(), StorageError> {
+        self.refuse_if_slice("set the size of")?;
         let mut guard = self.lock_exclusive()?;
         // Growing: the contract says the new bytes are initialised, so a
         // fully initialised buffer stays so; a lazily initialised one keeps
@@ -1149,6 +1206,7 @@ impl Storage {
     /// `data_ptr` must satisfy [`Storage::from_data_ptr`]'s contract for
     /// [`Storage::nbytes`] bytes.
     pub unsafe fn set_data_ptr(&self, data_ptr: DataPtr) -> Result<DataPtr, StorageError> {
+        self.refuse_if_slice("replace the data pointer of")?;
         if data_ptr.device().device_type() != self.0.device.device_type() {
             return Err(StorageError::DeviceMismatch {
                 storage: self.0.device,
@@ -1187,6 +1245,7 @@ impl Storage {
     /// # Ok::<(), c10_storage::StorageError>(())
     /// ```
     pub fn reset(&self) -> Result<(), StorageError> {
+        self.refuse_if_slice("reset")?;
         let mut guard = self.lock_for_replacement()?;
         let old = std::mem::replace(&mut guard.buffer.data_ptr, DataPtr::null(self.0.device));
         guard.buffer.nbytes = 0;
@@ -1207,6 +1266,9 @@ impl fmt::Debug for Storage {
             .field("resizable", &self.resizable())
             .field("read_only", &self.is_read_only())
             .field("use_count", &self.use_count());
+        if let Some((root, offset)) = self.slice_of() {
+            d.field("slice_of", &format_args!("{:#x}+{offset}", root.id()));
+        }
         // Never block in Debug: skip the address if a writer holds the lock.
         if let Some(buf) = self.0.buffer.try_read_recursive() {
             d.field("data", &buf.data_ptr.get());
@@ -1245,16 +1307,25 @@ fn host_slice<'a>(ptr: *mut u8, len: usize, device: Device) -> Result<&'a [u8], 
 /// send(s.read().unwrap()); // error: the guard cannot move to another thread
 /// ```
 pub struct StorageReadGuard<'a> {
-    buffer: RwLockReadGuard<'a, Buffer>,
-    storage: &'a Storage,
+    /// The lock of the buffer (the root's, for a slice); `None` only for
+    /// the source guard of [`Storage::lock_write_read`] over a storage
+    /// sharing the destination's root, which the destination's write guard
+    /// locks (such a guard gives raw pointers only).
+    pub(crate) buffer: Option<RwLockReadGuard<'a, Buffer>>,
+    /// For a slice (or a lock-less guard): where its bytes lie.
+    pub(crate) view: Option<ViewRange>,
+    pub(crate) storage: &'a Storage,
 }
 
 impl Drop for StorageReadGuard<'_> {
     #[inline]
     fn drop(&mut self) {
         // Forget the record before the lock itself is released (the field
-        // drops after this); both happen on this thread.
-        held::release(self.storage.id(), GuardKind::Read);
+        // drops after this); both happen on this thread. A lock-less guard
+        // recorded nothing.
+        if self.buffer.is_some() {
+            held::release(self.storage.lock_id(), GuardKind::Read);
+        }
     }
 }
 
@@ -1286,14 +1357,16 @@ impl StorageReadGuard<'_> {
     }
 
     /// The data pointer (on the storage's device; may be null when empty).
-    /// Valid while the guard lives.
+    /// Valid while the guard lives (for the source guard of
+    /// [`Storage::lock_write_read`] over a storage that shares the
+    /// destination's root: while the destination's guard lives).
     pub fn as_ptr(&self) -> *const u8 {
-        self.buffer.data_ptr.get()
+        self.ptr_len().0
     }
 
     /// The size in bytes.
     pub fn nbytes(&self) -> usize {
-        self.buffer.nbytes
+        self.ptr_len().1
     }
 
     /// The device.
@@ -1301,13 +1374,30 @@ impl StorageReadGuard<'_> {
         self.storage.0.device
     }
 
-    /// The bytes, if they are host memory.
+    /// The bytes, if they are host memory. The source guard of
+    /// [`Storage::lock_write_read`] over a storage sharing the
+    /// destination's root refuses ([`StorageError::Reentrant`]): the
+    /// destination's write guard could hand out the same bytes mutably.
     pub fn bytes(&self) -> Result<&[u8], StorageError> {
-        host_slice(
-            self.buffer.data_ptr.get(),
-            self.buffer.nbytes,
-            self.storage.0.device,
-        )
+        if self.buffer.is_none() {
+            return Err(StorageError::Reentrant {
+                storage: self.storage.lock_id(),
+                held: GuardKind::Write,
+                wanted: GuardKind::Read,
+            });
+        }
+        let (ptr, len) = self.ptr_len();
+        host_slice(ptr, len, self.storage.0.device)
+    }
+
+    /// The pointer and size: the slice's range, else the buffer's.
+    #[inline]
+    fn ptr_len(&self) -> (*mut u8, usize) {
+        match (&self.view, &self.buffer) {
+            (Some(v), _) => (v.ptr, v.nbytes),
+            (None, Some(b)) => (b.data_ptr.get(), b.nbytes),
+            (None, None) => (std::ptr::null_mut(), 0),
+        }
     }
 }
 
@@ -1315,8 +1405,11 @@ impl StorageReadGuard<'_> {
 ///
 /// Not `Send`, for the same reason as [`StorageReadGuard`].
 pub struct StorageWriteGuard<'a> {
-    buffer: RwLockWriteGuard<'a, Buffer>,
-    storage: &'a Storage,
+    /// The lock of the buffer (the root's, for a slice).
+    pub(crate) buffer: RwLockWriteGuard<'a, Buffer>,
+    /// For a slice: where its bytes lie in the root's buffer.
+    pub(crate) view: Option<ViewRange>,
+    pub(crate) storage: &'a Storage,
 }
 
 impl StorageWriteGuard<'_> {
@@ -1343,6 +1436,10 @@ impl StorageWriteGuard<'_> {
     /// Every one of the [`nbytes`](Self::nbytes) bytes must have been
     /// written since the guard was made (or been initialised before).
     pub unsafe fn assume_init(&mut self) {
+        if self.view.is_some() {
+            // A slice's guard filled its root when it was made.
+            return;
+        }
         let n = self.buffer.nbytes;
         self.buffer.init.store(n, Ordering::Relaxed);
     }
@@ -1351,7 +1448,7 @@ impl StorageWriteGuard<'_> {
 impl Drop for StorageWriteGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        held::release(self.storage.id(), GuardKind::Write);
+        held::release(self.storage.lock_id(), GuardKind::Write);
     }
 }
 
@@ -1391,17 +1488,26 @@ impl StorageWriteGuard<'_> {
     /// The data pointer (on the storage's device; may be null when empty).
     /// Valid for writes while the guard lives.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.buffer.data_ptr.get()
+        self.ptr_len().0
     }
 
     /// The data pointer for reading.
     pub fn as_ptr(&self) -> *const u8 {
-        self.buffer.data_ptr.get()
+        self.ptr_len().0
     }
 
     /// The size in bytes.
     pub fn nbytes(&self) -> usize {
-        self.buffer.nbytes
+        self.ptr_len().1
+    }
+
+    /// The pointer and size: the slice's range, else the buffer's.
+    #[inline]
+    fn ptr_len(&self) -> (*mut u8, usize) {
+        match &self.view {
+            Some(v) => (v.ptr, v.nbytes),
+            None => (self.buffer.data_ptr.get(), self.buffer.nbytes),
+        }
     }
 
     /// The device.
@@ -1413,18 +1519,15 @@ impl StorageWriteGuard<'_> {
     /// came from [`Storage::write_uninit`] and they are not initialised).
     pub fn bytes(&self) -> Result<&[u8], StorageError> {
         self.buffer.fill_uninit();
-        host_slice(
-            self.buffer.data_ptr.get(),
-            self.buffer.nbytes,
-            self.storage.0.device,
-        )
+        let (ptr, len) = self.ptr_len();
+        host_slice(ptr, len, self.storage.0.device)
     }
 
     /// The bytes for writing, if they are host memory (zero-filled first,
     /// as for [`bytes`](Self::bytes)).
     pub fn bytes_mut(&mut self) -> Result<&mut [u8], StorageError> {
         self.buffer.fill_uninit();
-        let (ptr, len) = (self.buffer.data_ptr.get(), self.buffer.nbytes);
+        let (ptr, len) = self.ptr_len();
         let shared = host_slice(ptr, len, self.storage.0.device)?;
         if shared.is_empty() {
             return Ok(&mut []);

@@ -115,6 +115,22 @@ fn replacement<'a>(s: &Storage, replaced: &'a [(Storage, Storage)]) -> Option<&'
         .map(|(_, new)| new)
 }
 
+/// A legacy storage view (a slice of its root storage) whose root was
+/// replaced: the same bytes of the replacement.
+fn reslice(sv: StorageValue, replaced: &[(Storage, Storage)]) -> Result<StorageValue> {
+    let Some((root, offset)) = sv.storage.slice_of() else {
+        return Ok(sv);
+    };
+    let Some(new) = replacement(root, replaced) else {
+        return Ok(sv);
+    };
+    let end = offset.saturating_add(sv.storage.nbytes());
+    Ok(StorageValue {
+        storage: new.slice(offset..end)?,
+        dtype: sv.dtype,
+    })
+}
+
 fn retensor(t: Tensor, replaced: &[(Storage, Storage)]) -> Result<Tensor> {
     let Some(new) = replacement(t.storage(), replaced) else {
         return Ok(t);
@@ -152,7 +168,7 @@ fn substitute(value: Value, replaced: &[(Storage, Storage)]) -> Result<Value> {
                 storage: new.clone(),
                 dtype: sv.dtype,
             }),
-            None => Value::Storage(sv),
+            None => Value::Storage(reslice(sv, replaced)?),
         },
         Value::List(xs) => Value::List(all(xs)?),
         Value::Tuple(xs) => Value::Tuple(all(xs)?),

@@ -254,6 +254,10 @@ struct StorageNode {
     /// files written before torch 1.0): the element offset of the view
     /// in `storage` (the root storage). Its `numel` is the view's.
     view_base: Option<u64>,
+    /// For a storage view: the storage slice over its bytes (made once
+    /// per view key, as torch makes one `TypedStorage` per view key), the
+    /// value a bare view loads as.
+    slice: Option<Storage>,
 }
 
 /// A value on the VM's stack. Cheap to clone; mutable containers live in
@@ -1379,6 +1383,7 @@ impl<'a> Vm<'a> {
             key: key.to_string(),
             numel,
             view_base: None,
+            slice: None,
         });
         self.storages.insert(key.to_string(), node.clone());
         match view {
@@ -1406,6 +1411,16 @@ impl<'a> Vm<'a> {
         if self.views.len() >= self.storages.len().saturating_mul(64).max(1 << 16) {
             return Err(PtError::Tensor("too many storage views".into()));
         }
+        // Bytes `offset * itemsize ..` of the root: inside it (checked
+        // above against its element count, whose byte size was allocated).
+        let item = root.dtype.itemsize();
+        let bytes = |n: u64| usize::try_from(n).ok().and_then(|n| n.checked_mul(item));
+        let (Some(start), Some(len)) = (bytes(offset), bytes(size)) else {
+            return Err(PtError::Tensor(format!(
+                "storage view '{view_key}' (elements {offset}..+{size}) overflows the address space"
+            )));
+        };
+        let slice = root.storage.slice(start..start.saturating_add(len))?;
         let node = Rc::new(StorageNode {
             storage: root.storage.clone(),
             dtype: root.dtype,
@@ -1413,6 +1428,7 @@ impl<'a> Vm<'a> {
             key: root.key.clone(),
             numel: size,
             view_base: Some(offset),
+            slice: Some(slice),
         });
         self.views.insert(view_key.to_string(), node.clone());
         Ok(Node::Storage(node))
@@ -1574,15 +1590,11 @@ impl<'a> Vm<'a> {
             Node::Device(d) => Value::Device(d.to_string()),
             Node::Tensor(t) => Value::Tensor(t.clone()),
             Node::Parameter(t) => Value::Parameter(t.clone()),
-            Node::Storage(s) if s.view_base.is_some() => {
-                return Err(PtError::PickleValue(format!(
-                    "a legacy storage view of storage '{}' as a value (tensors over storage views \
-                     load; a view itself would be a second storage over the same bytes)",
-                    s.key
-                )))
-            }
+            // A legacy storage view loads as a slice of its root storage
+            // (shared bytes), as torch's `TypedStorage` over an
+            // `UntypedStorage` slice.
             Node::Storage(s) => Value::Storage(StorageValue {
-                storage: s.storage.clone(),
+                storage: s.slice.as_ref().unwrap_or(&s.storage).clone(),
                 dtype: s.dtype,
             }),
             Node::Global(_) => {

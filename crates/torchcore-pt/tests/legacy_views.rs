@@ -6,7 +6,10 @@
 //! the root, `a` (offset 1, size (2, 2), stride (1, 2)) and `b` (the
 //! five elements) over the view), and torch 2.15 loads it as checked
 //! below. Tensors over a view load over the root storage with the view's
-//! offset added: they share its memory, as in torch.
+//! offset added: they share its memory, as in torch. Bare views (the
+//! fixture `torch-legacy-storage-slices.pt`, written by
+//! `tools/gen_legacy_storage_slices.py`) load as storage slices of the
+//! root, sharing its bytes, as torch loads them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -15,7 +18,7 @@ mod common;
 use std::io::Cursor;
 
 use c10_core::Tensor;
-use torchcore_pt::{load, load_from_reader, Value};
+use torchcore_pt::{load, load_from_reader, LoadOptions, Value};
 
 fn fixture() -> Vec<u8> {
     std::fs::read(
@@ -94,4 +97,77 @@ fn storage_views_are_checked() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("reaches past its storage view"), "{e}");
+}
+
+fn slices_fixture() -> std::path::PathBuf {
+    common::fixtures()
+        .parent()
+        .unwrap()
+        .join("torch-legacy-storage-slices.pt")
+}
+
+/// torch 2.15 on this file (`weights_only` both ways): `(v1, v2, v1)`, `v1`
+/// one float (1.0) and `v2` three (2.0, 3.0, 4.0), `v2`'s data pointer 4
+/// bytes past `v1`'s, `v1` the same object twice, writes through `v2`
+/// shared, `resize_` of a view refused as not resizable.
+#[test]
+fn bare_storage_views_load_as_slices_of_the_root() {
+    let v = load(slices_fixture()).unwrap();
+    let Value::Tuple(items) = v else {
+        panic!("{v:?}")
+    };
+    let [Value::Storage(a), Value::Storage(b), Value::Storage(c)] = &items[..] else {
+        panic!("{items:?}")
+    };
+    assert_eq!(a.dtype, c10_core::ScalarType::Float);
+    assert_eq!((a.storage.nbytes(), b.storage.nbytes()), (4, 12));
+    assert!(a.storage.is_alias_of(&c.storage), "one slice per view key");
+    assert!(!a.storage.is_alias_of(&b.storage));
+    assert!(a.storage.shares_root_with(&b.storage));
+    assert_eq!(
+        b.storage.data_addr().unwrap(),
+        a.storage.data_addr().unwrap() + 4
+    );
+    let (root, offset) = b.storage.slice_of().unwrap();
+    assert_eq!((offset, root.nbytes()), (4, 16));
+    let floats = |s: &c10_core::Storage| -> Vec<f32> {
+        s.read()
+            .unwrap()
+            .bytes()
+            .unwrap()
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    assert_eq!(floats(&a.storage), [1.0]);
+    assert_eq!(floats(&b.storage), [2.0, 3.0, 4.0]);
+    b.storage.write().unwrap().bytes_mut().unwrap()[..4].copy_from_slice(&50f32.to_le_bytes());
+    assert_eq!(floats(root), [1.0, 50.0, 3.0, 4.0]);
+    assert_eq!(
+        b.storage.resize(40).unwrap_err().to_string(),
+        "Trying to resize storage that is not resizable"
+    );
+}
+
+#[test]
+fn bare_storage_views_follow_a_storage_map() {
+    // A map that copies every storage: the views are re-sliced from the
+    // copy, still sharing one root.
+    let opts = LoadOptions::default().storage_map(|_key, _loc, s| {
+        let copy = c10_core::Storage::from_owner(s.read()?.bytes()?.to_vec());
+        Ok(Some(copy))
+    });
+    let v = torchcore_pt::load_with(slices_fixture(), &opts).unwrap();
+    let Value::Tuple(items) = v else {
+        panic!("{v:?}")
+    };
+    let [Value::Storage(a), Value::Storage(b), _] = &items[..] else {
+        panic!("{items:?}")
+    };
+    assert!(a.storage.shares_root_with(&b.storage));
+    assert_eq!(b.storage.slice_of().map(|(_, o)| o), Some(4));
+    assert_eq!(
+        b.storage.read().unwrap().bytes().unwrap()[..4],
+        2f32.to_le_bytes()
+    );
 }

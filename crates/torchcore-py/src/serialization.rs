@@ -195,7 +195,16 @@ fn dtype_obj(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyAny>> {
     Ok(crate::convert::dtype_object(py, st)?.into_any())
 }
 
+/// The loaded storages' Python objects, by (storage, dtype): torch makes
+/// one `TypedStorage` per storage key, so a storage (or a legacy storage
+/// view) that appears twice in the value is the same object twice.
+type StorageMemo = Vec<((usize, ScalarType), Py<PyAny>)>;
+
 fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    from_value_in(py, &mut StorageMemo::new(), v)
+}
+
+fn from_value_in(py: Python<'_>, memo: &mut StorageMemo, v: &Value) -> PyResult<Py<PyAny>> {
     Ok(match v {
         Value::None => py.None(),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
@@ -208,38 +217,38 @@ fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
         Value::List(xs) => {
             let items = xs
                 .iter()
-                .map(|x| from_value(py, x))
+                .map(|x| from_value_in(py, memo, x))
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any().unbind()
         }
         Value::Tuple(xs) => {
             let items = xs
                 .iter()
-                .map(|x| from_value(py, x))
+                .map(|x| from_value_in(py, memo, x))
                 .collect::<PyResult<Vec<_>>>()?;
             PyTuple::new(py, items)?.into_any().unbind()
         }
         Value::Set(xs) => {
             let items = xs
                 .iter()
-                .map(|x| from_value(py, x))
+                .map(|x| from_value_in(py, memo, x))
                 .collect::<PyResult<Vec<_>>>()?;
             PySet::new(py, items)?.into_any().unbind()
         }
         Value::Dict(items) => {
             let d = PyDict::new(py);
             for (k, x) in items {
-                d.set_item(from_value(py, k)?, from_value(py, x)?)?;
+                d.set_item(from_value_in(py, memo, k)?, from_value_in(py, memo, x)?)?;
             }
             d.into_any().unbind()
         }
         Value::OrderedDict(od) => {
             let d = py.import("collections")?.getattr("OrderedDict")?.call0()?;
             for (k, x) in &od.items {
-                d.set_item(from_value(py, k)?, from_value(py, x)?)?;
+                d.set_item(from_value_in(py, memo, k)?, from_value_in(py, memo, x)?)?;
             }
             for (k, x) in &od.attrs {
-                d.setattr(k.as_str(), from_value(py, x)?)?;
+                d.setattr(k.as_str(), from_value_in(py, memo, x)?)?;
             }
             d.unbind()
         }
@@ -257,7 +266,15 @@ fn from_value(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
             Bound::new(py, PyDevice { d: dev })?.into_any().unbind()
         }
         Value::Tensor(t) | Value::Parameter(t) => wrap(py, t.clone())?.into_any().unbind(),
-        Value::Storage(sv) => typed_storage_obj(py, sv)?,
+        Value::Storage(sv) => {
+            let key = (sv.storage.id(), sv.dtype);
+            if let Some((_, obj)) = memo.iter().find(|(k, _)| *k == key) {
+                return Ok(obj.clone_ref(py));
+            }
+            let obj = typed_storage_obj(py, sv)?;
+            memo.push((key, obj.clone_ref(py)));
+            obj
+        }
         _ => {
             return Err(PyNotImplementedError::new_err(
                 "torchcore.load: an unknown value kind",

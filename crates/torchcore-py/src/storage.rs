@@ -283,6 +283,32 @@ impl PyUntypedStorage {
         Ok(slf.clone())
     }
 
+    /// A new storage object whose bytes are bytes `start..stop` of this
+    /// one, shared (PyTorch's `untyped_storage[start:stop]`); the bounds
+    /// are already normalised by `UntypedStorage.__getitem__`.
+    fn _slice<'py>(
+        slf: &Bound<'py, Self>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // Without the GIL: slicing takes the parent's read lock, which a
+        // writer on another thread may hold while it waits for the GIL.
+        let parent = slf.get().storage.clone();
+        let piece = slf
+            .py()
+            .detach(|| parent.slice(start..stop))
+            .map_err(|e| convert::to_py_err(e.into()))?;
+        wrap_storage(slf.py(), piece)
+    }
+
+    /// For a slice: `(root storage object, byte offset)`; `None` otherwise.
+    fn _slice_of<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<(Bound<'py, PyAny>, usize)>> {
+        match slf.get().storage.slice_of() {
+            Some((root, offset)) => Ok(Some((wrap_storage(slf.py(), root.clone())?, offset))),
+            None => Ok(None),
+        }
+    }
+
     /// Whether two storage objects share one `StorageImpl`.
     fn _is_same(&self, other: &Bound<'_, PyUntypedStorage>) -> bool {
         self.storage.is_alias_of(&other.get().storage)

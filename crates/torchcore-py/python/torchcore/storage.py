@@ -151,15 +151,17 @@ class UntypedStorage(_C.StorageBase):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            step = 1 if idx.step is None else idx.step
+            if self.device.type == "meta":
+                raise _meta_refusal(self.device)
+            # Python's slice rules first (a zero step, non-integer bounds),
+            # then PyTorch's step check, as PyTorch orders them.
+            start, stop, step = idx.indices(self.nbytes())
             if step != 1:
                 raise RuntimeError(
                     f"Trying to slice with a step of {step}, but only a step of 1 is supported"
                 )
-            # A copy of the bytes (PyTorch's slice shares them; see
-            # docs/python.md).
-            piece = self._data()[idx].clone()
-            return piece.untyped_storage()
+            # A new storage over the same bytes (it keeps this one alive).
+            return self._slice(start, max(start, stop))
         return self._data()[_index(idx, self.nbytes())].item()
 
     def __setitem__(self, idx, value):
