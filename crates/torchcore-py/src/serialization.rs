@@ -486,10 +486,7 @@ fn pt_load(
             None if mmap => return Err(PyValueError::new_err(
                 "torchcore.load: mmap=True needs a path (str or os.PathLike), not a file object",
             )),
-            None => {
-                let bytes = read_rest(f)?;
-                py.detach(|| torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts))
-            }
+            None => load_file_object(py, f, &opts)?,
         }
         .map_err(|e| {
             // A map_location callable's own exception comes back as it was.
@@ -500,6 +497,26 @@ fn pt_load(
             own.unwrap_or_else(|| pt_err(py, e))
         })?;
     from_value(py, &v)
+}
+
+/// Loads from a binary file object, from its position. After a legacy
+/// (pre-1.6) checkpoint the position is where its data end, as torch
+/// leaves it (so a stream of several checkpoints and other pickles reads
+/// on); after a ZIP archive, at the end of the stream.
+fn load_file_object(
+    py: Python<'_>,
+    f: &Bound<'_, PyAny>,
+    opts: &LoadOptions,
+) -> PyResult<Result<Value, PtError>> {
+    let start: u64 = f.call_method0("tell")?.extract()?;
+    let bytes = read_rest(f)?;
+    let legacy = !bytes.starts_with(b"PK\x03\x04");
+    let mut cur = Cursor::new(bytes);
+    let v = py.detach(|| torchcore_pt::load_from_reader_with(&mut cur, opts));
+    if legacy && v.is_ok() {
+        f.call_method1("seek", (start + cur.position(),))?;
+    }
+    Ok(v)
 }
 
 /// The rest of a binary file object, from its position: through
