@@ -213,3 +213,17 @@ def test_skip_data_archives_load_in_torch():
     back = torch.load(buf, weights_only=True)
     assert back["n"].tolist() == [0.0] * 9
     assert back["e"].untyped_storage().data_ptr() == back["n"].untyped_storage().data_ptr()
+
+
+def test_allowlisted_globals_from_a_path_and_legacy_refusal(tmp_path):
+    path = tmp_path / "o.pt"
+    torchcore.save({"o": Plain(), "t": torchcore.arange(2)}, path)
+    with ser.safe_globals([Plain]):
+        back = torchcore.load(path)
+        assert isinstance(back["o"], Plain) and back["t"].tolist() == [0, 1]
+        # The legacy format keeps the Rust loader's refusal.
+        buf = io.BytesIO()
+        torchcore.save(Pair(1, 2), buf, _use_new_zipfile_serialization=False)
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+            torchcore.load(buf)

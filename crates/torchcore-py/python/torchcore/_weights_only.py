@@ -252,14 +252,15 @@ def _archive(f):
     return record, lambda name: (prefix + name) in z.NameToInfo
 
 
-def load_with_user_globals(f, map_location, unmarked_big_endian):
-    """Loads a ZIP checkpoint naming globals the user allowlisted."""
+def load_with_user_globals(f, map_location, unmarked_big_endian, refused):
+    """Loads a ZIP checkpoint naming globals the user allowlisted; other
+    files raise ``refused`` (the Rust loader's error)."""
+    is_zip = zipfile.is_zipfile(f) if isinstance(f, str) else _ser._is_zipfile(f)
+    if not is_zip:
+        raise refused
     if map_location not in (None, "cpu") and str(map_location) != "cpu":
         raise NotImplementedError(
             "torchcore.load: map_location other than 'cpu' with allowlisted globals")
-    if not zipfile.is_zipfile(f):
-        raise NotImplementedError(
-            "torchcore.load: allowlisted globals are supported in ZIP checkpoints only")
     record, has = _archive(f)
     big = record("byteorder") == b"big" if has("byteorder") else unmarked_big_endian
     return _Unpickler(io.BytesIO(record("data.pkl")), record, big).load()

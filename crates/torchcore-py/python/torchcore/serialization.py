@@ -349,16 +349,17 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     start = None if isinstance(f, str) else f.tell()
     try:
         return _C._pt_load(f, map_location, bool(mmap), _unmarked_big_endian(), shared, encoding)
-    except pickle.UnpicklingError:
+    except pickle.UnpicklingError as e:
         # A global outside the built-in allowlist: with globals allowlisted
-        # by the user, the checkpoint is read again by the Python
+        # by the user, a ZIP checkpoint is read again by the Python
         # weights-only unpickler, which accepts those too (as torch's).
         if not _user_safe_globals or mmap:
             raise
+        refused = e
     if start is not None:
         f.seek(start)
     from ._weights_only import load_with_user_globals
-    return load_with_user_globals(f, map_location, _unmarked_big_endian())
+    return load_with_user_globals(f, map_location, _unmarked_big_endian(), refused)
 
 
 # The globals the user allowlisted: objects, or (object, "module.name").
