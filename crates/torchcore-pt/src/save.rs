@@ -231,6 +231,7 @@ impl Pickler {
             Value::Storage(s) => {
                 self.storage(&s.storage, s.dtype, storage_class_of(s.dtype).is_none())?
             }
+            Value::Pickled(ops) => self.out.extend_from_slice(ops),
         }
         Ok(())
     }
@@ -497,11 +498,21 @@ pub struct SaveOptions {
     /// CRCs), and so does [`crate::load`] (a record whose CRC field is 0
     /// is not checked).
     pub crc32: bool,
+    /// Write every storage record as zeros of the storage's length instead
+    /// of its bytes (default `false`): torch's
+    /// `serialization.skip_data()` context manager at save, which writes
+    /// the archive's layout and pickle without the tensor data. Loading
+    /// such an archive gives tensors of the saved sizes, strides, dtypes
+    /// and sharing, filled with zeros.
+    pub skip_data: bool,
 }
 
 impl Default for SaveOptions {
     fn default() -> Self {
-        SaveOptions { crc32: true }
+        SaveOptions {
+            crc32: true,
+            skip_data: false,
+        }
     }
 }
 
@@ -517,6 +528,26 @@ impl SaveOptions {
     /// ```
     pub fn crc32(mut self, on: bool) -> SaveOptions {
         self.crc32 = on;
+        self
+    }
+
+    /// Sets [`SaveOptions::skip_data`].
+    ///
+    /// ```
+    /// use c10_core::{ScalarType, Tensor};
+    /// use torchcore_pt::{load_from_reader, save_to_writer_with, SaveOptions, Value};
+    /// let t = Tensor::ones(&[3], ScalarType::Float)?;
+    /// let opts = SaveOptions::default().skip_data(true);
+    /// let bytes = save_to_writer_with(&Value::Tensor(t), std::io::Cursor::new(Vec::new()), &opts)?;
+    /// let Value::Tensor(back) = load_from_reader(std::io::Cursor::new(bytes.into_inner()))? else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(back.sizes(), &[3]);
+    /// assert_eq!(back.to_vec::<f32>()?, vec![0.0; 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn skip_data(mut self, on: bool) -> SaveOptions {
+        self.skip_data = on;
         self
     }
 }
@@ -606,8 +637,13 @@ fn write_archive<W: Write + Seek>(
     let mut done = 0u64;
     let mut progress = progress;
     for (key, s) in storages.iter().enumerate() {
-        let guard = s.storage.read()?;
-        put(&mut zw, &mut crcs, &format!("data/{key}"), guard.bytes()?)?;
+        if opts.skip_data {
+            let zeros = vec![0u8; s.storage.nbytes()];
+            put(&mut zw, &mut crcs, &format!("data/{key}"), &zeros)?;
+        } else {
+            let guard = s.storage.read()?;
+            put(&mut zw, &mut crcs, &format!("data/{key}"), guard.bytes()?)?;
+        }
         done += s.storage.nbytes() as u64;
         if let Some(p) = progress.as_mut() {
             p(done, total);
@@ -826,5 +862,49 @@ mod tests {
                 [0, 1, 2, 3, 4]
             );
         }
+    }
+
+    /// Opcodes of a `Value::Pickled` are spliced between the writer's own
+    /// memoized values without disturbing the memo: a shared tensor around
+    /// them still loads as one tensor over one storage.
+    #[test]
+    fn pickled_opcodes_splice_between_memoized_values() {
+        let t = Tensor::arange(0, 4, 1, c10_core::ScalarType::Int).unwrap();
+        let v = Value::List(vec![
+            Value::Tensor(t.clone()),
+            Value::Pickled(b"K\x07".to_vec()), // BININT1 7
+            Value::Tensor(t),
+        ]);
+        let bytes = save_to_writer(&v, Cursor::new(Vec::new()))
+            .unwrap()
+            .into_inner();
+        let Value::List(back) = crate::load_from_reader(Cursor::new(bytes)).unwrap() else {
+            panic!("not a list")
+        };
+        assert_eq!(back[1], Value::Int(7));
+        let (a, b) = (back[0].as_tensor().unwrap(), back[2].as_tensor().unwrap());
+        assert!(a.storage().is_alias_of(b.storage()));
+        assert_eq!(a.to_vec::<i32>().unwrap(), vec![0, 1, 2, 3]);
+    }
+
+    /// `skip_data` writes zeros of each storage's length, in the same
+    /// layout: the archive has the same size and the same records.
+    #[test]
+    fn skip_data_writes_zeros_in_the_same_layout() {
+        let t = Tensor::arange(1, 9, 1, c10_core::ScalarType::Long).unwrap();
+        let v = Value::Tensor(t);
+        let full = save_to_writer(&v, Cursor::new(Vec::new()))
+            .unwrap()
+            .into_inner();
+        let opts = SaveOptions::default().skip_data(true);
+        let skipped = save_to_writer_with(&v, Cursor::new(Vec::new()), &opts)
+            .unwrap()
+            .into_inner();
+        assert_eq!(full.len(), skipped.len());
+        let mut z = zip::ZipArchive::new(Cursor::new(&skipped)).unwrap();
+        let name = "archive/data/0";
+        let mut rec = Vec::new();
+        std::io::Read::read_to_end(&mut z.by_name(name).unwrap(), &mut rec).unwrap();
+        assert_eq!(rec, vec![0u8; 64]);
     }
 }

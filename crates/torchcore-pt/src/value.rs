@@ -103,6 +103,23 @@ pub enum Value {
     Parameter(Tensor),
     /// A bare storage.
     Storage(StorageValue),
+    /// An object only Python can pickle, as the pickle opcodes that
+    /// rebuild it (protocol 2, without the `PROTO` header and the `STOP`,
+    /// and without memo opcodes): `save` writes them as they are (what
+    /// `torch.save` writes for such an object). `load` never produces it:
+    /// the weights-only VM refuses the globals these opcodes name.
+    ///
+    /// ```
+    /// use torchcore_pt::{load_from_reader, save_to_writer, Value};
+    /// // GLOBAL builtins.print, EMPTY_TUPLE, REDUCE
+    /// let v = Value::Pickled(b"cbuiltins\nprint\n)R".to_vec());
+    /// assert_eq!(v.type_name(), "object");
+    /// let bytes = save_to_writer(&Value::List(vec![v]), std::io::Cursor::new(Vec::new()))?.into_inner();
+    /// let err = load_from_reader(std::io::Cursor::new(bytes)).unwrap_err();
+    /// assert!(err.to_string().contains("GLOBAL print"));
+    /// # Ok::<(), torchcore_pt::PtError>(())
+    /// ```
+    Pickled(Vec<u8>),
 }
 
 impl PartialEq for Value {
@@ -125,6 +142,7 @@ impl PartialEq for Value {
             (Device(a), Device(b)) => a == b,
             (Tensor(a), Tensor(b)) | (Parameter(a), Parameter(b)) => a.is_same(b),
             (Storage(a), Storage(b)) => a.storage.is_alias_of(&b.storage) && a.dtype == b.dtype,
+            (Pickled(a), Pickled(b)) => a == b,
             _ => false,
         }
     }
@@ -152,6 +170,7 @@ impl Value {
             Value::Tensor(_) => "Tensor",
             Value::Parameter(_) => "Parameter",
             Value::Storage(_) => "Storage",
+            Value::Pickled(_) => "object",
         }
     }
 

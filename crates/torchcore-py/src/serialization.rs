@@ -70,7 +70,7 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Value::Bool(obj.extract()?));
     }
-    if obj.is_instance_of::<PyInt>() {
+    if obj.is_exact_instance_of::<PyInt>() {
         if let Ok(i) = obj.extract::<i64>() {
             return Ok(Value::Int(i));
         }
@@ -79,52 +79,53 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             .map(Value::BigInt)
             .map_err(|_| PyValueError::new_err("torchcore.save: ints must fit in 128 bits"));
     }
-    if obj.is_instance_of::<PyFloat>() {
+    if obj.is_exact_instance_of::<PyFloat>() {
         return Ok(Value::Float(obj.extract()?));
     }
-    if let Ok(c) = obj.cast::<PyComplex>() {
+    if let Ok(c) = obj.cast_exact::<PyComplex>() {
         return Ok(Value::Complex(c.real(), c.imag()));
     }
-    if obj.is_instance_of::<PyString>() {
+    if obj.is_exact_instance_of::<PyString>() {
         return Ok(Value::Str(obj.extract()?));
     }
-    if let Ok(b) = obj.cast::<PyBytes>() {
+    if let Ok(b) = obj.cast_exact::<PyBytes>() {
         return Ok(Value::Bytes(b.as_bytes().to_vec()));
     }
-    if let Ok(b) = obj.cast::<PyByteArray>() {
+    if let Ok(b) = obj.cast_exact::<PyByteArray>() {
         return Ok(Value::Bytes(b.to_vec()));
     }
     let size_cls = py.import("torchcore")?.getattr("Size")?;
     if obj.is_instance(&size_cls)? {
         return Ok(Value::Size(obj.extract()?));
     }
-    if let Ok(t) = obj.cast::<PyTuple>() {
+    if let Ok(t) = obj.cast_exact::<PyTuple>() {
         return Ok(Value::Tuple(
             t.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
         ));
     }
-    if let Ok(l) = obj.cast::<PyList>() {
+    if let Ok(l) = obj.cast_exact::<PyList>() {
         return Ok(Value::List(
             l.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
         ));
     }
-    if let Ok(s) = obj.cast::<PySet>() {
+    if let Ok(s) = obj.cast_exact::<PySet>() {
         return Ok(Value::Set(
             s.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
         ));
     }
-    if let Ok(s) = obj.cast::<PyFrozenSet>() {
+    if let Ok(s) = obj.cast_exact::<PyFrozenSet>() {
         return Ok(Value::Set(
             s.iter().map(|x| rec(&x)).collect::<PyResult<_>>()?,
         ));
     }
-    if let Ok(d) = obj.cast::<PyDict>() {
+    let odict = py.import("collections")?.getattr("OrderedDict")?;
+    let dict_like = obj.is_exact_instance_of::<PyDict>() || obj.get_type().is(&odict);
+    if let (Ok(d), true) = (obj.cast::<PyDict>(), dict_like) {
         let items = d
             .iter()
             .map(|(k, v)| Ok((rec(&k)?, rec(&v)?)))
             .collect::<PyResult<Vec<_>>>()?;
-        let odict = py.import("collections")?.getattr("OrderedDict")?;
-        if obj.is_instance(&odict)? {
+        if obj.get_type().is(&odict) {
             let mut attrs = Vec::new();
             if let Ok(vars) = obj.getattr("__dict__") {
                 if let Ok(vars) = vars.cast::<PyDict>() {
@@ -137,10 +138,21 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         }
         return Ok(Value::Dict(items));
     }
-    Err(PyTypeError::new_err(format!(
-        "torchcore.save cannot save a {} (tensors, dtypes, devices, Size, containers and plain values only)",
-        obj.get_type().name()?
-    )))
+    pickled(obj)
+}
+
+/// Any other object (a class instance, a function, a subclass of a
+/// container or of a plain type): pickled by Python as `torch.save` would
+/// (`torchcore.serialization._pickle_opcodes`), its opcodes written as they
+/// are. A weights-only load refuses its globals unless they are allowlisted
+/// (`add_safe_globals`), as torch's.
+fn pickled(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let ops = obj
+        .py()
+        .import("torchcore.serialization")?
+        .getattr("_pickle_opcodes")?
+        .call1((obj,))?;
+    Ok(Value::Pickled(ops.extract::<Vec<u8>>()?))
 }
 
 /// A `torchcore.TypedStorage` (what `tensor.storage()` and the
@@ -402,19 +414,24 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
 
 /// `torchcore.save(obj, f)`; `legacy` writes the pre-1.6 format
 /// (`_use_new_zipfile_serialization=False`); `crc32=False` writes 0 in
-/// every CRC field (`serialization.set_crc32_options(False)`).
+/// every CRC field (`serialization.set_crc32_options(False)`);
+/// `skip_data=True` writes storage records as zeros
+/// (`serialization.skip_data()`).
 #[pyfunction]
-#[pyo3(name = "_pt_save", signature = (obj, f, legacy = false, crc32 = true))]
+#[pyo3(name = "_pt_save", signature = (obj, f, legacy = false, crc32 = true, skip_data = false))]
 fn pt_save(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     f: &Bound<'_, PyAny>,
     legacy: bool,
     crc32: bool,
+    skip_data: bool,
 ) -> PyResult<()> {
     let v = to_value(obj, 0)?;
     let path = as_path(f)?;
-    let opts = torchcore_pt::SaveOptions::default().crc32(crc32);
+    let opts = torchcore_pt::SaveOptions::default()
+        .crc32(crc32)
+        .skip_data(skip_data);
     if let (Some(path), false) = (&path, legacy) {
         return py
             .detach(|| torchcore_pt::save_with(&v, path, None, &opts))
@@ -486,10 +503,7 @@ fn pt_load(
             None if mmap => return Err(PyValueError::new_err(
                 "torchcore.load: mmap=True needs a path (str or os.PathLike), not a file object",
             )),
-            None => {
-                let bytes = read_rest(f)?;
-                py.detach(|| torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts))
-            }
+            None => load_file_object(py, f, &opts)?,
         }
         .map_err(|e| {
             // A map_location callable's own exception comes back as it was.
@@ -500,6 +514,26 @@ fn pt_load(
             own.unwrap_or_else(|| pt_err(py, e))
         })?;
     from_value(py, &v)
+}
+
+/// Loads from a binary file object, from its position. After a legacy
+/// (pre-1.6) checkpoint the position is where its data end, as torch
+/// leaves it (so a stream of several checkpoints and other pickles reads
+/// on); after a ZIP archive, at the end of the stream.
+fn load_file_object(
+    py: Python<'_>,
+    f: &Bound<'_, PyAny>,
+    opts: &LoadOptions,
+) -> PyResult<Result<Value, PtError>> {
+    let start: u64 = f.call_method0("tell")?.extract()?;
+    let bytes = read_rest(f)?;
+    let legacy = !bytes.starts_with(b"PK\x03\x04");
+    let mut cur = Cursor::new(bytes);
+    let v = py.detach(|| torchcore_pt::load_from_reader_with(&mut cur, opts));
+    if legacy && v.is_ok() {
+        f.call_method1("seek", (start + cur.position(),))?;
+    }
+    Ok(v)
 }
 
 /// The rest of a binary file object, from its position: through

@@ -10,15 +10,20 @@ see ``docs/checkpoints.md``.
 """
 
 import enum
+import io
 import os
+import pickle
 import sys
+import threading
 import zipfile
 
 from . import _C
 
 __all__ = ["save", "load", "DEFAULT_PROTOCOL", "get_safe_globals", "add_safe_globals",
+           "clear_safe_globals", "safe_globals", "get_unsafe_globals_in_checkpoint", "skip_data",
            "LoadEndianness", "get_default_load_endianness", "set_default_load_endianness",
-           "get_default_mmap_options", "set_default_mmap_options"]
+           "get_default_mmap_options", "set_default_mmap_options",
+           "get_crc32_options", "set_crc32_options"]
 
 
 class LoadEndianness(enum.Enum):
@@ -235,17 +240,48 @@ class _open_zipfile_reader:
         fp.seek(pos)
         return info.header_offset + 30 + int.from_bytes(head[:2], "little") + int.from_bytes(head[2:], "little")
 
+
 #: The pickle protocol ``save`` writes (torch's default).
 DEFAULT_PROTOCOL = 2
 
-_SAFE_GLOBALS = (
-    "collections.OrderedDict", "torch._utils._rebuild_tensor_v2",
-    "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_parameter",
-    "torch._utils._rebuild_parameter_with_state", "torch.Size", "torch.device",
-    "torch.<dtype>", "torch.<Type>Storage", "torch.storage.UntypedStorage",
-    "builtins.set", "builtins.frozenset", "builtins.complex", "builtins.bytearray",
-    "_codecs.encode",
-)
+
+class _SerializationState(threading.local):
+    def __init__(self):
+        self.skip_data = False
+
+
+_tls = _SerializationState()
+
+
+class skip_data:
+    """``torch.serialization.skip_data()``: a context manager under which
+    ``save`` writes the archive's layout and pickle but zeros in place of
+    every storage's bytes (sizes, strides, dtypes and sharing are kept), and
+    ``load`` gives tensors whose values are unspecified (torchcore reads the
+    records as they are). ``materialize_fake_tensors`` is accepted for
+    torch's signature (torchcore has no fake tensors)."""
+
+    def __init__(self, materialize_fake_tensors=False):
+        self.materialize_fake_tensors = materialize_fake_tensors
+
+    def __enter__(self):
+        self._prev = _tls.skip_data
+        _tls.skip_data = True
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _tls.skip_data = self._prev
+
+
+def _pickle_opcodes(obj):
+    """The protocol-2 opcodes ``pickle`` writes for ``obj``, without the
+    ``PROTO`` header, the ``STOP`` and any memo opcode (``save`` splices
+    them into its own pickle): what ``torch.save`` writes for an object
+    that is not a tensor, a storage or a plain container. Tensors and
+    storages inside such an object are refused (``save`` writes those
+    itself, as shared records)."""
+    from ._weights_only import pickle_opcodes
+    return pickle_opcodes(obj)
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
@@ -254,7 +290,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
 
     ``obj`` may hold tensors, dtypes, devices, ``Size``, lists, tuples,
     sets, dicts, ``OrderedDict`` and plain values. Tensors over one storage
-    are saved once, as views (offset and strides kept).
+    are saved once, as views (offset and strides kept). Any other object
+    (an instance of a class, a function, a ``namedtuple``) is pickled by
+    Python's ``pickle`` as torch writes it; loading it needs its class
+    allowlisted (``add_safe_globals``), as with ``torch.load``.
     """
     if pickle_module is not None:
         raise NotImplementedError("torchcore.save: pickle_module is not supported")
@@ -269,7 +308,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
         raise AttributeError(
             f"expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     # _use_new_zipfile_serialization=False: the legacy (pre-1.6) format.
-    _C._pt_save(obj, f, not _use_new_zipfile_serialization, bool(_crc32_enabled))
+    _C._pt_save(obj, f, not _use_new_zipfile_serialization, bool(_crc32_enabled),
+                bool(_tls.skip_data))
     if not isinstance(f, str) and hasattr(f, "flush"):
         # As torch: the bytes are in the file once save returns (a file
         # object reopened by name sees them).
@@ -282,7 +322,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     Always weights-only: ``weights_only=False`` loads with the same
     allowlist (what a weights-only load accepts loads exactly as torch's
-    unrestricted load would; anything else is refused rather than run). ``map_location`` may be ``None`` (storages
+    unrestricted load would; anything else is refused rather than run).
+    Globals allowlisted with ``add_safe_globals`` / ``safe_globals`` are
+    accepted as torch's weights-only unpickler accepts them. ``map_location`` may be ``None`` (storages
     load where they were saved: ``cpu`` only) or ``'cpu'``. ``mmap=True``
     (``f`` must be a path) maps each storage from the file, privately:
     the file must not be modified or truncated while the tensors live.
@@ -304,17 +346,89 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             "load from it instead.")
     import mmap as _mmap
     shared = bool(mmap) and get_default_mmap_options() == _mmap.MAP_SHARED
-    return _C._pt_load(f, map_location, bool(mmap), _unmarked_big_endian(), shared, encoding)
+    start = None if isinstance(f, str) else f.tell()
+    try:
+        return _C._pt_load(f, map_location, bool(mmap), _unmarked_big_endian(), shared, encoding)
+    except pickle.UnpicklingError as e:
+        # A global outside the built-in allowlist: with globals allowlisted
+        # by the user, a ZIP checkpoint is read again by the Python
+        # weights-only unpickler, which accepts those too (as torch's).
+        if not _user_safe_globals or mmap:
+            raise
+        refused = e
+    if start is not None:
+        f.seek(start)
+    from ._weights_only import load_with_user_globals
+    return load_with_user_globals(f, map_location, _unmarked_big_endian(), refused)
+
+
+# The globals the user allowlisted: objects, or (object, "module.name").
+_user_safe_globals = []
+
+
+def _global_name(g):
+    if isinstance(g, tuple):
+        return g[1]
+    return f"{g.__module__}.{g.__qualname__}"
+
+
+def _user_allowed_globals():
+    """``{"module.name": object}`` of the allowlisted globals."""
+    out = {}
+    for g in _user_safe_globals:
+        if isinstance(g, tuple):
+            if len(g) != 2 or not isinstance(g[1], str):
+                raise ValueError(
+                    "Expected tuple of length 2 where the second element is a string, "
+                    f"but got {g}")
+            out[g[1]] = g[0]
+        else:
+            out[_global_name(g)] = g
+    return out
 
 
 def get_safe_globals():
-    """The globals ``load`` accepts (fixed; not extensible)."""
-    return list(_SAFE_GLOBALS)
+    """``torch.serialization.get_safe_globals()``: the globals allowlisted
+    with ``add_safe_globals`` (the built-in allowlist is not listed)."""
+    return list(_user_safe_globals)
 
 
 def add_safe_globals(safe_globals):
-    """Not supported: torchcore's loader never calls Python code, so it
-    cannot rebuild other classes."""
-    raise NotImplementedError(
-        "torchcore.load accepts a fixed allowlist of globals and never calls Python code; "
-        "add_safe_globals is not supported")
+    """``torch.serialization.add_safe_globals(globals)``: lets ``load``
+    accept these classes and functions (or ``(object, "module.name")``
+    pairs), as torch's weights-only unpickler does: ``load`` then calls
+    them (``REDUCE``), creates instances of them (``NEWOBJ``) and sets
+    their state (``BUILD``). Only add what you trust: this is the one way
+    a checkpoint makes torchcore run code."""
+    for g in safe_globals:
+        if g not in _user_safe_globals:
+            _user_safe_globals.append(g)
+
+
+def clear_safe_globals():
+    """``torch.serialization.clear_safe_globals()``."""
+    _user_safe_globals.clear()
+
+
+class safe_globals:
+    """``torch.serialization.safe_globals(globals)``: a context manager
+    that allowlists ``globals`` (as ``add_safe_globals``) inside it only."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = list(safe_globals)
+
+    def __enter__(self):
+        self._before = list(_user_safe_globals)
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _user_safe_globals[:] = self._before
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """``torch.serialization.get_unsafe_globals_in_checkpoint(f)``: the
+    ``"module.name"`` strings of the globals ``f``'s pickle names that
+    ``load`` would refuse (neither in the built-in allowlist nor added
+    with ``add_safe_globals``). Nothing is unpickled."""
+    from ._weights_only import unsafe_globals
+    return unsafe_globals(f)
