@@ -48,12 +48,23 @@ def _size(size):
     return tuple(s.__index__() for s in size)
 
 
+# Elements drawn per chunk by `_build` (bounded memory for huge tensors).
+_CHUNK = 1 << 16
+
+
 def _build(shape, dtype, device, requires_grad, draw):
     """Fill a new tensor of ``shape`` with ``draw()`` values (row-major)."""
     t = _C.empty(shape, dtype=dtype, device=device)
-    if t.device.type != "meta" and t.numel() > 0:
-        values = [draw() for _ in range(t.numel())]
-        t.view(-1).copy_(_C.tensor(values, dtype=_value_dtype(t.dtype)))
+    n = t.numel()
+    if t.device.type != "meta" and n > 0:
+        # In chunks: a list of Python floats costs about 32 bytes per
+        # element, so a whole 2 GiB float32 tensor's list would need 16 GiB.
+        flat = t.view(-1)
+        value_dtype = _value_dtype(t.dtype)
+        for start in range(0, n, _CHUNK):
+            stop = min(start + _CHUNK, n)
+            values = [draw() for _ in range(stop - start)]
+            flat[start:stop].copy_(_C.tensor(values, dtype=value_dtype))
     if requires_grad:
         t.requires_grad_(True)
     return t
