@@ -122,6 +122,66 @@ fn thread_token() -> usize {
 }
 
 impl PyTensor {
+    /// The size and options of a `new_*` factory: the size parsed as the
+    /// methods' `*size` (with PyTorch's errors), the dtype and device
+    /// `self`'s unless given.
+    fn new_args(
+        &self,
+        py: Python<'_>,
+        size: &Bound<'_, PyTuple>,
+        name: &str,
+        (dtype, device, requires_grad): (
+            Option<&Bound<'_, PyAny>>,
+            Option<&Bound<'_, PyAny>>,
+            bool,
+        ),
+    ) -> PyResult<(Vec<i64>, c10_core::TensorOptions)> {
+        if size.is_empty() {
+            return Err(missing_argument(name, "size"));
+        }
+        let sizes = dims_of(size, &format!("{name}(): argument 'size'"))?.to_vec();
+        Ok((sizes, self.new_options(py, (dtype, device, requires_grad))?))
+    }
+
+    /// The options of a `new_*` factory: `self`'s dtype and device unless
+    /// given.
+    fn new_options(
+        &self,
+        py: Python<'_>,
+        (dtype, device, requires_grad): (
+            Option<&Bound<'_, PyAny>>,
+            Option<&Bound<'_, PyAny>>,
+            bool,
+        ),
+    ) -> PyResult<c10_core::TensorOptions> {
+        let mut o = options(dtype, device, requires_grad)?;
+        let (st, dev) = self.with(py, |t| (t.dtype(), t.device()))?;
+        if o.dtype.is_none() {
+            o = o.dtype(st);
+        }
+        if convert::device_arg(device)?.is_none() {
+            o = o.device(dev);
+        }
+        Ok(o)
+    }
+}
+
+/// A `fill_value` argument, with PyTorch's `TypeError` for a non-number
+/// (`full(): argument 'fill_value' (position 2) must be Number, not str`).
+fn fill_number(fill_value: &Bound<'_, PyAny>, name: &str) -> PyResult<convert::Number> {
+    convert::number(fill_value).map_err(|e| {
+        if e.is_instance_of::<PyTypeError>(fill_value.py()) {
+            PyTypeError::new_err(format!(
+                "{name}(): argument 'fill_value' (position 2) must be Number, not {}",
+                convert::tp_name(fill_value)
+            ))
+        } else {
+            e
+        }
+    })
+}
+
+impl PyTensor {
     fn new(t: Tensor) -> PyTensor {
         PyTensor {
             mutex: Mutex::new(()),
@@ -1146,8 +1206,114 @@ impl PyTensor {
                 });
             }
         }
-        let dims = dims_of(shape, "view(): argument 'size'")?;
+        if shape.is_empty() {
+            return Err(view_invalid_combination(shape));
+        }
+        let dims = dims_of(shape, "view(): argument 'size'").map_err(|e| {
+            // `view` has two overloads: PyTorch reports an argument that is
+            // neither a dtype nor a size list as a failed overload match;
+            // only an element past the first "fails to unpack".
+            if e.is_instance_of::<PyTypeError>(py) && !e.to_string().contains("failed to unpack") {
+                view_invalid_combination(shape)
+            } else {
+                e
+            }
+        })?;
         self.derive(py, |t| views::view(t, &*dims))
+    }
+
+    /// `Tensor.new_empty(*size, dtype=None, device=None,
+    /// requires_grad=False)`: an uninitialized tensor with `self`'s dtype
+    /// and device unless given.
+    ///
+    /// ```python
+    /// t = torchcore.zeros(2, dtype=torchcore.float64)
+    /// assert t.new_empty(3, 4).dtype == torchcore.float64
+    /// ```
+    #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_empty<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        let (sizes, o) = self.new_args(py, size, "new_empty", (dtype, device, requires_grad))?;
+        wrap(py, Tensor::empty(&sizes, o).py()?)
+    }
+
+    /// `Tensor.new_zeros(*size, dtype=None, device=None,
+    /// requires_grad=False)`: zeros with `self`'s dtype and device unless
+    /// given.
+    #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_zeros<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        let (sizes, o) = self.new_args(py, size, "new_zeros", (dtype, device, requires_grad))?;
+        // PyTorch's `new_zeros` is `empty` + `zero_`: its negative-size
+        // error is `empty`'s, not `zeros`'s.
+        wrap(py, Tensor::full(&sizes, Scalar::Int(0), o).py()?)
+    }
+
+    /// `Tensor.new_ones(*size, dtype=None, device=None,
+    /// requires_grad=False)`: ones with `self`'s dtype and device unless
+    /// given.
+    #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_ones<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        let (sizes, o) = self.new_args(py, size, "new_ones", (dtype, device, requires_grad))?;
+        wrap(py, Tensor::ones(&sizes, o).py()?)
+    }
+
+    /// `Tensor.new_full(size, fill_value, dtype=None, device=None,
+    /// requires_grad=False)`: `fill_value` everywhere, with `self`'s dtype
+    /// and device unless given (the size is one tuple or list, as in
+    /// PyTorch).
+    #[pyo3(signature = (size, fill_value, *, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_full<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyAny>,
+        fill_value: &Bound<'py, PyAny>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        convert::size_arg_check(size, "new_full(): argument 'size'", 1)?;
+        let n = fill_number(fill_value, "new_full")?;
+        let sizes = convert::size_arg(size, "new_full(): argument 'size'", 1)?;
+        let o = self.new_options(py, (dtype, device, requires_grad))?;
+        let st = o.dtype.unwrap_or(ScalarType::Float);
+        let v = convert::resolve_number(n, st)?;
+        wrap(py, Tensor::full(&sizes, v, o).py()?)
     }
 
     fn view_as<'py>(
@@ -1165,6 +1331,9 @@ impl PyTensor {
         py: Python<'py>,
         shape: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        if shape.is_empty() {
+            return Err(missing_argument("reshape", "shape"));
+        }
         let dims = dims_of(shape, "reshape(): argument 'shape'")?;
         // A contiguous tensor is viewed, never copied (ATen asks
         // `is_contiguous()` first too): no GIL-free section is needed, and
@@ -1265,6 +1434,9 @@ impl PyTensor {
         py: Python<'py>,
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        if dims.is_empty() {
+            return Err(missing_argument("permute", "dims"));
+        }
         let dims = dims_of(dims, "permute(): argument 'dims'")?;
         self.derive(py, |t| views::permute(t, &dims))
     }
@@ -1304,6 +1476,9 @@ impl PyTensor {
         py: Python<'py>,
         sizes: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        if sizes.is_empty() {
+            return Err(missing_argument("expand", "size"));
+        }
         let sizes = dims_of(sizes, "expand(): argument 'size'")?;
         self.derive(py, |t| views::expand(t, &*sizes))
     }
@@ -2397,6 +2572,24 @@ fn legacy_kwargs<'py>(
     Ok((device, size))
 }
 
+/// PyTorch's `TypeError` for `view(...)` arguments matching neither
+/// overload (`view(True, 6)`, `view(2.0)`, `view()`).
+fn view_invalid_combination(args: &Bound<'_, PyTuple>) -> PyErr {
+    let got: Vec<String> = args.iter().map(|a| convert::tp_name(&a)).collect();
+    PyTypeError::new_err(format!(
+        "view() received an invalid combination of arguments - got ({}), but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n",
+        got.join(", ")
+    ))
+}
+
+/// PyTorch's `TypeError` for a method called without its one argument
+/// (`reshape()`: `reshape() missing 1 required positional arguments: "shape"`).
+fn missing_argument(name: &str, param: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{name}() missing 1 required positional arguments: \"{param}\""
+    ))
+}
+
 /// PyTorch's "invalid combination of arguments" message (its first line).
 fn invalid_combination(
     args: &Bound<'_, PyTuple>,
@@ -2726,6 +2919,9 @@ macro_rules! sized_factory {
             pin_memory: bool,
         ) -> PyResult<Bound<'py, PyTensor>> {
             let _ = pin_memory;
+            if size.is_empty() {
+                return Err(missing_argument(stringify!($name), "size"));
+            }
             let $sizes = dims_of(size, concat!(stringify!($name), "(): argument 'size'"))?;
             let mut $o = options(dtype, device, requires_grad)?;
             if memory_format.is_some() {
@@ -2761,8 +2957,9 @@ fn full<'py>(
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
-    let sizes = convert::seq_ints(size, "full(): argument 'size'")?;
-    let n = convert::number(fill_value)?;
+    convert::size_arg_check(size, "full(): argument 'size'", 1)?;
+    let n = fill_number(fill_value, "full")?;
+    let sizes = convert::size_arg(size, "full(): argument 'size'", 1)?;
     // An int past `int64` fills a float tensor, and is PyTorch's overflow
     // error for the `int64` tensor an int fill value makes by default.
     let v = convert::resolve_number(n, dtype_arg(dtype)?.unwrap_or(ScalarType::Long))?;
