@@ -474,6 +474,9 @@ fn inplace_with<'py>(
 
 static SIZE_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// `torchcore.strided`, looked up once.
+static STRIDED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
 /// A `torchcore.Size` (a tuple subclass printed as `torch.Size([...])`).
 fn size_obj<'py>(py: Python<'py>, sizes: &[i64]) -> PyResult<Bound<'py, PyAny>> {
     let cls = SIZE_CLASS.get_or_try_init(py, || {
@@ -895,6 +898,18 @@ impl PyTensor {
 
     fn element_size(&self, py: Python<'_>) -> PyResult<usize> {
         self.with(py, |t| t.element_size())
+    }
+
+    /// `Tensor.layout`: `torchcore.strided`, the only layout here (no
+    /// sparse or quantized tensors).
+    #[getter]
+    fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let strided = STRIDED.get_or_try_init(py, || {
+            py.import("torchcore")
+                .and_then(|m| m.getattr("strided"))
+                .map(Bound::unbind)
+        })?;
+        Ok(strided.bind(py).clone())
     }
 
     #[getter]

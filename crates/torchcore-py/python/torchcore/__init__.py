@@ -77,6 +77,34 @@ class Size(tuple):
         return Size(r) if isinstance(key, slice) else r
 
 
+class layout:
+    """``torch.layout``: how a tensor's elements are laid out. torchcore has
+    one layout, ``strided`` (no sparse or quantized tensors); like PyTorch's,
+    the type cannot be instantiated and its objects pickle by name."""
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'torch.layout' instances")
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = object.__new__(layout)
+strided._name = "strided"
+
+# PyTorch's math constants (``from torch import inf, nan``).
+inf = _builtins.float("inf")
+nan = _builtins.float("nan")
+pi = 3.141592653589793
+e = 2.718281828459045
+newaxis = None
+
+
 def is_tensor(obj):
     """``torch.is_tensor``."""
     return isinstance(obj, Tensor)
