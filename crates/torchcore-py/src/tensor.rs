@@ -477,6 +477,15 @@ static SIZE_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// `torchcore.strided`, looked up once.
 static STRIDED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// `torchcore.strided` (the only layout; see `Tensor.layout`).
+fn strided(py: Python<'_>) -> PyResult<&Py<PyAny>> {
+    STRIDED.get_or_try_init(py, || {
+        py.import("torchcore")
+            .and_then(|m| m.getattr("strided"))
+            .map(Bound::unbind)
+    })
+}
+
 /// A `torchcore.Size` (a tuple subclass printed as `torch.Size([...])`).
 fn size_obj<'py>(py: Python<'py>, sizes: &[i64]) -> PyResult<Bound<'py, PyAny>> {
     let cls = SIZE_CLASS.get_or_try_init(py, || {
@@ -904,12 +913,7 @@ impl PyTensor {
     /// sparse or quantized tensors).
     #[getter]
     fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let strided = STRIDED.get_or_try_init(py, || {
-            py.import("torchcore")
-                .and_then(|m| m.getattr("strided"))
-                .map(Bound::unbind)
-        })?;
-        Ok(strided.bind(py).clone())
+        Ok(strided(py)?.bind(py).clone())
     }
 
     #[getter]
@@ -2918,11 +2922,27 @@ fn tensor<'py>(
     wrap(py, t)
 }
 
+/// A factory's `layout=` argument: `None` or `torchcore.strided` (the only
+/// layout here), else PyTorch's `TypeError`.
+fn check_layout(layout: &Bound<'_, PyAny>, name: &str) -> PyResult<()> {
+    let py = layout.py();
+    if layout.is_none() {
+        return Ok(());
+    }
+    if layout.is(strided(py)?.bind(py)) {
+        return Ok(());
+    }
+    Err(PyTypeError::new_err(format!(
+        "{name}(): argument 'layout' must be torch.layout, not {}",
+        convert::tp_name(layout)
+    )))
+}
+
 macro_rules! sized_factory {
     ($name:ident, $doc:literal, |$sizes:ident, $o:ident| $body:expr) => {
         #[doc = $doc]
         #[pyfunction]
-        #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, memory_format = None, pin_memory = false))]
+        #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, memory_format = None, pin_memory = false, layout = None))]
         #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             py: Python<'py>,
@@ -2932,8 +2952,12 @@ macro_rules! sized_factory {
             requires_grad: bool,
             memory_format: Option<&Bound<'py, PyAny>>,
             pin_memory: bool,
+            layout: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyTensor>> {
             let _ = pin_memory;
+            if let Some(l) = layout {
+                check_layout(l, stringify!($name))?;
+            }
             if size.is_empty() {
                 return Err(missing_argument(stringify!($name), "size"));
             }

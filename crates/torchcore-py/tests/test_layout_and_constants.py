@@ -30,3 +30,19 @@ def test_constants_match_torch():
 
     assert inf == torch.inf and math.isnan(nan) and math.isnan(torch.nan)
     assert pi == torch.pi and e == torch.e and newaxis is torch.newaxis is None
+
+
+@pytest.mark.parametrize("fn", ["empty", "zeros", "ones"])
+@pytest.mark.parametrize("which", ["strided", "none", "int", "str"])
+def test_factories_take_layout(fn, which):
+    def arg(lib):
+        return {"strided": lib.strided, "none": None, "int": 3, "str": "strided"}[which]
+
+    def outcome(lib):
+        try:
+            r = getattr(lib, fn)(2, 3, layout=arg(lib))
+        except Exception as e:  # noqa: BLE001 - the class and text are compared
+            return type(e).__name__, str(e)
+        return tuple(r.shape), r.stride()
+
+    assert outcome(tc) == outcome(torch)
