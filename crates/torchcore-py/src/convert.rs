@@ -485,6 +485,17 @@ pub(crate) fn maybe_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
     }
 }
 
+/// PyTorch's `TypeError` for a call without its size argument, from a
+/// `what` such as `"reshape(): argument 'shape'"`: `reshape() missing 1
+/// required positional arguments: "shape"`.
+pub(crate) fn missing_argument(what: &str) -> PyErr {
+    let param = what.split('\'').nth(1).unwrap_or("size");
+    PyTypeError::new_err(format!(
+        "{}() missing 1 required positional arguments: \"{param}\"",
+        fn_name(what)
+    ))
+}
+
 /// The function name in a `what` such as `"view(): argument 'size'"`.
 fn fn_name(what: &str) -> &str {
     what.split("()").next().unwrap_or(what)

@@ -136,9 +136,6 @@ impl PyTensor {
             bool,
         ),
     ) -> PyResult<(Vec<i64>, c10_core::TensorOptions)> {
-        if size.is_empty() {
-            return Err(missing_argument(name, "size"));
-        }
         let sizes = dims_of(size, &format!("{name}(): argument 'size'"))?.to_vec();
         Ok((sizes, self.new_options(py, (dtype, device, requires_grad))?))
     }
@@ -526,6 +523,8 @@ impl std::ops::Deref for Dims {
 fn dims_of(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Dims> {
     match small_dims(args) {
         Some(d) => Ok(d),
+        // No argument at all: PyTorch's missing-argument `TypeError`.
+        None if args.is_empty() => Err(convert::missing_argument(what)),
         None => int_list(args, what).map(Dims::Heap),
     }
 }
@@ -546,6 +545,10 @@ fn small_dims(args: &Bound<'_, PyTuple>) -> Option<Dims> {
     unsafe {
         let mut tup = args.as_ptr();
         let mut n = ffi::PyTuple_Size(tup);
+        if n == 0 {
+            // No argument: an error, reported by the general parser.
+            return None;
+        }
         if n == 1 {
             let only = ffi::PyTuple_GetItem(tup, 0);
             if !only.is_null() && ffi::Py_TYPE(only) == &raw mut ffi::PyTuple_Type {
@@ -1192,24 +1195,25 @@ impl PyTensor {
 
     // ---- views ------------------------------------------------------
 
-    #[pyo3(signature = (*shape, dtype = None, size = None))]
+    #[pyo3(signature = (*shape, **kwargs))]
     fn view<'py>(
         &self,
         py: Python<'py>,
         shape: &Bound<'py, PyTuple>,
-        dtype: Option<&Bound<'py, PyAny>>,
-        size: Option<&Bound<'py, PyAny>>,
+        kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        // The keyword forms `view(dtype=...)`, `view(size=...)` (alone).
-        let keyword = dtype.or(size);
-        if let Some(k) = keyword {
-            if !shape.is_empty() || (dtype.is_some() && size.is_some()) {
-                return Err(PyTypeError::new_err(
-                    "view() received an invalid combination of arguments, but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)",
-                ));
-            }
-            let one = PyTuple::new(py, [k])?;
-            return self.view(py, &one, None, None);
+        if let Some(kw) = kwargs.filter(|k| !k.is_empty()) {
+            // The keyword forms `view(dtype=...)`, `view(size=...)`, alone.
+            let one = view_keyword(shape, kw)?;
+            return self.view(py, &one, None).map_err(|e| {
+                if e.is_instance_of::<PyTypeError>(py)
+                    && !e.to_string().contains("failed to unpack")
+                {
+                    view_invalid_combination(shape, Some(kw))
+                } else {
+                    e
+                }
+            });
         }
         if shape.len() == 1 {
             if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
@@ -1225,15 +1229,12 @@ impl PyTensor {
                 });
             }
         }
-        if shape.is_empty() {
-            return Err(view_invalid_combination(shape));
-        }
         let dims = dims_of(shape, "view(): argument 'size'").map_err(|e| {
             // `view` has two overloads: PyTorch reports an argument that is
             // neither a dtype nor a size list as a failed overload match;
             // only an element past the first "fails to unpack".
             if e.is_instance_of::<PyTypeError>(py) && !e.to_string().contains("failed to unpack") {
-                view_invalid_combination(shape)
+                view_invalid_combination(shape, None)
             } else {
                 e
             }
@@ -1350,9 +1351,6 @@ impl PyTensor {
         py: Python<'py>,
         shape: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        if shape.is_empty() {
-            return Err(missing_argument("reshape", "shape"));
-        }
         let dims = dims_of(shape, "reshape(): argument 'shape'")?;
         // A contiguous tensor is viewed, never copied (ATen asks
         // `is_contiguous()` first too): no GIL-free section is needed, and
@@ -1453,9 +1451,6 @@ impl PyTensor {
         py: Python<'py>,
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        if dims.is_empty() {
-            return Err(missing_argument("permute", "dims"));
-        }
         let dims = dims_of(dims, "permute(): argument 'dims'")?;
         self.derive(py, |t| views::permute(t, &dims))
     }
@@ -1495,9 +1490,6 @@ impl PyTensor {
         py: Python<'py>,
         sizes: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        if sizes.is_empty() {
-            return Err(missing_argument("expand", "size"));
-        }
         let sizes = dims_of(sizes, "expand(): argument 'size'")?;
         self.derive(py, |t| views::expand(t, &*sizes))
     }
@@ -2591,21 +2583,58 @@ fn legacy_kwargs<'py>(
     Ok((device, size))
 }
 
+/// The argument of `view(dtype=...)` or `view(size=...)` (one keyword,
+/// no positional argument; a dtype, or a size tuple or list), as a
+/// one-element tuple; anything else is PyTorch's invalid-combination error
+/// (`view(2, 3, dtype=None)` included).
+fn view_keyword<'py>(
+    shape: &Bound<'py, PyTuple>,
+    kw: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    if shape.is_empty() && kw.len() == 1 {
+        if let Some((k, v)) = kw.iter().next() {
+            let fits = match k.extract::<String>().as_deref() {
+                Ok("dtype") => v.cast::<PyDtype>().is_ok(),
+                Ok("size") => v.cast::<PyTuple>().is_ok() || v.cast::<PyList>().is_ok(),
+                _ => false,
+            };
+            if fits {
+                return PyTuple::new(shape.py(), [v]);
+            }
+        }
+    }
+    Err(view_invalid_combination(shape, Some(kw)))
+}
+
 /// PyTorch's `TypeError` for `view(...)` arguments matching neither
 /// overload (`view(True, 6)`, `view(2.0)`, `view()`).
-fn view_invalid_combination(args: &Bound<'_, PyTuple>) -> PyErr {
-    let got: Vec<String> = args.iter().map(|a| convert::tp_name(&a)).collect();
+fn view_invalid_combination(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyErr {
+    let type_name = |v: &Bound<'_, PyAny>| {
+        if v.cast::<PyDtype>().is_ok() {
+            "torch.dtype".to_string()
+        } else {
+            convert::tp_name(v)
+        }
+    };
+    let mut got: Vec<String> = args.iter().map(|a| type_name(&a)).collect();
+    // (PyTorch lists the keywords last first.)
+    let mut keywords: Vec<String> = kwargs
+        .into_iter()
+        .flat_map(|k| k.iter())
+        .map(|(k, v)| format!("{k}={}", type_name(&v)))
+        .collect();
+    keywords.reverse();
+    got.extend(keywords);
+    if args.is_empty() && !got.is_empty() {
+        // PyTorch's quirk: keywords alone are listed with a trailing ", ".
+        got.push(String::new());
+    }
     PyTypeError::new_err(format!(
         "view() received an invalid combination of arguments - got ({}), but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n",
         got.join(", ")
-    ))
-}
-
-/// PyTorch's `TypeError` for a method called without its one argument
-/// (`reshape()`: `reshape() missing 1 required positional arguments: "shape"`).
-fn missing_argument(name: &str, param: &str) -> PyErr {
-    PyTypeError::new_err(format!(
-        "{name}() missing 1 required positional arguments: \"{param}\""
     ))
 }
 
@@ -2957,9 +2986,6 @@ macro_rules! sized_factory {
             let _ = pin_memory;
             if let Some(l) = layout {
                 check_layout(l, stringify!($name))?;
-            }
-            if size.is_empty() {
-                return Err(missing_argument(stringify!($name), "size"));
             }
             let $sizes = dims_of(size, concat!(stringify!($name), "(): argument 'size'"))?;
             let mut $o = options(dtype, device, requires_grad)?;

@@ -196,3 +196,23 @@ def test_full_and_new_full(size, fill):
         r = tc.zeros(1, dtype=tc.int32).new_full(cs, cf)
         assert r.dtype == tc.int32
         assert r.tolist() == torch.zeros(1, dtype=torch.int32).new_full(ts, tf).tolist()
+
+
+KEYWORDS = [
+    ((), {"dtype": "int32"}), ((), {"size": (3, 2)}), ((), {"size": [6]}), ((), {"size": 6}),
+    ((), {"dtype": None}), ((2, 3), {"dtype": None}), (((2, 3),), {"dtype": "float64"}),
+    ((2, 3), {"size": (2, 3)}), ((), {"dtype": "int32", "size": (6,)}), ((2, 3), {"bogus": 1}),
+    ((), {"bogus": 1}), ((), {"dtype": "float"}), ((), {"size": (True, 6)}), ((2, 3), {"out": None}),
+]
+
+
+@pytest.mark.parametrize("args,kwargs", KEYWORDS, ids=repr)
+def test_view_keywords(args, kwargs):
+    def kw(lib):
+        out = {}
+        for k, v in kwargs.items():
+            out[k] = getattr(lib, v) if k == "dtype" and v in ("int32", "float64") else v
+        return out
+
+    check(lambda: torch.zeros(6).view(*args, **kw(torch)),
+          lambda: tc.zeros(6).view(*args, **kw(tc)))
