@@ -386,19 +386,82 @@ impl<'py> FromPyObject<'_, 'py> for I64 {
     }
 }
 
-/// One element of a size list: [`int`], with PyTorch's `TypeError` when it
-/// overflows (`zeros(): argument 'size' failed to unpack the object at pos
-/// 1 with error "Overflow when unpacking long long"`, `pos` counting from
-/// 1; PyTorch appends a C++ backtrace inside the quotes, left out here).
+/// The type name PyTorch's argument errors print for `x` (C `tp_name`):
+/// the bare name for builtins and Python classes (`bool`, `Tensor`,
+/// `MyIndex`), `numpy.`-qualified for NumPy's scalar types
+/// (`numpy.float64`, `numpy.bool`).
+pub(crate) fn tp_name(x: &Bound<'_, PyAny>) -> String {
+    let ty = x.get_type();
+    let name = ty.name().map(|n| n.to_string()).unwrap_or_default();
+    match ty.module() {
+        Ok(m) if m.to_cow().is_ok_and(|m| m == "numpy") => format!("numpy.{name}"),
+        _ => name,
+    }
+}
+
+/// PyTorch's test of a size list's *first* element (`is_int_or_symint`),
+/// which decides whether the argument is a size list at all: an `int` that
+/// is not a `bool` (NumPy integers too), an object whose `__index__`
+/// works, or a one-element integral (or bool) tensor. Floats, bools, NumPy
+/// bools and objects with only `__int__` are refused.
+pub(crate) fn int_like(x: &Bound<'_, PyAny>) -> bool {
+    if x.is_instance_of::<PyBool>() {
+        return false;
+    }
+    if x.is_instance_of::<PyInt>() {
+        return true;
+    }
+    if let Ok(t) = x.cast::<crate::tensor::PyTensor>() {
+        return t
+            .get()
+            .handle(x.py())
+            .is_ok_and(|t| t.numel() == 1 && t.dtype().is_integral(true));
+    }
+    match x.extract::<i64>() {
+        Ok(_) => true,
+        Err(e) => e.is_instance_of::<pyo3::exceptions::PyOverflowError>(x.py()),
+    }
+}
+
+/// PyTorch's error for a bool tensor read as a size (its `item<int64_t>`).
+const BOOL_TENSOR_AS_INT: &str = "Expected scalar.isIntegral( false) to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)";
+
+/// One element of a size list, read as PyTorch reads them once the first
+/// element passed [`int_like`]: ints (a `bool` too, past the first
+/// position), `__index__` objects, one-element integer tensors. Anything
+/// else is PyTorch's `TypeError` (`view(): argument 'size' failed to unpack
+/// the object at pos 2 with error "type must be tuple of ints,but got
+/// float"`, `pos` counting from 1; an int past `int64` gives "Overflow when
+/// unpacking long long"; PyTorch appends a C++ backtrace inside the quotes,
+/// left out here); a one-element bool tensor its `RuntimeError`.
 fn size_elem(x: &Bound<'_, PyAny>, what: &str, index: usize) -> PyResult<i64> {
+    let unpack = |msg: &str| {
+        PyTypeError::new_err(format!(
+            "{what} failed to unpack the object at pos {} with error \"{msg}\"",
+            index + 1
+        ))
+    };
+    let refused = || {
+        unpack(&format!(
+            "type must be tuple of ints,but got {}",
+            tp_name(x)
+        ))
+    };
+    if let Ok(t) = x.cast::<crate::tensor::PyTensor>() {
+        let t = t.get().handle(x.py())?;
+        if t.numel() != 1 || !t.dtype().is_integral(true) {
+            return Err(refused());
+        }
+        if t.dtype() == ScalarType::Bool {
+            return Err(PyRuntimeError::new_err(BOOL_TENSOR_AS_INT));
+        }
+        return Ok(item(x.py(), &t)?.to_i64());
+    }
     x.extract::<i64>().map_err(|e| {
         if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(x.py()) {
-            PyTypeError::new_err(format!(
-                "{what} failed to unpack the object at pos {} with error \"{OVERFLOW_LONG_LONG}\"",
-                index + 1
-            ))
+            unpack(OVERFLOW_LONG_LONG)
         } else {
-            e
+            refused()
         }
     })
 }
@@ -422,53 +485,120 @@ pub(crate) fn maybe_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
     }
 }
 
-/// A size or dims argument given as `f(2, 3)` or `f((2, 3))`/`f([2, 3])`.
-pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
-    if args.len() == 1 {
-        let a = args.get_item(0)?;
-        if a.is_instance_of::<PyInt>() {
-            return Ok(vec![size_elem(&a, what, 0)?]);
-        }
-        if let Some(i) = maybe_int(&a)? {
-            return Ok(vec![i]);
-        }
-        return seq_ints(&a, what);
-    }
-    let mut out = Vec::with_capacity(args.len());
-    for a in args.iter() {
-        if a.is_instance_of::<PyInt>() {
-            out.push(size_elem(&a, what, out.len())?);
-            continue;
-        }
-        out.push(a.extract::<i64>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "{what} must be tuple of ints, but found element of type {} at pos {}",
-                a.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                out.len()
-            ))
-        })?);
-    }
-    Ok(out)
+/// PyTorch's `TypeError` for a call without its size argument, from a
+/// `what` such as `"reshape(): argument 'shape'"`: `reshape() missing 1
+/// required positional arguments: "shape"`.
+pub(crate) fn missing_argument(what: &str) -> PyErr {
+    let param = what.split('\'').nth(1).unwrap_or("size");
+    PyTypeError::new_err(format!(
+        "{}() missing 1 required positional arguments: \"{param}\"",
+        fn_name(what)
+    ))
 }
 
-/// A sequence of ints.
-pub(crate) fn seq_ints(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
-    if let Ok(t) = a.cast::<PyTuple>() {
-        return t
-            .iter()
-            .enumerate()
-            .map(|(i, x)| size_elem(&x, what, i))
-            .collect();
+/// The function name in a `what` such as `"view(): argument 'size'"`.
+fn fn_name(what: &str) -> &str {
+    what.split("()").next().unwrap_or(what)
+}
+
+/// A size or dims argument given as `f(2, 3)` or `f((2, 3))`/`f([2, 3])`
+/// (the slow path of the Python fast paths: anything but plain ints),
+/// with PyTorch's parser's rules and errors: the first element decides
+/// (see [`int_like`]); a single argument that is neither a list nor
+/// int-like is "`f(): argument 'size' (position 1) must be tuple of ints,
+/// not float`", several whose first is not int-like "`f() takes 1
+/// positional argument but 2 were given`".
+pub(crate) fn int_list(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
+    let n = args.len();
+    if n == 0 {
+        return Ok(Vec::new());
     }
-    if let Ok(l) = a.cast::<PyList>() {
-        return l
-            .iter()
-            .enumerate()
-            .map(|(i, x)| size_elem(&x, what, i))
-            .collect();
+    let a0 = args.get_item(0)?;
+    if n == 1 {
+        if a0.cast::<PyTuple>().is_ok() || a0.cast::<PyList>().is_ok() {
+            return list_ints(&a0, what, " (position 1)");
+        }
+        if int_like(&a0) {
+            return Ok(vec![size_elem(&a0, what, 0)?]);
+        }
+        return Err(PyTypeError::new_err(format!(
+            "{what} (position 1) must be tuple of ints, not {}",
+            tp_name(&a0)
+        )));
+    }
+    if !int_like(&a0) {
+        return Err(PyTypeError::new_err(format!(
+            "{}() takes 1 positional argument but {n} were given",
+            fn_name(what)
+        )));
+    }
+    args.iter()
+        .enumerate()
+        .map(|(i, x)| size_elem(&x, what, i))
+        .collect()
+}
+
+/// A tuple or list of ints, its first element checked with [`int_like`]
+/// (`position` is the argument's " (position N)" in the error, or "").
+fn list_ints(a: &Bound<'_, PyAny>, what: &str, position: &str) -> PyResult<Vec<i64>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = a.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        a.try_iter()?.collect::<PyResult<_>>()?
+    };
+    if let Some(first) = items.first() {
+        if !int_like(first) {
+            return Err(PyTypeError::new_err(format!(
+                "{what}{position} must be tuple of ints, but found element of type {} at pos 0",
+                tp_name(first)
+            )));
+        }
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| size_elem(x, what, i))
+        .collect()
+}
+
+/// A size given as one argument (`full(size, ...)`, `new_full(size,
+/// ...)`): a tuple or list (see [`list_ints`]), else PyTorch's `TypeError`
+/// ("`full(): argument 'size' (position 1) must be tuple of ints, not
+/// int`"); `position` is the argument's place in the call.
+pub(crate) fn size_arg(a: &Bound<'_, PyAny>, what: &str, position: usize) -> PyResult<Vec<i64>> {
+    size_arg_check(a, what, position)?;
+    list_ints(a, what, "")
+}
+
+/// The type check PyTorch's parser makes of a one-argument size before any
+/// other argument is converted (see [`size_arg`]): a tuple or list whose
+/// first element passes [`int_like`]. The elements are read later, after
+/// the other arguments (so `full((2**63,), None)` reports the fill value).
+pub(crate) fn size_arg_check(a: &Bound<'_, PyAny>, what: &str, position: usize) -> PyResult<()> {
+    let first = if let Ok(t) = a.cast::<PyTuple>() {
+        t.iter().next()
+    } else if let Ok(l) = a.cast::<PyList>() {
+        l.iter().next()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{what} (position {position}) must be tuple of ints, not {}",
+            tp_name(a)
+        )));
+    };
+    match first {
+        Some(x) if !int_like(&x) => Err(PyTypeError::new_err(format!(
+            "{what} (position {position}) must be tuple of ints, but found element of type {} at pos 0",
+            tp_name(&x)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A sequence of ints (tuples and lists with PyTorch's rules, see
+/// [`list_ints`]; other sequences element by element).
+pub(crate) fn seq_ints(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
+    if a.cast::<PyTuple>().is_ok() || a.cast::<PyList>().is_ok() {
+        return list_ints(a, what, "");
     }
     if let Ok(s) = a.cast::<PySequence>() {
         let mut out = Vec::new();
@@ -479,7 +609,7 @@ pub(crate) fn seq_ints(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
     }
     Err(PyTypeError::new_err(format!(
         "{what} must be tuple of ints, not {}",
-        a.get_type().name()?
+        tp_name(a)
     )))
 }
 

@@ -122,6 +122,63 @@ fn thread_token() -> usize {
 }
 
 impl PyTensor {
+    /// The size and options of a `new_*` factory: the size parsed as the
+    /// methods' `*size` (with PyTorch's errors), the dtype and device
+    /// `self`'s unless given.
+    fn new_args(
+        &self,
+        py: Python<'_>,
+        size: &Bound<'_, PyTuple>,
+        name: &str,
+        (dtype, device, requires_grad): (
+            Option<&Bound<'_, PyAny>>,
+            Option<&Bound<'_, PyAny>>,
+            bool,
+        ),
+    ) -> PyResult<(Vec<i64>, c10_core::TensorOptions)> {
+        let sizes = dims_of(size, &format!("{name}(): argument 'size'"))?.to_vec();
+        Ok((sizes, self.new_options(py, (dtype, device, requires_grad))?))
+    }
+
+    /// The options of a `new_*` factory: `self`'s dtype and device unless
+    /// given.
+    fn new_options(
+        &self,
+        py: Python<'_>,
+        (dtype, device, requires_grad): (
+            Option<&Bound<'_, PyAny>>,
+            Option<&Bound<'_, PyAny>>,
+            bool,
+        ),
+    ) -> PyResult<c10_core::TensorOptions> {
+        let mut o = options(dtype, device, requires_grad)?;
+        let (st, dev) = self.with(py, |t| (t.dtype(), t.device()))?;
+        if o.dtype.is_none() {
+            o = o.dtype(st);
+        }
+        if convert::device_arg(device)?.is_none() {
+            o = o.device(dev);
+        }
+        Ok(o)
+    }
+}
+
+/// A `fill_value` argument, with PyTorch's `TypeError` for a non-number
+/// (`full(): argument 'fill_value' (position 2) must be Number, not str`).
+fn fill_number(fill_value: &Bound<'_, PyAny>, name: &str) -> PyResult<convert::Number> {
+    convert::number(fill_value).map_err(|e| {
+        if e.is_instance_of::<PyTypeError>(fill_value.py()) {
+            PyTypeError::new_err(format!(
+                "{name}(): argument 'fill_value' (position 2) must be Number, not {}",
+                convert::tp_name(fill_value)
+            ))
+        } else {
+            e
+        }
+    })
+}
+
+impl PyTensor {
     fn new(t: Tensor) -> PyTensor {
         PyTensor {
             mutex: Mutex::new(()),
@@ -414,6 +471,18 @@ fn inplace_with<'py>(
 
 static SIZE_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// `torchcore.strided`, looked up once.
+static STRIDED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `torchcore.strided` (the only layout; see `Tensor.layout`).
+fn strided(py: Python<'_>) -> PyResult<&Py<PyAny>> {
+    STRIDED.get_or_try_init(py, || {
+        py.import("torchcore")
+            .and_then(|m| m.getattr("strided"))
+            .map(Bound::unbind)
+    })
+}
+
 /// A `torchcore.Size` (a tuple subclass printed as `torch.Size([...])`).
 fn size_obj<'py>(py: Python<'py>, sizes: &[i64]) -> PyResult<Bound<'py, PyAny>> {
     let cls = SIZE_CLASS.get_or_try_init(py, || {
@@ -454,6 +523,8 @@ impl std::ops::Deref for Dims {
 fn dims_of(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Dims> {
     match small_dims(args) {
         Some(d) => Ok(d),
+        // No argument at all: PyTorch's missing-argument `TypeError`.
+        None if args.is_empty() => Err(convert::missing_argument(what)),
         None => int_list(args, what).map(Dims::Heap),
     }
 }
@@ -474,6 +545,10 @@ fn small_dims(args: &Bound<'_, PyTuple>) -> Option<Dims> {
     unsafe {
         let mut tup = args.as_ptr();
         let mut n = ffi::PyTuple_Size(tup);
+        if n == 0 {
+            // No argument: an error, reported by the general parser.
+            return None;
+        }
         if n == 1 {
             let only = ffi::PyTuple_GetItem(tup, 0);
             if !only.is_null() && ffi::Py_TYPE(only) == &raw mut ffi::PyTuple_Type {
@@ -837,6 +912,13 @@ impl PyTensor {
         self.with(py, |t| t.element_size())
     }
 
+    /// `Tensor.layout`: `torchcore.strided`, the only layout here (no
+    /// sparse or quantized tensors).
+    #[getter]
+    fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(strided(py)?.bind(py).clone())
+    }
+
     #[getter]
     fn itemsize(&self, py: Python<'_>) -> PyResult<usize> {
         self.with(py, |t| t.element_size())
@@ -1113,24 +1195,25 @@ impl PyTensor {
 
     // ---- views ------------------------------------------------------
 
-    #[pyo3(signature = (*shape, dtype = None, size = None))]
+    #[pyo3(signature = (*shape, **kwargs))]
     fn view<'py>(
         &self,
         py: Python<'py>,
         shape: &Bound<'py, PyTuple>,
-        dtype: Option<&Bound<'py, PyAny>>,
-        size: Option<&Bound<'py, PyAny>>,
+        kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        // The keyword forms `view(dtype=...)`, `view(size=...)` (alone).
-        let keyword = dtype.or(size);
-        if let Some(k) = keyword {
-            if !shape.is_empty() || (dtype.is_some() && size.is_some()) {
-                return Err(PyTypeError::new_err(
-                    "view() received an invalid combination of arguments, but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)",
-                ));
-            }
-            let one = PyTuple::new(py, [k])?;
-            return self.view(py, &one, None, None);
+        if let Some(kw) = kwargs.filter(|k| !k.is_empty()) {
+            // The keyword forms `view(dtype=...)`, `view(size=...)`, alone.
+            let one = view_keyword(shape, kw)?;
+            return self.view(py, &one, None).map_err(|e| {
+                if e.is_instance_of::<PyTypeError>(py)
+                    && !e.to_string().contains("failed to unpack")
+                {
+                    view_invalid_combination(shape, Some(kw))
+                } else {
+                    e
+                }
+            });
         }
         if shape.len() == 1 {
             if let Ok(d) = shape.get_item(0)?.cast::<PyDtype>() {
@@ -1146,8 +1229,111 @@ impl PyTensor {
                 });
             }
         }
-        let dims = dims_of(shape, "view(): argument 'size'")?;
+        let dims = dims_of(shape, "view(): argument 'size'").map_err(|e| {
+            // `view` has two overloads: PyTorch reports an argument that is
+            // neither a dtype nor a size list as a failed overload match;
+            // only an element past the first "fails to unpack".
+            if e.is_instance_of::<PyTypeError>(py) && !e.to_string().contains("failed to unpack") {
+                view_invalid_combination(shape, None)
+            } else {
+                e
+            }
+        })?;
         self.derive(py, |t| views::view(t, &*dims))
+    }
+
+    /// `Tensor.new_empty(*size, dtype=None, device=None,
+    /// requires_grad=False)`: an uninitialized tensor with `self`'s dtype
+    /// and device unless given.
+    ///
+    /// ```python
+    /// t = torchcore.zeros(2, dtype=torchcore.float64)
+    /// assert t.new_empty(3, 4).dtype == torchcore.float64
+    /// ```
+    #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_empty<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        let (sizes, o) = self.new_args(py, size, "new_empty", (dtype, device, requires_grad))?;
+        wrap(py, Tensor::empty(&sizes, o).py()?)
+    }
+
+    /// `Tensor.new_zeros(*size, dtype=None, device=None,
+    /// requires_grad=False)`: zeros with `self`'s dtype and device unless
+    /// given.
+    #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_zeros<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        let (sizes, o) = self.new_args(py, size, "new_zeros", (dtype, device, requires_grad))?;
+        // PyTorch's `new_zeros` is `empty` + `zero_`: its negative-size
+        // error is `empty`'s, not `zeros`'s.
+        wrap(py, Tensor::full(&sizes, Scalar::Int(0), o).py()?)
+    }
+
+    /// `Tensor.new_ones(*size, dtype=None, device=None,
+    /// requires_grad=False)`: ones with `self`'s dtype and device unless
+    /// given.
+    #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_ones<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        let (sizes, o) = self.new_args(py, size, "new_ones", (dtype, device, requires_grad))?;
+        wrap(py, Tensor::ones(&sizes, o).py()?)
+    }
+
+    /// `Tensor.new_full(size, fill_value, dtype=None, device=None,
+    /// requires_grad=False)`: `fill_value` everywhere, with `self`'s dtype
+    /// and device unless given (the size is one tuple or list, as in
+    /// PyTorch).
+    #[pyo3(signature = (size, fill_value, *, dtype = None, device = None, requires_grad = false, layout = None, pin_memory = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new_full<'py>(
+        &self,
+        py: Python<'py>,
+        size: &Bound<'py, PyAny>,
+        fill_value: &Bound<'py, PyAny>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        requires_grad: bool,
+        layout: Option<&Bound<'py, PyAny>>,
+        pin_memory: bool,
+    ) -> PyResult<Bound<'py, PyTensor>> {
+        let _ = (layout, pin_memory);
+        convert::size_arg_check(size, "new_full(): argument 'size'", 1)?;
+        let n = fill_number(fill_value, "new_full")?;
+        let sizes = convert::size_arg(size, "new_full(): argument 'size'", 1)?;
+        let o = self.new_options(py, (dtype, device, requires_grad))?;
+        let st = o.dtype.unwrap_or(ScalarType::Float);
+        let v = convert::resolve_number(n, st)?;
+        wrap(py, Tensor::full(&sizes, v, o).py()?)
     }
 
     fn view_as<'py>(
@@ -2397,6 +2583,61 @@ fn legacy_kwargs<'py>(
     Ok((device, size))
 }
 
+/// The argument of `view(dtype=...)` or `view(size=...)` (one keyword,
+/// no positional argument; a dtype, or a size tuple or list), as a
+/// one-element tuple; anything else is PyTorch's invalid-combination error
+/// (`view(2, 3, dtype=None)` included).
+fn view_keyword<'py>(
+    shape: &Bound<'py, PyTuple>,
+    kw: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    if shape.is_empty() && kw.len() == 1 {
+        if let Some((k, v)) = kw.iter().next() {
+            let fits = match k.extract::<String>().as_deref() {
+                Ok("dtype") => v.cast::<PyDtype>().is_ok(),
+                Ok("size") => v.cast::<PyTuple>().is_ok() || v.cast::<PyList>().is_ok(),
+                _ => false,
+            };
+            if fits {
+                return PyTuple::new(shape.py(), [v]);
+            }
+        }
+    }
+    Err(view_invalid_combination(shape, Some(kw)))
+}
+
+/// PyTorch's `TypeError` for `view(...)` arguments matching neither
+/// overload (`view(True, 6)`, `view(2.0)`, `view()`).
+fn view_invalid_combination(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyErr {
+    let type_name = |v: &Bound<'_, PyAny>| {
+        if v.cast::<PyDtype>().is_ok() {
+            "torch.dtype".to_string()
+        } else {
+            convert::tp_name(v)
+        }
+    };
+    let mut got: Vec<String> = args.iter().map(|a| type_name(&a)).collect();
+    // (PyTorch lists the keywords last first.)
+    let mut keywords: Vec<String> = kwargs
+        .into_iter()
+        .flat_map(|k| k.iter())
+        .map(|(k, v)| format!("{k}={}", type_name(&v)))
+        .collect();
+    keywords.reverse();
+    got.extend(keywords);
+    if args.is_empty() && !got.is_empty() {
+        // PyTorch's quirk: keywords alone are listed with a trailing ", ".
+        got.push(String::new());
+    }
+    PyTypeError::new_err(format!(
+        "view() received an invalid combination of arguments - got ({}), but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n",
+        got.join(", ")
+    ))
+}
+
 /// PyTorch's "invalid combination of arguments" message (its first line).
 fn invalid_combination(
     args: &Bound<'_, PyTuple>,
@@ -2710,11 +2951,27 @@ fn tensor<'py>(
     wrap(py, t)
 }
 
+/// A factory's `layout=` argument: `None` or `torchcore.strided` (the only
+/// layout here), else PyTorch's `TypeError`.
+fn check_layout(layout: &Bound<'_, PyAny>, name: &str) -> PyResult<()> {
+    let py = layout.py();
+    if layout.is_none() {
+        return Ok(());
+    }
+    if layout.is(strided(py)?.bind(py)) {
+        return Ok(());
+    }
+    Err(PyTypeError::new_err(format!(
+        "{name}(): argument 'layout' must be torch.layout, not {}",
+        convert::tp_name(layout)
+    )))
+}
+
 macro_rules! sized_factory {
     ($name:ident, $doc:literal, |$sizes:ident, $o:ident| $body:expr) => {
         #[doc = $doc]
         #[pyfunction]
-        #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, memory_format = None, pin_memory = false))]
+        #[pyo3(signature = (*size, dtype = None, device = None, requires_grad = false, memory_format = None, pin_memory = false, layout = None))]
         #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             py: Python<'py>,
@@ -2724,8 +2981,12 @@ macro_rules! sized_factory {
             requires_grad: bool,
             memory_format: Option<&Bound<'py, PyAny>>,
             pin_memory: bool,
+            layout: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyTensor>> {
             let _ = pin_memory;
+            if let Some(l) = layout {
+                check_layout(l, stringify!($name))?;
+            }
             let $sizes = dims_of(size, concat!(stringify!($name), "(): argument 'size'"))?;
             let mut $o = options(dtype, device, requires_grad)?;
             if memory_format.is_some() {
@@ -2761,8 +3022,9 @@ fn full<'py>(
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
-    let sizes = convert::seq_ints(size, "full(): argument 'size'")?;
-    let n = convert::number(fill_value)?;
+    convert::size_arg_check(size, "full(): argument 'size'", 1)?;
+    let n = fill_number(fill_value, "full")?;
+    let sizes = convert::size_arg(size, "full(): argument 'size'", 1)?;
     // An int past `int64` fills a float tensor, and is PyTorch's overflow
     // error for the `int64` tensor an int fill value makes by default.
     let v = convert::resolve_number(n, dtype_arg(dtype)?.unwrap_or(ScalarType::Long))?;

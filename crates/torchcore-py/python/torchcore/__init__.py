@@ -53,6 +53,7 @@ from ._C import (  # noqa: F401
 __version__ = "0.1.0"
 
 import builtins as _builtins
+import operator as _operator
 
 
 class Size(tuple):
@@ -74,6 +75,34 @@ class Size(tuple):
     def __getitem__(self, key):
         r = tuple.__getitem__(self, key)
         return Size(r) if isinstance(key, slice) else r
+
+
+class layout:
+    """``torch.layout``: how a tensor's elements are laid out. torchcore has
+    one layout, ``strided`` (no sparse or quantized tensors); like PyTorch's,
+    the type cannot be instantiated and its objects pickle by name."""
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'torch.layout' instances")
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = object.__new__(layout)
+strided._name = "strided"
+
+# PyTorch's math constants (``from torch import inf, nan``).
+inf = _builtins.float("inf")
+nan = _builtins.float("nan")
+pi = 3.141592653589793
+e = 2.718281828459045
+newaxis = None
 
 
 def is_tensor(obj):
@@ -103,6 +132,65 @@ for _name in (
 ):
     globals()[_name] = _method(_name)
 del _name
+
+
+def _type_name(value):
+    kind = type(value)
+    return f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+
+
+def _index_like(value):
+    """PyTorch's test of a size list's first element: not a bool, and an
+    int, a one-element integral tensor or an object with ``__index__``."""
+    if isinstance(value, _builtins.bool):
+        return False
+    if isinstance(value, Tensor):
+        return value.numel() == 1 and not value.is_floating_point() and not value.is_complex()
+    try:
+        _operator.index(value)
+    except OverflowError:
+        return True
+    except Exception:
+        return False
+    return True
+
+
+def _list_function(name, param):
+    """``torch.reshape``/``torch.permute``: unlike the methods, PyTorch's
+    functions take the list as one argument (``torch.reshape(t, (2, 3))``,
+    never ``torch.reshape(t, 2, 3)``), with its parser's errors."""
+
+    def f(input, *args, **kwargs):
+        if param in kwargs:
+            if args:
+                raise TypeError(f"{name}() got multiple values for argument '{param}'")
+            args = (kwargs.pop(param),)
+        if kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if not args:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{param}"')
+        if len(args) > 1:
+            raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were given")
+        value = args[0]
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"{name}(): argument '{param}' (position 2) must be tuple of ints, "
+                f"not {_type_name(value)}"
+            )
+        if len(value) and not _index_like(value[0]):
+            raise TypeError(
+                f"{name}(): argument '{param}' (position 2) must be tuple of ints, "
+                f"but found element of type {_type_name(value[0])} at pos 0"
+            )
+        return getattr(input, name)(value)
+
+    f.__name__ = name
+    f.__doc__ = f"``torch.{name}(input, {param})``: the function form of ``Tensor.{name}``."
+    return f
+
+
+reshape = _list_function("reshape", "shape")
+permute = _list_function("permute", "dims")
 
 # Storages (torchcore.storage): UntypedStorage, TypedStorage and the legacy
 # FloatStorage-style classes.
