@@ -423,15 +423,89 @@ impl Tensor {
     /// `>= -2^62`). The offset defaults to this tensor's. One allocation
     /// (the view's `TensorImpl`).
     ///
+    /// Sizes and strides are any [`IntoShape`](crate::shape_arg::IntoShape)
+    /// (`&[i64]`, `(2, 3)`, `SymInt`s, ...), the offset any
+    /// [`IntoSliceBound`](crate::shape_arg::IntoSliceBound) (`None`,
+    /// `Some(1)`, `1`, a `SymInt`). On a symbolic (fake) tensor, or with
+    /// symbolic arguments, the view is symbolic: ATen's `checkAsStridedArgs`
+    /// on the `SymInt`s, no storage check (a fake tensor has no data), as
+    /// PyTorch's `as_strided` on a fake tensor. The same method serves both
+    /// worlds, like every `aten_shape::views::ViewOps` method.
+    ///
     /// ```
     /// use c10_core::{ScalarType, Tensor};
     /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
     /// let v = x.as_strided(&[2, 3], &[3, 1], Some(1))?;
     /// assert_eq!(v.to_vec::<i64>()?, vec![1, 2, 3, 4, 5, 6]);
     /// assert!(x.as_strided(&[4, 4], &[3, 1], None).is_err()); // needs 13 elements
+    /// // Symbolic arguments on a fake (meta) tensor.
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(6, "x.size(0)")?;
+    /// let f = Tensor::empty_symint(&[n.clone()], TensorOptions::new().device(Device::META))?;
+    /// use c10_core::sym::SymInt;
+    /// let (len, off) = (n.sub(&SymInt::from(1))?, n.sub(&SymInt::from(5))?);
+    /// let w = f.as_strided([len], [1], off)?;
+    /// assert_eq!((w.sym_sizes()[0].to_string(), w.sym_storage_offset().to_string()),
+    ///            ("s0 - 1".into(), "s0 - 5".into()));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
+    #[inline]
     pub fn as_strided(
+        &self,
+        sizes: impl crate::shape_arg::IntoShape,
+        strides: impl crate::shape_arg::IntoShape,
+        storage_offset: impl crate::shape_arg::IntoSliceBound,
+    ) -> Result<Tensor> {
+        let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+        let offset = storage_offset.into_slice_bound()?;
+        let int_offset = match &offset {
+            None => Some(None),
+            Some(crate::sym::SymInt::Int(v)) => Some(Some(*v)),
+            Some(crate::sym::SymInt::Sym(_)) => None,
+        };
+        if let (Some(s), Some(st), Some(o)) = (sizes.ints(), strides.ints(), int_offset) {
+            // The concrete face first; a symbolic tensor makes it fail
+            // before anything is built (no test on the concrete path).
+            return self.as_strided_ints(s, st, o).or_else(|e| {
+                if self.has_symbolic_sizes_strides() {
+                    self.as_strided_symint(
+                        &sizes.to_sym_ints(),
+                        &strides.to_sym_ints(),
+                        offset.as_ref(),
+                    )
+                } else {
+                    Err(e)
+                }
+            });
+        }
+        self.as_strided_symint(
+            &sizes.to_sym_ints(),
+            &strides.to_sym_ints(),
+            offset.as_ref(),
+        )
+    }
+
+    /// The symbolic face of [`Tensor::as_strided`]: ATen's
+    /// `checkAsStridedArgs` over `SymInt`s, then a symbolic view.
+    #[cold]
+    #[inline(never)]
+    fn as_strided_symint(
+        &self,
+        sizes: &[crate::sym::SymInt],
+        strides: &[crate::sym::SymInt],
+        offset: Option<&crate::sym::SymInt>,
+    ) -> Result<Tensor> {
+        let offset = offset.cloned().unwrap_or_else(|| self.sym_storage_offset());
+        crate::sym::rules::check_as_strided_args(sizes, strides, &offset)?;
+        self.symbolic_view(sizes, strides, &offset)
+    }
+
+    /// [`Tensor::as_strided`] with concrete arguments on a concrete
+    /// tensor (the storage-checked constructor; a symbolic tensor is
+    /// refused).
+    pub(crate) fn as_strided_ints(
         &self,
         sizes: &[i64],
         strides: &[i64],
