@@ -875,8 +875,11 @@ fn expand_new_size_one_dim_takes_the_fake_path_stride() {
 fn unbacked_as_strided_to_a_difference() {
     let env = ShapeEnv::new();
     let u0 = env.create_unbacked_symint("u0");
-    let mut x =
-        Tensor::empty_symint(&[u0.clone()], TensorOptions::new().device(Device::META)).unwrap();
+    let mut x = Tensor::empty_symint(
+        std::slice::from_ref(&u0),
+        TensorOptions::new().device(Device::META),
+    )
+    .unwrap();
     let len = u0.sub(&SymInt::from(2)).unwrap();
     x.as_strided_([len], [1], 2).unwrap();
     assert_eq!(
