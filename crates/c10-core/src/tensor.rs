@@ -458,33 +458,86 @@ impl Tensor {
         strides: impl crate::shape_arg::IntoShape,
         storage_offset: impl crate::shape_arg::IntoSliceBound,
     ) -> Result<Tensor> {
+        use crate::shape_arg::Shape;
+        use crate::sym::SymInt;
+        if let (Some(s), Some(st), Some(o)) = (
+            sizes.int_slice(),
+            strides.int_slice(),
+            storage_offset.int_bound(),
+        ) {
+            // Slices and an `Option<i64>` (the concrete-only signature this
+            // method had): no conversion, one out-of-line call.
+            return self
+                .as_strided_ints(s, st, o)
+                .or_else(|e| self.as_strided_retry_symbolic(e, s, st, o));
+        }
         let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
         let offset = storage_offset.into_slice_bound()?;
-        let int_offset = match &offset {
-            None => Some(None),
-            Some(crate::sym::SymInt::Int(v)) => Some(Some(*v)),
-            Some(crate::sym::SymInt::Sym(_)) => None,
-        };
-        if let (Some(s), Some(st), Some(o)) = (sizes.ints(), strides.ints(), int_offset) {
-            // The concrete face first; a symbolic tensor makes it fail
-            // before anything is built (no test on the concrete path).
-            return self.as_strided_ints(s, st, o).or_else(|e| {
-                if self.has_symbolic_sizes_strides() {
-                    self.as_strided_symint(
+        if let (Shape::Ints(s), Shape::Ints(st)) = (&sizes, &strides) {
+            // Concrete sizes and strides: one out-of-line call, as to the
+            // concrete-only method this replaces.
+            let o = match offset {
+                None => None,
+                Some(SymInt::Int(o)) => Some(o),
+                Some(sym) => {
+                    return self.as_strided_symint(
                         &sizes.to_sym_ints(),
                         &strides.to_sym_ints(),
-                        offset.as_ref(),
-                    )
-                } else {
-                    Err(e)
+                        Some(&sym),
+                    );
                 }
-            });
+            };
+            return self.as_strided_concrete(s.as_ref(), st.as_ref(), o);
         }
         self.as_strided_symint(
             &sizes.to_sym_ints(),
             &strides.to_sym_ints(),
             offset.as_ref(),
         )
+    }
+
+    /// [`Tensor::as_strided`] with concrete arguments: the concrete face
+    /// first; a symbolic tensor makes it fail before anything is built,
+    /// and only then is the symbolic face run (no test on the concrete
+    /// path; the retry takes plain integers only). Not inlined: the
+    /// caller makes one call, as it did to the concrete-only method.
+    /// Hidden: the op crate's hook for geometry it computed (the view
+    /// ops' checked path), not a user API (use [`Tensor::as_strided`]).
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn as_strided_concrete(
+        &self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
+        match self.as_strided_ints(sizes, strides, storage_offset) {
+            Ok(t) => Ok(t),
+            Err(e) => self.as_strided_retry_symbolic(e, sizes, strides, storage_offset),
+        }
+    }
+
+    /// The retry of [`Tensor::as_strided_concrete`]: the symbolic face on a
+    /// symbolic tensor, else the concrete error.
+    #[cold]
+    #[inline(never)]
+    fn as_strided_retry_symbolic(
+        &self,
+        e: TensorError,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
+        if !self.has_symbolic_sizes_strides() {
+            return Err(e);
+        }
+        let sym = |v: &[i64]| {
+            v.iter()
+                .map(|&x| crate::sym::SymInt::Int(x))
+                .collect::<Vec<_>>()
+        };
+        let offset = storage_offset.map(crate::sym::SymInt::Int);
+        self.as_strided_symint(&sym(sizes), &sym(strides), offset.as_ref())
     }
 
     /// The symbolic face of [`Tensor::as_strided`]: ATen's
@@ -505,6 +558,7 @@ impl Tensor {
     /// [`Tensor::as_strided`] with concrete arguments on a concrete
     /// tensor (the storage-checked constructor; a symbolic tensor is
     /// refused).
+    #[inline(never)]
     pub(crate) fn as_strided_ints(
         &self,
         sizes: &[i64],
