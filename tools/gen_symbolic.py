@@ -609,6 +609,11 @@ TARGETED += [
      {"unbacked": True}),
     ("slice", [2, 4, 4, 6], [sl(2, 9, 0, sz(2))], {"szo": False}),
     ("slice", [2, 4, 4, 6], [sl(2, 9, 0, sz(2))], {}),
+    # A runtime assert read with its constant factor divided out.
+    ("unbacked", [9, 9, 2, 5, 4], [{"op": "as_strided", "sizes": [sz(3), 2],
+                                    "strides": [sz(4), 1], "offset": 0},
+                                   {"op": "unflatten", "dim": 0, "sizes": [5, 1, -1]}],
+     {"unbacked": True}),
 ]
 
 

@@ -899,3 +899,28 @@ fn empty_slice_with_a_symbolic_step() {
     let y = x.slice(1, 9, 0, s2).unwrap();
     assert_eq!(sym_geom(&y).0[1], "0");
 }
+
+/// A runtime assert is a fact in its reduced spelling (the integer
+/// content divided out, as sympy keeps it): after `as_strided([u3, 2],
+/// [u4, 1])`, `unflatten(0, (5, 1, -1))` records `Eq(2*u3, 10*(u3//5))`
+/// (the view's element count) and its `computeStride` asks
+/// `Ne(5*(u3//5), u3)`, now static, so the view exists (PyTorch 2.15
+/// gives sizes `(5, 1, u3//5, 2)`).
+#[test]
+fn runtime_asserts_are_facts_without_their_constant_factor() {
+    let env = ShapeEnv::new();
+    let u: Vec<SymInt> = (0..5)
+        .map(|i| env.create_unbacked_symint(&format!("u{i}")))
+        .collect();
+    let x = Tensor::empty_symint(&u, TensorOptions::new().device(Device::META)).unwrap();
+    let a = x
+        .as_strided(
+            [u[3].clone(), SymInt::from(2)],
+            [u[4].clone(), SymInt::from(1)],
+            0,
+        )
+        .unwrap();
+    let v = a.unflatten(0, [5, 1, -1]).unwrap();
+    assert_eq!(sym_geom(&v).0, ["5", "1", "((s3)//5)", "2"]);
+    assert_eq!(sym_geom(&v).1[2], "s4");
+}
