@@ -1,4 +1,4 @@
-//! The as_strided family: the symbolic `as_strided` and the in-place `as_strided_` (the concrete out-of-place `as_strided` is `Tensor::as_strided` in c10-core, the checked geometry constructor the data model is built on).
+//! The as_strided family: the free function `as_strided` (the method is `Tensor::as_strided` in c10-core, the checked geometry constructor the data model is built on, which takes concrete and symbolic arguments alike) and the in-place `as_strided_`.
 //!
 //! The rule is written once, generic over [`ShapeInt`] (`i64` on the
 //! concrete path, `SymInt` on the symbolic one), and the faces of each
