@@ -582,6 +582,40 @@ TARGETED += [
     ("factory", [4, 6], [{"op": "new_empty", "sizes": [sz(0, -10)]}], {}),
 ]
 
+# From a fourth random generator's failures (fixed): expand of unbacked
+# tensors to unbacked sizes (size-oblivious), a new leading size-1 dim of
+# expand after a broadcast dim (the fake path's stride), as_strided_ of an
+# unbacked tensor to `u0 - 2`, an empty slice with a symbolic step.
+TARGETED += [
+    ("expand", [6, 4, 6], [{"op": "expand", "sizes": [2, sz(0), sz(0), -1, sz(2)]}],
+     {"unbacked": True}),
+    ("expand", [3, 3, 6], [{"op": "expand", "sizes": [sz(1), sz(0), sz(1), -1]},
+                           {"op": "permute", "dims": [3, 1, 0, 2]}], {"unbacked": True}),
+    ("expand", [2, 5, 5], [{"op": "expand", "sizes": [sz(2, 1), 5, -1, -1, sz(2)]}],
+     {"unbacked": True}),
+    ("expand", [4, 16, 3], [{"op": "movedim", "dims": [-3, 1]}, sl(0, None, 1),
+                            {"op": "transpose", "dims": [2, 0]},
+                            {"op": "expand", "sizes": [sz(2), 1, sz(0), -1, 1]}],
+     {"unbacked": True}),
+    ("expand", [8, 8, 4], [{"op": "expand", "sizes": [1, 2, -1, -1, -1]}], {}),
+    ("expand", [16, 3, 2], [{"op": "expand", "sizes": [1, 5, -1, -1, -1]}], {}),
+    ("expand", [1, 8, 1], [{"op": "expand", "sizes": [1, sz(1), sz(1), 3]}], {"szo": False}),
+    ("expand", [6], [sl(0, -1, None, 3), {"op": "expand", "sizes": [1, 2, -1]}],
+     {"szo": False}),
+    ("as_strided_", [16], [{"op": "as_strided_", "sizes": [sz(0, -2)], "strides": [1],
+                            "offset": 2}], {"unbacked": True}),
+    ("as_strided_", [16], [{"op": "as_strided_", "sizes": [sz(0, -2)], "strides": [1],
+                            "offset": 2}, {"op": "unfold", "dim": 0, "size": 2, "step": 2}],
+     {"unbacked": True}),
+    ("slice", [2, 4, 4, 6], [sl(2, 9, 0, sz(2))], {"szo": False}),
+    ("slice", [2, 4, 4, 6], [sl(2, 9, 0, sz(2))], {}),
+    # A runtime assert read with its constant factor divided out.
+    ("unbacked", [9, 9, 2, 5, 4], [{"op": "as_strided", "sizes": [sz(3), 2],
+                                    "strides": [sz(4), 1], "offset": 0},
+                                   {"op": "unflatten", "dim": 0, "sizes": [5, 1, -1]}],
+     {"unbacked": True}),
+]
+
 
 def targeted():
     """The hand-picked cases, each also without 0/1 specialisation where

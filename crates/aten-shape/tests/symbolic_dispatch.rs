@@ -651,3 +651,276 @@ fn symbolic_arguments_everywhere_and_symbolic_copies() -> Result<()> {
     assert!(!guards(&env).is_empty());
     Ok(())
 }
+
+/// The one-API promise, op by op: every op that takes a size, index,
+/// offset or shape in PyTorch (a `SymInt` there) takes symbolic
+/// arguments through ordinary method syntax on a fake tensor, with the
+/// result and guards of the `Geometry<SymInt>` rule. No inherent method
+/// of `Tensor` shadows a `ViewOps` method with a concrete-only
+/// signature: `as_strided` and `empty_strided` (inherent) take `SymInt`s
+/// too.
+#[test]
+fn every_symint_argument_through_method_syntax() {
+    // Arguments derived from the input's own sizes (s0, s1, s2).
+    let sz = |x: &Tensor, d: usize| x.sym_sizes()[d].clone();
+    let sub = |v: SymInt, k: i64| v.sub(&SymInt::from(k)).unwrap();
+    let c = |v: i64| SymInt::from(v);
+    same(
+        "view",
+        |x| x.view([sz(x, 1), c(-1)]),
+        |x| sym_view_op(x, |g| g.view(&[sz(x, 1), c(-1)])),
+    );
+    same(
+        "reshape",
+        |x| x.transpose(0, 1)?.reshape([c(-1), sz(x, 2)]),
+        |x| sym_reshape(&sym_view_op(x, |g| g.transpose(0, 1))?, &[c(-1), sz(x, 2)]),
+    );
+    same(
+        "narrow",
+        |x| x.narrow(1, sub(sz(x, 1), 2), 2),
+        |x| sym_view_op(x, |g| g.narrow(1, &sub(sz(x, 1), 2), &c(2))),
+    );
+    same(
+        "select",
+        |x| x.select(2, sub(sz(x, 2), 1)),
+        |x| sym_view_op(x, |g| g.select(2, &sub(sz(x, 2), 1))),
+    );
+    same(
+        "slice",
+        |x| x.slice(1, sub(sz(x, 1), 4), sz(x, 1), 2),
+        |x| {
+            let (st, en) = (sub(sz(x, 1), 4), sz(x, 1));
+            sym_view_op(x, |g| g.slice(1, Some(&st), Some(&en), 2))
+        },
+    );
+    same(
+        "as_strided (inherent method)",
+        |x| x.as_strided([sz(x, 2), sz(x, 1)], [c(1), sz(x, 2)], sz(x, 0)),
+        |x| {
+            let (s, st, o) = ([sz(x, 2), sz(x, 1)], [c(1), sz(x, 2)], sz(x, 0));
+            sym_view_op(x, |g| g.as_strided(&s, &st, Some(&o)))
+        },
+    );
+    same(
+        "expand",
+        |x| {
+            x.select(1, 0)?
+                .unsqueeze(1)?
+                .expand([c(-1), sz(x, 1), sz(x, 2)])
+        },
+        |x| {
+            sym_view_op(x, |g| {
+                g.select(1, &c(0))?
+                    .unsqueeze(1)?
+                    .expand(&[c(-1), sz(x, 1), sz(x, 2)])
+            })
+        },
+    );
+    same(
+        "unflatten",
+        |x| x.unflatten(2, [c(2), c(-1)]),
+        |x| sym_view_op(x, |g| g.unflatten(2, &[c(2), c(-1)])),
+    );
+    same_list(
+        "split",
+        |x| x.split(sub(sz(x, 1), 1), 1),
+        |g| g.split(&sub(g.sizes[1].clone(), 1), 1),
+    );
+    same_list(
+        "split_with_sizes",
+        |x| x.split_with_sizes([c(1), sub(sz(x, 0), 1)], 0),
+        |g| g.split_with_sizes(&[c(1), sub(g.sizes[0].clone(), 1)], 0),
+    );
+    same_list(
+        "tensor_split_indices",
+        |x| x.tensor_split_indices([c(1), sub(sz(x, 2), 1)], 2),
+        |g| g.tensor_split_indices(&[c(1), sub(g.sizes[2].clone(), 1)], 2),
+    );
+
+    // The factories and the in-place ops, by method syntax too.
+    let (env, x) = symbolic();
+    let s = x.sym_sizes();
+    let e = x.new_empty([s[2].clone(), s[0].clone()]).unwrap();
+    assert_eq!(sym_geom(&e).0, ["s2", "s0"]);
+    let z = x.new_zeros([s[1].clone()]).unwrap();
+    assert_eq!(sym_geom(&z).0, ["s1"]);
+    let st = x
+        .new_empty_strided([s[0].clone(), c(3)], [c(1), s[0].clone()])
+        .unwrap();
+    assert_eq!(sym_geom(&st).1, ["1", "s0"]);
+    let es = Tensor::empty_strided(
+        [s[1].clone(), c(2)],
+        [c(1), s[1].clone()],
+        TensorOptions::new().device(Device::META),
+    )
+    .unwrap();
+    assert_eq!(
+        sym_geom(&es),
+        (
+            vec!["s1".into(), "2".into()],
+            vec!["1".into(), "s1".into()],
+            "0".into()
+        )
+    );
+    let mut r = x.clone();
+    r.resize_([s[2].clone(), s[1].clone()], None).unwrap();
+    assert_eq!(sym_geom(&r).0, ["s2", "s1"]);
+    let mut a = x.clone();
+    a.as_strided_([s[1].clone()], [s[2].clone()], c(0)).unwrap();
+    assert_eq!(
+        sym_geom(&a),
+        (vec!["s1".into()], vec!["s2".into()], "0".into())
+    );
+    // A symbolic slice step (no `Geometry` method: the op's own face).
+    let sl = x.slice(2, None, None, sub(s[0].clone(), 2)).unwrap();
+    assert_eq!(sym_geom(&sl).0[2], "((s0 + s2 - 3)//(s0 - 2))");
+    assert_eq!(sym_geom(&sl).1[2], "s0 - 2");
+    let mut t = x.clone();
+    let storage = x.storage().clone();
+    t.set_(&storage, s[2].clone(), [s[0].clone()], [c(1)])
+        .unwrap();
+    assert_eq!(
+        sym_geom(&t),
+        (vec!["s0".into()], vec!["1".into()], "s2".into())
+    );
+    // Concrete arguments on a concrete tensor: the concrete methods.
+    let k = Tensor::zeros(&[4, 6], ScalarType::Float).unwrap();
+    let v = k.as_strided(&[6, 4], &[1, 6], None).unwrap();
+    assert!(!v.has_symbolic_sizes_strides() && v.strides() == [1, 6]);
+    // A symbolic offset on a concrete tensor: a symbolic view of it.
+    let w = k.as_strided([c(2)], [c(1)], s[0].clone()).unwrap();
+    assert!(w.has_symbolic_sizes_strides() && w.is_alias_of(&k));
+    assert_eq!(w.sym_storage_offset(), s[0]);
+    drop(env);
+}
+
+/// `Tensor::as_strided`'s argument checks hold on symbolic arguments
+/// (ATen's `checkAsStridedArgs`: negative strides, a negative offset).
+#[test]
+fn as_strided_checks_symbolic_arguments() {
+    let (_env, x) = symbolic();
+    let s = x.sym_sizes();
+    let neg = SymInt::from(0).sub(&s[0]).unwrap();
+    let e = x
+        .as_strided([s[1].clone()], [neg.clone()], None)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("Negative strides are not supported"),
+        "{e}"
+    );
+    let e = x
+        .as_strided([s[1].clone()], [SymInt::from(1)], neg)
+        .unwrap_err();
+    assert!(e.to_string().contains("invalid storage offset"), "{e}");
+}
+
+/// Fixes from a fourth random generator (PyTorch 2.15's fake path as the
+/// reference; the cases are in `data/symbolic-targeted.jsonl` too).
+/// `expand` of an unbacked tensor to an unbacked size: `size != target`
+/// is decided size-obliviously (a new dim gets stride 0, no
+/// data-dependent error, no guard), as PyTorch's fake `expand` does.
+#[test]
+fn unbacked_expand_to_unbacked_sizes() {
+    let env = ShapeEnv::new();
+    let (u0, u1) = (
+        env.create_unbacked_symint("u0"),
+        env.create_unbacked_symint("u1"),
+    );
+    let x = Tensor::empty_symint(
+        &[u0.clone(), u1.clone()],
+        TensorOptions::new().device(Device::META),
+    )
+    .unwrap();
+    let one = SymInt::from(1);
+    let y = x
+        .expand([SymInt::from(2), u0.clone(), u0.clone(), SymInt::from(-1)])
+        .unwrap();
+    assert_eq!(
+        sym_geom(&y),
+        (
+            vec!["2".into(), "s0".into(), "s0".into(), "s1".into()],
+            // (an unbacked input's contiguous strides are `Max(1, u)`)
+            vec!["0".into(), "0".into(), "Max(1, s1)".into(), "1".into()],
+            "0".into()
+        )
+    );
+    // A target `u0 + 1` of a new dim: never 1 for a size-like u0.
+    let z = x
+        .expand([u0.add(&one).unwrap(), u0.clone(), u1.clone()])
+        .unwrap();
+    assert_eq!(sym_geom(&z).1, ["0", "Max(1, s1)", "1"]);
+    assert!(env.guards().is_empty() && env.deferred_runtime_asserts().is_empty());
+}
+
+/// A new leading dim of size 1 gets PyTorch's fake-path stride
+/// (`stride(0) * size(0)` of the input, `prims.broadcast_in_dim`), not
+/// the next output dim's product (0 after a broadcast dim, ATen's C++
+/// rule, which the concrete path keeps).
+#[test]
+fn expand_new_size_one_dim_takes_the_fake_path_stride() {
+    let (env, x) = symbolic();
+    let y = x.expand([1, 5, -1, -1, -1]).unwrap();
+    assert_eq!(sym_geom(&y).1, ["s0*s1*s2", "0", "s1*s2", "s2", "1"]);
+    assert!(env.guards().is_empty());
+    // The concrete path: ATen's C++ `inferExpandGeometry`.
+    let c = Tensor::zeros(&[2, 3], ScalarType::Float).unwrap();
+    assert_eq!(c.expand([1, 5, 2, 3]).unwrap().strides(), &[0, 0, 3, 1]);
+}
+
+/// `computeStorageNbytes` over `SymInt`s decides `size == 0` with
+/// `guard_or_false`: `as_strided_` of an unbacked tensor to `u0 - 2`
+/// (which size-oblivious reasoning cannot settle) works and records
+/// nothing, as on PyTorch's fake path.
+#[test]
+fn unbacked_as_strided_to_a_difference() {
+    let env = ShapeEnv::new();
+    let u0 = env.create_unbacked_symint("u0");
+    let mut x = Tensor::empty_symint(
+        std::slice::from_ref(&u0),
+        TensorOptions::new().device(Device::META),
+    )
+    .unwrap();
+    let len = u0.sub(&SymInt::from(2)).unwrap();
+    x.as_strided_([len], [1], 2).unwrap();
+    assert_eq!(
+        sym_geom(&x),
+        (vec!["s0 - 2".into()], vec!["1".into()], "2".into())
+    );
+    assert!(env.guards().is_empty() && env.deferred_runtime_asserts().is_empty());
+}
+
+/// An empty slice with a symbolic step has size 0 (not `(s - 1)//s`,
+/// which is undefined at a step 0 that a trace without 0/1
+/// specialisation may be evaluated at).
+#[test]
+fn empty_slice_with_a_symbolic_step() {
+    let (_env, x) = symbolic();
+    let s2 = x.sym_sizes()[2].clone();
+    let y = x.slice(1, 9, 0, s2).unwrap();
+    assert_eq!(sym_geom(&y).0[1], "0");
+}
+
+/// A runtime assert is a fact in its reduced spelling (the integer
+/// content divided out, as sympy keeps it): after `as_strided([u3, 2],
+/// [u4, 1])`, `unflatten(0, (5, 1, -1))` records `Eq(2*u3, 10*(u3//5))`
+/// (the view's element count) and its `computeStride` asks
+/// `Ne(5*(u3//5), u3)`, now static, so the view exists (PyTorch 2.15
+/// gives sizes `(5, 1, u3//5, 2)`).
+#[test]
+fn runtime_asserts_are_facts_without_their_constant_factor() {
+    let env = ShapeEnv::new();
+    let u: Vec<SymInt> = (0..5)
+        .map(|i| env.create_unbacked_symint(&format!("u{i}")))
+        .collect();
+    let x = Tensor::empty_symint(&u, TensorOptions::new().device(Device::META)).unwrap();
+    let a = x
+        .as_strided(
+            [u[3].clone(), SymInt::from(2)],
+            [u[4].clone(), SymInt::from(1)],
+            0,
+        )
+        .unwrap();
+    let v = a.unflatten(0, [5, 1, -1]).unwrap();
+    assert_eq!(sym_geom(&v).0, ["5", "1", "((s3)//5)", "2"]);
+    assert_eq!(sym_geom(&v).1[2], "s4");
+}

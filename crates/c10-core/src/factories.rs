@@ -227,16 +227,25 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     ///
-    /// Symbolic sizes or strides: [`Tensor::empty_strided_symint`] (or
-    /// [`Tensor::new_empty_strided`], which takes either).
+    /// Sizes and strides are any [`IntoShape`](crate::shape_arg::IntoShape);
+    /// with a symbolic one the tensor is a symbolic (meta or fake) one,
+    /// [`Tensor::empty_strided_symint`] (PyTorch's `empty_strided` takes
+    /// `SymInt`s).
+    #[inline]
     pub fn empty_strided(
-        sizes: &[i64],
-        strides: &[i64],
+        sizes: impl crate::shape_arg::IntoShape,
+        strides: impl crate::shape_arg::IntoShape,
         options: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
-        // SAFETY: `for_overwrite` is false: the storage is lazily
-        // initialised (zeros unless written first), nothing to uphold.
-        unsafe { empty_strided_impl(sizes, strides, options.into(), false) }
+        let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+        match (sizes.ints(), strides.ints()) {
+            // SAFETY: `for_overwrite` is false: the storage is lazily
+            // initialised (zeros unless written first), nothing to uphold.
+            (Some(s), Some(st)) => unsafe { empty_strided_impl(s, st, options.into(), false) },
+            _ => {
+                Tensor::empty_strided_symint(&sizes.to_sym_ints(), &strides.to_sym_ints(), options)
+            }
+        }
     }
 
     /// [`Tensor::empty_strided`] without the allocator's zero fill, for a

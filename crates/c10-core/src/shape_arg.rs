@@ -112,6 +112,21 @@ pub trait IntoShape {
     type Ints: AsRef<[i64]>;
     /// Converts, refusing values that do not fit in `i64`.
     fn into_shape(self) -> Result<Shape<Self::Ints>>;
+    /// The sizes as an `i64` slice without converting, where they already
+    /// are one (`&[i64]`, `&[i64; N]`, `&Vec<i64>`, `&DimVec`, `Vec<i64>`,
+    /// `DimVec`); `None` otherwise (then use
+    /// [`into_shape`](Self::into_shape)). A fast path for ops whose
+    /// concrete face takes slices.
+    ///
+    /// ```
+    /// use c10_core::shape_arg::IntoShape;
+    /// assert_eq!((&[2i64, 3]).int_slice(), Some(&[2i64, 3][..]));
+    /// assert_eq!((2, 3).int_slice(), None);
+    /// ```
+    #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        None
+    }
 }
 
 /// The overflow error of c10's `checked_convert` (a `RuntimeError`).
@@ -177,12 +192,20 @@ fn dimvec_of<E: ShapeElem>(v: &[E]) -> Result<DimVec> {
 impl<'a> IntoShape for &'a [i64] {
     type Ints = &'a [i64];
     #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        Some(self)
+    }
+    #[inline(always)]
     fn into_shape(self) -> Result<Shape<&'a [i64]>> {
         Ok(Shape::Ints(self))
     }
 }
 impl<'a, const N: usize> IntoShape for &'a [i64; N] {
     type Ints = &'a [i64];
+    #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        Some(&self[..])
+    }
     #[inline(always)]
     fn into_shape(self) -> Result<Shape<&'a [i64]>> {
         Ok(Shape::Ints(self))
@@ -191,12 +214,20 @@ impl<'a, const N: usize> IntoShape for &'a [i64; N] {
 impl<'a> IntoShape for &'a Vec<i64> {
     type Ints = &'a [i64];
     #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        Some(self)
+    }
+    #[inline(always)]
     fn into_shape(self) -> Result<Shape<&'a [i64]>> {
         Ok(Shape::Ints(self))
     }
 }
 impl<'a> IntoShape for &'a DimVec {
     type Ints = &'a [i64];
+    #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        Some(self)
+    }
     #[inline(always)]
     fn into_shape(self) -> Result<Shape<&'a [i64]>> {
         Ok(Shape::Ints(self))
@@ -205,12 +236,20 @@ impl<'a> IntoShape for &'a DimVec {
 impl IntoShape for Vec<i64> {
     type Ints = Vec<i64>;
     #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        Some(self)
+    }
+    #[inline(always)]
     fn into_shape(self) -> Result<Shape<Vec<i64>>> {
         Ok(Shape::Ints(self))
     }
 }
 impl IntoShape for DimVec {
     type Ints = DimVec;
+    #[inline(always)]
+    fn int_slice(&self) -> Option<&[i64]> {
+        Some(self)
+    }
     #[inline(always)]
     fn into_shape(self) -> Result<Shape<DimVec>> {
         Ok(Shape::Ints(self))
@@ -376,6 +415,19 @@ impl IntoSymInt for &SymInt {
 pub trait IntoSliceBound {
     /// Converts, refusing values that do not fit in `i64`.
     fn into_slice_bound(self) -> Result<Option<SymInt>>;
+    /// The bound as an `Option<i64>` without converting, where it already
+    /// is one; `None` otherwise (then use
+    /// [`into_slice_bound`](Self::into_slice_bound)).
+    ///
+    /// ```
+    /// use c10_core::shape_arg::IntoSliceBound;
+    /// assert_eq!(Some(2i64).int_bound(), Some(Some(2)));
+    /// assert_eq!(2i64.int_bound(), None);
+    /// ```
+    #[inline(always)]
+    fn int_bound(&self) -> Option<Option<i64>> {
+        None
+    }
 }
 
 /// An optional `SymInt` bound, for `slice` (a bare `Option<SymInt>` is
@@ -390,6 +442,10 @@ pub trait IntoSliceBound {
 pub struct SliceBound(pub Option<SymInt>);
 
 impl IntoSliceBound for Option<i64> {
+    #[inline(always)]
+    fn int_bound(&self) -> Option<Option<i64>> {
+        Some(*self)
+    }
     #[inline(always)]
     fn into_slice_bound(self) -> Result<Option<SymInt>> {
         Ok(self.map(SymInt::Int))

@@ -423,15 +423,143 @@ impl Tensor {
     /// `>= -2^62`). The offset defaults to this tensor's. One allocation
     /// (the view's `TensorImpl`).
     ///
+    /// Sizes and strides are any [`IntoShape`](crate::shape_arg::IntoShape)
+    /// (`&[i64]`, `(2, 3)`, `SymInt`s, ...), the offset any
+    /// [`IntoSliceBound`](crate::shape_arg::IntoSliceBound) (`None`,
+    /// `Some(1)`, `1`, a `SymInt`). On a symbolic (fake) tensor, or with
+    /// symbolic arguments, the view is symbolic: ATen's `checkAsStridedArgs`
+    /// on the `SymInt`s, no storage check (a fake tensor has no data), as
+    /// PyTorch's `as_strided` on a fake tensor. The same method serves both
+    /// worlds, like every `aten_shape::views::ViewOps` method.
+    ///
     /// ```
     /// use c10_core::{ScalarType, Tensor};
     /// let x = Tensor::arange(0, 10, 1, ScalarType::Long)?;
     /// let v = x.as_strided(&[2, 3], &[3, 1], Some(1))?;
     /// assert_eq!(v.to_vec::<i64>()?, vec![1, 2, 3, 4, 5, 6]);
     /// assert!(x.as_strided(&[4, 4], &[3, 1], None).is_err()); // needs 13 elements
+    /// // Symbolic arguments on a fake (meta) tensor.
+    /// use c10_core::sym::ShapeEnv;
+    /// use c10_core::{Device, TensorOptions};
+    /// let env = ShapeEnv::new();
+    /// let n = env.create_symbol(6, "x.size(0)")?;
+    /// let f = Tensor::empty_symint(&[n.clone()], TensorOptions::new().device(Device::META))?;
+    /// use c10_core::sym::SymInt;
+    /// let (len, off) = (n.sub(&SymInt::from(1))?, n.sub(&SymInt::from(5))?);
+    /// let w = f.as_strided([len], [1], off)?;
+    /// assert_eq!((w.sym_sizes()[0].to_string(), w.sym_storage_offset().to_string()),
+    ///            ("s0 - 1".into(), "s0 - 5".into()));
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
+    #[inline]
     pub fn as_strided(
+        &self,
+        sizes: impl crate::shape_arg::IntoShape,
+        strides: impl crate::shape_arg::IntoShape,
+        storage_offset: impl crate::shape_arg::IntoSliceBound,
+    ) -> Result<Tensor> {
+        use crate::shape_arg::Shape;
+        use crate::sym::SymInt;
+        if let (Some(s), Some(st), Some(o)) = (
+            sizes.int_slice(),
+            strides.int_slice(),
+            storage_offset.int_bound(),
+        ) {
+            // Slices and an `Option<i64>` (the concrete-only signature this
+            // method had): no conversion, one out-of-line call.
+            return self
+                .as_strided_ints(s, st, o)
+                .or_else(|e| self.as_strided_retry_symbolic(e, s, st, o));
+        }
+        let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
+        let offset = storage_offset.into_slice_bound()?;
+        if let (Shape::Ints(s), Shape::Ints(st)) = (&sizes, &strides) {
+            // Concrete sizes and strides: one out-of-line call, as to the
+            // concrete-only method this replaces.
+            let o = match offset {
+                None => None,
+                Some(SymInt::Int(o)) => Some(o),
+                Some(sym) => {
+                    return self.as_strided_symint(
+                        &sizes.to_sym_ints(),
+                        &strides.to_sym_ints(),
+                        Some(&sym),
+                    );
+                }
+            };
+            return self.as_strided_concrete(s.as_ref(), st.as_ref(), o);
+        }
+        self.as_strided_symint(
+            &sizes.to_sym_ints(),
+            &strides.to_sym_ints(),
+            offset.as_ref(),
+        )
+    }
+
+    /// [`Tensor::as_strided`] with concrete arguments: the concrete face
+    /// first; a symbolic tensor makes it fail before anything is built,
+    /// and only then is the symbolic face run (no test on the concrete
+    /// path; the retry takes plain integers only). Not inlined: the
+    /// caller makes one call, as it did to the concrete-only method.
+    /// Hidden: the op crate's hook for geometry it computed (the view
+    /// ops' checked path), not a user API (use [`Tensor::as_strided`]).
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn as_strided_concrete(
+        &self,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
+        match self.as_strided_ints(sizes, strides, storage_offset) {
+            Ok(t) => Ok(t),
+            Err(e) => self.as_strided_retry_symbolic(e, sizes, strides, storage_offset),
+        }
+    }
+
+    /// The retry of [`Tensor::as_strided_concrete`]: the symbolic face on a
+    /// symbolic tensor, else the concrete error.
+    #[cold]
+    #[inline(never)]
+    fn as_strided_retry_symbolic(
+        &self,
+        e: TensorError,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
+        if !self.has_symbolic_sizes_strides() {
+            return Err(e);
+        }
+        let sym = |v: &[i64]| {
+            v.iter()
+                .map(|&x| crate::sym::SymInt::Int(x))
+                .collect::<Vec<_>>()
+        };
+        let offset = storage_offset.map(crate::sym::SymInt::Int);
+        self.as_strided_symint(&sym(sizes), &sym(strides), offset.as_ref())
+    }
+
+    /// The symbolic face of [`Tensor::as_strided`]: ATen's
+    /// `checkAsStridedArgs` over `SymInt`s, then a symbolic view.
+    #[cold]
+    #[inline(never)]
+    fn as_strided_symint(
+        &self,
+        sizes: &[crate::sym::SymInt],
+        strides: &[crate::sym::SymInt],
+        offset: Option<&crate::sym::SymInt>,
+    ) -> Result<Tensor> {
+        let offset = offset.cloned().unwrap_or_else(|| self.sym_storage_offset());
+        crate::sym::rules::check_as_strided_args(sizes, strides, &offset)?;
+        self.symbolic_view(sizes, strides, &offset)
+    }
+
+    /// [`Tensor::as_strided`] with concrete arguments on a concrete
+    /// tensor (the storage-checked constructor; a symbolic tensor is
+    /// refused).
+    #[inline(never)]
+    pub(crate) fn as_strided_ints(
         &self,
         sizes: &[i64],
         strides: &[i64],

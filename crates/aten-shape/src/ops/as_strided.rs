@@ -1,4 +1,4 @@
-//! The as_strided family: the symbolic `as_strided` and the in-place `as_strided_` (the concrete out-of-place `as_strided` is `Tensor::as_strided` in c10-core, the checked geometry constructor the data model is built on).
+//! The as_strided family: the free function `as_strided` (the method is `Tensor::as_strided` in c10-core, the checked geometry constructor the data model is built on, which takes concrete and symbolic arguments alike) and the in-place `as_strided_`.
 //!
 //! The rule is written once, generic over [`ShapeInt`] (`i64` on the
 //! concrete path, `SymInt` on the symbolic one), and the faces of each
@@ -42,33 +42,7 @@ pub fn as_strided(
     strides: impl IntoShape,
     storage_offset: impl IntoSliceBound,
 ) -> Result<Tensor> {
-    let (sizes, strides) = (sizes.into_shape()?, strides.into_shape()?);
-    let offset = storage_offset.into_slice_bound()?;
-    if let (Some(s), Some(st), Some(o)) = (sizes.ints(), strides.ints(), int_bound(&offset)) {
-        return t.as_strided(s, st, o).or_else(|e| {
-            on_symbolic(t, e, || {
-                as_strided_sym(t, &sym_ints(s), &sym_ints(st), offset.as_ref())
-            })
-        });
-    }
-    as_strided_sym(
-        t,
-        &sizes.to_sym_ints(),
-        &strides.to_sym_ints(),
-        offset.as_ref(),
-    )
-}
-
-/// The symbolic face of [`as_strided`].
-#[cold]
-#[inline(never)]
-fn as_strided_sym(
-    t: &Tensor,
-    sizes: &[SymInt],
-    strides: &[SymInt],
-    offset: Option<&SymInt>,
-) -> Result<Tensor> {
-    sym_op(t, |g| g.as_strided(sizes, strides, offset))
+    t.as_strided(sizes, strides, storage_offset)
 }
 
 /// In-place `as_strided_(size, stride, storage_offset)`: this handle gets
@@ -166,7 +140,7 @@ fn as_strided_ints(
 }
 
 /// c10's `checkInBoundsForStorage` on a fake tensor: geometry with bytes
-/// (`computeStorageNbytes`, a size-oblivious test for none) must fit in
+/// (`computeStorageNbytes`, a `guard_or_false` test for none) must fit in
 /// the storage's symbolic size, a guarding decision, with c10's message.
 #[cold]
 #[inline(never)]
@@ -174,7 +148,7 @@ fn check_in_bounds_sym(t: &Tensor, g: &Geometry<SymInt>) -> Result<()> {
     let itemsize = t.element_size();
     let zero = SymInt::from(0);
     let bytes = c10_core::sym::storage_nbytes(&g.sizes, &g.strides, &zero, itemsize)?;
-    if bytes.sym_eq(&zero)?.guard_size_oblivious()? {
+    if bytes.sym_eq(&zero)?.guard_or_false()? {
         return Ok(());
     }
     let needed = bytes.add(&g.offset.mul(&SymInt::from(itemsize as i64))?)?;

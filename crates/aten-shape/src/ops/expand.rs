@@ -69,7 +69,12 @@ pub(crate) fn expand_geometry_into<T: ShapeInt>(
             }
             target = size.clone();
         }
-        if size.sym_ne(&target)?.guard_bool()? {
+        // Size-oblivious, as PyTorch's fake path decides it (its
+        // `expand` decomposition and `broadcast_in_dim`): an unbacked
+        // target of a new or size-1 dim is taken to differ from 1
+        // (stride 0, no data-dependent error); on backed sizes and at
+        // `i64` it is `guard_bool`.
+        if size.sym_ne(&target)?.guard_size_oblivious()? {
             if size.sym_ne(&c(1))?.guard_bool()? {
                 return Err(shape_err(ShapeErrorKind::ExpandMismatch, format!(
                     "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
@@ -290,6 +295,22 @@ impl<T: ShapeInt> Geometry<T> {
             &mut out_sizes,
             &mut out_strides,
         )?;
+        // PyTorch's fake path (`_refs.expand` -> `prims.broadcast_in_dim`)
+        // gives a new leading dim that stays of size 1 the stride
+        // `stride(0) * size(0)` of the input, where ATen's C++ rule (the
+        // concrete path) uses the next output dim's product, 0 after
+        // another new or broadcast dim. Only the stride of a size-1 dim
+        // differs (it addresses nothing else).
+        let lead = sizes.len() - self.dim();
+        if lead > 0 && self.dim() > 0 {
+            let inner = self.strides[0].mul(&self.sizes[0])?;
+            for i in 0..lead {
+                // Decided already by the rule (no second guard).
+                if !out_sizes[i].sym_ne(&c(1))?.guard_size_oblivious()? {
+                    out_strides[i] = inner.clone();
+                }
+            }
+        }
         Ok(Geometry {
             sizes: out_sizes,
             strides: out_strides,

@@ -237,7 +237,7 @@ fn checked_view(t: &Tensor, sizes: &[i64], strides: &[i64], offset: i64) -> Resu
             "IntArrayRef contains an int that cannot be represented as a SymInt: {v}"
         )));
     }
-    t.as_strided(sizes, strides, Some(offset))
+    t.as_strided_concrete(sizes, strides, Some(offset))
 }
 
 /// Installs geometry built in place (see [`SizesAndStrides::from_fn`]) that

@@ -468,7 +468,11 @@ fn slice_sym(
         let d = slice_dim(g.dim(), dim)?;
         let mut r = g.slice_at(d, start.as_ref(), end.as_ref(), 1)?;
         let len = r.sizes[d].clone();
-        r.sizes[d] = len.add(&step.sub(&SymInt::from(1))?)?.floordiv(step)?;
+        // An empty slice stays of size 0 (PyTorch's `(0 + s - 1)//s`
+        // simplifies to 0 for a positive step).
+        if len.maybe_as_int() != Some(0) {
+            r.sizes[d] = len.add(&step.sub(&SymInt::from(1))?)?.floordiv(step)?;
+        }
         r.strides[d] = r.strides[d].mul(step)?;
         Ok(r)
     })

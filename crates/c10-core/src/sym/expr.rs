@@ -1768,8 +1768,12 @@ impl BoolExpr {
     /// `Eq(d, 0)` / `Ne(d, 0)` with the sign of `d` normalised; a negated
     /// relation is the opposite relation.
     pub(crate) fn canonical(&self) -> BoolExpr {
+        // The integer content (the gcd of every coefficient, constant
+        // included) divided out, as sympy does: `Eq(2*u3 - 10*(u3//5), 0)`
+        // and `Eq(u3 - 5*(u3//5), 0)` are one fact.
+        let reduce = |d: IntExpr| d.without_content(&|_| false).0;
         let le = |a: &IntExpr, b: &IntExpr, plus: i64| -> Option<BoolExpr> {
-            let d = a.sub(b).ok()?.add(&IntExpr::constant(plus)).ok()?;
+            let d = reduce(a.sub(b).ok()?.add(&IntExpr::constant(plus)).ok()?);
             Some(BoolExpr::rel(RelOp::Le, &d, &IntExpr::constant(0)))
         };
         let out = match self {
@@ -1779,6 +1783,7 @@ impl BoolExpr {
                 RelOp::Ge => le(b, a, 0),
                 RelOp::Gt => le(b, a, 1),
                 RelOp::Eq | RelOp::Ne => a.sub(b).ok().map(|d| {
+                    let d = reduce(d);
                     let n = d.neg();
                     BoolExpr::rel(*op, if n < d { &n } else { &d }, &IntExpr::constant(0))
                 }),
