@@ -40,6 +40,7 @@ mod dlpack;
 mod elements;
 mod memory;
 mod numpy_interop;
+mod random_fill;
 mod serialization;
 mod storage;
 mod tensor;
@@ -157,5 +158,6 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dlpack::register(m)?;
     serialization::register(m)?;
     memory::register(m)?;
+    random_fill::register(m)?;
     Ok(())
 }
