@@ -357,6 +357,13 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
         if text == "cpu" {
             return Ok(opts.map_location(MapLocation::Cpu));
         }
+        if text.starts_with("cuda") {
+            // Every storage to the CUDA device: torch's "Attempting to
+            // deserialize object on a CUDA device" error at the first one
+            // (this package makes CPU tensors only), none for a checkpoint
+            // without storages, as torch.
+            return Ok(opts.storage_map(move |key, _, storage| restore(key, &text, storage)));
+        }
         return Err(PyNotImplementedError::new_err(format!(
             "torchcore.load: map_location={text:?}: torchcore loads checkpoints on the CPU only"
         )));
