@@ -574,7 +574,8 @@ fn small_dims(args: &Bound<'_, PyTuple>) -> Option<Dims> {
     }
 }
 
-/// A one-argument sequence of ints (`as_strided`'s `size` and `stride`):
+/// A one-argument sequence of ints (the `size` and `stride` of
+/// `as_strided`, `as_strided_` and `empty_strided`):
 /// [`small_seq`] when it applies, else `convert::seq_ints` (which also
 /// gives PyTorch's errors).
 fn seq_dims(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Dims> {
