@@ -574,6 +574,76 @@ fn small_dims(args: &Bound<'_, PyTuple>) -> Option<Dims> {
     }
 }
 
+/// A one-argument sequence of ints (the `size` and `stride` of
+/// `as_strided`, `as_strided_` and `empty_strided`):
+/// [`small_seq`] when it applies, else `convert::seq_ints` (which also
+/// gives PyTorch's errors).
+fn seq_dims(a: &Bound<'_, PyAny>, what: &str) -> PyResult<Dims> {
+    match small_seq(a) {
+        Some(d) => Ok(d),
+        None => convert::seq_ints(a, what).map(Dims::Heap),
+    }
+}
+
+/// The common case of a sequence-of-ints argument, parsed on the stack:
+/// an exact `tuple` or `list` of at most [`SMALL_DIMS`] exact `int`s that
+/// fit `i64` (an empty one included). `None` for anything else, which the
+/// general parser then handles, errors included; no Python error is left
+/// set.
+fn small_seq(a: &Bound<'_, PyAny>) -> Option<Dims> {
+    let p = a.as_ptr();
+    // SAFETY: the GIL is held (`a` is bound) and `p` is a live object, so
+    // reading its type is sound.
+    let ty = unsafe { ffi::Py_TYPE(p) };
+    if ty == &raw mut ffi::PyTuple_Type {
+        // SAFETY: `p` is an exact tuple (checked above), alive while `a` is.
+        unsafe { small_items(p, ffi::PyTuple_Size(p), ffi::PyTuple_GetItem) }
+    } else if ty == &raw mut ffi::PyList_Type {
+        // SAFETY: `p` is an exact list (checked above), alive while `a` is;
+        // no Python code runs while its items are read, so it cannot change.
+        unsafe { small_items(p, ffi::PyList_Size(p), ffi::PyList_GetItem) }
+    } else {
+        None
+    }
+}
+
+/// The `n` items of `seq` (read with `get`) as exact `int`s fitting `i64`,
+/// on the stack; `None` if there are more than [`SMALL_DIMS`] or any is
+/// not such an `int`.
+///
+/// # Safety
+///
+/// The GIL is held, `seq` is a live object of the exact type `get` is made
+/// for (tuple or list) with `n` items, and no Python code can run on other
+/// threads meanwhile (it cannot: the GIL is not released here).
+unsafe fn small_items(
+    seq: *mut ffi::PyObject,
+    n: ffi::Py_ssize_t,
+    get: unsafe extern "C" fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject,
+) -> Option<Dims> {
+    let n = usize::try_from(n).ok().filter(|&n| n <= SMALL_DIMS)?;
+    let mut buf = [0i64; SMALL_DIMS];
+    for (i, slot) in buf.iter_mut().enumerate().take(n) {
+        // SAFETY: per this function's contract, `seq` is live with `n` items
+        // and `i < n`, so `get` returns a borrowed, live reference; for an
+        // exact `int`, `PyLong_AsLongLongAndOverflow` sets no error (an
+        // overflow is reported through `overflow`).
+        unsafe {
+            let x = get(seq, i as ffi::Py_ssize_t);
+            if x.is_null() || ffi::Py_TYPE(x) != &raw mut ffi::PyLong_Type {
+                return None;
+            }
+            let mut overflow = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(x, &mut overflow);
+            if overflow != 0 {
+                return None;
+            }
+            *slot = v;
+        }
+    }
+    Some(Dims::Small(buf, n))
+}
+
 /// A one-element value read by [`read_one`].
 enum One {
     Bool(bool),
@@ -1543,6 +1613,15 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let start_dim = start_dim.0;
         let end_dim = end_dim.0;
+        // A contiguous tensor is viewed, never copied (as in `reshape`): no
+        // GIL-free section, whose release and retake cost more than the view.
+        let view = self.with(py, |t| {
+            t.is_contiguous()
+                .then(|| views::flatten(t, start_dim, end_dim))
+        })?;
+        if let Some(r) = view {
+            return self.wrap_out(py, r.py()?);
+        }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
@@ -1750,9 +1829,9 @@ impl PyTensor {
         storage_offset: Option<I64>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let storage_offset = storage_offset.map(|v| v.0);
-        let size = convert::seq_ints(size, "as_strided(): argument 'size'")?;
-        let stride = convert::seq_ints(stride, "as_strided(): argument 'stride'")?;
-        self.derive(py, |t| t.as_strided(&size, &stride, storage_offset))
+        let size = seq_dims(size, "as_strided(): argument 'size'")?;
+        let stride = seq_dims(stride, "as_strided(): argument 'stride'")?;
+        self.derive(py, |t| t.as_strided(&*size, &*stride, storage_offset))
     }
 
     fn alias<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
@@ -2048,9 +2127,9 @@ impl PyTensor {
         storage_offset: Option<I64>,
     ) -> PyResult<Bound<'py, Self>> {
         let storage_offset = storage_offset.map(|v| v.0);
-        let size = convert::seq_ints(size, "as_strided_(): argument 'size'")?;
-        let stride = convert::seq_ints(stride, "as_strided_(): argument 'stride'")?;
-        inplace(slf, |t| t.as_strided_(&size, &stride, storage_offset))
+        let size = seq_dims(size, "as_strided_(): argument 'size'")?;
+        let stride = seq_dims(stride, "as_strided_(): argument 'stride'")?;
+        inplace(slf, |t| t.as_strided_(&*size, &*stride, storage_offset))
     }
 
     /// `set_()`, `set_(tensor)`, `set_(storage, offset, size, stride)`.
@@ -3043,10 +3122,10 @@ fn empty_strided<'py>(
     device: Option<&Bound<'py, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
-    let sizes = convert::seq_ints(size, "empty_strided(): argument 'size'")?;
-    let strides = convert::seq_ints(stride, "empty_strided(): argument 'stride'")?;
+    let sizes = seq_dims(size, "empty_strided(): argument 'size'")?;
+    let strides = seq_dims(stride, "empty_strided(): argument 'stride'")?;
     let o = options(dtype, device, requires_grad)?;
-    wrap(py, Tensor::empty_strided(&sizes, &strides, o).py()?)
+    wrap(py, Tensor::empty_strided(&*sizes, &*strides, o).py()?)
 }
 
 /// `torchcore.arange(end)`, `arange(start, end, step=1)`.
