@@ -631,14 +631,14 @@ fn alias(t: &Tensor) -> PyResult<Tensor> {
 #[pymethods]
 impl PyTensor {
     /// Pickling: the tensor as a one-tensor checkpoint (its storage, dtype,
-    /// sizes, strides, offset and `requires_grad`). Each tensor is pickled
-    /// on its own: two tensors sharing a storage do not share it after
-    /// unpickling (use `torchcore.save` for that).
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let v = Value::Tensor(self.handle(py)?);
+    /// sizes, strides, offset and `requires_grad`), and its instance
+    /// attributes as the pickle's state when it has any (restored into the
+    /// new object's `__dict__`, as torch's `__reduce_ex__` does). Each
+    /// tensor is pickled on its own: two tensors sharing a storage do not
+    /// share it after unpickling (use `torchcore.save` for that).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let v = Value::Tensor(slf.get().handle(py)?);
         let bytes = py
             .detach(|| torchcore_pt::save_to_writer(&v, Cursor::new(Vec::new())))
             .map_err(|e| pt_err(py, e))?
@@ -646,48 +646,94 @@ impl PyTensor {
         let f = py
             .import("torchcore._C")?
             .getattr("_rebuild_tensor_from_pt")?;
-        Ok((f, (PyBytes::new(py, &bytes),)))
+        let args = PyTuple::new(py, [PyBytes::new(py, &bytes)])?;
+        match instance_attrs(slf)? {
+            Some(state) => PyTuple::new(py, [f, args.into_any(), state.into_any()]),
+            None => PyTuple::new(py, [f, args.into_any()]),
+        }
     }
 
-    /// `copy.copy`: a new tensor over the same storage (as in torch).
-    fn __copy__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
-        wrap(py, alias(&self.handle(py)?)?)
+    /// `copy.copy`: a new tensor of the same class over the same storage,
+    /// with the same instance attributes (each set on the copy, the values
+    /// shared), as in torch.
+    fn __copy__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTensor>> {
+        let py = slf.py();
+        let me = slf.get();
+        let out = me.wrap_out(py, alias(&me.handle(py)?)?)?;
+        if let Some(attrs) = instance_attrs(slf)? {
+            for (k, v) in attrs.iter() {
+                out.setattr(k.cast_into::<PyString>()?, v)?;
+            }
+        }
+        Ok(out)
     }
 
     /// `copy.deepcopy`: a tensor over a copy of the storage; tensors that
-    /// share a storage still share (one copy) within one `deepcopy`.
+    /// share a storage still share (one copy) within one `deepcopy`. A
+    /// `torchcore.Tensor`'s instance attributes are deep-copied with the
+    /// same `memo` into the new object's `__dict__`, as in torch.
     fn __deepcopy__<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         memo: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyTensor>> {
-        let t = &self.handle(py)?;
-        let key = ("torchcore.storage", t.storage().id());
-        let base: Tensor = match memo.get_item(key)? {
-            Some(b) => b.cast::<PyTensor>()?.get().handle(py)?,
-            None => {
-                let n = t.storage().nbytes();
-                let st = alloc_cpu_copy(t.storage(), n)?;
-                let base = Tensor::from_storage(st, ScalarType::Byte, &[n as i64], &[1], 0)
-                    .map_err(crate::convert::to_py_err)?;
-                memo.set_item(key, wrap(py, base.clone())?)?;
-                base
+        let out = deepcopy_tensor(slf.get(), slf.py(), memo)?;
+        // Only for the exact class. A subclass's copy is a plain `Tensor`
+        // without attributes, as before: torch refuses to deep-copy a
+        // subclass that does not override `new_empty` (a known difference,
+        // left as it was).
+        if slf.get_type().is(slf.py().get_type::<PyTensor>()) {
+            if let Some(attrs) = instance_attrs(slf)? {
+                let copied = slf
+                    .py()
+                    .import("copy")?
+                    .getattr("deepcopy")?
+                    .call1((attrs, memo))?;
+                out.setattr("__dict__", copied)?;
             }
-        };
-        let mut out = Tensor::from_storage(
-            base.storage().clone(),
-            t.dtype(),
-            t.sizes(),
-            t.strides(),
-            t.storage_offset(),
-        )
-        .map_err(crate::convert::to_py_err)?;
-        if t.requires_grad() {
-            out.set_requires_grad(true)
-                .map_err(crate::convert::to_py_err)?;
         }
-        wrap(py, out)
+        Ok(out)
     }
+}
+
+/// `self`'s instance attributes (its `__dict__`), `None` when there are none.
+fn instance_attrs<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let d = slf.getattr(pyo3::intern!(slf.py(), "__dict__"))?;
+    let d = d.cast_into::<PyDict>()?;
+    Ok((!d.is_empty()).then_some(d))
+}
+
+/// The tensor part of `Tensor.__deepcopy__` (see there).
+fn deepcopy_tensor<'py>(
+    me: &PyTensor,
+    py: Python<'py>,
+    memo: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let t = &me.handle(py)?;
+    let key = ("torchcore.storage", t.storage().id());
+    let base: Tensor = match memo.get_item(key)? {
+        Some(b) => b.cast::<PyTensor>()?.get().handle(py)?,
+        None => {
+            let n = t.storage().nbytes();
+            let st = alloc_cpu_copy(t.storage(), n)?;
+            let base = Tensor::from_storage(st, ScalarType::Byte, &[n as i64], &[1], 0)
+                .map_err(crate::convert::to_py_err)?;
+            memo.set_item(key, wrap(py, base.clone())?)?;
+            base
+        }
+    };
+    let mut out = Tensor::from_storage(
+        base.storage().clone(),
+        t.dtype(),
+        t.sizes(),
+        t.strides(),
+        t.storage_offset(),
+    )
+    .map_err(crate::convert::to_py_err)?;
+    if t.requires_grad() {
+        out.set_requires_grad(true)
+            .map_err(crate::convert::to_py_err)?;
+    }
+    wrap(py, out)
 }
 
 fn alloc_cpu_copy(src: &c10_core::Storage, n: usize) -> PyResult<c10_core::Storage> {

@@ -326,6 +326,59 @@ def test_pickle_and_copy_of_tensors():
     assert torchcore.equal(torchcore.tensor([1]), torchcore.tensor([1.0]))
 
 
+def _attr_copies(mod):
+    """What copying, deep-copying and pickling keep of a tensor's instance
+    attributes, in `mod` (torchcore or torch)."""
+    class Sub(mod.Tensor):
+        pass
+
+    t = mod.arange(4.0)
+    lst = [1]
+    t.a = lst
+    c = copy.copy(t)
+    d = copy.deepcopy(t)
+    p = pickle.loads(pickle.dumps(t))
+    s = t.as_subclass(Sub)
+    s.b = 2
+    sc = copy.copy(s)
+    pair = copy.deepcopy([t, t])
+    t.me = t
+    selfref = copy.deepcopy(t)
+    plain = copy.deepcopy(mod.arange(3.0))
+    both = copy.deepcopy({"x": t, "y": t.view(2, 2)})
+    return [
+        (c.a is lst, c.data_ptr() == t.data_ptr(), type(c) is mod.Tensor, c.__dict__ is t.__dict__),
+        (d.a == lst, d.a is lst, d.data_ptr() == t.data_ptr()),
+        (p.a, type(p) is mod.Tensor, p.tolist()),
+        (type(sc).__name__, sc.__dict__, sc.data_ptr() == s.data_ptr()),
+        pair[0] is pair[1],
+        (selfref.me is selfref, type(selfref.me) is mod.Tensor, selfref.me.__dict__ is selfref.__dict__),
+        plain.__dict__,
+        both["x"].untyped_storage().data_ptr() == both["y"].untyped_storage().data_ptr(),
+    ]
+
+
+def test_copies_keep_instance_attributes():
+    # As torch (see the differential test below): `copy.copy` sets the same
+    # values on an alias of the same class, `deepcopy` deep-copies the
+    # `__dict__` with the memo, pickling carries it as the state.
+    assert _attr_copies(torchcore) == [
+        (True, True, True, False),
+        (True, False, False),
+        ([1], True, [0.0, 1.0, 2.0, 3.0]),
+        ("Sub", {"b": 2}, True),
+        True,
+        (False, True, True),
+        {},
+        True,
+    ]
+
+
+@needs_torch
+def test_copies_keep_instance_attributes_like_torch():
+    assert _attr_copies(torchcore) == _attr_copies(torch)
+
+
 def test_dtype_device_size_pickle_and_copy():
     for x in [torchcore.float32, torchcore.uint64, torchcore.device("cpu"), torchcore.Size([2, 3])]:
         assert pickle.loads(pickle.dumps(x)) == x
