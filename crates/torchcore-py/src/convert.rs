@@ -295,6 +295,43 @@ pub(crate) fn number(obj: &Bound<'_, PyAny>) -> PyResult<Number> {
     scalar(obj).map(Number::Scalar)
 }
 
+/// A fill value (`full`, `full_like`, `new_full`, `fill_`) as a
+/// [`Number`]: what [`number`] reads, plus a Python `complex` (or a
+/// subclass, such as NumPy's `complex128`) and a one-element complex
+/// tensor, as `Scalar::Complex`. A complex tensor filling a real tensor
+/// gives its real part with PyTorch's `UserWarning` ("Casting complex
+/// values to real discards the imaginary part"); `dst` is the dtype filled.
+pub(crate) fn fill_number(obj: &Bound<'_, PyAny>, dst: Option<ScalarType>) -> PyResult<Number> {
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok(Number::Scalar(Scalar::Complex(c.real(), c.imag())));
+    }
+    if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
+        let py = obj.py();
+        let t = t.get().handle(py)?;
+        if t.numel() == 1 && t.dtype().is_complex() {
+            refuse_meta_item(&t)?;
+            let z = py
+                .detach(|| {
+                    aten_shape::copy::to_dtype(&t, ScalarType::ComplexDouble)
+                        .and_then(|c| c.to_vec::<c10_core::scalar_type::Complex128>())
+                })
+                .py()?;
+            let (re, im) = z.first().map_or((0.0, 0.0), |z| (z.re, z.im));
+            if dst.is_some_and(|d| !d.is_complex()) {
+                PyErr::warn(
+                    py,
+                    &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                    c"Casting complex values to real discards the imaginary part",
+                    1,
+                )?;
+                return Ok(Number::Scalar(Scalar::Float(re)));
+            }
+            return Ok(Number::Scalar(Scalar::Complex(re, im)));
+        }
+    }
+    number(obj)
+}
+
 /// C's name for an integral dtype, as PyTorch's overflow message spells it.
 fn c_type_name(st: ScalarType) -> &'static str {
     match st {
@@ -745,6 +782,7 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any().unbind(),
     })
 }
 
@@ -1040,7 +1078,8 @@ fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
     acc.any_py_leaf = true;
     match s {
         _ if big => acc.any_int = true,
-        Scalar::Float(_) => acc.any_float = true,
+        // (Python complex leaves are walked apart, with their imaginary part.)
+        Scalar::Float(_) | Scalar::Complex(..) => acc.any_float = true,
         Scalar::Int(_) => acc.any_int = true,
         Scalar::Bool(_) => {}
     }

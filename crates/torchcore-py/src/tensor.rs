@@ -163,10 +163,15 @@ impl PyTensor {
     }
 }
 
-/// A `fill_value` argument, with PyTorch's `TypeError` for a non-number
+/// A `fill_value` argument (complex values included, see
+/// [`convert::fill_number`]), with PyTorch's `TypeError` for a non-number
 /// (`full(): argument 'fill_value' (position 2) must be Number, not str`).
-fn fill_number(fill_value: &Bound<'_, PyAny>, name: &str) -> PyResult<convert::Number> {
-    convert::number(fill_value).map_err(|e| {
+fn fill_number(
+    fill_value: &Bound<'_, PyAny>,
+    name: &str,
+    dst: Option<ScalarType>,
+) -> PyResult<convert::Number> {
+    convert::fill_number(fill_value, dst).map_err(|e| {
         if e.is_instance_of::<PyTypeError>(fill_value.py()) {
             PyTypeError::new_err(format!(
                 "{name}(): argument 'fill_value' (position 2) must be Number, not {}",
@@ -1398,7 +1403,14 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let _ = (layout, pin_memory);
         convert::size_arg_check(size, "new_full(): argument 'size'", 1)?;
-        let n = fill_number(fill_value, "new_full")?;
+        // The dtype filled, for the warning of a complex tensor value (an
+        // invalid `dtype` is reported after `fill_value`, as PyTorch's
+        // parser does).
+        let dst = dtype_arg(dtype)
+            .ok()
+            .flatten()
+            .or_else(|| self.with(py, Tensor::dtype).ok());
+        let n = fill_number(fill_value, "new_full", dst)?;
         let sizes = convert::size_arg(size, "new_full(): argument 'size'", 1)?;
         let o = self.new_options(py, (dtype, device, requires_grad))?;
         let st = o.dtype.unwrap_or(ScalarType::Float);
@@ -1898,8 +1910,8 @@ impl PyTensor {
                 )));
             }
         }
-        let n = convert::number(value)?;
         let t = slf.get().handle(py)?;
+        let n = convert::fill_number(value, Some(t.dtype()))?;
         let v = convert::resolve_number(n, t.dtype())?;
         py.detach(|| t.fill_(v)).py()?;
         Ok(slf.clone())
@@ -3102,7 +3114,7 @@ fn full<'py>(
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
     convert::size_arg_check(size, "full(): argument 'size'", 1)?;
-    let n = fill_number(fill_value, "full")?;
+    let n = fill_number(fill_value, "full", dtype_arg(dtype).ok().flatten())?;
     let sizes = convert::size_arg(size, "full(): argument 'size'", 1)?;
     // An int past `int64` fills a float tensor, and is PyTorch's overflow
     // error for the `int64` tensor an int fill value makes by default.
