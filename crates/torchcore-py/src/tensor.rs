@@ -1145,17 +1145,54 @@ impl PyTensor {
         self.with(py, |t| t.requires_grad())
     }
 
+    /// `t.requires_grad = flag`, with PyTorch's setter errors, in its
+    /// order: a non-`bool` (`requires_grad must be a bool`), a non-leaf
+    /// (`you can only change requires_grad flags of leaf variables.`, with
+    /// the `detach()` hint when turning it off), a dtype that cannot
+    /// require gradients (`only Tensors of floating point and complex
+    /// dtype can require gradients`).
     #[setter]
-    fn set_requires_grad(slf: &Bound<'_, Self>, value: bool) -> PyResult<()> {
-        inplace(slf, |t| t.set_requires_grad(value)).map(|_| ())
+    fn set_requires_grad(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Ok(flag) = value.cast::<PyBool>().map(|b| b.is_true()) else {
+            return Err(PyRuntimeError::new_err("requires_grad must be a bool"));
+        };
+        let py = slf.py();
+        let (leaf, dtype) = slf.get().with(py, |t| (t.is_leaf(), t.dtype()))?;
+        if !leaf {
+            let hint = if flag {
+                ""
+            } else {
+                " If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            };
+            return Err(PyRuntimeError::new_err(format!(
+                "you can only change requires_grad flags of leaf variables.{hint}"
+            )));
+        }
+        if flag && !(dtype.is_floating_point() || dtype.is_complex()) {
+            return Err(PyRuntimeError::new_err(
+                "only Tensors of floating point and complex dtype can require gradients",
+            ));
+        }
+        inplace(slf, |t| t.set_requires_grad(flag)).map(|_| ())
     }
 
-    #[pyo3(signature = (requires_grad = true))]
+    /// `requires_grad_(flag=True)`; a non-`bool` flag is PyTorch's parser
+    /// `TypeError`.
+    #[pyo3(signature = (requires_grad = None))]
     fn requires_grad_<'py>(
         slf: &Bound<'py, Self>,
-        requires_grad: bool,
+        requires_grad: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        inplace(slf, |t| t.requires_grad_(requires_grad))
+        let flag = match requires_grad {
+            None => true,
+            Some(v) => v.cast::<PyBool>().map(|b| b.is_true()).map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {}",
+                    convert::tp_name(v)
+                ))
+            })?,
+        };
+        inplace(slf, |t| t.requires_grad_(flag))
     }
 
     #[getter]
