@@ -3036,6 +3036,17 @@ impl PyHolder {
 
 // ---- factories -----------------------------------------------------------
 
+/// Whether `obj` is a NumPy array (NumPy already imported: an array
+/// cannot exist otherwise).
+fn is_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = obj.py();
+    let modules = py.import("sys")?.getattr("modules")?;
+    match modules.get_item("numpy") {
+        Ok(np) => obj.is_instance(&np.getattr("ndarray")?),
+        Err(_) => Ok(false),
+    }
+}
+
 /// `torchcore.tensor(data, dtype=None, device=None, requires_grad=False)`.
 #[pyfunction]
 #[pyo3(signature = (data, *, dtype = None, device = None, requires_grad = false))]
@@ -3062,6 +3073,14 @@ fn tensor<'py>(
     }
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.get().handle(py)?;
+        py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
+            .py()?
+    } else if is_ndarray(data)? {
+        // PyTorch's NumPy path: the array's dtype, `from_numpy`'s
+        // refusals, then a copy.
+        let s = crate::numpy_interop::from_numpy(py, data)?
+            .get()
+            .handle(py)?;
         py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
             .py()?
     } else {
