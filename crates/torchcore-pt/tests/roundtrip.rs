@@ -423,3 +423,23 @@ fn meta_map_location_keeps_layout_and_sharing() {
         assert!(a.storage().is_alias_of(b.storage()));
     }
 }
+
+#[test]
+fn meta_tensors_save_without_storage_and_load_back() {
+    let o = c10_core::TensorOptions::new()
+        .dtype(ScalarType::Half)
+        .device(c10_core::Device::META);
+    let m = Tensor::empty_strided(&[2, 3], &[1, 2], o).unwrap();
+    let bytes = save_to_writer(&Value::Tensor(m), Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
+    let z = zip::ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+    assert!(!z.file_names().any(|n| n.unwrap().contains("/data/")));
+    let back = torchcore_pt::load_from_reader(Cursor::new(bytes)).unwrap();
+    let t = back.as_tensor().unwrap();
+    assert!(t.device().is_meta());
+    assert_eq!(
+        (t.sizes(), t.strides(), t.dtype()),
+        (&[2, 3][..], &[1, 2][..], ScalarType::Half)
+    );
+}

@@ -102,14 +102,28 @@ def test_meta_with_allowlisted_globals():
     globals()["Point"] = Point
     Point.__module__ = __name__
     buf = io.BytesIO()
-    tc.save({"p": Point(1, 2), "t": tc.arange(3.0)[1:]}, buf)
+    tc.save({"p": Point(1, 2), "t": tc.arange(3.0)[1:], "m": tc.empty(2, 3, device="meta")}, buf)
     with tc.serialization.safe_globals([Point]):
         buf.seek(0)
         r = tc.load(buf, map_location="meta")
     assert r["p"] == Point(1, 2)
+    assert (r["m"].device.type, tuple(r["m"].shape)) == ("meta", (2, 3))
     t = r["t"]
     assert (t.device.type, tuple(t.shape), t.storage_offset(), t.untyped_storage().nbytes()) == (
         "meta", (2,), 1, 12)
+
+
+def test_meta_tensors_round_trip():
+    # A meta tensor is saved without storage (torch's
+    # `_rebuild_meta_tensor_no_storage`) and loads as one, wherever mapped.
+    buf = io.BytesIO()
+    tc.save({"m": tc.empty(3, 2, device="meta")[1:],
+             "g": tc.empty(2, device="meta", requires_grad=True)}, buf)
+    for loc in (None, "cpu", "meta"):
+        r = tc.load(io.BytesIO(buf.getvalue()), map_location=loc)
+        assert (r["m"].device.type, tuple(r["m"].shape), r["m"].stride(),
+                r["m"].storage_offset()) == ("meta", (2, 2), (2, 1), 0)
+        assert r["g"].requires_grad and r["g"].device.type == "meta"
 
 
 torch = pytest.importorskip("torch")
@@ -135,3 +149,20 @@ def test_dict_and_callable_same_as_torch():
         got = tc.load(io.BytesIO(data), map_location=loc if loc != "callable"
                       else lambda s, l: tc.UntypedStorage(s.nbytes(), device="meta"))
         assert layout(got) == layout(want)
+
+
+def test_meta_tensors_across_torch():
+    buf = io.BytesIO()
+    torch.save({"m": torch.empty(3, 2, device="meta")[1:],
+                "p": torch.nn.Parameter(torch.empty(2, device="meta")),
+                "g": torch.empty(2, device="meta", requires_grad=True)}, buf)
+    for loc in (None, "cpu", "meta"):
+        want = torch.load(io.BytesIO(buf.getvalue()), map_location=loc, weights_only=True)
+        got = tc.load(io.BytesIO(buf.getvalue()), map_location=loc)
+        assert layout(got) == layout(want)
+    out = io.BytesIO()
+    tc.save({"m": tc.empty(3, 2, device="meta")[1:], "h": tc.empty(4, dtype=tc.float16,
+                                                                    device="meta")}, out)
+    back = torch.load(io.BytesIO(out.getvalue()), weights_only=True)
+    assert layout(back) == layout(tc.load(io.BytesIO(out.getvalue())))
+    assert str(back["h"].dtype) == "torch.float16" and back["h"].device.type == "meta"

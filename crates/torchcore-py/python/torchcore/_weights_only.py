@@ -49,6 +49,11 @@ class _StorageType:
         self.untyped = untyped
 
 
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    return torchcore.empty_strided(size, stride, dtype=dtype, device="meta",
+                                   requires_grad=requires_grad)
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
                        backward_hooks, metadata=None):
     t = torchcore.empty(0, dtype=storage.dtype, device=storage.device).set_(storage, storage_offset, size, stride)
@@ -82,6 +87,7 @@ def _builtin_allowed():
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
         "torch.Size": torchcore.Size,
         "torch.device": torchcore.device,
         "torch.UntypedStorage": _StorageType(torchcore.uint8, True),
