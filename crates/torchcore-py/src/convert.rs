@@ -750,6 +750,14 @@ fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
                 })
             })
             .collect::<PyResult<_>>()?,
+        ScalarType::ComplexHalf | ScalarType::ComplexFloat | ScalarType::ComplexDouble => {
+            aten_shape::copy::to_dtype(t, ScalarType::ComplexDouble)
+                .and_then(|c| c.to_vec::<c10_core::scalar_type::Complex128>())
+                .py()?
+                .into_iter()
+                .map(|z| Scalar::Complex(z.re, z.im))
+                .collect()
+        }
         ScalarType::Float8_e4m3fn
         | ScalarType::Float8_e5m2
         | ScalarType::Float8_e4m3fnuz
@@ -1280,6 +1288,14 @@ fn record_leaf(s: Scalar, depth: usize, acc: &mut Leaves) -> PyResult<()> {
     }
     acc.sizes_done = true;
     if acc.ragged.is_some() {
+        return Ok(());
+    }
+    if let Scalar::Complex(re, im) = s {
+        // A complex tensor element: both parts (the imaginary parts start
+        // here if no `complex` came before).
+        let n = acc.vals.len();
+        acc.ims.get_or_insert_with(|| vec![0.0; n]).push(im);
+        acc.vals.push(Scalar::Float(re));
         return Ok(());
     }
     if let Some(ims) = acc.ims.as_mut() {

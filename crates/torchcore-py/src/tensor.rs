@@ -1282,17 +1282,38 @@ impl PyTensor {
                 }
             )));
         }
-        Ok(convert::item(py, &t)?.to_f64() != 0.0)
+        Ok(match convert::item(py, &t)? {
+            Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
+            s => s.to_f64() != 0.0,
+        })
     }
 
     fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
         let t = self.handle(py)?;
-        Ok(convert::item(py, &t)?.to_i64())
+        let s = convert::item(py, &t)?;
+        if s.is_complex() {
+            // c10's `checked_convert`: only a zero imaginary part converts.
+            s.check_fits(ScalarType::Long).py()?;
+        }
+        Ok(s.to_i64())
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
         let t = self.handle(py)?;
-        Ok(convert::item(py, &t)?.to_f64())
+        let s = convert::item(py, &t)?;
+        if s.is_complex() {
+            s.check_fits(ScalarType::Double).py()?;
+        }
+        Ok(s.to_f64())
+    }
+
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyComplex>> {
+        let t = self.handle(py)?;
+        let (re, im) = match convert::item(py, &t)? {
+            Scalar::Complex(re, im) => (re, im),
+            s => (s.to_f64(), 0.0),
+        };
+        Ok(pyo3::types::PyComplex::from_doubles(py, re, im))
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
@@ -2342,6 +2363,12 @@ impl PyTensor {
         if let Ok(src) = value.cast::<PyTensor>() {
             let src = src.get().handle(py)?;
             return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
+        }
+        if let Ok(c) = value.cast::<pyo3::types::PyComplex>() {
+            // c10's complex Scalar: `fill_`'s check refuses a nonzero
+            // imaginary part for a real tensor, as PyTorch's.
+            let s = Scalar::Complex(c.real(), c.imag());
+            return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
         }
         match scalar(value) {
             Ok(s) => return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py(),

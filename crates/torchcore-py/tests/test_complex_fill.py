@@ -82,7 +82,7 @@ def outcome(m, expr):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            r = eval(expr, {"M": m})
+            r = eval(expr, {"M": m, "_set": _set})
         except Exception as e:  # noqa: BLE001 - compared as class and text
             return type(e).__name__, str(e)
     return (str(r.dtype), tuple(r.shape), r.requires_grad, str(r.device),
@@ -102,3 +102,43 @@ def test_numpy_complex_scalars_same_as_torch():
         assert outcome(tc, "M.full((2,), V)".replace("V", repr(v)).replace(
             "np.", "__import__('numpy').")) == outcome(torch, "M.full((2,), V)".replace(
                 "V", repr(v)).replace("np.", "__import__('numpy')."))
+
+
+def _set(x, k, v):
+    x[k] = v
+    return x
+
+
+SET_CASES = [
+    "S(M.zeros(2, dtype=M.complex64), 0, 1+2j)",
+    "S(M.zeros(3, dtype=M.complex128), slice(1, None), 1+2j)",
+    "S(M.zeros(2), 0, 1+2j)",
+    "S(M.zeros(2), 0, 1+0j)",
+    "S(M.zeros(2, dtype=M.int32), 0, 2j)",
+    "S(M.zeros(2, dtype=M.bool), 0, 2j)",
+    "S(M.zeros(2, dtype=M.complex64), slice(0, 2), M.tensor(1+2j))",
+    "S(M.zeros(2), slice(0, 2), M.tensor(3+0j))",
+    "S(M.zeros(2, dtype=M.int32), slice(0, 2), M.tensor(3+0j))",
+    "M.tensor([M.tensor(1+2j), M.tensor(1+2j)])",
+    "M.tensor([M.tensor(1+2j), 1.0])",
+    "M.tensor([M.tensor(1+2j), 1j], dtype=M.complex128)",
+]
+
+
+@pytest.mark.parametrize("expr", SET_CASES)
+def test_setitem_and_elements_same_as_torch(expr):
+    torch = pytest.importorskip("torch")
+    assert outcome(tc, expr.replace("S(", "_set(")) == outcome(torch, expr.replace("S(", "_set("))
+
+
+@pytest.mark.parametrize("conv", ["float", "int", "bool", "complex"])
+@pytest.mark.parametrize("v", [1 + 2j, 1 + 0j, 0j, 2.5j])
+def test_python_conversions_same_as_torch(conv, v):
+    torch = pytest.importorskip("torch")
+    got = []
+    for m in (tc, torch):
+        try:
+            got.append(repr(eval(conv)(m.tensor(v))))
+        except Exception as e:  # noqa: BLE001
+            got.append((type(e).__name__, str(e)))
+    assert got[0] == got[1]
