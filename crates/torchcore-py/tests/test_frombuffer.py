@@ -52,6 +52,25 @@ def test_export_held_while_the_storage_lives():
     assert len(b) == 9
 
 
+def test_releasing_the_callers_memoryview_keeps_the_export():
+    b = bytearray(8)
+    mv = memoryview(b)
+    t = tc.frombuffer(mv, dtype=tc.int32)
+    mv.release()
+    with pytest.raises(BufferError):
+        b.append(1)
+    t[0] = 7
+    assert b[:4] == (7).to_bytes(4, "little")
+    m = mmap.mmap(-1, 8)
+    u = tc.frombuffer(m, dtype=tc.uint8)
+    with pytest.raises(BufferError):
+        m.resize(16)
+    del t, u
+    gc.collect()
+    b.append(1)
+    m.close()
+
+
 def test_object_kept_alive():
     a = array.array("d", [1.5, 2.5])
     r = weakref.ref(a)
