@@ -490,13 +490,17 @@ pub(crate) fn index_as(t: &Tensor, indices: &[TensorIndex], tuple: bool) -> Resu
 }
 
 /// The only element of a one-element tensor as a [`Scalar`], read through
-/// a copy into `as_dtype` (`Long`, `Double` or `Bool`).
+/// a copy into `as_dtype` (`Long`, `Double`, `ComplexDouble` or `Bool`).
 fn as_scalar(x: &Tensor, as_dtype: ScalarType) -> Result<Scalar> {
     let tmp = Tensor::empty(&[], TensorOptions::new().dtype(as_dtype))?;
     copy_api::copy_(&tmp, &views::view(x, &[])?)?;
     Ok(match as_dtype {
         ScalarType::Bool => Scalar::Bool(tmp.item::<bool>()?),
         ScalarType::Long => Scalar::Int(tmp.item::<i64>()?),
+        ScalarType::ComplexDouble => {
+            let z = tmp.item::<c10_core::scalar_type::Complex128>()?;
+            Scalar::Complex(z.re, z.im)
+        }
         _ => Scalar::Float(tmp.item::<f64>()?),
     })
 }
@@ -559,6 +563,10 @@ pub fn index_put_tensor(t: &Tensor, indices: &[TensorIndex], src: &Tensor) -> Re
             ScalarType::Bool
         } else if dt.is_integral(false) {
             ScalarType::Long
+        } else if dt.is_complex() && dst.dtype().is_complex() {
+            // Both parts (a real destination takes the real part, as
+            // PyTorch's copy does).
+            ScalarType::ComplexDouble
         } else {
             ScalarType::Double
         };

@@ -158,3 +158,26 @@ fn indexed_assignment() {
     assert_eq!(x.version().unwrap(), 3);
     assert_eq!(u.version().unwrap(), 0);
 }
+
+#[test]
+fn zero_dim_complex_value_fills_both_parts() {
+    use c10_core::scalar_type::Complex64;
+    let o = TensorOptions::new().dtype(ScalarType::ComplexFloat);
+    let x = Tensor::zeros(&[3], o).unwrap();
+    let v = Tensor::full(&[], c10_core::Scalar::Complex(1.0, 2.0), o).unwrap();
+    let all = [TensorIndex::Slice {
+        start: Some(1),
+        stop: None,
+        step: 1,
+    }];
+    indexing::index_put_tensor(&x, &all, &v).unwrap();
+    let z = Complex64::new(1.0, 2.0);
+    assert_eq!(
+        x.to_vec::<Complex64>().unwrap(),
+        [Complex64::new(0.0, 0.0), z, z]
+    );
+    // A real destination takes the real part, as PyTorch's copy does.
+    let r = Tensor::zeros(&[2], ScalarType::Float).unwrap();
+    indexing::index_put_tensor(&r, &all, &v).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap(), [0.0, 1.0]);
+}

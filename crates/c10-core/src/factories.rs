@@ -362,13 +362,19 @@ impl Tensor {
 
     /// A tensor filled with `value` converted to the dtype. Without a
     /// dtype, the value's kind decides, as in PyTorch: `int64` for an
-    /// integer, `bool` for a bool, `float32` for a float. The value must
-    /// fit the dtype ([`Scalar::check_fits`]).
+    /// integer, `bool` for a bool, `float32` for a float, `complex64` for a
+    /// complex value. The value must fit the dtype ([`Scalar::check_fits`]:
+    /// a complex value with a nonzero imaginary part fits only complex
+    /// dtypes and `bool`).
     ///
     /// ```
-    /// use c10_core::{Tensor, ScalarType, TensorOptions};
+    /// use c10_core::{Scalar, Tensor, ScalarType, TensorOptions};
+    /// use c10_core::scalar_type::Complex64;
     /// let t = Tensor::full(&[2, 2], 7, ScalarType::Int)?;
     /// assert_eq!(t.to_vec::<i32>()?, vec![7, 7, 7, 7]);
+    /// let z = Tensor::full(&[2], Scalar::Complex(1.0, 2.0), TensorOptions::new())?;
+    /// assert_eq!(z.to_vec::<Complex64>()?, [Complex64::new(1.0, 2.0); 2]);
+    /// assert!(Tensor::full(&[2], Scalar::Complex(1.0, 2.0), ScalarType::Float).is_err());
     /// assert_eq!(Tensor::full(&[2], 3, TensorOptions::new())?.dtype(), ScalarType::Long);
     /// assert_eq!(Tensor::full(&[2], 3.0, TensorOptions::new())?.dtype(), ScalarType::Float);
     /// assert!(Tensor::full(&[2], 300, ScalarType::Byte).is_err());
@@ -385,6 +391,8 @@ impl Tensor {
             Scalar::Bool(_) => ScalarType::Bool,
             Scalar::Int(_) => ScalarType::Long,
             Scalar::Float(_) => ScalarType::Float,
+            // The default complex dtype of the default float dtype.
+            Scalar::Complex(..) => ScalarType::ComplexFloat,
         });
         let sizes = match sizes.into_shape()? {
             crate::shape_arg::Shape::Ints(s) => s,

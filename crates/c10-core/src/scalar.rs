@@ -11,6 +11,7 @@ use crate::scalar_type::{Element, ScalarType};
 /// assert_eq!(Scalar::from(3), Scalar::Int(3));
 /// assert_eq!(Scalar::from(2.5f32), Scalar::Float(2.5));
 /// assert_eq!(Scalar::from(true), Scalar::Bool(true));
+/// assert_eq!(Scalar::from(c10_core::scalar_type::Complex128::new(1.0, 2.0)), Scalar::Complex(1.0, 2.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
@@ -20,25 +21,30 @@ pub enum Scalar {
     Int(i64),
     /// A floating-point number.
     Float(f64),
+    /// A complex number: real and imaginary parts (c10's
+    /// `c10::complex<double>` Scalar).
+    Complex(f64, f64),
 }
 
 impl Scalar {
-    /// As `f64` (integers beyond 2^53 round).
+    /// As `f64` (integers beyond 2^53 round; a complex value's real part).
     ///
     /// ```
     /// use c10_core::Scalar;
     /// assert_eq!(Scalar::Bool(true).to_f64(), 1.0);
     /// assert_eq!(Scalar::Int(-3).to_f64(), -3.0);
+    /// assert_eq!(Scalar::Complex(1.5, 2.0).to_f64(), 1.5);
     /// ```
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => f64::from(u8::from(b)),
             Scalar::Int(i) => i as f64,
-            Scalar::Float(f) => f,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f,
         }
     }
 
-    /// As `i64` (floats truncate toward zero, saturating).
+    /// As `i64` (floats truncate toward zero, saturating; a complex
+    /// value's real part).
     ///
     /// ```
     /// use c10_core::Scalar;
@@ -49,7 +55,7 @@ impl Scalar {
         match self {
             Scalar::Bool(b) => i64::from(b),
             Scalar::Int(i) => i,
-            Scalar::Float(f) => f as i64,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f as i64,
         }
     }
 
@@ -64,6 +70,17 @@ impl Scalar {
         matches!(self, Scalar::Float(_))
     }
 
+    /// Whether this is a complex value.
+    ///
+    /// ```
+    /// use c10_core::Scalar;
+    /// assert!(Scalar::Complex(1.0, 0.0).is_complex());
+    /// assert!(!Scalar::from(2.0).is_complex());
+    /// ```
+    pub fn is_complex(self) -> bool {
+        matches!(self, Scalar::Complex(..))
+    }
+
     /// Converts to the element type `T` with C++ `static_cast` semantics
     /// (integers go through `i64` so large values stay exact).
     ///
@@ -72,10 +89,12 @@ impl Scalar {
     /// assert_eq!(Scalar::Int(-1).to_element::<u8>(), 255); // wraps, as C++ does
     /// assert_eq!(Scalar::Float(2.9).to_element::<i32>(), 2);
     /// assert_eq!(Scalar::Bool(true).to_element::<f32>(), 1.0);
+    /// assert_eq!(Scalar::Complex(1.0, 2.0).to_element::<f64>(), 1.0); // the real part
     /// ```
     pub fn to_element<T: Element>(self) -> T {
         match self {
             Scalar::Float(f) => T::from_f64(f),
+            Scalar::Complex(re, im) => T::from_complex(re, im),
             Scalar::Bool(b) => T::from_f64(f64::from(u8::from(b))),
             Scalar::Int(i) => {
                 if T::SCALAR_TYPE.is_floating_point() || T::SCALAR_TYPE.is_complex() {
@@ -121,6 +140,9 @@ impl Scalar {
     ///   integer type when it is not below the lowest value and is below
     ///   the largest plus one (`255.5` fits `uint8` and is stored as 255;
     ///   `256.0` and `-0.5` do not fit);
+    /// * a complex value fits a complex type when both parts fit its
+    ///   component's floating type; any other type only when its imaginary
+    ///   part is zero (NaN is not) and its real part fits as a float;
     /// * nothing is checked for a `bool` destination (any value is
     ///   `!= 0`).
     ///
@@ -132,12 +154,34 @@ impl Scalar {
     /// assert!(Scalar::Int(-255).check_fits(ScalarType::Byte).is_ok());
     /// assert!(Scalar::Float(-1.0).check_fits(ScalarType::Byte).is_err());
     /// assert!(Scalar::Int(300).check_fits(ScalarType::Bool).is_ok());
+    /// assert!(Scalar::Complex(1.0, 2.0).check_fits(ScalarType::Float).is_err());
+    /// assert!(Scalar::Complex(1.0, 0.0).check_fits(ScalarType::Float).is_ok());
+    /// assert!(Scalar::Complex(1e300, 0.0).check_fits(ScalarType::ComplexFloat).is_err());
     /// ```
     pub fn check_fits(self, dtype: ScalarType) -> Result<()> {
         let Some(r) = c10_range(dtype) else {
             return Ok(());
         };
         let overflows = match self {
+            Scalar::Complex(re, im) if dtype.is_complex() => {
+                Scalar::Float(re).overflows(r) || Scalar::Float(im).overflows(r)
+            }
+            Scalar::Complex(_, im) if im != 0.0 => true, // NaN included
+            Scalar::Complex(re, _) => Scalar::Float(re).overflows(r),
+            other => other.overflows(r),
+        };
+        if overflows {
+            return Err(TensorError::runtime(format!(
+                "value cannot be converted to type {} without overflow",
+                c10_type_name(dtype)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether this real value lies outside `r` (see [`Scalar::check_fits`]).
+    fn overflows(self, r: Range) -> bool {
+        match self {
             Scalar::Bool(_) => false,
             Scalar::Int(i) => match r {
                 Range::Signed { lo, hi } => i < lo || i > hi,
@@ -154,14 +198,9 @@ impl Scalar {
                 Range::Signed { lo, hi } => !(f >= lo as f64 && f < (i128::from(hi) + 1) as f64),
                 Range::Unsigned { hi } => !(f >= 0.0 && f < (u128::from(hi) + 1) as f64),
             },
-        };
-        if overflows {
-            return Err(TensorError::runtime(format!(
-                "value cannot be converted to type {} without overflow",
-                c10_type_name(dtype)
-            )));
+            // Complex values are split by `check_fits`.
+            Scalar::Complex(..) => false,
         }
-        Ok(())
     }
 }
 
@@ -306,6 +345,16 @@ impl From<f64> for Scalar {
 impl From<half::f16> for Scalar {
     fn from(v: half::f16) -> Self {
         Scalar::Float(v.to_f64())
+    }
+}
+impl From<crate::scalar_type::Complex64> for Scalar {
+    fn from(v: crate::scalar_type::Complex64) -> Self {
+        Scalar::Complex(f64::from(v.re), f64::from(v.im))
+    }
+}
+impl From<crate::scalar_type::Complex128> for Scalar {
+    fn from(v: crate::scalar_type::Complex128) -> Self {
+        Scalar::Complex(v.re, v.im)
     }
 }
 impl From<half::bf16> for Scalar {

@@ -16,7 +16,8 @@ use crate::unpickle::{unpickle, StorageRecord, StorageSource};
 use crate::value::Value;
 
 /// Where storages saved on another device are loaded (torch's
-/// `map_location`). Storages are always built on the CPU.
+/// `map_location`). Storages are built on the CPU, or, with
+/// [`MapLocation::Meta`], on the meta device.
 ///
 /// ```
 /// use torchcore_pt::{LoadOptions, MapLocation};
@@ -33,6 +34,26 @@ pub enum MapLocation {
     /// Load every storage on the CPU, whatever its location tag
     /// (`map_location='cpu'`).
     Cpu,
+    /// Load every storage on the meta device, whatever its location tag
+    /// (`map_location='meta'`): sizes, strides, offsets, dtypes and
+    /// storage sharing as saved, no data. The records of a ZIP archive are
+    /// not read at all (as torch); a legacy (pre-1.6) checkpoint is read as
+    /// usual and its storages then replaced by meta storages of the same
+    /// size.
+    ///
+    /// ```
+    /// use torchcore_pt::{load_with, save, LoadOptions, MapLocation, Value};
+    /// use c10_core::{Tensor, ScalarType};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.pt");
+    /// save(&Value::Tensor(Tensor::arange(0, 4, 1, ScalarType::Float)?), &path)?;
+    /// let v = load_with(&path, &LoadOptions::default().map_location(MapLocation::Meta))?;
+    /// let t = v.as_tensor().unwrap();
+    /// assert!(t.device().is_meta());
+    /// assert_eq!((t.sizes(), t.storage().nbytes()), (&[4][..], 16));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    Meta,
 }
 
 /// torch's callable `map_location`, see [`LoadOptions::storage_map`].
@@ -181,7 +202,8 @@ impl LoadOptions {
 }
 
 pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> Result<()> {
-    if location == "cpu" || opts.map_location == MapLocation::Cpu || opts.storage_map.is_some() {
+    if location == "cpu" || opts.map_location != MapLocation::AsSaved || opts.storage_map.is_some()
+    {
         return Ok(());
     }
     // Loaded on the CPU first, then moved to the device (`remap::apply`).
@@ -193,6 +215,13 @@ pub(crate) fn check_location(key: &str, location: &str, opts: &LoadOptions) -> R
         key: key.to_string(),
         location: location.to_string(),
     })
+}
+
+/// A meta storage of `nbytes` (no memory): what [`MapLocation::Meta`]
+/// loads.
+pub(crate) fn meta_storage(nbytes: usize) -> Result<Storage> {
+    let alloc = c10_core::factories::allocator_for(c10_core::Device::META)?;
+    Ok(Storage::new(nbytes, alloc, true)?)
 }
 
 /// What every source that reads records itself checks first: `rec`'s

@@ -5,7 +5,7 @@
 use c10_core::{Storage, Tensor};
 
 use crate::error::{PtError, Result};
-use crate::load::LoadOptions;
+use crate::load::{LoadOptions, MapLocation};
 use crate::unpickle::{StorageRecord, StorageSource};
 use crate::value::{StorageValue, Value};
 
@@ -14,17 +14,23 @@ use crate::value::{StorageValue, Value};
 pub(crate) struct Recording<'a> {
     inner: &'a mut dyn StorageSource,
     record: bool,
+    /// [`crate::MapLocation::Meta`] without a storage map: ZIP records are
+    /// not read, each storage is a meta storage of the record's size.
+    meta: bool,
     py2_strings: crate::load::Py2Strings,
     pub(crate) seen: Vec<(String, String, Storage)>,
 }
 
 impl<'a> Recording<'a> {
     pub(crate) fn new(inner: &'a mut dyn StorageSource, opts: &LoadOptions) -> Recording<'a> {
+        let meta = opts.storage_map.is_none() && opts.map_location == MapLocation::Meta;
         Recording {
-            inner,
             record: opts.storage_map.is_some()
-                || (cfg!(feature = "cuda")
-                    && opts.map_location == crate::load::MapLocation::AsSaved),
+                // A legacy checkpoint's storages are read, then replaced.
+                || (meta && inner.legacy_ids())
+                || (cfg!(feature = "cuda") && opts.map_location == MapLocation::AsSaved),
+            inner,
+            meta,
             py2_strings: opts.py2_strings,
             seen: Vec::new(),
         }
@@ -33,6 +39,9 @@ impl<'a> Recording<'a> {
 
 impl StorageSource for Recording<'_> {
     fn load_storage(&mut self, rec: &StorageRecord<'_>) -> Result<Storage> {
+        if self.meta && !self.inner.legacy_ids() {
+            return crate::load::meta_storage(rec.nbytes);
+        }
         let s = self.inner.load_storage(rec)?;
         if self.record {
             self.seen
@@ -58,6 +67,9 @@ pub(crate) fn apply(
     opts: &LoadOptions,
 ) -> Result<Value> {
     let Some(map) = &opts.storage_map else {
+        if opts.map_location == MapLocation::Meta {
+            return to_meta(value, seen);
+        }
         return to_devices(value, seen);
     };
     let mut replaced = Vec::new();
@@ -67,10 +79,12 @@ pub(crate) fn apply(
             None => return Err(PtError::Location { key, location }),
             Some(new) if new.is_alias_of(&storage) => {}
             Some(new) => {
-                if !new.device().is_cpu() || new.nbytes() < storage.nbytes() {
+                let device_ok = new.device().is_cpu() || new.device().is_meta();
+                if !device_ok || new.nbytes() < storage.nbytes() {
                     return Err(PtError::Tensor(format!(
                         "map_location returned, for storage '{key}' ({} bytes on the CPU), a \
-                         storage of {} bytes on {}: torchcore needs a CPU storage at least as large",
+                         storage of {} bytes on {}: torchcore needs a CPU or meta storage at \
+                         least as large",
                         storage.nbytes(),
                         new.nbytes(),
                         new.device()
@@ -80,6 +94,19 @@ pub(crate) fn apply(
             }
         }
     }
+    if replaced.is_empty() {
+        return Ok(value);
+    }
+    substitute(value, &replaced)
+}
+
+/// [`MapLocation::Meta`] for a legacy checkpoint: every storage read is
+/// replaced by a meta storage of its size.
+fn to_meta(value: Value, seen: Vec<(String, String, Storage)>) -> Result<Value> {
+    let replaced = seen
+        .into_iter()
+        .map(|(_, _, s)| Ok((s.clone(), crate::load::meta_storage(s.nbytes())?)))
+        .collect::<Result<Vec<_>>>()?;
     if replaced.is_empty() {
         return Ok(value);
     }

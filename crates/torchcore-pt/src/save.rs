@@ -364,6 +364,18 @@ impl Pickler {
                 "quantized tensors ({dtype:?}) are not supported"
             )));
         }
+        if t.device().is_meta() {
+            // torch's `Tensor.__reduce_ex__` of a meta tensor: no storage.
+            self.global("torch._utils _rebuild_meta_tensor_no_storage");
+            self.op(b'(');
+            self.dtype(dtype)?;
+            self.ints_tuple(t.sizes());
+            self.ints_tuple(t.strides());
+            self.op(if t.requires_grad() { 0x88 } else { 0x89 });
+            self.op(b't');
+            self.op(b'R');
+            return Ok(());
+        }
         let v2 = storage_class_of(dtype).is_some();
         self.global(if v2 {
             "torch._utils _rebuild_tensor_v2"

@@ -149,6 +149,9 @@ enum Global {
     RebuildTensorV3,
     RebuildParameter,
     RebuildParameterWithState,
+    /// `torch._utils._rebuild_meta_tensor_no_storage`: what `torch.save`
+    /// writes for a meta tensor.
+    RebuildMetaTensor,
     /// A storage class; `None` for `UntypedStorage`.
     StorageType(Option<ScalarType>),
 }
@@ -203,6 +206,7 @@ fn resolve_global(module: &str, name: &str) -> Result<Node> {
         ("torch._utils", "_rebuild_tensor_v3") => Global::RebuildTensorV3,
         ("torch._utils", "_rebuild_parameter") => Global::RebuildParameter,
         ("torch._utils", "_rebuild_parameter_with_state") => Global::RebuildParameterWithState,
+        ("torch._utils", "_rebuild_meta_tensor_no_storage") => Global::RebuildMetaTensor,
         ("torch.storage" | "torch", "UntypedStorage") => Global::StorageType(None),
         ("torch", n) => {
             if let Some((_, d)) = STORAGE_CLASSES.iter().find(|(c, _)| *c == n) {
@@ -1152,6 +1156,7 @@ impl<'a> Vm<'a> {
                 _ => Err(bad_args(self, "torch.device")),
             },
             Global::RebuildTensorV2 | Global::RebuildTensorV3 => self.rebuild_tensor(g, &args),
+            Global::RebuildMetaTensor => self.rebuild_meta_tensor(&args),
             Global::RebuildParameter | Global::RebuildParameterWithState => {
                 self.rebuild_parameter(g, &args)
             }
@@ -1204,6 +1209,45 @@ impl<'a> Vm<'a> {
         };
         t.set_requires_grad(requires_grad)?;
         Ok(Node::Parameter(t))
+    }
+
+    /// `torch._utils._rebuild_meta_tensor_no_storage(dtype, size, stride,
+    /// requires_grad)`: a meta tensor (`empty_strided` on the meta
+    /// device), whatever the map location, as torch's.
+    fn rebuild_meta_tensor(&mut self, args: &[Node]) -> Result<Node> {
+        const NAME: &str = "_rebuild_meta_tensor_no_storage";
+        let [dtype, size, stride, requires_grad] = args else {
+            return Err(self.err(format!("{NAME}: expected 4 arguments, got {}", args.len())));
+        };
+        let dtype = match dtype {
+            Node::Dtype(d) if *d != ScalarType::Undefined => *d,
+            other => {
+                return Err(self.err(format!(
+                    "{NAME}: dtype must be a torch.dtype, got {}",
+                    other.type_name(self)
+                )))
+            }
+        };
+        let sizes = self.int_tuple(size, "size")?;
+        let strides = self.int_tuple(stride, "stride")?;
+        let Node::Bool(requires_grad) = requires_grad else {
+            return Err(self.err(format!(
+                "{NAME}: requires_grad must be a bool, got {}",
+                requires_grad.type_name(self)
+            )));
+        };
+        let o = c10_core::TensorOptions::new()
+            .dtype(dtype)
+            .device(c10_core::Device::META);
+        let mut t = Tensor::empty_strided(&sizes, &strides, o).map_err(|e| {
+            PtError::Tensor(format!(
+                "meta tensor with size {sizes:?}, stride {strides:?}, dtype {dtype:?}: {e}"
+            ))
+        })?;
+        if *requires_grad {
+            t.set_requires_grad(true)?;
+        }
+        Ok(Node::Tensor(t))
     }
 
     fn rebuild_tensor(&mut self, g: Global, args: &[Node]) -> Result<Node> {

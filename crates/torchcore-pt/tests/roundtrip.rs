@@ -393,3 +393,53 @@ fn legacy_format_round_trips() {
         assert_eq!(bytes, again, "{name}: the same bytes each time");
     }
 }
+
+#[test]
+fn meta_map_location_keeps_layout_and_sharing() {
+    let numbers = Tensor::arange(1, 10, 1, ScalarType::Long).unwrap();
+    let evens = numbers.as_strided(&[2, 2], &[2, 1], Some(3)).unwrap();
+    let v = Value::List(vec![Value::Tensor(numbers), Value::Tensor(evens)]);
+    let zip = save_to_writer(&v, Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
+    let legacy = torchcore_pt::save_legacy_to_writer(&v, Vec::new()).unwrap();
+    let opts = torchcore_pt::LoadOptions::default().map_location(torchcore_pt::MapLocation::Meta);
+    for bytes in [zip, legacy] {
+        let got = torchcore_pt::load_from_reader_with(Cursor::new(bytes), &opts).unwrap();
+        let Value::List(items) = got else {
+            panic!("a list")
+        };
+        let (a, b) = (items[0].as_tensor().unwrap(), items[1].as_tensor().unwrap());
+        assert!(a.device().is_meta() && b.device().is_meta());
+        assert_eq!(
+            (a.sizes(), a.strides(), a.storage_offset()),
+            (&[9][..], &[1][..], 0)
+        );
+        assert_eq!(
+            (b.sizes(), b.strides(), b.storage_offset()),
+            (&[2, 2][..], &[2, 1][..], 3)
+        );
+        assert_eq!(a.storage().nbytes(), 72);
+        assert!(a.storage().is_alias_of(b.storage()));
+    }
+}
+
+#[test]
+fn meta_tensors_save_without_storage_and_load_back() {
+    let o = c10_core::TensorOptions::new()
+        .dtype(ScalarType::Half)
+        .device(c10_core::Device::META);
+    let m = Tensor::empty_strided(&[2, 3], &[1, 2], o).unwrap();
+    let bytes = save_to_writer(&Value::Tensor(m), Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
+    let z = zip::ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+    assert!(!z.file_names().any(|n| n.unwrap().contains("/data/")));
+    let back = torchcore_pt::load_from_reader(Cursor::new(bytes)).unwrap();
+    let t = back.as_tensor().unwrap();
+    assert!(t.device().is_meta());
+    assert_eq!(
+        (t.sizes(), t.strides(), t.dtype()),
+        (&[2, 3][..], &[1, 2][..], ScalarType::Half)
+    );
+}

@@ -295,6 +295,43 @@ pub(crate) fn number(obj: &Bound<'_, PyAny>) -> PyResult<Number> {
     scalar(obj).map(Number::Scalar)
 }
 
+/// A fill value (`full`, `full_like`, `new_full`, `fill_`) as a
+/// [`Number`]: what [`number`] reads, plus a Python `complex` (or a
+/// subclass, such as NumPy's `complex128`) and a one-element complex
+/// tensor, as `Scalar::Complex`. A complex tensor filling a real tensor
+/// gives its real part with PyTorch's `UserWarning` ("Casting complex
+/// values to real discards the imaginary part"); `dst` is the dtype filled.
+pub(crate) fn fill_number(obj: &Bound<'_, PyAny>, dst: Option<ScalarType>) -> PyResult<Number> {
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok(Number::Scalar(Scalar::Complex(c.real(), c.imag())));
+    }
+    if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
+        let py = obj.py();
+        let t = t.get().handle(py)?;
+        if t.numel() == 1 && t.dtype().is_complex() {
+            refuse_meta_item(&t)?;
+            let z = py
+                .detach(|| {
+                    aten_shape::copy::to_dtype(&t, ScalarType::ComplexDouble)
+                        .and_then(|c| c.to_vec::<c10_core::scalar_type::Complex128>())
+                })
+                .py()?;
+            let (re, im) = z.first().map_or((0.0, 0.0), |z| (z.re, z.im));
+            if dst.is_some_and(|d| !d.is_complex()) {
+                PyErr::warn(
+                    py,
+                    &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                    c"Casting complex values to real discards the imaginary part",
+                    1,
+                )?;
+                return Ok(Number::Scalar(Scalar::Float(re)));
+            }
+            return Ok(Number::Scalar(Scalar::Complex(re, im)));
+        }
+    }
+    number(obj)
+}
+
 /// C's name for an integral dtype, as PyTorch's overflow message spells it.
 fn c_type_name(st: ScalarType) -> &'static str {
     match st {
@@ -713,6 +750,14 @@ fn flat_values_nogil(t: &Tensor) -> PyResult<Vec<Scalar>> {
                 })
             })
             .collect::<PyResult<_>>()?,
+        ScalarType::ComplexHalf | ScalarType::ComplexFloat | ScalarType::ComplexDouble => {
+            aten_shape::copy::to_dtype(t, ScalarType::ComplexDouble)
+                .and_then(|c| c.to_vec::<c10_core::scalar_type::Complex128>())
+                .py()?
+                .into_iter()
+                .map(|z| Scalar::Complex(z.re, z.im))
+                .collect()
+        }
         ScalarType::Float8_e4m3fn
         | ScalarType::Float8_e5m2
         | ScalarType::Float8_e4m3fnuz
@@ -745,6 +790,7 @@ pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any().unbind(),
     })
 }
 
@@ -860,6 +906,14 @@ struct Leaves {
     /// fails when storing it, with an error that depends on the target
     /// dtype.
     multi_element_tensor: bool,
+    /// The first leaf whose dtype PyTorch cannot infer (`None`, a `dict`,
+    /// a `Decimal`): its inference error, raised when no dtype is given.
+    uninferable: Option<PyErr>,
+    /// The first leaf that is a number only through `__float__` (a
+    /// `Decimal`, `numpy.float32`, a floating tensor): PyTorch cannot
+    /// store it in an integer tensor, nor in a bool one unless it is a
+    /// NumPy bool (the flag); the message of its `TypeError`.
+    float_only: Option<(String, bool)>,
 }
 
 impl Leaves {
@@ -979,16 +1033,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     }
     let is_seq = obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok();
     if !is_seq {
-        let s = scalar(obj).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "new(): invalid data type '{}'",
-                obj.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
-        return leaf(s, depth, acc, false);
+        return other_leaf(obj, depth, acc);
     }
     if depth >= MAX_DATA_DIMS {
         return Err(PyValueError::new_err(format!(
@@ -1015,6 +1060,187 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> 
     Ok(())
 }
 
+/// An element that is neither a plain number nor a list or tuple, as
+/// PyTorch's `infer_scalar_type` and `recursive_store` take it: `str` and
+/// `bytes` are refused (`new(): invalid data type 'str'`), NumPy scalars
+/// are leaves of their own dtype, any other sequence (`range`,
+/// `bytearray`, `array.array`, an ndarray, a class with `__len__` and
+/// `__getitem__`) is walked as one, other numbers (`Decimal`) are stored
+/// but cannot give a dtype, and anything else cannot be stored either.
+fn other_leaf(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    let py = obj.py();
+    if obj.cast::<PyString>().is_ok() || obj.cast::<pyo3::types::PyBytes>().is_ok() {
+        // PyTorch's inference refuses them, and so does its store of
+        // `bytes` or of the data itself; with a dtype, a nested `str` is
+        // the store's error instead (a `str` is a sequence of `str`s).
+        let err = PyTypeError::new_err(format!(
+            "new(): invalid data type '{}'",
+            obj.get_type().name()?
+        ));
+        if depth == 0 {
+            return Err(err);
+        }
+        acc.uninferable.get_or_insert(err);
+        if obj.cast::<pyo3::types::PyBytes>().is_ok() {
+            // A sequence of ints for the store.
+            return walk_sequence(obj, depth, acc);
+        }
+        let n = obj.len()? as i64;
+        match acc.sizes.get(depth) {
+            Some(&want) if want != n => {
+                acc.ragged.get_or_insert(Ragged::Length {
+                    dim: depth,
+                    expected: want,
+                    got: n,
+                });
+            }
+            _ => {
+                acc.ragged
+                    .get_or_insert(Ragged::SequenceForNumber("str".to_string()));
+            }
+        }
+        acc.sizes_done = true;
+        acc.any_py_leaf = true;
+        return Ok(());
+    }
+    // SAFETY: the GIL is held and `obj` is live.
+    let is_sequence = unsafe { pyo3::ffi::PySequence_Check(obj.as_ptr()) } == 1;
+    if !is_sequence {
+        if let Some(dt) = numpy_scalar_dtype(obj)? {
+            return match scalar(obj) {
+                Ok(s) => {
+                    note_float_only(obj, acc)?;
+                    typed_leaf(dt, s, depth, acc)
+                }
+                Err(_) => bad_leaf(type_tp_name(obj)?, depth, acc),
+            };
+        }
+        let number = obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>();
+        return match scalar(obj) {
+            Ok(s) if number => leaf(s, depth, acc, false),
+            Ok(s) => {
+                acc.uninferable.get_or_insert(could_not_infer(obj)?);
+                note_float_only(obj, acc)?;
+                leaf(s, depth, acc, false)
+            }
+            Err(_) => {
+                acc.uninferable.get_or_insert(could_not_infer(obj)?);
+                bad_leaf(type_tp_name(obj)?, depth, acc)
+            }
+        };
+    }
+    let _ = py;
+    walk_sequence(obj, depth, acc)
+}
+
+/// Walks a sequence other than a list or tuple, through `len` and
+/// `__getitem__` (PyTorch's `PySequence_Fast`).
+fn walk_sequence(obj: &Bound<'_, PyAny>, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    if depth >= MAX_DATA_DIMS {
+        return Err(PyValueError::new_err(format!(
+            "too many dimensions '{}'",
+            obj.get_type().name()?
+        )));
+    }
+    let n = obj.len()?;
+    acc.sequence(obj, depth, n as i64);
+    for i in 0..n {
+        walk(&obj.get_item(i)?, depth + 1, acc)?;
+    }
+    Ok(())
+}
+
+/// Notes `obj` in [`Leaves::float_only`] when it is neither a Python
+/// `int`/`float` (or subclass) nor has a working `__index__`.
+fn note_float_only(obj: &Bound<'_, PyAny>, acc: &mut Leaves) -> PyResult<()> {
+    if acc.float_only.is_some()
+        || obj.is_instance_of::<PyInt>()
+        || obj.is_instance_of::<PyFloat>()
+        || obj.call_method0("__index__").is_ok()
+    {
+        return Ok(());
+    }
+    let name = type_tp_name(obj)?;
+    let np_bool = name == "numpy.bool" || name == "numpy.bool_";
+    acc.float_only = Some((
+        format!("'{name}' object cannot be interpreted as an integer"),
+        np_bool,
+    ));
+    Ok(())
+}
+
+/// PyTorch's inference error for `obj` (`Could not infer dtype of
+/// NoneType`).
+fn could_not_infer(obj: &Bound<'_, PyAny>) -> PyResult<PyErr> {
+    Ok(PyRuntimeError::new_err(format!(
+        "Could not infer dtype of {}",
+        type_tp_name(obj)?
+    )))
+}
+
+/// A leaf that cannot be stored: PyTorch's store error once the target
+/// dtype is known (or "not a sequence" where the sizes want one).
+fn bad_leaf(name: String, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    if acc.sizes.len() > depth {
+        acc.ragged.get_or_insert(Ragged::NumberForSequence);
+    } else {
+        acc.ragged.get_or_insert(Ragged::SequenceForNumber(name));
+    }
+    acc.sizes_done = true;
+    acc.any_py_leaf = true;
+    Ok(())
+}
+
+/// The C `tp_name` of `obj`'s type, as PyTorch's messages print it: the
+/// bare name for builtins and classes defined in Python, `module.name` for
+/// other extension types (`decimal.Decimal`, `numpy.ndarray`).
+fn type_tp_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let ty = obj.get_type();
+    let name = ty.name()?.to_string();
+    let module = ty.module()?.to_string();
+    // `Py_TPFLAGS_HEAPTYPE`: a class made at run time (Python code).
+    let heap = ty.getattr("__flags__")?.extract::<u64>()? & (1 << 9) != 0;
+    if module == "builtins" || heap {
+        Ok(name)
+    } else {
+        Ok(format!("{module}.{name}"))
+    }
+}
+
+/// The dtype of a NumPy scalar (`numpy.float64(1)`: float64), which
+/// PyTorch's inference takes as it takes a tensor's; `None` for anything
+/// else, and for NumPy complex scalars (read as other numbers).
+fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> PyResult<Option<ScalarType>> {
+    let ty = obj.get_type();
+    if !ty
+        .module()
+        .is_ok_and(|m| m.to_cow().is_ok_and(|m| m == "numpy"))
+    {
+        return Ok(None);
+    }
+    let Ok(name) = obj
+        .getattr("dtype")
+        .and_then(|d| d.getattr("name"))
+        .and_then(|n| n.extract::<String>())
+    else {
+        return Ok(None);
+    };
+    Ok(ScalarType::python_names()
+        .find(|(n, _)| *n == name)
+        .map(|(_, st)| st)
+        .filter(|st| !st.is_complex()))
+}
+
+/// A leaf of a known dtype (a NumPy scalar): inferred as a tensor
+/// element of that dtype, stored as its value.
+fn typed_leaf(dt: ScalarType, s: Scalar, depth: usize, acc: &mut Leaves) -> PyResult<()> {
+    acc.tensor_dtype = Some(match acc.tensor_dtype {
+        Some(prev) => aten_shape::promote::promote_types(prev, dt).py()?,
+        None => dt,
+    });
+    record_leaf(s, depth, acc)
+}
+
 /// A tensor met as an element of the data: PyTorch's inference takes its
 /// dtype, and its value is stored as a scalar (whatever its dims), which
 /// needs exactly one element (PyTorch's error, by the target dtype, is
@@ -1030,6 +1256,13 @@ fn tensor_leaf(t: &Tensor, py: Python<'_>, depth: usize, acc: &mut Leaves) -> Py
         acc.sizes_done = true;
         return Ok(());
     }
+    if (dt.is_floating_point() || dt.is_complex()) && acc.float_only.is_none() {
+        // Stored in an integer or bool tensor through `__index__`.
+        acc.float_only = Some((
+            "only integer tensors of a single element can be converted to an index".to_string(),
+            false,
+        ));
+    }
     let s = item(py, t)?;
     record_leaf(s, depth, acc)
 }
@@ -1040,7 +1273,8 @@ fn leaf(s: Scalar, depth: usize, acc: &mut Leaves, big: bool) -> PyResult<()> {
     acc.any_py_leaf = true;
     match s {
         _ if big => acc.any_int = true,
-        Scalar::Float(_) => acc.any_float = true,
+        // (Python complex leaves are walked apart, with their imaginary part.)
+        Scalar::Float(_) | Scalar::Complex(..) => acc.any_float = true,
         Scalar::Int(_) => acc.any_int = true,
         Scalar::Bool(_) => {}
     }
@@ -1054,6 +1288,14 @@ fn record_leaf(s: Scalar, depth: usize, acc: &mut Leaves) -> PyResult<()> {
     }
     acc.sizes_done = true;
     if acc.ragged.is_some() {
+        return Ok(());
+    }
+    if let Scalar::Complex(re, im) = s {
+        // A complex tensor element: both parts (the imaginary parts start
+        // here if no `complex` came before).
+        let n = acc.vals.len();
+        acc.ims.get_or_insert_with(|| vec![0.0; n]).push(im);
+        acc.vals.push(Scalar::Float(re));
         return Ok(());
     }
     if let Some(ims) = acc.ims.as_mut() {
@@ -1072,6 +1314,11 @@ pub(crate) fn tensor_from_data(
 ) -> PyResult<Tensor> {
     let mut acc = Leaves::default();
     walk(data, 0, &mut acc)?;
+    if dtype.is_none() {
+        if let Some(e) = acc.uninferable.take() {
+            return Err(e);
+        }
+    }
     let sizes = acc.sizes.clone();
     let inferred = inferred_dtype(&acc)?;
     if acc.multi_element_tensor {
@@ -1085,6 +1332,14 @@ pub(crate) fn tensor_from_data(
         return Err(ragged.into_err(dtype.unwrap_or(inferred)));
     }
     let target = dtype.unwrap_or(inferred);
+    if let Some((msg, np_bool)) = acc.float_only.take() {
+        let stores = target.is_floating_point()
+            || target.is_complex()
+            || (target == ScalarType::Bool && np_bool);
+        if !stores {
+            return Err(PyTypeError::new_err(msg));
+        }
+    }
     if let Some(ims) = acc.ims.take() {
         return complex_from_parts(&acc.vals, &ims, &sizes, Some(target));
     }
@@ -1120,7 +1375,13 @@ pub(crate) fn tensor_from_data(
         let v: Vec<bool> = acc
             .vals
             .iter()
-            .map(|s| matches!(s, Scalar::Bool(true)))
+            .map(|s| match *s {
+                // Values of tensor or NumPy elements, converted as a cast.
+                Scalar::Bool(b) => b,
+                Scalar::Int(i) => i != 0,
+                Scalar::Float(f) => f != 0.0,
+                Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
+            })
             .collect();
         Tensor::from_vec(v, &sizes).py()?
     };

@@ -34,6 +34,7 @@
 //! tests (a test binary would need libpython); `cargo xtask test` builds it
 //! and runs the Python suite in `tests/`.
 
+mod buffer_import;
 mod complex_views;
 mod convert;
 mod dlpack;
@@ -159,5 +160,6 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     serialization::register(m)?;
     memory::register(m)?;
     random_fill::register(m)?;
+    buffer_import::register(m)?;
     Ok(())
 }

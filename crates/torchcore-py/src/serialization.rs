@@ -323,6 +323,7 @@ fn location_text(m: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 }
 
 /// Where a storage goes once `map_location` has said: the CPU loads it;
+/// `meta` gives a meta storage of its size (torch's `_meta_deserialize`);
 /// any other target is an error naming the storage and the target.
 fn restore(
     key: &str,
@@ -331,6 +332,9 @@ fn restore(
 ) -> torchcore_pt::Result<Option<c10_core::Storage>> {
     if target == "cpu" {
         Ok(Some(storage.clone()))
+    } else if target == "meta" {
+        let alloc = c10_core::factories::allocator_for(c10_core::Device::META)?;
+        Ok(Some(c10_core::Storage::new(storage.nbytes(), alloc, true)?))
     } else {
         Err(PtError::Location {
             key: key.to_string(),
@@ -356,6 +360,10 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
     if let Some(text) = location_text(m)? {
         if text == "cpu" {
             return Ok(opts.map_location(MapLocation::Cpu));
+        }
+        if text == "meta" {
+            // torch's `_is_meta_location`: no record is read.
+            return Ok(opts.map_location(MapLocation::Meta));
         }
         if text.starts_with("cuda") {
             // Every storage to the CUDA device: torch's "Attempting to

@@ -163,10 +163,15 @@ impl PyTensor {
     }
 }
 
-/// A `fill_value` argument, with PyTorch's `TypeError` for a non-number
+/// A `fill_value` argument (complex values included, see
+/// [`convert::fill_number`]), with PyTorch's `TypeError` for a non-number
 /// (`full(): argument 'fill_value' (position 2) must be Number, not str`).
-fn fill_number(fill_value: &Bound<'_, PyAny>, name: &str) -> PyResult<convert::Number> {
-    convert::number(fill_value).map_err(|e| {
+fn fill_number(
+    fill_value: &Bound<'_, PyAny>,
+    name: &str,
+    dst: Option<ScalarType>,
+) -> PyResult<convert::Number> {
+    convert::fill_number(fill_value, dst).map_err(|e| {
         if e.is_instance_of::<PyTypeError>(fill_value.py()) {
             PyTypeError::new_err(format!(
                 "{name}(): argument 'fill_value' (position 2) must be Number, not {}",
@@ -1140,17 +1145,54 @@ impl PyTensor {
         self.with(py, |t| t.requires_grad())
     }
 
+    /// `t.requires_grad = flag`, with PyTorch's setter errors, in its
+    /// order: a non-`bool` (`requires_grad must be a bool`), a non-leaf
+    /// (`you can only change requires_grad flags of leaf variables.`, with
+    /// the `detach()` hint when turning it off), a dtype that cannot
+    /// require gradients (`only Tensors of floating point and complex
+    /// dtype can require gradients`).
     #[setter]
-    fn set_requires_grad(slf: &Bound<'_, Self>, value: bool) -> PyResult<()> {
-        inplace(slf, |t| t.set_requires_grad(value)).map(|_| ())
+    fn set_requires_grad(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Ok(flag) = value.cast::<PyBool>().map(|b| b.is_true()) else {
+            return Err(PyRuntimeError::new_err("requires_grad must be a bool"));
+        };
+        let py = slf.py();
+        let (leaf, dtype) = slf.get().with(py, |t| (t.is_leaf(), t.dtype()))?;
+        if !leaf {
+            let hint = if flag {
+                ""
+            } else {
+                " If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            };
+            return Err(PyRuntimeError::new_err(format!(
+                "you can only change requires_grad flags of leaf variables.{hint}"
+            )));
+        }
+        if flag && !(dtype.is_floating_point() || dtype.is_complex()) {
+            return Err(PyRuntimeError::new_err(
+                "only Tensors of floating point and complex dtype can require gradients",
+            ));
+        }
+        inplace(slf, |t| t.set_requires_grad(flag)).map(|_| ())
     }
 
-    #[pyo3(signature = (requires_grad = true))]
+    /// `requires_grad_(flag=True)`; a non-`bool` flag is PyTorch's parser
+    /// `TypeError`.
+    #[pyo3(signature = (requires_grad = None))]
     fn requires_grad_<'py>(
         slf: &Bound<'py, Self>,
-        requires_grad: bool,
+        requires_grad: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        inplace(slf, |t| t.requires_grad_(requires_grad))
+        let flag = match requires_grad {
+            None => true,
+            Some(v) => v.cast::<PyBool>().map(|b| b.is_true()).map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {}",
+                    convert::tp_name(v)
+                ))
+            })?,
+        };
+        inplace(slf, |t| t.requires_grad_(flag))
     }
 
     #[getter]
@@ -1240,17 +1282,38 @@ impl PyTensor {
                 }
             )));
         }
-        Ok(convert::item(py, &t)?.to_f64() != 0.0)
+        Ok(match convert::item(py, &t)? {
+            Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
+            s => s.to_f64() != 0.0,
+        })
     }
 
     fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
         let t = self.handle(py)?;
-        Ok(convert::item(py, &t)?.to_i64())
+        let s = convert::item(py, &t)?;
+        if s.is_complex() {
+            // c10's `checked_convert`: only a zero imaginary part converts.
+            s.check_fits(ScalarType::Long).py()?;
+        }
+        Ok(s.to_i64())
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
         let t = self.handle(py)?;
-        Ok(convert::item(py, &t)?.to_f64())
+        let s = convert::item(py, &t)?;
+        if s.is_complex() {
+            s.check_fits(ScalarType::Double).py()?;
+        }
+        Ok(s.to_f64())
+    }
+
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyComplex>> {
+        let t = self.handle(py)?;
+        let (re, im) = match convert::item(py, &t)? {
+            Scalar::Complex(re, im) => (re, im),
+            s => (s.to_f64(), 0.0),
+        };
+        Ok(pyo3::types::PyComplex::from_doubles(py, re, im))
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
@@ -1398,7 +1461,14 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTensor>> {
         let _ = (layout, pin_memory);
         convert::size_arg_check(size, "new_full(): argument 'size'", 1)?;
-        let n = fill_number(fill_value, "new_full")?;
+        // The dtype filled, for the warning of a complex tensor value (an
+        // invalid `dtype` is reported after `fill_value`, as PyTorch's
+        // parser does).
+        let dst = dtype_arg(dtype)
+            .ok()
+            .flatten()
+            .or_else(|| self.with(py, Tensor::dtype).ok());
+        let n = fill_number(fill_value, "new_full", dst)?;
         let sizes = convert::size_arg(size, "new_full(): argument 'size'", 1)?;
         let o = self.new_options(py, (dtype, device, requires_grad))?;
         let st = o.dtype.unwrap_or(ScalarType::Float);
@@ -1898,8 +1968,8 @@ impl PyTensor {
                 )));
             }
         }
-        let n = convert::number(value)?;
         let t = slf.get().handle(py)?;
+        let n = convert::fill_number(value, Some(t.dtype()))?;
         let v = convert::resolve_number(n, t.dtype())?;
         py.detach(|| t.fill_(v)).py()?;
         Ok(slf.clone())
@@ -2293,6 +2363,12 @@ impl PyTensor {
         if let Ok(src) = value.cast::<PyTensor>() {
             let src = src.get().handle(py)?;
             return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
+        }
+        if let Ok(c) = value.cast::<pyo3::types::PyComplex>() {
+            // c10's complex Scalar: `fill_`'s check refuses a nonzero
+            // imaginary part for a real tensor, as PyTorch's.
+            let s = Scalar::Complex(c.real(), c.imag());
+            return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
         }
         match scalar(value) {
             Ok(s) => return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py(),
@@ -2987,6 +3063,17 @@ impl PyHolder {
 
 // ---- factories -----------------------------------------------------------
 
+/// Whether `obj` is a NumPy array (NumPy already imported: an array
+/// cannot exist otherwise).
+fn is_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = obj.py();
+    let modules = py.import("sys")?.getattr("modules")?;
+    match modules.get_item("numpy") {
+        Ok(np) => obj.is_instance(&np.getattr("ndarray")?),
+        Err(_) => Ok(false),
+    }
+}
+
 /// `torchcore.tensor(data, dtype=None, device=None, requires_grad=False)`.
 #[pyfunction]
 #[pyo3(signature = (data, *, dtype = None, device = None, requires_grad = false))]
@@ -3013,6 +3100,14 @@ fn tensor<'py>(
     }
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.get().handle(py)?;
+        py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
+            .py()?
+    } else if is_ndarray(data)? {
+        // PyTorch's NumPy path: the array's dtype, `from_numpy`'s
+        // refusals, then a copy.
+        let s = crate::numpy_interop::from_numpy(py, data)?
+            .get()
+            .handle(py)?;
         py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
             .py()?
     } else {
@@ -3102,7 +3197,7 @@ fn full<'py>(
     requires_grad: bool,
 ) -> PyResult<Bound<'py, PyTensor>> {
     convert::size_arg_check(size, "full(): argument 'size'", 1)?;
-    let n = fill_number(fill_value, "full")?;
+    let n = fill_number(fill_value, "full", dtype_arg(dtype).ok().flatten())?;
     let sizes = convert::size_arg(size, "full(): argument 'size'", 1)?;
     // An int past `int64` fills a float tensor, and is PyTorch's overflow
     // error for the `int64` tensor an int fill value makes by default.

@@ -94,6 +94,23 @@ pub unsafe trait Element:
     /// ```
     fn from_f64(v: f64) -> Self;
 
+    /// `static_cast<Self>(c10::complex<double>(re, im))`: complex types
+    /// take both parts, `bool` is `re != 0 || im != 0`, every other type
+    /// takes the real part as [`from_f64`](Element::from_f64) does (c10's
+    /// `checked_convert` refuses a nonzero imaginary part first, see
+    /// [`Scalar::check_fits`](crate::Scalar::check_fits)).
+    ///
+    /// ```
+    /// use c10_core::scalar_type::{Complex64, Element};
+    /// assert_eq!(Complex64::from_complex(1.0, 2.0), Complex64::new(1.0, 2.0));
+    /// assert!(bool::from_complex(0.0, 2.0));
+    /// assert_eq!(<f32 as Element>::from_complex(1.5, 0.0), 1.5);
+    /// ```
+    fn from_complex(re: f64, im: f64) -> Self {
+        let _ = im;
+        Self::from_f64(re)
+    }
+
     /// `static_cast<Self>(v)`: integers wrap modulo their width (C++20
     /// semantics, Rust `as`), floating types round to nearest (via `f32` for
     /// `Half`, `BFloat16` and float8, as C++ does), `bool` is `v != 0`,
@@ -259,6 +276,9 @@ unsafe impl Element for bool {
             0.0
         }
     }
+    fn from_complex(re: f64, im: f64) -> Self {
+        re != 0.0 || im != 0.0
+    }
     fn from_f64(v: f64) -> Self {
         v != 0.0
     }
@@ -322,6 +342,9 @@ unsafe impl Element for Complex32 {
     fn to_f64(self) -> f64 {
         self.re.to_f64()
     }
+    fn from_complex(re: f64, im: f64) -> Self {
+        Complex32::new(f16::from_f32(re as f32), f16::from_f32(im as f32))
+    }
     fn from_f64(v: f64) -> Self {
         Complex32::new(f16::from_f32(v as f32), f16::ZERO)
     }
@@ -345,6 +368,9 @@ unsafe impl Element for BComplex32 {
     const SCALAR_TYPE: ScalarType = ScalarType::BComplex32;
     fn to_f64(self) -> f64 {
         self.re.to_f64()
+    }
+    fn from_complex(re: f64, im: f64) -> Self {
+        BComplex32::new(f32_to_bf16(re as f32), f32_to_bf16(im as f32))
     }
     fn from_f64(v: f64) -> Self {
         BComplex32::new(f32_to_bf16(v as f32), bf16::ZERO)
@@ -370,6 +396,9 @@ unsafe impl Element for Complex64 {
     fn to_f64(self) -> f64 {
         f64::from(self.re)
     }
+    fn from_complex(re: f64, im: f64) -> Self {
+        Complex64::new(re as f32, im as f32)
+    }
     fn from_f64(v: f64) -> Self {
         Complex64::new(v as f32, 0.0)
     }
@@ -393,6 +422,9 @@ unsafe impl Element for Complex128 {
     const SCALAR_TYPE: ScalarType = ScalarType::ComplexDouble;
     fn to_f64(self) -> f64 {
         self.re
+    }
+    fn from_complex(re: f64, im: f64) -> Self {
+        Complex128::new(re, im)
     }
     fn from_f64(v: f64) -> Self {
         Complex128::new(v, 0.0)

@@ -336,6 +336,7 @@ from ._C import (  # noqa: F401,E402
     conj_physical,
     adjoint,
 )
+from ._buffers import frombuffer, asarray  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from .serialization import save, load  # noqa: F401,E402
 from . import memory  # noqa: E402,F401  (torchcore.memory)

@@ -49,9 +49,14 @@ class _StorageType:
         self.untyped = untyped
 
 
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    return torchcore.empty_strided(size, stride, dtype=dtype, device="meta",
+                                   requires_grad=requires_grad)
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
                        backward_hooks, metadata=None):
-    t = torchcore.empty(0, dtype=storage.dtype).set_(storage, storage_offset, size, stride)
+    t = torchcore.empty(0, dtype=storage.dtype, device=storage.device).set_(storage, storage_offset, size, stride)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -82,6 +87,7 @@ def _builtin_allowed():
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
         "torch.Size": torchcore.Size,
         "torch.device": torchcore.device,
         "torch.UntypedStorage": _StorageType(torchcore.uint8, True),
@@ -124,10 +130,11 @@ def _full_path(module, name, proto):
 class _Unpickler(pickle._Unpickler):
     dispatch = dict(pickle._Unpickler.dispatch)
 
-    def __init__(self, file, records, big_endian):
+    def __init__(self, file, records, big_endian, meta=False):
         super().__init__(file, encoding="utf-8")
         self._records = records
         self._big = big_endian
+        self._meta = meta
         self._storages = {}
         self._builtin = _builtin_allowed()
         self._user = _ser._user_allowed_globals()
@@ -157,6 +164,13 @@ class _Unpickler(pickle._Unpickler):
         storage_type, key, location, numel = pid[1], str(pid[2]), pid[3], pid[4]
         if not isinstance(storage_type, _StorageType):
             raise pickle.UnpicklingError("Weights only load failed: a persistent id without a storage type")
+        if self._meta:
+            # map_location='meta': no record is read (as torch).
+            if key not in self._storages:
+                nbytes = numel * (1 if storage_type.untyped else storage_type.dtype.itemsize)
+                self._storages[key] = torchcore.UntypedStorage(nbytes, device="meta")
+            return torchcore.TypedStorage(wrap_storage=self._storages[key],
+                                          dtype=storage_type.dtype, _internal=True)
         if location != "cpu" and not str(location).startswith("cpu"):
             raise RuntimeError(
                 f"Attempting to deserialize object on a {str(location).split(':')[0].upper()} device "
@@ -258,12 +272,21 @@ def load_with_user_globals(f, map_location, unmarked_big_endian, refused):
     is_zip = zipfile.is_zipfile(f) if isinstance(f, str) else _ser._is_zipfile(f)
     if not is_zip:
         raise refused
-    if map_location not in (None, "cpu") and str(map_location) != "cpu":
+    meta = _is_meta_location(map_location)
+    if not meta and map_location not in (None, "cpu") and str(map_location) != "cpu":
         raise NotImplementedError(
-            "torchcore.load: map_location other than 'cpu' with allowlisted globals")
+            "torchcore.load: map_location other than 'cpu' or 'meta' with allowlisted globals")
     record, has = _archive(f)
     big = record("byteorder") == b"big" if has("byteorder") else unmarked_big_endian
-    return _Unpickler(io.BytesIO(record("data.pkl")), record, big).load()
+    return _Unpickler(io.BytesIO(record("data.pkl")), record, big, meta).load()
+
+
+def _is_meta_location(map_location):
+    """Whether ``map_location`` is the meta device itself (``'meta'`` or a
+    meta ``device``), as torch's ``_is_meta_location``."""
+    if isinstance(map_location, str):
+        return map_location == "meta"
+    return getattr(map_location, "type", None) == "meta" and not isinstance(map_location, dict)
 
 
 def unsafe_globals(f):
