@@ -65,6 +65,10 @@ fn same(
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn every_single_view_op_dispatches_to_the_symbolic_rule() {
     let s = |v: i64| SymInt::from(v);
     same(
@@ -230,6 +234,10 @@ fn every_single_view_op_dispatches_to_the_symbolic_rule() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn the_results_are_symbolic_views_of_the_input() -> Result<()> {
     let (env, x) = symbolic();
     let y = x.view((-1, 8))?.narrow(1, 1, 3)?.transpose(0, 1)?;
@@ -265,6 +273,10 @@ fn same_list(
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn list_ops_dispatch_too() {
     let s = |v: i64| SymInt::from(v);
     same_list("split", |x| x.split(4, 2), |g| g.split(&s(4), 2));
@@ -288,6 +300,10 @@ fn list_ops_dispatch_too() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn symbolic_arguments_narrow_and_select() -> Result<()> {
     let (env, x) = symbolic();
     let n = env.create_symbol(2, "n")?;
@@ -312,6 +328,10 @@ fn symbolic_arguments_narrow_and_select() -> Result<()> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn shapes_take_what_users_have() -> Result<()> {
     let a = Tensor::arange(0, 24, 1, ScalarType::Long)?;
     let want: &[i64] = &[2, 3, 4];
@@ -350,6 +370,10 @@ fn shapes_take_what_users_have() -> Result<()> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn oversized_usize_arguments_are_errors_not_panics() -> Result<()> {
     let a = Tensor::arange(0, 24, 1, ScalarType::Long)?;
     let big = i64::MAX as usize + 1;
@@ -373,6 +397,10 @@ fn oversized_usize_arguments_are_errors_not_panics() -> Result<()> {
 /// (PyTorch's fake path): the tensor becomes (or stays) symbolic, and the
 /// storage checks are decisions on its symbolic byte size.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn in_place_ops_take_symbolic_sizes() {
     let (env, x) = symbolic();
     let s = x.sym_sizes();
@@ -428,6 +456,10 @@ fn in_place_ops_take_symbolic_sizes() {
 /// `view(dtype)` of a fake tensor: the last dim rescaled symbolically,
 /// with PyTorch's divisibility guards.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn view_dtype_of_a_symbolic_tensor() {
     let (env, x) = symbolic();
     let v = x.view_dtype(ScalarType::Long).unwrap();
@@ -449,6 +481,10 @@ fn view_dtype_of_a_symbolic_tensor() {
 
 /// The factories take symbolic sizes: a meta (or fake) tensor.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn factories_take_symbolic_sizes() {
     let (_env, x) = symbolic();
     let s = x.sym_sizes();
@@ -468,6 +504,10 @@ fn factories_take_symbolic_sizes() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 #[allow(deprecated)]
 fn the_old_index_name_still_works() -> Result<()> {
     let t = Tensor::arange(0, 6, 1, ScalarType::Long)?.view((2, 3))?;
@@ -486,6 +526,10 @@ fn the_old_index_name_still_works() -> Result<()> {
 /// guards for these chains, generated with FakeTensorMode + ShapeEnv, are
 /// the same two).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn divisibility_guards_make_exact_divisions_static() {
     type Chain = fn(&Tensor, &[SymInt]) -> Result<Tensor>;
     let chains: [(&str, Chain); 3] = [
@@ -530,6 +574,10 @@ fn divisibility_guards_make_exact_divisions_static() {
 /// symbolic size (guarding), not on the hint: after `view(2, -1)` of an
 /// `(s0,)`, the size `s0//2` could be 1, so PyTorch records `Ne(s0//2, 1)`.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn squeeze_dim_guards_on_the_symbolic_size() {
     let env = ShapeEnv::new();
     let s0 = env.create_symbol(6, "x.size(0)").unwrap();
@@ -545,6 +593,10 @@ fn squeeze_dim_guards_on_the_symbolic_size() {
 /// `Max(0, u0 - Min(1, u0))` and offset `u1*Min(1, u0)`), checks become
 /// runtime asserts, and `split(u0 - 1)` splits in two.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn unbacked_slices_and_splits_follow_pytorch() {
     let env = ShapeEnv::new();
     let (u0, u1) = (
@@ -613,6 +665,10 @@ fn unbacked_slices_and_splits_follow_pytorch() {
 /// and the copies (`contiguous`, `clone`, `reshape`'s copy branch) of a
 /// symbolic tensor are symbolic tensors, not refusals.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn symbolic_arguments_everywhere_and_symbolic_copies() -> Result<()> {
     use aten_shape::copy::{clone, contiguous};
     use c10_core::MemoryFormat;
@@ -660,6 +716,10 @@ fn symbolic_arguments_everywhere_and_symbolic_copies() -> Result<()> {
 /// signature: `as_strided` and `empty_strided` (inherent) take `SymInt`s
 /// too.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn every_symint_argument_through_method_syntax() {
     // Arguments derived from the input's own sizes (s0, s1, s2).
     let sz = |x: &Tensor, d: usize| x.sym_sizes()[d].clone();
@@ -797,6 +857,10 @@ fn every_symint_argument_through_method_syntax() {
 /// `Tensor::as_strided`'s argument checks hold on symbolic arguments
 /// (ATen's `checkAsStridedArgs`: negative strides, a negative offset).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn as_strided_checks_symbolic_arguments() {
     let (_env, x) = symbolic();
     let s = x.sym_sizes();
@@ -820,6 +884,10 @@ fn as_strided_checks_symbolic_arguments() {
 /// is decided size-obliviously (a new dim gets stride 0, no
 /// data-dependent error, no guard), as PyTorch's fake `expand` does.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn unbacked_expand_to_unbacked_sizes() {
     let env = ShapeEnv::new();
     let (u0, u1) = (
@@ -857,6 +925,10 @@ fn unbacked_expand_to_unbacked_sizes() {
 /// the next output dim's product (0 after a broadcast dim, ATen's C++
 /// rule, which the concrete path keeps).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn expand_new_size_one_dim_takes_the_fake_path_stride() {
     let (env, x) = symbolic();
     let y = x.expand([1, 5, -1, -1, -1]).unwrap();
@@ -872,6 +944,10 @@ fn expand_new_size_one_dim_takes_the_fake_path_stride() {
 /// (which size-oblivious reasoning cannot settle) works and records
 /// nothing, as on PyTorch's fake path.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn unbacked_as_strided_to_a_difference() {
     let env = ShapeEnv::new();
     let u0 = env.create_unbacked_symint("u0");
@@ -893,6 +969,10 @@ fn unbacked_as_strided_to_a_difference() {
 /// which is undefined at a step 0 that a trace without 0/1
 /// specialisation may be evaluated at).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn empty_slice_with_a_symbolic_step() {
     let (_env, x) = symbolic();
     let s2 = x.sym_sizes()[2].clone();
@@ -907,6 +987,10 @@ fn empty_slice_with_a_symbolic_step() {
 /// `Ne(5*(u3//5), u3)`, now static, so the view exists (PyTorch 2.15
 /// gives sizes `(5, 1, u3//5, 2)`).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn runtime_asserts_are_facts_without_their_constant_factor() {
     let env = ShapeEnv::new();
     let u: Vec<SymInt> = (0..5)

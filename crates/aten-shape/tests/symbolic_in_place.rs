@@ -46,6 +46,10 @@ fn same_as_view(
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn in_place_metadata_ops_match_their_views_on_fake_tensors() {
     let g = same_as_view(|t| views::transpose_(t, 0, 2), |t| t.transpose(0, 2));
     assert_eq!(g.0, ["s1", "1", "s0"]);
@@ -71,6 +75,10 @@ fn in_place_metadata_ops_match_their_views_on_fake_tensors() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code only (symbolic sizes, meta tensors), and slow under the interpreter"
+)]
 fn in_place_refusals_on_fake_tensors_leave_the_tensor_alone() {
     let mut t = fake();
     let before = (geometry(&t), t.version().unwrap());

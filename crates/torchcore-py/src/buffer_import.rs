@@ -32,7 +32,7 @@ use crate::tensor::{wrap, PyTensor};
 
 /// CPython's `Py_buffer` (`Include/pybuffer.h`; the same layout in every
 /// CPython 3, part of the stable ABI since 3.11). PyO3's abi3 build for
-/// 3.9 does not declare it.
+/// 3.10 does not declare it.
 #[repr(C)]
 struct RawBuffer {
     buf: *mut c_void,
@@ -165,8 +165,9 @@ fn frombuffer<'py>(
     let (base, len) = memoryview_bytes(&mv)?;
     let elsize = st.itemsize();
     let n = element_count(len, elsize, count.0, offset.0)?;
-    let nbytes = n * elsize; // no overflow: at most `len`
-                             // `offset < len` (checked), so the address stays inside the buffer.
+    // No overflow: at most `len`.
+    let nbytes = n * elsize;
+    // `offset < len` (checked), so the address stays inside the buffer.
     let data = base.wrapping_add(offset.0 as usize);
     let keeper = Box::into_raw(Box::new(mv.unbind()));
     // SAFETY: the memoryview's bytes span `len` bytes from `base` and stay

@@ -956,6 +956,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code only (symbolic sizes), and slow under the interpreter"
+    )]
     fn view_minus_one_8_records_the_cpp_guards() {
         let env = ShapeEnv::new();
         let [a, b, c] = sym3(&env);
@@ -990,6 +994,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code only (symbolic sizes), and slow under the interpreter"
+    )]
     fn view_minus_one_5_fails_with_negated_guard() {
         let env = ShapeEnv::new();
         let [a, b, c] = sym3(&env);
@@ -1008,6 +1016,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code only (symbolic sizes), and slow under the interpreter"
+    )]
     fn transposed_view_is_decided_statically() {
         let env = ShapeEnv::new();
         let [a, b, c] = sym3(&env);
