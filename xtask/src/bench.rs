@@ -1,4 +1,5 @@
-//! `cargo xtask bench [--vs-torch] [--no-run] [-- CRITERION_ARGS..]`: runs
+//! `cargo xtask bench [--vs-torch] [--no-run | --notes-only] [--force]
+//! [-- CRITERION_ARGS..]`: runs
 //! the benchmark suite (`benches/`), optionally the libtorch harness
 //! (`benches/torch/bench.cpp`), and regenerates `docs/benchmarks.md` from
 //! the results.
@@ -13,7 +14,12 @@
 //!   on disk (with the commands and load of the last run, kept in
 //!   `target/bench-last-run.txt`), e.g. after editing the notes.
 //! * `benches/NOTES.md`, when present, is appended verbatim as the
-//!   hand-written notes section.
+//!   hand-written notes section: it is the only place to write them.
+//!   `--notes-only` replaces just that section (no results needed, the
+//!   tables kept byte for byte), after editing the notes.
+//! * Before writing, the existing `docs/benchmarks.md` is checked for hand
+//!   edits (`notes.rs`): the command refuses to delete them unless
+//!   `--force` is given.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,7 +30,9 @@ use std::time::SystemTime;
 
 use crate::{cargo, root, run};
 
+mod notes;
 mod report;
+use self::notes::{check_overwrite, splice_notes, NOTES_SOURCE, REPORT};
 use self::report::{render, Report};
 
 /// Metadata-only cases: the per-op and geometric-mean targets apply.
@@ -104,6 +112,8 @@ type TorchResults = BTreeMap<(String, String), Est>;
 struct Options {
     vs_torch: bool,
     no_run: bool,
+    notes_only: bool,
+    force: bool,
     criterion_args: Vec<String>,
 }
 
@@ -111,6 +121,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         vs_torch: false,
         no_run: false,
+        notes_only: false,
+        force: false,
         criterion_args: Vec::new(),
     };
     let mut it = args.iter();
@@ -118,6 +130,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
         match a.as_str() {
             "--vs-torch" => o.vs_torch = true,
             "--no-run" => o.no_run = true,
+            "--notes-only" => o.notes_only = true,
+            "--force" => o.force = true,
             "--" => o.criterion_args.extend(it.by_ref().cloned()),
             other => return Err(format!("bench: unknown argument `{other}`")),
         }
@@ -125,9 +139,38 @@ fn parse(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
+/// The notes source (`None` when there is none) and the current report
+/// (empty when there is none), after checking that writing a new report
+/// loses no hand edit (unless `force`).
+fn notes_and_report(force: bool) -> Result<(Option<String>, String), String> {
+    let notes = fs::read_to_string(root().join(NOTES_SOURCE)).ok();
+    let existing = fs::read_to_string(root().join(REPORT)).unwrap_or_default();
+    if !force {
+        check_overwrite(&existing, notes.as_deref().unwrap_or(""))?;
+    }
+    Ok((notes, existing))
+}
+
+fn write_report(text: &str) -> Result<(), String> {
+    let out = root().join(REPORT);
+    fs::write(&out, text).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    eprintln!("==> bench: wrote {}", out.display());
+    Ok(())
+}
+
 /// Entry point of `cargo xtask bench`.
 pub fn bench(args: &[String]) -> Result<(), String> {
     let o = parse(args)?;
+    // Refuse before a long run, not after it.
+    let (notes, existing) = notes_and_report(o.force)?;
+    if o.notes_only {
+        if existing.is_empty() {
+            return Err(format!(
+                "--notes-only: no {REPORT} to update; run `cargo xtask bench` first"
+            ));
+        }
+        return write_report(&splice_notes(&existing, notes.as_deref()));
+    }
     let started = SystemTime::now();
     let load_before = load_average();
     let mut commands = Vec::new();
@@ -195,7 +238,8 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         }
         fs::write(&run_file, text).map_err(|e| format!("{}: {e}", run_file.display()))?;
     }
-    let notes = fs::read_to_string(root().join("benches/NOTES.md")).ok();
+    // Read again: the notes may have been edited during the run.
+    let (notes, _) = notes_and_report(o.force)?;
     let report = render(&Report {
         ours: &ours,
         torch: &torch_results,
@@ -204,10 +248,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         load,
         notes: notes.as_deref(),
     });
-    let out = root().join("docs/benchmarks.md");
-    fs::write(&out, report).map_err(|e| format!("writing {}: {e}", out.display()))?;
-    eprintln!("==> bench: wrote {}", out.display());
-    Ok(())
+    write_report(&report)
 }
 
 // ---------------------------------------------------------------------------
@@ -457,6 +498,29 @@ mod tests {
             None
         );
         assert_eq!(median("not json"), None);
+    }
+
+    /// The report ends with the notes part that `--notes-only` writes, so
+    /// the generator's output passes its own guard.
+    #[test]
+    fn render_ends_with_the_notes_part() {
+        let (ours, torch) = (BTreeMap::new(), TorchResults::new());
+        let notes = "## A note\n\nText.\n";
+        let doc = render(&Report {
+            ours: &ours,
+            torch: &torch,
+            torch_info: None,
+            commands: &[],
+            load: (None, None),
+            notes: Some(notes),
+        });
+        let top = format!("# Benchmarks\n\n{}\n## Machine", report::header(false));
+        assert!(doc.starts_with(&top), "{doc}");
+        assert!(doc.ends_with("\n\n## A note\n\nText.\n"), "{doc}");
+        assert_eq!(splice_notes(&doc, Some(notes)), doc);
+        assert_eq!(check_overwrite(&doc, "## Edited since\n"), Ok(()));
+        let edited = doc.replace("Text.", "Text, by hand.");
+        assert!(check_overwrite(&edited, notes).is_err());
     }
 
     #[test]

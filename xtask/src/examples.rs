@@ -298,7 +298,12 @@ fn machine_paths(text: &str) -> Vec<(usize, &str)> {
 /// crates' READMEs and `docs/*.md`.
 pub fn doc_paths(_args: &[String]) -> Result<(), String> {
     let root = root();
-    let mut files = vec![root.join("README.md"), root.join("CHANGELOG.md")];
+    // benches/NOTES.md becomes the notes of docs/benchmarks.md.
+    let mut files = vec![
+        root.join("README.md"),
+        root.join("CHANGELOG.md"),
+        root.join("benches/NOTES.md"),
+    ];
     for dir in ["docs", "crates"] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;

@@ -13,8 +13,8 @@
 //!   lines of its output (`examples.rs`; an example without an entry there
 //!   fails the step).
 //! * `doc-paths`: fails on absolute machine paths (`/work/`, `/tmp/`,
-//!   `/root/`, ...) in `README.md`, `CHANGELOG.md`, the crates' READMEs and
-//!   `docs/*.md`.
+//!   `/root/`, ...) in `README.md`, `CHANGELOG.md`, the crates' READMEs,
+//!   `docs/*.md` and `benches/NOTES.md` (the notes of `docs/benchmarks.md`).
 //! * `test [--python-only] [--python PY] [-- PYTEST_ARGS]`: the README's
 //!   test command: `cargo test`, then the Python package's suite (see
 //!   `pytest.rs`).
@@ -23,9 +23,12 @@
 //!   where `parking_lot`'s contended path needs permissive provenance.
 //! * `conformance [FILE ...]`: runs PyTorch-generated shape-op cases (default:
 //!   the project's copy of the corpus) and prints `N passed, M failed`.
-//! * `bench [--vs-torch] [--no-run]`: the benchmark suite in `benches/`
-//!   (torchcore against candle and ndarray, and libtorch's C++ API with
-//!   `--vs-torch`), then regenerates `docs/benchmarks.md`.
+//! * `bench [--vs-torch] [--no-run | --notes-only] [--force]`: the benchmark
+//!   suite in `benches/` (torchcore against candle and ndarray, and
+//!   libtorch's C++ API with `--vs-torch`), then regenerates
+//!   `docs/benchmarks.md`, whose notes are `benches/NOTES.md` (edit them
+//!   there; `--notes-only` copies them in without a run). It refuses to
+//!   overwrite hand edits of `docs/benchmarks.md` unless `--force`.
 //! * `interop`: builds `crates/interop-ffi` and runs `tools/interop_test.py`,
 //!   the DLPack and safetensors round trips against a real PyTorch. Skipped
 //!   checks (PyTorch or the `safetensors` package not importable) are
@@ -81,7 +84,7 @@ commands:
   ci [--miri]     fmt check, doc-paths, clippy -D warnings, tests, examples, docs
                   (-D warnings); --miri adds Miri
   examples        run every example and check lines of its output
-  doc-paths       fail on absolute machine paths in README.md and docs/*.md
+  doc-paths       fail on absolute machine paths in README.md, docs/*.md, benches/NOTES.md
   test [--python-only] [--python PY] [-- PYTEST_ARGS..]
                   cargo test, then build crates/torchcore-py into target/py-venv
                   (maturin develop) and run its pytest suite (with PY: under that
@@ -91,9 +94,11 @@ commands:
                   where the code allows it
   conformance [FILE..]
                   run shape-op conformance cases (default: the project's corpus copy)
-  bench [--vs-torch] [--no-run] [-- CRITERION_ARGS..]
+  bench [--vs-torch] [--no-run | --notes-only] [--force] [-- CRITERION_ARGS..]
                   criterion benches vs candle/ndarray (and libtorch with --vs-torch),
-                  then regenerate docs/benchmarks.md
+                  then regenerate docs/benchmarks.md; its notes are benches/NOTES.md
+                  (--notes-only: copy them in, no run); refuses to overwrite hand
+                  edits of docs/benchmarks.md unless --force
   asan [--asan-only|--valgrind-only] [--build-std] [-p CRATE..]
                   library tests under AddressSanitizer (nightly), then valgrind
                   --leak-check=full over their test binaries; both must be clean
