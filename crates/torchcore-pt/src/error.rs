@@ -126,7 +126,12 @@ fn location_message(key: &str, location: &str) -> String {
              map_location=torch.device('cpu') to map your storages to the CPU. ({ours})"
         )
     } else {
-        ours
+        // torch's `default_restore_location` error, for a tag no backend
+        // claims.
+        format!(
+            "don't know how to restore data location of torch.storage.UntypedStorage (tagged \
+             with {location}) ({ours})"
+        )
     }
 }
 

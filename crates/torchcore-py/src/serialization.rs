@@ -365,16 +365,12 @@ fn load_options(m: Option<&Bound<'_, PyAny>>, raised: &Raised) -> PyResult<LoadO
             // torch's `_is_meta_location`: no record is read.
             return Ok(opts.map_location(MapLocation::Meta));
         }
-        if text.starts_with("cuda") {
-            // Every storage to the CUDA device: torch's "Attempting to
-            // deserialize object on a CUDA device" error at the first one
-            // (this package makes CPU tensors only), none for a checkpoint
-            // without storages, as torch.
-            return Ok(opts.storage_map(move |key, _, storage| restore(key, &text, storage)));
-        }
-        return Err(PyNotImplementedError::new_err(format!(
-            "torchcore.load: map_location={text:?}: torchcore loads checkpoints on the CPU only"
-        )));
+        // Every storage to another device (`cuda`, `meta:0`, `xla`, ...):
+        // torch's error at the first storage ("Attempting to deserialize
+        // object on a CUDA device", "don't know how to restore data
+        // location"; this package makes CPU and meta tensors only), none
+        // for a checkpoint without storages, as torch.
+        return Ok(opts.storage_map(move |key, _, storage| restore(key, &text, storage)));
     }
     if let Ok(d) = m.cast::<PyDict>() {
         let mut table = Vec::new();

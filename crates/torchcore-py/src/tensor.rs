@@ -1176,23 +1176,14 @@ impl PyTensor {
         inplace(slf, |t| t.set_requires_grad(flag)).map(|_| ())
     }
 
-    /// `requires_grad_(flag=True)`; a non-`bool` flag is PyTorch's parser
-    /// `TypeError`.
-    #[pyo3(signature = (requires_grad = None))]
+    /// `requires_grad_(flag=True)`; a non-`bool` flag, `None` included, is
+    /// PyTorch's parser `TypeError`.
+    #[pyo3(signature = (requires_grad = GradFlag(true)))]
     fn requires_grad_<'py>(
         slf: &Bound<'py, Self>,
-        requires_grad: Option<&Bound<'py, PyAny>>,
+        requires_grad: GradFlag,
     ) -> PyResult<Bound<'py, Self>> {
-        let flag = match requires_grad {
-            None => true,
-            Some(v) => v.cast::<PyBool>().map(|b| b.is_true()).map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {}",
-                    convert::tp_name(v)
-                ))
-            })?,
-        };
-        inplace(slf, |t| t.requires_grad_(flag))
+        inplace(slf, |t| t.requires_grad_(requires_grad.0))
     }
 
     #[getter]
@@ -3441,4 +3432,23 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     let _ = py;
     Ok(())
+}
+
+/// `requires_grad_`'s argument: a Python `bool` and nothing else, not even
+/// `None` (an `Option` parameter could not tell an explicit `None` from a
+/// missing argument), with PyTorch's parser `TypeError`.
+struct GradFlag(bool);
+
+impl<'py> FromPyObject<'_, 'py> for GradFlag {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<GradFlag> {
+        obj.cast::<PyBool>()
+            .map(|b| GradFlag(b.is_true()))
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {}",
+                    convert::tp_name(&obj)
+                ))
+            })
+    }
 }

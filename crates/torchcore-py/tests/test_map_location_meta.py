@@ -3,6 +3,7 @@ meta tensors: dtype, shape, strides, offsets and storage sharing as saved,
 no data, and no record is read; a dict or a callable mapping to the meta
 device does the same after reading. Compared with torch where installed."""
 import io
+import re
 import zipfile
 
 import pytest
@@ -166,3 +167,29 @@ def test_meta_tensors_across_torch():
     back = torch.load(io.BytesIO(out.getvalue()), weights_only=True)
     assert layout(back) == layout(tc.load(io.BytesIO(out.getvalue())))
     assert str(back["h"].dtype) == "torch.float16" and back["h"].device.type == "meta"
+
+
+@pytest.mark.parametrize("loc", ["meta:0", "xla", "cpu:1", "foo"])
+def test_unknown_locations_fail_like_torch(loc):
+    # torch 2.15: "don't know how to restore data location of
+    # torch.storage.UntypedStorage (tagged with LOC)", a RuntimeError at the
+    # first storage; a checkpoint without storages loads.
+    buf = io.BytesIO()
+    tc.save({"a": tc.arange(3)}, buf)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"don't know how to restore data location of torch.storage.UntypedStorage (tagged with {loc})")):
+        tc.load(buf, map_location=loc)
+    buf = io.BytesIO()
+    tc.save({"a": 1}, buf)
+    buf.seek(0)
+    assert tc.load(buf, map_location=loc) == {"a": 1}
+
+
+def test_requires_grad_underscore_refuses_none():
+    t = tc.zeros(2)
+    with pytest.raises(TypeError, match=re.escape(
+            "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not NoneType")):
+        t.requires_grad_(None)
+    assert t.requires_grad_() is t and t.requires_grad
+    assert t.requires_grad_(False) is t and not t.requires_grad
