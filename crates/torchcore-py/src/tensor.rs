@@ -561,21 +561,8 @@ fn small_dims(args: &Bound<'_, PyTuple>) -> Option<Dims> {
                 n = ffi::PyTuple_Size(tup);
             }
         }
-        let n = usize::try_from(n).ok().filter(|&n| n <= SMALL_DIMS)?;
-        let mut buf = [0i64; SMALL_DIMS];
-        for (i, slot) in buf.iter_mut().enumerate().take(n) {
-            let x = ffi::PyTuple_GetItem(tup, i as ffi::Py_ssize_t);
-            if x.is_null() || ffi::Py_TYPE(x) != &raw mut ffi::PyLong_Type {
-                return None;
-            }
-            let mut overflow = 0;
-            let v = ffi::PyLong_AsLongLongAndOverflow(x, &mut overflow);
-            if overflow != 0 {
-                return None;
-            }
-            *slot = v;
-        }
-        Some(Dims::Small(buf, n))
+        // `tup` is an exact tuple with `n` items, live for this call.
+        small_items(tup, n, ffi::PyTuple_GetItem)
     }
 }
 
