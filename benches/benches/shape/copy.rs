@@ -89,6 +89,11 @@ pub fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group("contig_perm4d");
         g.throughput(Throughput::Bytes(f32_bytes(&P4)));
         g.bench_function("ours", |b| b.iter(|| black_box(&t).contiguous().unwrap()));
+        g.bench_function("ours_mt", |b| {
+            set_copy_threads(0);
+            b.iter(|| black_box(&t).contiguous().unwrap());
+            set_copy_threads(1);
+        });
         let into = Tensor::zeros(&[8, 32, 16, 64], ScalarType::Float).unwrap();
         g.bench_function("ours_prealloc", |b| {
             b.iter(|| into.copy_(black_box(&t)).unwrap())

@@ -69,9 +69,20 @@ pub fn benches(c: &mut Criterion) {
     g.finish();
 
     // B5: a contiguous [64, 1024] viewed as [64, 32, 32].
+    // Inference tensors (made under `InferenceMode`), as the libtorch
+    // harness's inference-mode inputs are: their views record no base and
+    // share no version counter, which is what that mode skips.
+    let (t_r_inf, t_m_inf) = {
+        let _inference = InferenceMode::new();
+        (ours(&[64, 1024]), ours(&M))
+    };
+    assert!(t_r_inf.is_inference() && t_m_inf.is_inference());
     let mut g = c.benchmark_group("view");
     g.bench_function("ours", |b| {
         b.iter(|| black_box(&t_r).view(&[64, 32, 32]).unwrap())
+    });
+    g.bench_function("ours_inference", |b| {
+        b.iter(|| black_box(&t_r_inf).view(&[64, 32, 32]).unwrap())
     });
     g.bench_function("candle", |b| {
         b.iter(|| black_box(&c_r).reshape((64, 32, 32)).unwrap())
@@ -217,6 +228,13 @@ pub fn benches(c: &mut Criterion) {
     g.bench_function("ours", |b| {
         b.iter(|| {
             black_box(&t_m)
+                .as_strided(&[1024, 1024], &[1, 1024], Some(0))
+                .unwrap()
+        })
+    });
+    g.bench_function("ours_inference", |b| {
+        b.iter(|| {
+            black_box(&t_m_inf)
                 .as_strided(&[1024, 1024], &[1, 1024], Some(0))
                 .unwrap()
         })

@@ -655,13 +655,12 @@ fn locate_sides(
 /// Copies whose destination has at least this many bytes are split into up
 /// to [`copy_threads`] pieces that run on rayon's thread pool (see
 /// [`set_copy_threads`]); smaller copies run on the calling thread.
-/// Measured on the 2-core development machine (`docs/benchmarks.md`, copy
-/// scaling table): at 4 MiB two threads lost on transposes (1.66 ms against
-/// 1.46 ms for one) and barely won on dense clones; from 16 MiB they won on
-/// both (transposes 4.3 ms against 5.7 ms, clones 1.9 ms against 2.5 ms).
-/// (Those figures predate the pool, when every split copy started its own
-/// threads; `benches/NOTES.md` has the pool's.)
-pub const PARALLEL_MIN_BYTES: usize = 16 << 20;
+/// Measured on the 2-core benchmark machine with the pool (`docs/benchmarks.md`,
+/// "Copies from 1 MiB on all cores"): at 256 KiB two pieces tie on
+/// transposes and lose on dense clones (13.6 µs against 9.6 µs); from
+/// 1 MiB they win on both, about 2x (each core's cache then holds half the
+/// copy). ATen splits earlier still (its grain is 32 768 elements).
+pub const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 /// The number of pieces large CPU copies may be split into; 0 means "not
 /// set" (all available cores).

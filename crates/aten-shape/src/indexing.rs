@@ -1,8 +1,11 @@
 //! Basic indexing, `t[1, ..., None, 2:8:2]` in Python, with PyTorch's exact
-//! rules: the result is always a **view** (no copy), built by PyTorch's
-//! `applySlicing` walk (select for integers, slice for slices, unsqueeze
-//! for `None`, a dim jump for `...`), with its errors, and indexed
-//! assignment (`t[idx] = value`) through that view.
+//! rules: the result is always a **view** (no copy), with the geometry of
+//! PyTorch's `applySlicing` walk (select for integers, slice for slices,
+//! unsqueeze for `None`, a dim jump for `...`) and its errors, and indexed
+//! assignment (`t[idx] = value`) through that view. A key of integers,
+//! slices, `None` and at most one `...` is computed in one pass and
+//! installed as one view; other keys (and any key that fails) take the
+//! walk itself, one intermediate tensor per entry.
 //!
 //! Build index lists with the [`s!`](crate::s) macro, which reads like
 //! Python: integers select, Rust ranges slice (`..` is Python's `:`,
@@ -381,6 +384,98 @@ fn scalar_tensor_index(x: &Tensor) -> Result<Option<i64>> {
     Ok(Some(as_scalar(x, ScalarType::Long)?.to_i64()))
 }
 
+/// The walk below in one pass, for the keys Python code writes most
+/// (`m[3, 1:5]`, `m[:, 1]`, `x[..., None, ::2]`): integers, slices, `None`
+/// and at most one `...`, on a tensor with concrete sizes. The result's
+/// geometry is computed on a copy of `t`'s and installed as **one** view,
+/// where the walk builds a tensor per entry (each an allocation and its
+/// reference counts). Only the success path is here: `None` whenever the
+/// key is anything else (bools, tensor indices, several ellipses), an
+/// entry would fail (an index out of range, too many indices, a bad step)
+/// or an `i64` product or sum would wrap, and the general walk then runs
+/// and gives PyTorch's exact result or error. Both paths compute every
+/// entry with the same rules (`select_offset`, `slice_rule`,
+/// `unsqueeze_rule`), so their views are identical; the test
+/// `basic_keys_match_the_walk` checks it.
+fn basic_view(t: &Tensor, indices: &[TensorIndex]) -> Option<Result<Tensor>> {
+    use crate::ops::slice::{select_offset, slice_rule};
+    use crate::ops::squeeze::unsqueeze_rule;
+
+    if t.has_symbolic_sizes_strides() {
+        return None;
+    }
+    let ndim = t.dim();
+    let (mut specified, mut ellipses) = (0usize, 0usize);
+    for index in indices {
+        match index {
+            TensorIndex::Int(_) | TensorIndex::Slice { .. } => specified += 1,
+            TensorIndex::None => {}
+            TensorIndex::Ellipsis => ellipses += 1,
+            TensorIndex::Bool(_) | TensorIndex::Tensor(_) => return None,
+        }
+    }
+    if specified > ndim || ellipses > 1 {
+        return None;
+    }
+    let mut geometry = crate::ops::geometry_of(t);
+    let mut offset = t.storage_offset();
+    // The dim of `geometry` the next entry applies to.
+    let mut dim = 0usize;
+    for index in indices {
+        match *index {
+            TensorIndex::Int(i) => {
+                let (sizes, strides) = (geometry.sizes(), geometry.strides());
+                if dim >= sizes.len() {
+                    return None;
+                }
+                let (o, wrapped) = select_offset(sizes, strides, &offset, dim, &i).ok()?;
+                if wrapped {
+                    return None;
+                }
+                offset = o;
+                geometry.remove_dim(dim).ok()?;
+            }
+            TensorIndex::Slice { start, stop, step } => {
+                let (sizes, strides) = (geometry.sizes(), geometry.strides());
+                if dim >= sizes.len() || step <= 0 {
+                    return None;
+                }
+                // Python's unpacked bounds, as `apply_slice` passes them.
+                let (start, stop) = (start.unwrap_or(0), stop.unwrap_or(i64::MAX));
+                let r = slice_rule(
+                    &sizes[dim],
+                    &strides[dim],
+                    &offset,
+                    Some(&start),
+                    Some(&stop),
+                    step,
+                )
+                .ok()?;
+                if r.wrapped {
+                    return None;
+                }
+                offset = r.offset;
+                let (sizes, strides) = geometry.sizes_and_strides_mut();
+                sizes[dim] = r.size;
+                strides[dim] = r.stride;
+                dim += 1;
+            }
+            TensorIndex::None => {
+                let (d, stride, wrapped) =
+                    unsqueeze_rule(geometry.sizes(), geometry.strides(), dim as i64).ok()?;
+                if wrapped {
+                    return None;
+                }
+                geometry.insert_dim(d, 1, stride).ok()?;
+                dim += 1;
+            }
+            TensorIndex::Ellipsis => dim += ndim - specified,
+            TensorIndex::Bool(_) | TensorIndex::Tensor(_) => return None,
+        }
+    }
+    Some(crate::ops::install(t, geometry, offset))
+}
+
 /// The basic-indexing view and whether an advanced index was seen.
 fn walk(t: &Tensor, indices: &[TensorIndex]) -> Result<(Tensor, bool, bool)> {
     walk_as(t, indices, false)
@@ -403,6 +498,14 @@ fn walk_as(t: &Tensor, indices: &[TensorIndex], tuple: bool) -> Result<(Tensor, 
             _ => {}
         }
     }
+    if let Some(view) = basic_view(t, indices) {
+        return Ok((view?, true, false));
+    }
+    walk_entries(t, indices)
+}
+
+/// PyTorch's `applySlicing` walk: one intermediate tensor per entry.
+fn walk_entries(t: &Tensor, indices: &[TensorIndex]) -> Result<(Tensor, bool, bool)> {
     let ndim = t.dim() as i64;
     let specified = count_specified(indices);
     if specified > ndim {
@@ -656,5 +759,132 @@ impl IndexOps for Tensor {
     }
     fn index_put_tensor(&self, indices: impl AsRef<[TensorIndex]>, src: &Tensor) -> Result<()> {
         index_put_tensor(self, indices.as_ref(), src)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tensors of every kind the one-pass path sees: 0-d, row-major up to
+    /// six dims (the sizes on the heap), transposed, stepped, offset, and
+    /// with a size-0 dim and huge strides.
+    fn inputs() -> Result<Vec<Tensor>> {
+        let x = Tensor::arange(0, 120, 1, ScalarType::Long)?;
+        let shaped = |sizes: &[i64]| {
+            let n = sizes.iter().product::<i64>();
+            views::view(&Tensor::arange(0, n, 1, ScalarType::Long)?, sizes)
+        };
+        let mut v = vec![
+            Tensor::zeros(&[], ScalarType::Float)?,
+            shaped(&[5])?,
+            shaped(&[4, 6])?,
+            views::transpose(&shaped(&[4, 6])?, 0, 1)?,
+            views::as_strided(&x, &[3, 4], &[1, 7], Some(2))?,
+            shaped(&[0, 3])?,
+            views::as_strided(&x, &[0, 2], &[i64::MAX / 2, 3], Some(0))?,
+        ];
+        if !cfg!(miri) {
+            v.push(shaped(&[2, 3, 4])?);
+            v.push(shaped(&[2, 1, 3, 1, 2, 2])?);
+        }
+        Ok(v)
+    }
+
+    /// The entries keys are built of, the last two with steps and starts
+    /// whose products wrap for most strides.
+    fn entries() -> Vec<TensorIndex> {
+        let mut e = vec![
+            TensorIndex::Int(0),
+            TensorIndex::Int(-1),
+            TensorIndex::Int(2),
+            TensorIndex::Int(5),
+            TensorIndex::slice(None, None, 1),
+            TensorIndex::slice(Some(1), None, 1),
+            TensorIndex::slice(None, Some(-1), 2),
+            TensorIndex::slice(Some(5), Some(2), 1),
+            TensorIndex::slice(Some(-100), Some(100), 3),
+            TensorIndex::None,
+            TensorIndex::Ellipsis,
+            TensorIndex::slice(None, None, 0),
+        ];
+        if !cfg!(miri) {
+            e.push(TensorIndex::slice(Some(1), None, i64::MAX));
+            e.push(TensorIndex::slice(Some(i64::MIN), Some(i64::MAX), 1));
+        }
+        e
+    }
+
+    /// Every key of up to three entries (two under Miri): where the one-pass
+    /// path answers, the walk gives the same view; where the walk succeeds
+    /// on a key of plain entries, the one-pass path answers.
+    #[test]
+    fn basic_keys_match_the_walk() -> Result<()> {
+        let entries = entries();
+        let mut keys: Vec<Vec<TensorIndex>> = vec![vec![]];
+        let longest = if cfg!(miri) { 2 } else { 3 };
+        let mut last = keys.clone();
+        for _ in 0..longest {
+            last = last
+                .iter()
+                .flat_map(|k| {
+                    entries.iter().map(move |e| {
+                        let mut k = k.clone();
+                        k.push(e.clone());
+                        k
+                    })
+                })
+                .collect();
+            keys.extend(last.iter().cloned());
+        }
+        let (mut answered, mut walked) = (0usize, 0usize);
+        for t in inputs()? {
+            for key in &keys {
+                let walk = walk_entries(&t, key);
+                let fast = basic_view(&t, key);
+                if let Ok((w, _, false)) = &walk {
+                    walked += 1;
+                    let ellipses = key
+                        .iter()
+                        .filter(|i| matches!(i, TensorIndex::Ellipsis))
+                        .count();
+                    let huge = key.iter().any(|i| {
+                        matches!(i, TensorIndex::Slice { step, start, .. }
+                            if *step == i64::MAX || *start == Some(i64::MIN))
+                    });
+                    if ellipses <= 1 && !huge {
+                        assert!(
+                            fast.is_some(),
+                            "{key:?} on {:?}: the walk succeeded",
+                            t.sizes()
+                        );
+                    }
+                    if let Some(v) = fast {
+                        let v = v?;
+                        answered += 1;
+                        assert_eq!(
+                            (v.sizes(), v.strides(), v.storage_offset()),
+                            (w.sizes(), w.strides(), w.storage_offset()),
+                            "{key:?} on {:?} {:?}",
+                            t.sizes(),
+                            t.strides()
+                        );
+                        assert!(v.is_view() && v.is_alias_of(&t));
+                        assert!(v
+                            .view_base()
+                            .is_some_and(|b| b.is_same(t.view_base().unwrap_or(&t))));
+                        assert!(!v.is_same(&t));
+                    }
+                } else {
+                    assert!(
+                        fast.is_none(),
+                        "{key:?} on {:?}: the walk failed",
+                        t.sizes()
+                    );
+                }
+            }
+        }
+        assert!(answered > walked / 2, "{answered} of {walked}");
+        Ok(())
     }
 }

@@ -278,6 +278,35 @@ impl<T: SlotOwner> ImplArc<T> {
         this.inner().strong.load(Ordering::Acquire) & !HAS_BINDING
     }
 
+    /// Whether `this` is the only handle to its value, with no binding
+    /// bit (a count of exactly 1). Through `&mut`: the answer then stays
+    /// true until `this` is shared, since no other handle exists to clone
+    /// from (there are no weak handles).
+    #[inline]
+    pub(crate) fn is_unique(this: &mut ImplArc<T>) -> bool {
+        this.inner().strong.load(Ordering::Acquire) == 1
+    }
+
+    /// Sets the has-binding bit of the only handle ([`is_unique`] was
+    /// true): a plain store, since no other thread can read or change the
+    /// count; with a count of 1 the value owes the object no reference
+    /// (rule 2 of `binding.rs`).
+    ///
+    /// # Safety
+    ///
+    /// [`is_unique`] was true for `this` and it has not been cloned since;
+    /// the value's binding slot holds the object that owns `this`, as for
+    /// [`set_binding_bit`](Self::set_binding_bit).
+    ///
+    /// [`is_unique`]: Self::is_unique
+    #[inline]
+    pub(crate) unsafe fn set_binding_bit_unique(this: &mut ImplArc<T>) {
+        debug_assert_eq!(this.inner().strong.load(Ordering::Relaxed), 1);
+        this.inner()
+            .strong
+            .store(1 | HAS_BINDING, Ordering::Release);
+    }
+
     /// Sets the has-binding bit, keeping rule 2 of `binding.rs`: if the
     /// count is 2 or more when the bit appears, the value holds one
     /// reference to the object (taken before the bit is published, given
@@ -393,7 +422,24 @@ impl<T: SlotOwner> Clone for ImplArc<T> {
 impl<T: SlotOwner> Drop for ImplArc<T> {
     #[inline]
     fn drop(&mut self) {
-        let old = self.inner().strong.fetch_sub(1, Ordering::Release);
+        // The only handle (a count of 1, with or without the binding bit:
+        // a temporary view, or the handle a binding object gives back when
+        // it is freed) needs no atomic read-modify-write: no other handle
+        // exists, so no other thread can clone, drop or set the binding
+        // bit concurrently (each needs a handle), and nothing else
+        // increments the count (there are no weak handles). The acquire
+        // load pairs with the release decrements of the handles dropped
+        // before, as the fence in `finish_drop` does; `finish_drop` then
+        // destroys the value, exactly as after a decrement that found this
+        // count. A locked decrement costs about 10 ns on the benchmark
+        // machine, an eighth of a whole view op.
+        let strong = &self.inner().strong;
+        let cur = strong.load(Ordering::Acquire);
+        let old = if cur & !HAS_BINDING == 1 {
+            cur
+        } else {
+            strong.fetch_sub(1, Ordering::Release)
+        };
         self.finish_drop(old);
     }
 }

@@ -376,9 +376,9 @@ pub(crate) fn wrap_typed<'py>(
         .call1((cls, carrier))?
         .cast_into::<PyTensor>()?;
     {
-        let me = obj.get().lock(py)?;
+        let mut me = obj.get().lock(py)?;
         if me.inner.binding_object().is_none() {
-            bind(&obj, &me.inner)?;
+            bind(&obj, &mut me.inner)?;
         }
     }
     Ok(obj)
@@ -399,13 +399,18 @@ pub(crate) fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
         return Ok(unsafe { obj.cast_into_unchecked::<PyTensor>() });
     }
     let obj = Bound::new(py, PyTensor::new(t))?;
-    // A new object: nobody else holds its lock, so this reads without it.
-    obj.get().with(py, |t| bind(&obj, t))??;
+    // SAFETY: the object was made just above and no reference to it has
+    // left this function: no other code (another thread, a finalizer, a
+    // `Locked`) can read or write its state until we return, so this is
+    // the only reference to `inner`, as `bind_object_mut` wants.
+    let t = unsafe { &mut (*obj.get().state.get()).inner };
+    bind(&obj, t)?;
     Ok(obj)
 }
 
-/// Publishes `obj` in the slot of `t`, which `obj` owns.
-fn bind(obj: &Bound<'_, PyTensor>, t: &Tensor) -> PyResult<()> {
+/// Publishes `obj` in the slot of `t`, which `obj` owns (`t` is borrowed
+/// from `obj`'s state, exclusively: the object is new).
+fn bind(obj: &Bound<'_, PyTensor>, t: &mut Tensor) -> PyResult<()> {
     let Some(p) = NonNull::new(obj.as_ptr().cast::<()>()) else {
         return Err(PyRuntimeError::new_err("null object"));
     };
@@ -414,7 +419,7 @@ fn bind(obj: &Bound<'_, PyTensor>, t: &Tensor) -> PyResult<()> {
     // only happen once its Python count is 0, so when no reference taken
     // by the binding's `incref` is outstanding; `binding_incref`/`decref`
     // are sound for it (registered at import).
-    match unsafe { t.bind_object(p) } {
+    match unsafe { t.bind_object_mut(p) } {
         Ok(()) => Ok(()),
         Err(Some(_)) => Err(PyRuntimeError::new_err(
             "this TensorImpl is already bound to another Python object",
@@ -464,7 +469,7 @@ fn inplace_with<'py>(
         }
     }
     if me.inner.binding_object().is_none() {
-        bind(slf, &me.inner)?;
+        bind(slf, &mut me.inner)?;
     }
     let storage_id = me.inner.storage().id();
     drop(guard);
@@ -755,12 +760,24 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     )))
 }
 
-fn indices(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
+/// A converted key: up to four entries (`m[3, 1:5]`, `x[..., None, ::2]`)
+/// on the stack.
+type Key = smallvec::SmallVec<[TensorIndex; 4]>;
+
+/// The entries of `key` (a tuple's items, or `key` itself), pushed onto
+/// `out`. A plain loop into a caller's vector: collecting the `Result`s
+/// through an iterator moved each 48-byte entry several times (about 300
+/// instructions of a two-entry key).
+fn indices(py: Python<'_>, key: &Bound<'_, PyAny>, out: &mut Key) -> PyResult<()> {
     if let Ok(t) = key.cast::<PyTuple>() {
-        t.iter().map(|k| one_index(py, &k)).collect()
+        for i in 0..t.len() {
+            let item = t.get_borrowed_item(i)?;
+            out.push(one_index(py, &item)?);
+        }
     } else {
-        Ok(vec![one_index(py, key)?])
+        out.push(one_index(py, key)?);
     }
+    Ok(())
 }
 
 fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
@@ -821,9 +838,9 @@ impl PyTensor {
         _args: &Bound<'_, PyTuple>,
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        let me = slf.get().lock(slf.py())?;
+        let mut me = slf.get().lock(slf.py())?;
         if me.inner.binding_object().is_none() {
-            bind(slf, &me.inner)?;
+            bind(slf, &mut me.inner)?;
         }
         Ok(())
     }
@@ -2312,9 +2329,10 @@ impl PyTensor {
         // The key is converted before the lock is taken: it may run Python
         // code (`__index__`) or name this very tensor. A single key (not a
         // tuple) stays on the stack.
-        let (single, many);
+        let (single, mut many);
         let idx: &[TensorIndex] = if key.cast::<PyTuple>().is_ok() {
-            many = indices(py, key)?;
+            many = Key::new();
+            indices(py, key, &mut many)?;
             &many
         } else {
             single = [one_index(py, key)?];
@@ -2335,7 +2353,8 @@ impl PyTensor {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let idx = indices(py, key)?;
+        let mut idx = Key::new();
+        indices(py, key, &mut idx)?;
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         if let Ok(src) = value.cast::<PyTensor>() {

@@ -193,6 +193,14 @@ pub(super) fn render_main(r: &Report<'_>, s: &mut String) {
                 ratio(ours, r.ours(case, "candle"))
             );
             let _ = writeln!(s, "{row}");
+            if let Some(inf) = r.ours(case, "ours_inference") {
+                let _ = writeln!(
+                    s,
+                    "| ↳ ours on inference tensors (no `_base`, no version counter: what libtorch's inference mode skips) | {} | | | | | | {} | |",
+                    cell(Some(inf)),
+                    ratio(Some(inf), r.torch(case, "inference"))
+                );
+            }
             if let Some(pre) = r.ours(case, "ours_prealloc") {
                 let _ = writeln!(
                     s,
