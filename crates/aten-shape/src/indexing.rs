@@ -37,9 +37,13 @@
 //!
 //! **Several ellipses** are accepted as PyTorch accepts them: each one
 //! skips `dim - (number of indexed dims)` dims. Where that walk then selects
-//! past the last dim, PyTorch reads past its size array (which holds 0 in
-//! practice); the size read is taken as 0 here, which gives PyTorch's
-//! observed `index 0 is out of bounds for dimension 2 with size 0`.
+//! past the last dim, PyTorch reads on past its size array into c10's
+//! `SizesAndStrides` storage (sizes, then strides; five slots each for up
+//! to five dims); that read is reproduced (0 for the unused size slots, the
+//! strides in the stride slots), which gives PyTorch's observed errors:
+//! `index 0 is out of bounds for dimension 2 with size 0` for
+//! `zeros(3, 4, 5)[..., ..., 0]` and `Dimension out of range (expected to
+//! be in range of [-4, 3], but got 6)` for `zeros(0, 2, 3, 2)[..., ..., 0]`.
 //!
 //! **Advanced indexing** (a `Bool`, or a tensor index other than a 0-dim
 //! integer tensor) is not implemented: the walk runs (so every basic error
@@ -316,11 +320,7 @@ fn apply_select(t: &Tensor, dim: i64, index: i64, real_dim: usize) -> Result<Ten
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number",
         ));
     }
-    // Past the last dim PyTorch reads beyond its size array (0 in practice).
-    let size = usize::try_from(dim)
-        .ok()
-        .and_then(|d| sizes.get(d).copied())
-        .unwrap_or(0);
+    let size = size_at(t, dim);
     // `!index` is `-1 - index` without overflow.
     if !(size > !index && size > index) {
         return Err(TensorError::index(format!(
@@ -328,6 +328,27 @@ fn apply_select(t: &Tensor, dim: i64, index: i64, real_dim: usize) -> Result<Ten
         )));
     }
     views::select(t, dim, index)
+}
+
+/// `t.sizes()[dim]` as PyTorch's `applySelect`/`applySlice` read it,
+/// unchecked: past the last dim (a key with several ellipses) they read on
+/// into c10's `SizesAndStrides` storage, which holds the sizes and then
+/// the strides, five slots each inline (up to five dims), `n` each on the
+/// heap. Inline size slots past the dims read 0 (what a fresh tensor holds
+/// there), the stride slots read the strides, and anything further
+/// (undefined in PyTorch) reads 0 here.
+fn size_at(t: &Tensor, dim: i64) -> i64 {
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let Ok(d) = usize::try_from(dim) else {
+        return 0;
+    };
+    if let Some(&s) = sizes.get(d) {
+        return s;
+    }
+    let slots = sizes.len().max(5);
+    d.checked_sub(slots)
+        .and_then(|k| strides.get(k).copied())
+        .unwrap_or(0)
 }
 
 /// PyTorch's `applySlice` after Python's slice unpacking (`None` bounds are
@@ -351,10 +372,7 @@ fn apply_slice(
     let (start, stop) = (start.unwrap_or(0), stop.unwrap_or(i64::MAX));
     let sizes = t.sizes();
     if !sizes.is_empty() {
-        let length = usize::try_from(dim)
-            .ok()
-            .and_then(|d| sizes.get(d).copied())
-            .unwrap_or(0);
+        let length = size_at(t, dim);
         if start == 0 && length <= stop && step == 1 {
             return Ok((t.clone(), false));
         }
@@ -813,6 +831,41 @@ mod tests {
             e.push(TensorIndex::slice(Some(i64::MIN), Some(i64::MAX), 1));
         }
         e
+    }
+
+    /// Keys with several ellipses select past the last dim; PyTorch 2.15
+    /// reads on into its sizes-then-strides storage (observed messages).
+    #[test]
+    fn several_ellipses_read_past_the_sizes() -> Result<()> {
+        let e = TensorIndex::Ellipsis;
+        let x = Tensor::zeros(&[3, 4, 5], ScalarType::Float)?;
+        assert_eq!(
+            index(&x, &[e.clone(), e.clone(), TensorIndex::Int(0)])
+                .unwrap_err()
+                .to_string(),
+            "index 0 is out of bounds for dimension 2 with size 0"
+        );
+        // dim 6 of a 4-d tensor is the second stride slot: 6 for these
+        // strides (12, 6, 2, 1), so -2 is in bounds and the select's dim
+        // check fails.
+        let y = Tensor::zeros(&[0, 2, 3, 2], ScalarType::Float)?;
+        let key = [e.clone(), e.clone(), TensorIndex::Int(-2), e.clone()];
+        let err = index(&y, &key).unwrap_err().to_string();
+        assert!(
+            err.contains("Dimension out of range (expected to be in range of [-4, 3], but got 6)"),
+            "{err}"
+        );
+        assert_eq!(size_at(&y, 5), 12);
+        assert_eq!(size_at(&y, 4), 0);
+        assert_eq!(size_at(&y, 9), 0);
+        assert_eq!(size_at(&y, -1), 0);
+        // Six dims live on the heap: the strides follow the six sizes.
+        let z = Tensor::zeros(&[1, 2, 1, 2, 1, 3], ScalarType::Float)?;
+        assert_eq!(
+            (size_at(&z, 6), size_at(&z, 11), size_at(&z, 12)),
+            (12, 1, 0)
+        );
+        Ok(())
     }
 
     /// Every key of up to three entries (two under Miri): where the one-pass

@@ -760,6 +760,62 @@ fn one_index(py: Python<'_>, k: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     )))
 }
 
+/// Whether `v` is a NumPy integer scalar (`numpy.integer`), which
+/// PyTorch's `THPUtils_checkLong` accepts; NumPy is imported only here, on
+/// the rare values that are not Python numbers.
+fn is_numpy_integer(v: &Bound<'_, PyAny>) -> bool {
+    v.py()
+        .import("numpy")
+        .and_then(|np| np.getattr("integer"))
+        .and_then(|integer| v.is_instance(&integer))
+        .unwrap_or(false)
+}
+
+/// CPython's `tp_name` of `v`'s type, as PyTorch's messages print it:
+/// `module.name` for types defined in C outside `builtins`
+/// (`numpy.float32`, `torch.dtype`), the bare name for built-in types and
+/// for classes defined in Python.
+fn type_tp_name(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    let ty = v.get_type();
+    let name = ty.name()?.to_string();
+    // SAFETY: `ty` is a live type object (the GIL is held).
+    let flags = unsafe { ffi::PyType_GetFlags(ty.as_ptr().cast::<ffi::PyTypeObject>()) };
+    if flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+        return Ok(name);
+    }
+    let module = ty.module()?.to_string();
+    Ok(if module == "builtins" {
+        name
+    } else {
+        format!("{module}.{name}")
+    })
+}
+
+/// PyTorch's legacy type name of a tensor (`torch.FloatTensor`,
+/// `torch.cuda.LongTensor`, `torch.meta.FloatTensor`), as its messages
+/// print it.
+fn legacy_type_name(t: &Tensor) -> String {
+    let device = match t.device().device_type() {
+        c10_core::DeviceType::Cpu => String::new(),
+        other => format!("{}.", other.to_string().to_lowercase()),
+    };
+    format!("torch.{device}{}Tensor", t.dtype().name())
+}
+
+/// Python's tuple form of a one-entry key: `t[(i,)]` and `t[(a:b,)]`
+/// count against the dims of a 0-dim tensor ("too many indices"), where
+/// `t[i]` and `t[a:b]` have errors of their own, and aten-shape's
+/// one-entry lists follow `t[i]` (see `aten_shape::indexing`). On other
+/// tensors the two forms agree.
+fn tuple_key_check(t: &Tensor, tuple: bool, idx: &[TensorIndex]) -> c10_core::Result<()> {
+    if tuple && t.dim() == 0 && matches!(idx, [TensorIndex::Int(_) | TensorIndex::Slice { .. }]) {
+        return Err(c10_core::TensorError::index(
+            "too many indices for tensor of dimension 0",
+        ));
+    }
+    Ok(())
+}
+
 /// A converted key: up to four entries (`m[3, 1:5]`, `x[..., None, ::2]`)
 /// on the stack.
 type Key = smallvec::SmallVec<[TensorIndex; 4]>;
@@ -2330,7 +2386,8 @@ impl PyTensor {
         // code (`__index__`) or name this very tensor. A single key (not a
         // tuple) stays on the stack.
         let (single, mut many);
-        let idx: &[TensorIndex] = if key.cast::<PyTuple>().is_ok() {
+        let tuple = key.cast::<PyTuple>().is_ok();
+        let idx: &[TensorIndex] = if tuple {
             many = Key::new();
             indices(py, key, &mut many)?;
             &many
@@ -2343,7 +2400,10 @@ impl PyTensor {
             &[TensorIndex::Slice { start, stop, step }] if t.dim() > 0 => {
                 views::slice(t, 0, start, stop, step)
             }
-            _ => indexing::index(t, idx),
+            _ => {
+                tuple_key_check(t, tuple, idx)?;
+                indexing::index(t, idx)
+            }
         })
     }
 
@@ -2355,26 +2415,41 @@ impl PyTensor {
     ) -> PyResult<()> {
         let mut idx = Key::new();
         indices(py, key, &mut idx)?;
+        let tuple = key.cast::<PyTuple>().is_ok();
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
+        // After the value's conversion, as PyTorch's order of errors.
+        let check = || tuple_key_check(t, tuple, &idx).py();
         if let Ok(src) = value.cast::<PyTensor>() {
             let src = src.get().handle(py)?;
+            check()?;
             return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
         }
         if let Ok(c) = value.cast::<pyo3::types::PyComplex>() {
             // c10's complex Scalar: `fill_`'s check refuses a nonzero
             // imaginary part for a real tensor, as PyTorch's.
             let s = Scalar::Complex(c.real(), c.imag());
+            check()?;
             return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
         }
-        match scalar(value) {
-            Ok(s) => return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py(),
-            // An int past `int64`: PyTorch's ValueError, whatever the dtype.
-            Err(e) if value.is_instance_of::<PyInt>() => return Err(e),
-            Err(_) => {}
+        // PyTorch's `valueToTensor`: a tensor, a complex (above), an `int`
+        // (`bool` and NumPy integers included) or a `float` (NumPy's
+        // `float64` is one); anything else, sequences and other NumPy
+        // scalars included, is refused.
+        if !(value.is_instance_of::<PyInt>()
+            || value.is_instance_of::<pyo3::types::PyFloat>()
+            || is_numpy_integer(value))
+        {
+            return Err(PyTypeError::new_err(format!(
+                "can't assign a {} to a {}",
+                type_tp_name(value)?,
+                legacy_type_name(t)
+            )));
         }
-        let src = convert::tensor_from_data(value, Some(t.dtype()))?;
-        py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py()
+        // An int past `int64` fails here: PyTorch's ValueError.
+        let s = scalar(value)?;
+        check()?;
+        py.detach(|| indexing::index_put_scalar(t, &idx, s)).py()
     }
 }
 
