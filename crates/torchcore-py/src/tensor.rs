@@ -1750,6 +1750,12 @@ impl PyTensor {
     }
 
     fn ravel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        // As `flatten`: a contiguous tensor is viewed without a GIL-free
+        // section.
+        let view = self.with(py, |t| t.is_contiguous().then(|| views::ravel(t)))?;
+        if let Some(r) = view {
+            return self.wrap_out(py, r.py()?);
+        }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         let r = py.detach(|| views::ravel(t)).py()?;
