@@ -815,18 +815,19 @@ mod tests {
         let mut e = vec![
             TensorIndex::Int(0),
             TensorIndex::Int(-1),
-            TensorIndex::Int(2),
-            TensorIndex::Int(5),
             TensorIndex::slice(None, None, 1),
             TensorIndex::slice(Some(1), None, 1),
             TensorIndex::slice(None, Some(-1), 2),
-            TensorIndex::slice(Some(5), Some(2), 1),
-            TensorIndex::slice(Some(-100), Some(100), 3),
             TensorIndex::None,
             TensorIndex::Ellipsis,
             TensorIndex::slice(None, None, 0),
         ];
+        // Under Miri (about 70 s with these too) the eight above only.
         if !cfg!(miri) {
+            e.push(TensorIndex::Int(2));
+            e.push(TensorIndex::Int(5));
+            e.push(TensorIndex::slice(Some(5), Some(2), 1));
+            e.push(TensorIndex::slice(Some(-100), Some(100), 3));
             e.push(TensorIndex::slice(Some(1), None, i64::MAX));
             e.push(TensorIndex::slice(Some(i64::MIN), Some(i64::MAX), 1));
         }
