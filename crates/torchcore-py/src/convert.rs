@@ -1194,7 +1194,7 @@ fn bad_leaf(name: String, depth: usize, acc: &mut Leaves) -> PyResult<()> {
 /// The C `tp_name` of `obj`'s type, as PyTorch's messages print it: the
 /// bare name for builtins and classes defined in Python, `module.name` for
 /// other extension types (`decimal.Decimal`, `numpy.ndarray`).
-fn type_tp_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn type_tp_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     let ty = obj.get_type();
     let name = ty.name()?.to_string();
     let module = ty.module()?.to_string();

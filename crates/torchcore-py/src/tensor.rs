@@ -771,26 +771,6 @@ fn is_numpy_integer(v: &Bound<'_, PyAny>) -> bool {
         .unwrap_or(false)
 }
 
-/// CPython's `tp_name` of `v`'s type, as PyTorch's messages print it:
-/// `module.name` for types defined in C outside `builtins`
-/// (`numpy.float32`, `torch.dtype`), the bare name for built-in types and
-/// for classes defined in Python.
-fn type_tp_name(v: &Bound<'_, PyAny>) -> PyResult<String> {
-    let ty = v.get_type();
-    let name = ty.name()?.to_string();
-    // SAFETY: `ty` is a live type object (the GIL is held).
-    let flags = unsafe { ffi::PyType_GetFlags(ty.as_ptr().cast::<ffi::PyTypeObject>()) };
-    if flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
-        return Ok(name);
-    }
-    let module = ty.module()?.to_string();
-    Ok(if module == "builtins" {
-        name
-    } else {
-        format!("{module}.{name}")
-    })
-}
-
 /// PyTorch's legacy type name of a tensor (`torch.FloatTensor`,
 /// `torch.cuda.LongTensor`, `torch.meta.FloatTensor`), as its messages
 /// print it.
@@ -2448,7 +2428,7 @@ impl PyTensor {
         {
             return Err(PyTypeError::new_err(format!(
                 "can't assign a {} to a {}",
-                type_tp_name(value)?,
+                convert::type_tp_name(value)?,
                 legacy_type_name(t)
             )));
         }
