@@ -294,6 +294,64 @@ mod tests {
         o.tensor.lock().unwrap().clone().unwrap()
     }
 
+    /// An object owning `t`, bound through `bind_object_mut` on the handle
+    /// it holds (as the Python package binds a new object).
+    fn new_obj_mut(t: Tensor, freed: &'static AtomicUsize) -> NonNull<()> {
+        let o = Box::new(Obj {
+            refs: AtomicUsize::new(1),
+            tensor: Mutex::new(Some(t)),
+            freed,
+        });
+        let p = NonNull::from(Box::leak(o)).cast::<()>();
+        // SAFETY: `p` is live (we hold its only reference).
+        let o = unsafe { p.cast::<Obj>().as_ref() };
+        let mut guard = o.tensor.lock().unwrap();
+        let held = guard.as_mut().unwrap();
+        // SAFETY: `p` owns this very handle and lives until its last
+        // reference goes (then `decref` frees it and its handle).
+        unsafe { held.bind_object_mut(p) }.unwrap();
+        // A second bind finds the object.
+        // SAFETY: as above (it changes nothing: the slot is taken).
+        let again = unsafe { held.bind_object_mut(p) };
+        assert_eq!(again, Err(Some(p)));
+        drop(guard);
+        p
+    }
+
+    #[test]
+    fn bind_object_mut_on_the_only_handle_and_on_a_shared_one() {
+        setup();
+        static FREED: AtomicUsize = AtomicUsize::new(0);
+        // The only handle: plain stores, no reference owed (count 1).
+        let p = new_obj_mut(Tensor::zeros(&[2], ScalarType::Float).unwrap(), &FREED);
+        assert_eq!(refs(p), 1);
+        let h = handle(p);
+        assert_eq!(h.binding_object(), Some(p));
+        assert_eq!(
+            refs(p),
+            2,
+            "the 1 -> 2 edge took a reference: the bit is set"
+        );
+        drop(h);
+        assert_eq!(refs(p), 1, "the 2 -> 1 edge gave it back");
+        // SAFETY: the object's own (Python-like) reference.
+        unsafe { decref(p) };
+        assert_eq!(FREED.load(Ordering::SeqCst), 1);
+
+        // A shared handle: `bind_object`'s path, which takes the reference
+        // that a count of 2 owes.
+        static FREED2: AtomicUsize = AtomicUsize::new(0);
+        let t = Tensor::zeros(&[2], ScalarType::Float).unwrap();
+        let extra = t.clone();
+        let q = new_obj_mut(t, &FREED2);
+        assert_eq!(refs(q), 2);
+        drop(extra);
+        assert_eq!(refs(q), 1);
+        // SAFETY: as above.
+        unsafe { decref(q) };
+        assert_eq!(FREED2.load(Ordering::SeqCst), 1);
+    }
+
     #[test]
     fn edges_keep_the_object_alive_while_rust_holds_the_impl() {
         setup();
