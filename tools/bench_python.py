@@ -10,6 +10,11 @@ package (the `torchcore/` folder with its `_C` extension, e.g. a wheel
 installed with `pip install --target`): it is loaded under another module
 name in the same process, so the two builds are timed side by side.
 
+torch runs on one thread (`torch.set_num_threads(1)`; `BENCH_TORCH_THREADS=N`
+changes it), as in the issue's side-by-side measurement: torch's idle OpenMP
+workers spin for a while after each parallel call, and on a small machine they
+take the core that the next library's call (interleaved) would use.
+
 Each cell is the best of R `timeit` repeats of N calls, divided by N; the
 libraries are interleaved repeat by repeat, so that on a shared, loaded
 machine each one gets the same chances at a quiet moment.
@@ -23,6 +28,8 @@ import torchcore as tc
 
 try:
     import torch
+
+    torch.set_num_threads(int(os.environ.get("BENCH_TORCH_THREADS", "1")))
 except ImportError:  # pragma: no cover
     torch = None
 try:
@@ -178,7 +185,8 @@ def main():
                 best[name] = min(best[name], t.timeit(NUMBER) / NUMBER * 1e9)
         rows.append({"op": label, **best})
     cols = list(envs)
-    print(f"Python {sys.version.split()[0]}; torch {getattr(torch, '__version__', '-')}; numpy {getattr(np, '__version__', '-')}")
+    threads = torch.get_num_threads() if torch else '-'
+    print(f"Python {sys.version.split()[0]}; torch {getattr(torch, '__version__', '-')} on {threads} thread(s); numpy {getattr(np, '__version__', '-')}")
     head = "| op | " + " | ".join(f"{c} (ns)" for c in cols)
     if "torch" in envs and "before" in envs:
         head += " | before / torch"

@@ -475,6 +475,73 @@ fn squeeze_and_unsqueeze() {
     assert_eq!(geom(&s.squeeze_dims(&[0]).unwrap()), g(&[], &[], 0));
 }
 
+/// `flatten` of a row-major tensor writes the merged sizes straight into
+/// the view; every other tensor goes through `reshape`. Both must agree
+/// with the shape-only rules (`Geometry::flatten`, c10's `computeStride`)
+/// for every pair of dims, on shapes with 1s and 0s, at an offset, and on
+/// tensors that only look row-major in some dims.
+#[test]
+fn flatten_fast_path_matches_the_shape_rules() {
+    use aten_shape::generic::Geometry;
+    let shapes: [&[i64]; 9] = [
+        &[5],
+        &[2, 3],
+        &[1, 4, 1],
+        &[2, 1, 3, 1, 2],
+        &[1, 1, 1],
+        &[3, 0, 2],
+        &[2, 2, 2, 2, 2, 2],
+        &[4, 1, 1, 3],
+        &[0],
+    ];
+    for sizes in shapes {
+        let n = sizes.len() as i64;
+        let c = Geometry::<i64>::contiguous(sizes).unwrap();
+        let layouts = [
+            strided(sizes, &c.strides, 0),
+            strided(sizes, &c.strides, 7),
+            // Sizes-1 dims with odd strides: still contiguous for c10, not
+            // strictly row-major.
+            strided(
+                sizes,
+                &c.strides
+                    .iter()
+                    .zip(sizes)
+                    .map(|(&st, &sz)| if sz == 1 { 99 } else { st })
+                    .collect::<Vec<_>>(),
+                3,
+            ),
+        ];
+        for t in &layouts {
+            let geometry = Geometry {
+                sizes: t.sizes().to_vec(),
+                strides: t.strides().to_vec(),
+                offset: t.storage_offset(),
+            };
+            for s in -n..n {
+                for e in -n..n {
+                    let got = t.flatten(s, e);
+                    let want = geometry.flatten(s, e);
+                    match (got, want) {
+                        (Ok(v), Ok((w, _))) => {
+                            assert_eq!(
+                                geom(&v),
+                                (w.sizes.clone(), w.strides.clone(), w.offset),
+                                "{sizes:?} strides {:?} flatten({s}, {e})",
+                                t.strides()
+                            );
+                            assert!(v.is_alias_of(t));
+                            assert_eq!(v.is_contiguous(), t.is_contiguous());
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                        (a, b) => panic!("{sizes:?} flatten({s}, {e}): {a:?} against {b:?}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn flatten_unflatten_ravel() {
     let x = arange(&[2, 3, 4]);

@@ -41,6 +41,7 @@ mod dlpack;
 mod elements;
 mod memory;
 mod numpy_interop;
+mod object_alloc;
 mod random_fill;
 mod serialization;
 mod storage;

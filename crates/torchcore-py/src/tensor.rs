@@ -21,6 +21,7 @@ use crate::convert::{
     self, device_arg, dtype_arg, format_arg, int, int_list, options, scalar, OrPy, PyDevice,
     PyDtype, PyMemoryFormat, I64,
 };
+use crate::object_alloc::TensorAlloc;
 use crate::storage::{wrap_storage, PyUntypedStorage};
 
 /// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
@@ -195,6 +196,13 @@ impl PyTensor {
             subtype: None,
             storage_obj: Mutex::new(None),
         }
+    }
+
+    /// An unbound value over an empty tensor (no bytes): what
+    /// [`TensorAlloc::init`] measures the object layout with.
+    pub(crate) fn probe() -> c10_core::Result<PyTensor> {
+        let t = Tensor::empty(&[0i64][..], c10_core::TensorOptions::new())?;
+        Ok(PyTensor::new(t))
     }
 
     /// Replaces the kept storage object (see `storage_obj`) by `obj`, or
@@ -398,7 +406,7 @@ pub(crate) fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
         // SAFETY: the object is a `PyTensor` (see above).
         return Ok(unsafe { obj.cast_into_unchecked::<PyTensor>() });
     }
-    let obj = Bound::new(py, PyTensor::new(t))?;
+    let obj = TensorAlloc::new_object(py, PyTensor::new(t))?;
     // SAFETY: the object was made just above and no reference to it has
     // left this function: no other code (another thread, a finalizer, a
     // `Locked`) can read or write its state until we return, so this is
@@ -3449,6 +3457,13 @@ fn _empty_like<'py>(
     t.get().wrap_out(py, r)
 }
 
+/// Whether new `torchcore.Tensor` objects come straight from `tp_alloc`
+/// (see `object_alloc`): exposed for `_testing`.
+#[pyfunction]
+fn _fast_alloc() -> bool {
+    TensorAlloc::fast_path_enabled()
+}
+
 /// Wraps a handle: exposed for `_testing` (returns the preserved object).
 #[pyfunction]
 fn _same_impl(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> PyResult<bool> {
@@ -3466,6 +3481,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMemoryFormat>()?;
     m.add_class::<TensorCarrier>()?;
     m.add_class::<PyHolder>()?;
+    TensorAlloc::init(py)?;
     for f in [
         wrap_pyfunction!(tensor, m)?,
         wrap_pyfunction!(legacy_new_py, m)?,
@@ -3478,6 +3494,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(linspace, m)?,
         wrap_pyfunction!(eye, m)?,
         wrap_pyfunction!(_same_impl, m)?,
+        wrap_pyfunction!(_fast_alloc, m)?,
         wrap_pyfunction!(_atleast, m)?,
         wrap_pyfunction!(_empty_like, m)?,
         wrap_pyfunction!(broadcast_tensors, m)?,

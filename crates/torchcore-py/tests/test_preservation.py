@@ -257,3 +257,32 @@ def test_retired_impls_are_pruned():
     h.clear()  # the holder lets go: only the retired handle is left
     t.unsqueeze_(0)  # prunes it
     assert t.shape == (1, 3, 2) and t._use_count() == 1
+
+
+def test_new_objects_get_their_dict_on_first_use():
+    # New `torchcore.Tensor` objects come straight from `tp_alloc`, with an
+    # empty `__dict__` slot (as PyTorch's do), not from `object.__new__`,
+    # which makes the dictionary eagerly on CPython 3.11 and 3.12.
+    from torchcore._testing import _fast_alloc
+
+    assert _fast_alloc(), "the layout check at import turned the tp_alloc path off"
+    base = tc.arange(12)
+    views = [base[2:], base.view(3, 4), base.detach(), base.flatten(), tc.empty(3)]
+    for v in views:
+        assert type(v) is tc.Tensor
+        assert vars(v) == {}
+        v.note = "kept"
+        assert v.__dict__ == {"note": "kept"}
+    # The dictionary made on first use is the object's own, kept across a
+    # Rust round trip, and a cycle through it is collected.
+    h = Holder(views[0])
+    assert h.get().note == "kept"
+    w = weakref.ref(views[1])
+    views[1].me = views[1]
+    del views, h
+    gc.collect()
+    assert w() is None
+    # An attribute set first, without reading `__dict__` before.
+    t = base[1:]
+    t.__dict__["x"] = 1
+    assert t.x == 1

@@ -668,11 +668,37 @@ pub fn flatten(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 /// `start == end`, right for symbolic tensors too; every other outcome
 /// builds a view, which a symbolic tensor makes fail).
 fn flatten_ints(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    let n = t.dim();
+    if let (Ok(s), Ok(e)) = (wrap(start_dim, n), wrap(end_dim, n)) {
+        if s < e && t.is_contiguous() && t.numel() > 0 && strictly_row_major(t.sizes(), t.strides())
+        {
+            if let Some(v) = flatten_row_major(t, s, e)? {
+                return Ok(v);
+            }
+        }
+    }
     match flatten_plan(t.sizes(), start_dim, end_dim)? {
         FlattenPlan::Scalar => reshape_ints(t, &[1]),
         FlattenPlan::Unchanged => Ok(t.clone()),
         FlattenPlan::Reshape(shape) => reshape_ints(t, &shape),
     }
+}
+
+/// `flatten` of a row-major tensor with elements (what `reshape_ints`
+/// would view through [`try_view_row_major`]), with the merged sizes
+/// written straight into the view: no shape is built and none inferred.
+/// `Ok(None)` when the view build gives up on the sizes, as there.
+#[inline(never)]
+fn flatten_row_major(t: &Tensor, s: usize, e: usize) -> Result<Option<Tensor>> {
+    let sizes = t.sizes();
+    TensorImpl::view_tensor_row_major_or_abandon(t, sizes.len() - (e - s), |new_sizes| {
+        new_sizes[..s].copy_from_slice(&sizes[..s]);
+        // Every size is at least 1 and their product is the numel, so no
+        // partial product overflows.
+        new_sizes[s] = sizes[s..=e].iter().product();
+        new_sizes[s + 1..].copy_from_slice(&sizes[e + 1..]);
+        Ok(true)
+    })
 }
 
 /// The symbolic face of [`flatten`] (`start == end` returns `t` itself,

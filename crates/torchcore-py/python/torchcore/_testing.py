@@ -5,4 +5,4 @@ C++ structure holding an ``at::Tensor`` does in PyTorch; ``holder.get()``
 hands it back to Python, which returns the preserved object.
 """
 
-from ._C import Holder, _same_impl  # noqa: F401
+from ._C import Holder, _fast_alloc, _same_impl  # noqa: F401
