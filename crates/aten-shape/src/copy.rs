@@ -659,7 +659,9 @@ fn locate_sides(
 /// "Copies from 1 MiB on all cores"): at 256 KiB two pieces tie on
 /// transposes and lose on dense clones (13.6 µs against 9.6 µs); from
 /// 1 MiB they win on both, about 2x (each core's cache then holds half the
-/// copy). ATen splits earlier still (its grain is 32 768 elements).
+/// copy). ATen splits earlier still (its grain is 32 768 elements). Each
+/// thread's share is cut into a few pieces (see `SplitCopy`), so that a
+/// helper that starts late costs nothing.
 pub const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 /// The number of pieces large CPU copies may be split into; 0 means "not
@@ -764,10 +766,17 @@ fn pool_helpers() -> usize {
 ///
 /// Any thread claims the next piece with one atomic increment, so each
 /// piece runs exactly once, on whichever thread claims it; the calling
-/// thread claims until none is left, then waits (on `finished`, a plain
-/// blocking wait that runs no other rayon job) for the pieces that helpers
-/// claimed to finish. A helper job that starts after that finds nothing to
-/// claim and never touches the pointers.
+/// thread claims until none is left, then waits for the pieces that helpers
+/// claimed to finish: it spins on `finished_pieces` for up to
+/// [`SPIN_WAIT`], then blocks on `finished` (a plain blocking wait that
+/// runs no other rayon job). A helper job that starts after that finds
+/// nothing to claim and never touches the pointers.
+///
+/// There are several pieces per thread ([`PIECES_PER_THREAD`]), so that a
+/// helper that wakes up late takes what is left instead of the calling
+/// thread waiting for a half it has not started: on a machine whose threads
+/// take microseconds to wake (the 2-core VM of `docs/benchmarks.md`), a
+/// copy split in halves was sometimes slower than one thread.
 struct SplitCopy {
     plan: CopyPlan,
     converter: Option<Converter>,
@@ -783,7 +792,11 @@ struct SplitCopy {
     next: AtomicUsize,
     /// Pieces finished, and the first panic of a piece.
     done: Mutex<Done>,
-    /// Signalled when a piece finishes.
+    /// `done.pieces`, readable without the lock: what [`SplitCopy::wait`]
+    /// spins on (raised after `done`, so a piece's panic is recorded
+    /// before it shows here).
+    finished_pieces: AtomicUsize,
+    /// Signalled when a piece finishes while the calling thread sleeps.
     finished: Condvar,
 }
 
@@ -791,7 +804,19 @@ struct SplitCopy {
 struct Done {
     pieces: usize,
     panic: Option<Box<dyn std::any::Any + Send>>,
+    /// Whether the calling thread sleeps on `finished` (it spins first):
+    /// only then does a finished piece pay for a wake-up.
+    sleeping: bool,
 }
+
+/// Pieces per thread of a split copy (see [`SplitCopy`]).
+const PIECES_PER_THREAD: usize = 4;
+
+/// How long [`SplitCopy::wait`] spins for the helpers' pieces before it
+/// sleeps. A piece is a fraction of a copy that was worth splitting (tens
+/// of microseconds in all), so the wait is usually shorter than a sleep
+/// and wake-up.
+const SPIN_WAIT: std::time::Duration = std::time::Duration::from_micros(50);
 
 // SAFETY: the raw pointers are the only fields that are not `Send` and
 // `Sync`. They are dereferenced only by `SplitCopy::help`, for a claimed
@@ -838,8 +863,12 @@ impl SplitCopy {
             if let Err(payload) = result {
                 done.panic.get_or_insert(payload);
             }
+            self.finished_pieces.store(done.pieces, Ordering::Release);
+            let wake = done.sleeping;
             drop(done);
-            self.finished.notify_all();
+            if wake {
+                self.finished.notify_all();
+            }
         }
     }
 
@@ -850,8 +879,26 @@ impl SplitCopy {
             .next
             .swap(self.pieces, Ordering::Relaxed)
             .min(self.pieces);
+        if self.finished_pieces.load(Ordering::Acquire) < claimed {
+            let start = std::time::Instant::now();
+            'spin: loop {
+                for _ in 0..64 {
+                    if self.finished_pieces.load(Ordering::Acquire) >= claimed {
+                        break 'spin;
+                    }
+                    std::hint::spin_loop();
+                }
+                if start.elapsed() >= SPIN_WAIT {
+                    break;
+                }
+            }
+        }
+        // `sleeping` is set and read under the lock, so a piece that
+        // finishes after this thread's last look at `pieces` sees it and
+        // wakes it.
         let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
         while done.pieces < claimed {
+            done.sleeping = true;
             done = self
                 .finished
                 .wait(done)
@@ -907,7 +954,7 @@ unsafe fn run_plan_threaded(
         unsafe { run_plan(plan, converter, dst, src) };
         return;
     }
-    let chunk = outer.div_ceil(threads);
+    let chunk = outer.div_ceil(threads.saturating_mul(PIECES_PER_THREAD).min(outer));
     let split = Arc::new(SplitCopy {
         plan: plan.clone(),
         converter,
@@ -919,7 +966,9 @@ unsafe fn run_plan_threaded(
         done: Mutex::new(Done {
             pieces: 0,
             panic: None,
+            sleeping: false,
         }),
+        finished_pieces: AtomicUsize::new(0),
         finished: Condvar::new(),
     });
     let waiter = WaitOnDrop(&split);
