@@ -683,10 +683,7 @@ impl Tensor {
     /// # Ok::<(), c10_core::TensorError>(())
     /// ```
     pub fn detach(&self) -> Tensor {
-        let mut imp = (*self.imp).clone();
-        imp.set_autograd_meta(None);
-        imp.view_base = crate::tensor_impl::ViewBase(None);
-        Tensor::from_impl(imp)
+        Tensor::from_impl(self.imp.clone_untracked())
     }
 
     /// The tensor this one is a view of (PyTorch's `_base`): `Some` for
@@ -734,9 +731,7 @@ impl Tensor {
     /// PyTorch's `.data`: like [`Tensor::detach`] but with a fresh version
     /// counter.
     pub fn data(&self) -> Tensor {
-        let mut imp = (*self.imp).clone();
-        imp.set_autograd_meta(None);
-        imp.view_base = crate::tensor_impl::ViewBase(None);
+        let mut imp = self.imp.clone_untracked();
         if imp.version.enabled() {
             imp.version = VersionCounter::fresh(0);
         }

@@ -447,6 +447,34 @@ impl Clone for TensorImpl {
     }
 }
 
+impl TensorImpl {
+    /// A copy that is neither a view nor tracked by autograd (what
+    /// `detach()` and `.data` start from): [`Clone`] without the base and
+    /// without the autograd metadata. Built field by field, so a view's base
+    /// is never cloned only to be dropped again (two atomic operations on
+    /// the base's count, and its binding edge when the base had one handle).
+    pub(crate) fn clone_untracked(&self) -> TensorImpl {
+        let mut extra = self.extra.clone();
+        if extra.is_some() {
+            crate::extra_meta::set_autograd(&mut extra, None);
+        }
+        TensorImpl {
+            storage: self.storage.clone(),
+            sizes_and_strides: self.sizes_and_strides.clone(),
+            storage_offset: self.storage_offset,
+            numel: self.numel,
+            version: self.version.clone(),
+            extra,
+            key_set: self.key_set,
+            dtype: self.dtype,
+            device: self.device,
+            flags: self.flags,
+            binding: BindingSlot::new(),
+            view_base: ViewBase(None),
+        }
+    }
+}
+
 /// The key set a new tensor on `device` gets (c10 §4.6), honouring this
 /// thread's inference mode.
 ///
