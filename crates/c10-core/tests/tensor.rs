@@ -471,3 +471,42 @@ fn fill_writes_exactly_the_elements_of_any_layout() {
         }
     }
 }
+
+/// `detach()` and `.data` of a view: not a view, no autograd metadata, the
+/// same storage and geometry; `detach` shares the version counter and
+/// `.data` gets a fresh one; and the base's handle count is exactly what
+/// the live views hold (nothing is cloned and left behind).
+#[test]
+fn detach_and_data_of_a_view() {
+    let base = Tensor::zeros(&[2, 3], TensorOptions::new().requires_grad(true)).unwrap();
+    let v = base.as_strided(&[3], &[1], Some(3)).unwrap();
+    assert!(v.is_view() && v.requires_grad());
+    assert_eq!(base.use_count(), 2); // `base` and `v`'s base handle
+    let d = v.detach();
+    let data = v.data();
+    assert_eq!(base.use_count(), 2, "detach/data must not hold the base");
+    for t in [&d, &data] {
+        assert!(!t.is_view() && t.view_base().is_none());
+        assert!(!t.requires_grad());
+        assert!(t.is_alias_of(&base));
+        assert_eq!(
+            (t.sizes(), t.strides(), t.storage_offset()),
+            (v.sizes(), v.strides(), v.storage_offset())
+        );
+        assert_eq!(t.key_set(), v.key_set());
+    }
+    let before = v.version().unwrap();
+    d.fill_(1.0).unwrap();
+    assert_eq!(
+        v.version().unwrap(),
+        before + 1,
+        "detach shares the counter"
+    );
+    // (An in-place write through `v` itself is refused, as in PyTorch: a
+    // view of a leaf that requires grad.)
+    let shared = v.version().unwrap();
+    data.fill_(2.0).unwrap();
+    assert_eq!(v.version().unwrap(), shared, ".data has its own counter");
+    drop(v);
+    assert_eq!(base.use_count(), 1);
+}
