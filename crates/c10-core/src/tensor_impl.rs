@@ -426,38 +426,30 @@ const _: () = assert!(std::mem::size_of::<TensorImpl>() <= 176);
 
 impl Clone for TensorImpl {
     fn clone(&self) -> Self {
-        TensorImpl {
-            storage: self.storage.clone(),
-            sizes_and_strides: self.sizes_and_strides.clone(),
-            storage_offset: self.storage_offset,
-            numel: self.numel,
-            version: self.version.clone(),
-            extra: self.extra.clone(),
-            key_set: self.key_set,
-            dtype: self.dtype,
-            device: self.device,
-            flags: self.flags,
-            // A copy is another TensorImpl: the binding object owns a
-            // handle to the original only (see `binding.rs`).
-            binding: BindingSlot::new(),
-            // A copy of a view (copy-on-write by an in-place metadata op)
-            // is still a view of the same base, as in PyTorch.
-            view_base: self.view_base.clone(),
-        }
+        // A copy of a view (copy-on-write by an in-place metadata op) is
+        // still a view of the same base, as in PyTorch.
+        self.clone_with(self.extra.clone(), self.view_base.clone())
     }
 }
 
 impl TensorImpl {
     /// A copy that is neither a view nor tracked by autograd (what
     /// `detach()` and `.data` start from): [`Clone`] without the base and
-    /// without the autograd metadata. Built field by field, so a view's base
-    /// is never cloned only to be dropped again (two atomic operations on
-    /// the base's count, and its binding edge when the base had one handle).
+    /// without the autograd metadata. The base is never cloned only to be
+    /// dropped again (two atomic operations on the base's count, and its
+    /// binding edge when the base had one handle).
     pub(crate) fn clone_untracked(&self) -> TensorImpl {
         let mut extra = self.extra.clone();
         if extra.is_some() {
             crate::extra_meta::set_autograd(&mut extra, None);
         }
+        self.clone_with(extra, ViewBase(None))
+    }
+
+    /// A copy of every field but the out-of-line metadata and the base,
+    /// which the caller gives.
+    #[inline(always)]
+    fn clone_with(&self, extra: Option<Box<ExtraMeta>>, view_base: ViewBase) -> TensorImpl {
         TensorImpl {
             storage: self.storage.clone(),
             sizes_and_strides: self.sizes_and_strides.clone(),
@@ -469,8 +461,10 @@ impl TensorImpl {
             dtype: self.dtype,
             device: self.device,
             flags: self.flags,
+            // A copy is another TensorImpl: the binding object owns a
+            // handle to the original only (see `binding.rs`).
             binding: BindingSlot::new(),
-            view_base: ViewBase(None),
+            view_base,
         }
     }
 }

@@ -691,12 +691,17 @@ fn flatten_ints(t: &Tensor, start_dim: i64, end_dim: i64) -> Result<Tensor> {
 #[inline(never)]
 fn flatten_row_major(t: &Tensor, s: usize, e: usize) -> Result<Option<Tensor>> {
     let sizes = t.sizes();
-    TensorImpl::view_tensor_row_major_or_abandon(t, sizes.len() - (e - s), |new_sizes| {
-        new_sizes[..s].copy_from_slice(&sizes[..s]);
-        // Every size is at least 1 and their product is the numel, so no
-        // partial product overflows.
-        new_sizes[s] = sizes[s..=e].iter().product();
-        new_sizes[s + 1..].copy_from_slice(&sizes[e + 1..]);
+    // Every size is at least 1 and their product is the numel, so no
+    // partial product overflows.
+    let merged: i64 = sizes.iter().skip(s).take(e.saturating_sub(s) + 1).product();
+    let ndim = sizes.len().saturating_sub(e.saturating_sub(s));
+    TensorImpl::view_tensor_row_major_or_abandon(t, ndim, |new_sizes| {
+        let merged_dims = (sizes.iter().take(s))
+            .chain(std::iter::once(&merged))
+            .chain(sizes.iter().skip(e + 1));
+        for (d, &n) in new_sizes.iter_mut().zip(merged_dims) {
+            *d = n;
+        }
         Ok(true)
     })
 }
