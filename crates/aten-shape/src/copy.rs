@@ -159,7 +159,18 @@ pub fn clone(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
         return clone_sym(t, format);
     }
     let mut out = empty_like_for_overwrite(t, format)?;
-    copy_into(&out, t)?;
+    let host = |t: &Tensor| t.device().device_type().is_host_accessible();
+    if host(t) && !t.is_conj() && !t.is_neg() {
+        // A fresh destination of the same shape and dtype on the host:
+        // none of `copy_`'s checks (aliasing, overlap, broadcasting, bits,
+        // dtypes) can refuse it or change the copy, so the CPU copy runs
+        // directly.
+        if out.numel() > 0 {
+            copy_cpu(&out, t, t.strides())?;
+        }
+    } else {
+        copy_into(&out, t)?;
+    }
     finish_copy(&mut out, t)?;
     Ok(out)
 }
@@ -409,6 +420,10 @@ fn broadcast_strides(
     src_sizes: &[i64],
     src_strides: &[i64],
 ) -> Result<Dims<i64>> {
+    if dst_sizes == src_sizes {
+        // Nothing to broadcast (the common case: clones, equal shapes).
+        return Ok(Dims::from_slice(src_strides));
+    }
     broadcast_shape_check(dst_sizes, src_sizes)?;
     let lead = dst_sizes.len() - src_sizes.len();
     let mut out: Dims<i64> = smallvec::smallvec![0; dst_sizes.len()];
@@ -494,6 +509,19 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
     check_copyable(dst)?;
     check_copyable(src)?;
     let converter = converter_for(dst, src)?;
+    let bytes = usize::try_from(dst.numel())
+        .unwrap_or(0)
+        .saturating_mul(dst.element_size());
+    // (Copies from `PARALLEL_MIN_BYTES` on are split across threads below.)
+    if converter.is_none()
+        && bytes < PARALLEL_MIN_BYTES
+        && src_strides == dst.strides()
+        && dst.is_non_overlapping_and_dense()
+    {
+        if copy_dense_span(dst, src)? {
+            return Ok(());
+        }
+    }
     let (de, se) = (dst.element_size(), src.element_size());
     let plan = CopyPlan::new(dst.sizes(), dst.strides(), src_strides, de, se)
         .ok_or_else(|| TensorError::runtime("copy_: byte offsets of the layouts overflow"))?;
@@ -538,6 +566,79 @@ fn copy_cpu(dst: &Tensor, src: &Tensor, src_strides: &[i64]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The CPU copy between two layouts that are the same and dense (equal
+/// sizes, equal strides, one dtype, the destination non-overlapping and
+/// dense): element `i` of both sides sits at the same byte distance from
+/// its element 0, and together the elements fill exactly `numel` elements'
+/// bytes from there (dense strides are positive, or on size-1 dims,
+/// unused), so the copy is one `memmove` of that span on the calling
+/// thread. Copies below [`PARALLEL_MIN_BYTES`] (small `clone()`s) take
+/// this path: it skips the copy plan and the general bounds walk.
+/// `Ok(false)` (nothing done) when a side's span is not inside its
+/// storage: the general path then reports that.
+fn copy_dense_span(dst: &Tensor, src: &Tensor) -> Result<bool> {
+    let (mut guard, overwrite) = lock_for_copy(dst, src)?;
+    let e = dst.element_size();
+    let (dst_base, src_base, dst_nbytes, src_nbytes) = match &mut guard {
+        WriteReadGuard::Same(g) => {
+            let p = g.as_mut_ptr();
+            (p, p.cast_const(), g.nbytes(), g.nbytes())
+        }
+        WriteReadGuard::Distinct { dst, src } => {
+            (dst.as_mut_ptr(), src.as_ptr(), dst.nbytes(), src.nbytes())
+        }
+    };
+    // The span of each side: its first byte and length, where it lies
+    // inside the guarded buffer.
+    let span = |t: &Tensor, nbytes: usize| -> Option<(usize, usize)> {
+        let start = usize::try_from(t.storage_offset()).ok()?.checked_mul(e)?;
+        let len = usize::try_from(t.numel()).ok()?.checked_mul(e)?;
+        (start.checked_add(len)? <= nbytes).then_some((start, len))
+    };
+    let (Some((d_start, len)), Some((s_start, _))) = (span(dst, dst_nbytes), span(src, src_nbytes))
+    else {
+        // A layout outside its storage (one shrunk since): the general
+        // path reports it with PyTorch's message.
+        drop(guard);
+        return Ok(false);
+    };
+    if dst_base.is_null() {
+        return Err(StorageError::NullData(dst_nbytes).into());
+    }
+    if src_base.is_null() {
+        return Err(StorageError::NullData(src_nbytes).into());
+    }
+    let d0 = dst_base.wrapping_add(d_start);
+    let s0 = src_base.wrapping_add(s_start);
+    let (d_addr, s_addr) = (d0.addr(), s0.addr());
+    if d_addr < s_addr + len && s_addr < d_addr + len {
+        // The spans share bytes (storages sliced from one root): the
+        // `memmove` reads the source in full first, as the buffered path
+        // does, and may read destination bytes, so those must be
+        // initialised.
+        if let WriteReadGuard::Distinct { dst: g, .. } = &guard {
+            g.initialize();
+        }
+    }
+    // SAFETY: both guards are held until the end of this function; the
+    // destination span `[d_start, d_start + len)` lies inside the
+    // destination buffer of `dst_nbytes` bytes and the source span inside
+    // the source buffer (checked just above against the guarded sizes),
+    // neither pointer is null; `copy` allows the spans to overlap, and any
+    // destination byte it reads was initialised just above; the write
+    // guard makes this thread the buffers' only writer.
+    unsafe { std::ptr::copy(s0, d0, len) };
+    if overwrite {
+        if let WriteReadGuard::Distinct { dst: g, .. } = &mut guard {
+            // SAFETY: the destination's elements are exactly the storage's
+            // bytes (`is_dense_over`, checked under the lock in
+            // `lock_for_copy`), and they are the span just written.
+            unsafe { g.assume_init() };
+        }
+    }
+    Ok(true)
 }
 
 /// The element converter a copy from `src` to `dst` needs: none for equal

@@ -984,3 +984,61 @@ fn free_function_and_methods_agree() {
     assert!(a.contiguous().unwrap().is_same(&a));
     assert!(a.is_set_to(&a.contiguous().unwrap()));
 }
+
+/// Copies between equal dense layouts run as one span (`copy_dense_span`):
+/// permuted and offset layouts, storage slices whose spans overlap
+/// (`memmove` semantics, as the buffered path gives), and storages shrunk
+/// under a layout (PyTorch's error, from the general path).
+#[test]
+fn equal_dense_layouts_copy_as_one_span() {
+    let f = ScalarType::Float;
+    // Permuted (dims (1, 0, 2) of a [3, 2, 4]) and offset: both sides have
+    // the same strides, each on its own storage.
+    let (sizes, strides) = ([2i64, 3, 4], [4i64, 8, 1]);
+    let src = strided(&sizes, &strides, 5, f);
+    let dst = Tensor::zeros(&[40], opts(f))
+        .unwrap()
+        .as_strided(&sizes, &strides, Some(11))
+        .unwrap();
+    copy_(&dst, &src).unwrap();
+    assert_eq!(dst.to_vec::<f32>().unwrap(), src.to_vec::<f32>().unwrap());
+    let untouched = Tensor::from_storage(dst.storage().clone(), f, &[40], &[1], 0).unwrap();
+    let all = untouched.to_vec::<f32>().unwrap();
+    assert!(all[..11].iter().chain(&all[35..]).all(|&x| x == 0.0));
+    // clone keeps the dense strides and the values.
+    let c = clone(&src, MemoryFormat::Preserve).unwrap();
+    assert_eq!((c.strides(), c.storage_offset()), (&strides[..], 0));
+    assert_eq!(c.to_vec::<f32>().unwrap(), src.to_vec::<f32>().unwrap());
+
+    // Two slices of one root whose spans overlap, in both directions: the
+    // result is the source as it was before the copy.
+    for (d_at, s_at) in [(2usize, 0usize), (0, 2)] {
+        let root = arange(12, f);
+        let bytes = |at: usize| at * 4..(at + 8) * 4;
+        let on = |at: usize| {
+            let part = root.storage().slice(bytes(at)).unwrap();
+            Tensor::from_storage(part, f, &[2, 4], &[4, 1], 0).unwrap()
+        };
+        let (d, s) = (on(d_at), on(s_at));
+        let want = s.to_vec::<f32>().unwrap();
+        copy_(&d, &s).unwrap();
+        assert_eq!(
+            d.to_vec::<f32>().unwrap(),
+            want,
+            "slices at {d_at} <- {s_at}"
+        );
+    }
+
+    // A storage shrunk under the source's layout: PyTorch's error.
+    let small = arange(8, f);
+    let src = small.as_strided(&[2, 2], &[2, 1], Some(4)).unwrap();
+    small.storage().resize(5 * 4).unwrap();
+    let dst = Tensor::zeros(&[2, 2], opts(f)).unwrap();
+    let e = err(copy_(&dst, &src));
+    assert!(e.contains("does not fit in its storage"), "{e}");
+    assert_eq!(
+        dst.to_vec::<f32>().unwrap(),
+        vec![0.0; 4],
+        "nothing written"
+    );
+}

@@ -14,6 +14,11 @@
 //!
 //! Guards are `!Send`, so each is released on the thread that recorded it.
 //!
+//! The same thread-local also says whether this thread is in no-wait mode
+//! ([`without_waiting`]): [`acquire`] answers with it, so the lock that
+//! follows either waits for other threads or gives up with
+//! [`StorageError::WouldBlock`], at no extra thread-local access.
+//!
 //! The list lives in a fixed array of `Cell`s: a thread-local without a
 //! destructor is a plain offset from the thread pointer (no lazy
 //! registration check), and scanning eight words costs less than any map.
@@ -61,6 +66,10 @@ struct Held {
     slots: [Cell<Entry>; SLOTS],
     /// Whether `SPILL` holds entries (so the common path never touches it).
     spilled: Cell<bool>,
+    /// Whether this thread is inside [`without_waiting`]. Kept beside the
+    /// slots so that [`acquire`], which every lock already calls, reads it
+    /// with the same thread-local access.
+    no_wait: Cell<bool>,
 }
 
 thread_local! {
@@ -68,6 +77,7 @@ thread_local! {
         Held {
             slots: [const { Cell::new((0, 0)) }; SLOTS],
             spilled: Cell::new(false),
+            no_wait: Cell::new(false),
         }
     };
     /// Entries beyond `SLOTS`, for threads holding guards of many storages.
@@ -96,14 +106,30 @@ fn remove(state: u64, kind: GuardKind) -> u64 {
     }
 }
 
+/// What a lock may do when another thread holds it: the answer of
+/// [`acquire`], decided by [`without_waiting`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnContention {
+    /// Wait for the other thread (the default).
+    Wait,
+    /// Give up with [`StorageError::WouldBlock`] (inside [`without_waiting`]).
+    Fail,
+}
+
 /// Records that this thread is about to lock `storage` for `want`, or
 /// refuses if waiting for that lock would wait for this thread itself.
 /// Every successful call must be paired with one [`release`] of the same
-/// kind on the same thread (the guards do it in `Drop`).
+/// kind on the same thread (the guards do it in `Drop`). The answer says
+/// whether the lock may then wait for another thread's guard.
 #[inline]
-pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageError> {
-    let refused = HELD
+pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<OnContention, StorageError> {
+    let verdict = HELD
         .try_with(|held| {
+            let on_contention = if held.no_wait.get() {
+                OnContention::Fail
+            } else {
+                OnContention::Wait
+            };
             let mut free = None;
             for slot in &held.slots {
                 let (id, state) = slot.get();
@@ -111,9 +137,9 @@ pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageErro
                     return match add(state, want) {
                         Ok(state) => {
                             slot.set((id, state));
-                            None
+                            Ok(on_contention)
                         }
-                        Err(kind) => Some(kind),
+                        Err(kind) => Err(kind),
                     };
                 }
                 if id == 0 && free.is_none() {
@@ -122,7 +148,7 @@ pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageErro
             }
             if held.spilled.get() {
                 if let Some(verdict) = acquire_spilled(storage, want) {
-                    return verdict;
+                    return verdict.map_or(Ok(on_contention), Err);
                 }
             }
             let fresh = match want {
@@ -136,20 +162,17 @@ pub(crate) fn acquire(storage: usize, want: GuardKind) -> Result<(), StorageErro
                     let _ = SPILL.try_with(|spill| spill.borrow_mut().push(fresh));
                 }
             }
-            None
+            Ok(on_contention)
         })
         // During thread teardown (a guard taken in a thread-local
         // destructor) the list is gone: nothing can be checked, and nothing
         // of this thread can be held either.
-        .unwrap_or(None);
-    match refused {
-        None => Ok(()),
-        Some(held) => Err(StorageError::Reentrant {
-            storage,
-            held,
-            wanted: want,
-        }),
-    }
+        .unwrap_or(Ok(OnContention::Wait));
+    verdict.map_err(|held| StorageError::Reentrant {
+        storage,
+        held,
+        wanted: want,
+    })
 }
 
 /// [`acquire`] for a storage recorded in the spill list: `None` if it is
@@ -205,6 +228,68 @@ fn release_spilled(held: &Held, storage: usize, kind: GuardKind) {
         }
         held.spilled.set(!spill.is_empty());
     });
+}
+
+/// Runs `f` with this thread's storage locks in *no-wait mode*: a lock
+/// that another thread holds makes the call that wanted it fail with
+/// [`StorageError::WouldBlock`] instead of waiting (locks that are free are
+/// taken as usual, and the re-entrancy rules are unchanged). The previous
+/// mode comes back when `f` returns or unwinds; calls nest.
+///
+/// This is for a caller that holds something another thread's lock holder
+/// may need before it can let go, such as the Python GIL: a thread that
+/// locked a storage and then waits for the GIL (to take or drop a Python
+/// reference) would never let go while the GIL's holder waited for its
+/// lock. The Python bindings run short copies this way with the GIL held,
+/// and run them again with the GIL released when they fail with
+/// `WouldBlock`; such a retry is sound because a call that fails to lock
+/// has written nothing yet (each operation takes the locks it writes under
+/// before it writes).
+///
+/// Only storage locks are affected: whatever else `f` does (allocating,
+/// for instance) behaves as usual.
+///
+/// ```
+/// use c10_storage::{is_waiting_allowed, without_waiting, Storage, StorageError};
+/// let s = Storage::from_owner(vec![1u8, 2, 3]);
+/// let held = s.write()?; // as if another thread held it...
+/// std::thread::scope(|scope| {
+///     scope.spawn(|| {
+///         // ...which it does for this thread: fail instead of waiting.
+///         let err = without_waiting(|| s.read().map(|g| g.bytes().map(<[u8]>::to_vec)));
+///         assert!(matches!(err, Err(StorageError::WouldBlock { .. })));
+///         assert!(is_waiting_allowed()); // the mode ended with the call
+///     });
+/// });
+/// drop(held);
+/// assert_eq!(without_waiting(|| s.read()?.bytes().map(<[u8]>::to_vec))?, vec![1, 2, 3]);
+/// # Ok::<(), StorageError>(())
+/// ```
+pub fn without_waiting<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the previous mode, also when `f` unwinds.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = HELD.try_with(|held| held.no_wait.set(self.0));
+        }
+    }
+    let previous = HELD
+        .try_with(|held| held.no_wait.replace(true))
+        .unwrap_or(false);
+    let _restore = Restore(previous);
+    f()
+}
+
+/// Whether storage locks taken on this thread now wait for other threads
+/// (`false` inside [`without_waiting`]).
+///
+/// ```
+/// use c10_storage::{is_waiting_allowed, without_waiting};
+/// assert!(is_waiting_allowed());
+/// assert!(!without_waiting(is_waiting_allowed));
+/// ```
+pub fn is_waiting_allowed() -> bool {
+    HELD.try_with(|held| !held.no_wait.get()).unwrap_or(true)
 }
 
 /// Which guard of `storage` this thread holds, if any (the write guard

@@ -36,6 +36,12 @@
 //! `unsafe` and documented. The host never dereferences device memory: the
 //! guards' byte accessors return [`StorageError::NotHostAccessible`] for it.
 //!
+//! A thread never waits for a guard it holds itself (that fails with
+//! [`StorageError::Reentrant`]), and inside [`without_waiting`] it waits for
+//! no other thread either: a lock held elsewhere fails with
+//! [`StorageError::WouldBlock`]. Bindings that hold a lock of their own
+//! (Python's GIL) run short work that way and retry it after letting go.
+//!
 //! [`Allocator`] is an `unsafe trait` because storages trust what it returns
 //! (see its safety section); everything built on a storage is then safe.
 //!
@@ -82,7 +88,7 @@ pub use allocator::{
 };
 pub use data_ptr::{delete_nothing, DataPtr, DeleterFn};
 pub use device::{Device, DeviceParseError, DeviceType, COMPILE_TIME_MAX_DEVICE_TYPES};
-pub use held::GuardKind;
+pub use held::{is_waiting_allowed, without_waiting, GuardKind};
 pub use stats::StatsCounter;
 pub use storage::{
     lazy_fill_count, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard,

@@ -41,8 +41,8 @@ use crate::binding::BindingSlot;
 use crate::data_ptr::DataPtr;
 use crate::held::{self, GuardKind};
 use crate::storage::{
-    Buffer, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard, StorageWriteGuard,
-    WriteReadGuard,
+    lock_read, lock_write, Buffer, BufferPin, Storage, StorageError, StorageImpl, StorageReadGuard,
+    StorageWriteGuard, WriteReadGuard,
 };
 
 /// Where a slice's bytes lie: a pointer into the root's buffer and a size,
@@ -228,14 +228,8 @@ impl Storage {
         v: &'a ViewOf,
     ) -> Result<StorageReadGuard<'a>, StorageError> {
         let root = &v.root;
-        held::acquire(root.id(), GuardKind::Read)?;
-        let buffer = root.imp().buffer.read_recursive();
-        let buffer = if buffer.needs_fill() {
-            drop(buffer);
-            root.read_after_fill()
-        } else {
-            buffer
-        };
+        let on_contention = held::acquire(root.id(), GuardKind::Read)?;
+        let buffer = lock_read(&root.imp().buffer, root.id(), on_contention)?;
         Ok(StorageReadGuard {
             buffer: Some(buffer),
             view: Some(v.range),
@@ -272,8 +266,8 @@ impl Storage {
         v: &'a ViewOf,
     ) -> Result<StorageWriteGuard<'a>, StorageError> {
         let root = &v.root;
-        held::acquire(root.id(), GuardKind::Write)?;
-        let buffer = root.imp().buffer.write();
+        let on_contention = held::acquire(root.id(), GuardKind::Write)?;
+        let buffer = lock_write(&root.imp().buffer, root.id(), on_contention)?;
         buffer.fill_uninit();
         Ok(StorageWriteGuard {
             buffer,

@@ -10,7 +10,7 @@ use crate::allocator::{get_allocator, AllocError, Allocator};
 use crate::binding::BindingSlot;
 use crate::data_ptr::DataPtr;
 use crate::device::{Device, DeviceType};
-use crate::held::{self, GuardKind};
+use crate::held::{self, GuardKind, OnContention};
 use crate::slice::{ViewOf, ViewRange};
 use crate::storage_arc::{StorageArc, WeakArc};
 
@@ -59,6 +59,13 @@ pub enum StorageError {
         /// The kind of lock that was asked for.
         wanted: GuardKind,
     },
+    /// Another thread holds a guard that this lock would wait for, and this
+    /// thread is in no-wait mode ([`without_waiting`](crate::without_waiting)).
+    #[error("storage {storage:#x} is locked by another thread, and this thread does not wait for storage locks here (no-wait mode, see c10_storage::without_waiting); try again outside that mode")]
+    WouldBlock {
+        /// The storage's [`Storage::id`] (its root's, for a slice).
+        storage: usize,
+    },
     /// The buffer would be freed or replaced while exported raw pointers
     /// into it are alive (see [`Storage::pin_count`]).
     #[error("cannot resize, replace or free the buffer of a storage while {pins} export(s) (for example DLPack) or storage slices hold raw pointers into it; release them first (the consumer calls the deleter; a slice when it is dropped), or resize a clone of the tensor")]
@@ -83,6 +90,73 @@ pub enum StorageError {
         /// What was attempted.
         what: &'static str,
     },
+}
+
+/// The read lock of `buffer` (the storage `id`'s, or its root's), after
+/// [`held::acquire`] recorded it: taken recursively, and on a lazily
+/// initialised buffer's first read, filled under the write lock that then
+/// becomes the read lock. On contention it waits, or (no-wait mode) undoes
+/// the `acquire` and fails with [`StorageError::WouldBlock`].
+///
+/// The fill needs no re-entrancy care: this thread holds no guard of the
+/// storage while the bytes still need their fill (a read guard exists only
+/// once they are initialised, and nothing can make them uninitialised
+/// again without the write lock), and a held write guard was refused by
+/// `acquire`.
+#[inline]
+pub(crate) fn lock_read(
+    buffer: &RwLock<Buffer>,
+    id: usize,
+    on_contention: OnContention,
+) -> Result<RwLockReadGuard<'_, Buffer>, StorageError> {
+    let read = match on_contention {
+        OnContention::Wait => Some(buffer.read_recursive()),
+        OnContention::Fail => buffer.try_read_recursive(),
+    };
+    let read = match read {
+        Some(g) if g.needs_fill() => {
+            drop(g);
+            write_lock(buffer, on_contention).map(|w| {
+                w.fill_uninit();
+                RwLockWriteGuard::downgrade(w)
+            })
+        }
+        other => other,
+    };
+    read.ok_or_else(|| gave_up(id, GuardKind::Read))
+}
+
+/// The write lock of `buffer` (the storage `id`'s, or its root's), after
+/// [`held::acquire`] recorded it: on contention it waits, or (no-wait
+/// mode) undoes the `acquire` and fails with [`StorageError::WouldBlock`].
+#[inline]
+pub(crate) fn lock_write(
+    buffer: &RwLock<Buffer>,
+    id: usize,
+    on_contention: OnContention,
+) -> Result<RwLockWriteGuard<'_, Buffer>, StorageError> {
+    write_lock(buffer, on_contention).ok_or_else(|| gave_up(id, GuardKind::Write))
+}
+
+/// A lock given up in no-wait mode: undoes its `acquire` of `kind` and
+/// says why.
+#[cold]
+fn gave_up(id: usize, kind: GuardKind) -> StorageError {
+    held::release(id, kind);
+    StorageError::WouldBlock { storage: id }
+}
+
+/// `buffer`'s write lock, waiting for it or not (`None` only when another
+/// thread holds it and `on_contention` says not to wait).
+#[inline]
+fn write_lock(
+    buffer: &RwLock<Buffer>,
+    on_contention: OnContention,
+) -> Option<RwLockWriteGuard<'_, Buffer>> {
+    match on_contention {
+        OnContention::Wait => Some(buffer.write()),
+        OnContention::Fail => buffer.try_write(),
+    }
 }
 
 /// The buffer itself; always accessed under the storage's lock.
@@ -298,6 +372,16 @@ impl fmt::Debug for WeakStorage {
 /// waited for as usual. The same holds for every call that locks
 /// internally ([`Storage::resize`], [`Storage::reset`],
 /// [`Storage::set_data_ptr`], [`Storage::lock_write_read`]).
+///
+/// # Not waiting at all
+///
+/// A caller that must not wait for another thread's guard (one holding a
+/// lock that the guard's holder may need, such as the Python GIL) runs its
+/// work inside [`without_waiting`](crate::without_waiting): every lock
+/// there that another thread holds fails with [`StorageError::WouldBlock`]
+/// instead, leaving nothing locked, and the caller can retry where waiting
+/// is safe. [`Storage::try_read`] and [`Storage::try_write`] are the same
+/// for a single guard.
 ///
 /// ```
 /// use c10_storage::Storage;
@@ -821,31 +905,13 @@ impl Storage {
         if let Some(v) = &self.0.view {
             return self.read_view(v);
         }
-        held::acquire(self.id(), GuardKind::Read)?;
-        let buffer = self.0.buffer.read_recursive();
-        let buffer = if buffer.needs_fill() {
-            drop(buffer);
-            self.read_after_fill()
-        } else {
-            buffer
-        };
+        let on_contention = held::acquire(self.id(), GuardKind::Read)?;
+        let buffer = lock_read(&self.0.buffer, self.id(), on_contention)?;
         Ok(StorageReadGuard {
             buffer: Some(buffer),
             view: None,
             storage: self,
         })
-    }
-
-    /// The first read of a lazily initialised storage: fill under the
-    /// write lock, then keep it as a read lock. This thread holds no guard
-    /// of this storage here: a read guard exists only once the bytes are
-    /// initialised (and nothing can make them uninitialised again without
-    /// the write lock), and a held write guard was refused by `acquire`.
-    #[cold]
-    pub(crate) fn read_after_fill(&self) -> RwLockReadGuard<'_, Buffer> {
-        let buffer = self.0.buffer.write();
-        buffer.fill_uninit();
-        RwLockWriteGuard::downgrade(buffer)
     }
 
     /// An exclusive guard for writing. Fails on read-only storages, and with
@@ -986,9 +1052,9 @@ impl Storage {
     /// replacing the buffer, which read-only storages allow as c10 does).
     #[inline]
     fn lock_exclusive(&self) -> Result<StorageWriteGuard<'_>, StorageError> {
-        held::acquire(self.id(), GuardKind::Write)?;
+        let on_contention = held::acquire(self.id(), GuardKind::Write)?;
         Ok(StorageWriteGuard {
-            buffer: self.0.buffer.write(),
+            buffer: lock_write(&self.0.buffer, self.id(), on_contention)?,
             view: None,
             storage: self,
         })

@@ -12,6 +12,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use crate::convert::OrPy;
+use crate::short_ops;
 use crate::tensor::{as_tensor, wrap, PyTensor};
 
 /// `op` applied to `t`'s handle (taken under its lock, run without it),
@@ -44,17 +45,20 @@ fn set_part(
     let t = slf.get().handle(py)?;
     let view = part(&t).py()?;
     let src = as_tensor(value)?;
-    py.detach(|| copy_api::copy_(&view, &src)).py()
+    short_ops::run(py, short_ops::copy_bytes(&view, &src), || {
+        copy_api::copy_(&view, &src)
+    })
 }
 
-/// Copies that resolve the bits may wait on storage locks: without the GIL.
-fn derive_nogil<'py>(
+/// Copies that resolve the bits may wait on storage locks: see
+/// `short_ops`.
+fn derive_copying<'py>(
     t: &Bound<'py, PyTensor>,
     op: fn(&Tensor) -> Result<Tensor>,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let py = t.py();
     let h = t.get().handle(py)?;
-    let r = py.detach(|| op(&h)).py()?;
+    let r = short_ops::run(py, short_ops::bytes_of(&h), || op(&h))?;
     wrap(py, r)
 }
 
@@ -128,7 +132,7 @@ fn conj_transpose<'py>(
 
 /// The one-tensor ops that are both a `Tensor` method and a module
 /// function (`t.conj()` and `torchcore.conj(t)`), and the module-only ones:
-/// each written once, with how it runs (`derive`, or `derive_nogil` for
+/// each written once, with how it runs (`derive`, or `derive_copying` for
 /// the copies), and the registration of the module functions.
 macro_rules! unary_views {
     (
@@ -186,12 +190,12 @@ unary_views! {
         _neg_view: derive(views::neg_view);
         /// `Tensor.resolve_conj()`: `self`, or a copy with the conjugate
         /// applied.
-        resolve_conj: derive_nogil(views::resolve_conj);
+        resolve_conj: derive_copying(views::resolve_conj);
         /// `Tensor.resolve_neg()`: `self`, or a copy with the negation applied.
-        resolve_neg: derive_nogil(views::resolve_neg);
+        resolve_neg: derive_copying(views::resolve_neg);
         /// `Tensor.conj_physical()`: a conjugated copy of a complex tensor;
         /// `self` for other dtypes.
-        conj_physical: derive_nogil(views::conj_physical);
+        conj_physical: derive_copying(views::conj_physical);
         /// `Tensor.adjoint()`: the conjugate transpose of the last two dims.
         adjoint: derive(views::adjoint);
     }

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyComplex;
 
 use crate::convert::OrPy;
+use crate::short_ops;
 
 /// Every element of `t`, row-major, as Python objects, for the dtypes
 /// above; `None` for the others (read through `convert::flat_values`).
@@ -73,8 +74,9 @@ pub(crate) enum Typed {
 }
 
 impl Typed {
-    /// Reads every element of `t`, row-major, with the GIL released (the
-    /// read may wait on the storage's lock); `None` for dtypes without a
+    /// Reads every element of `t`, row-major, with the GIL released when
+    /// the read is long or would wait on the storage's lock (see
+    /// `short_ops`); `None` for dtypes without a
     /// direct reading here (float8 formats: see [`flat_py_values`]).
     ///
     /// ```ignore
@@ -99,7 +101,7 @@ impl Typed {
             }
             Ok(out)
         }
-        py.detach(|| {
+        short_ops::run(py, short_ops::bytes_of(t), || {
             Ok(Some(match t.dtype() {
                 S::Bool => Typed::Bool(map(t, |b: bool| b)?),
                 S::Long => Typed::Int(map(t, |x: i64| x)?),
@@ -124,7 +126,6 @@ impl Typed {
                 _ => return Ok(None),
             }))
         })
-        .py()
     }
 
     /// Element `i` as a new Python object (a new reference), or null with

@@ -44,6 +44,7 @@ mod numpy_interop;
 mod object_alloc;
 mod random_fill;
 mod serialization;
+mod short_ops;
 mod storage;
 mod tensor;
 mod view_tracking;
@@ -162,5 +163,6 @@ fn torchcore_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memory::register(m)?;
     random_fill::register(m)?;
     buffer_import::register(m)?;
+    short_ops::register(m)?;
     Ok(())
 }

@@ -22,6 +22,7 @@ use crate::convert::{
     PyDtype, PyMemoryFormat, I64,
 };
 use crate::object_alloc::TensorAlloc;
+use crate::short_ops;
 use crate::storage::{wrap_storage, PyUntypedStorage};
 
 /// `torchcore.Tensor`: a Python object bound to one `TensorImpl` (see the
@@ -1539,7 +1540,7 @@ impl PyTensor {
         }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
-        let r = py.detach(|| views::reshape(t, &*dims)).py()?;
+        let r = short_ops::run(py, short_ops::bytes_of(t), || views::reshape(t, &*dims))?;
         self.wrap_out(py, r)
     }
 
@@ -1551,7 +1552,7 @@ impl PyTensor {
         let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
-        let r = py.detach(|| views::reshape(t, &sizes)).py()?;
+        let r = short_ops::run(py, short_ops::bytes_of(t), || views::reshape(t, &sizes))?;
         self.wrap_out(py, r)
     }
 
@@ -1733,7 +1734,9 @@ impl PyTensor {
         }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
-        let r = py.detach(|| views::flatten(t, start_dim, end_dim)).py()?;
+        let r = short_ops::run(py, short_ops::bytes_of(t), || {
+            views::flatten(t, start_dim, end_dim)
+        })?;
         self.wrap_out(py, r)
     }
 
@@ -1746,7 +1749,7 @@ impl PyTensor {
         }
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
-        let r = py.detach(|| views::ravel(t)).py()?;
+        let r = short_ops::run(py, short_ops::bytes_of(t), || views::ravel(t))?;
         self.wrap_out(py, r)
     }
 
@@ -1967,7 +1970,7 @@ impl PyTensor {
         let r = if t.is_contiguous_in(f) {
             t.clone()
         } else {
-            py.detach(|| copy_api::contiguous(t, f)).py()?
+            short_ops::run(py, short_ops::bytes_of(t), || copy_api::contiguous(t, f))?
         };
         self.wrap_out(py, r)
     }
@@ -1981,9 +1984,10 @@ impl PyTensor {
         let f = format_arg(memory_format, MemoryFormat::Preserve)?;
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
-        // Without the GIL: the copy may wait on the storages' locks, and a
-        // thread holding one may be waiting for the GIL (a binding edge).
-        let r = py.detach(|| copy_api::clone(t, f)).py()?;
+        // The copy may wait on the storages' locks, and a thread holding one
+        // may be waiting for the GIL (a binding edge): short copies run with
+        // the GIL held only if they need not wait (see `short_ops`).
+        let r = short_ops::run(py, short_ops::bytes_of(t), || copy_api::clone(t, f))?;
         self.wrap_out(py, r)
     }
 
@@ -1999,7 +2003,9 @@ impl PyTensor {
         // Handles of our own: a data write needs no lock on the object (the
         // storage's lock orders it against other writers and readers).
         let dst = slf.get().handle(py)?;
-        py.detach(|| copy_api::copy_(&dst, &src_t)).py()?;
+        short_ops::run(py, short_ops::copy_bytes(&dst, &src_t), || {
+            copy_api::copy_(&dst, &src_t)
+        })?;
         Ok(slf.clone())
     }
 
@@ -2016,14 +2022,14 @@ impl PyTensor {
         let t = slf.get().handle(py)?;
         let n = convert::fill_number(value, Some(t.dtype()))?;
         let v = convert::resolve_number(n, t.dtype())?;
-        py.detach(|| t.fill_(v)).py()?;
+        short_ops::run(py, short_ops::bytes_of(&t), || t.fill_(v))?;
         Ok(slf.clone())
     }
 
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
         let t = slf.get().handle(py)?;
-        py.detach(|| t.zero_()).py()?;
+        short_ops::run(py, short_ops::bytes_of(&t), || t.zero_())?;
         Ok(slf.clone())
     }
 
@@ -2074,20 +2080,19 @@ impl PyTensor {
         if st == t.dtype() && !copy && !format_changes {
             return Ok(slf.clone().into_any());
         }
-        let r = py
-            .detach(|| {
-                let r = if st == t.dtype() {
-                    copy_api::clone(t, format)?
-                } else {
-                    copy_api::to_dtype(t, st)?
-                };
-                if format != MemoryFormat::Preserve && !r.is_contiguous_in(format) {
-                    copy_api::contiguous(&r, format)
-                } else {
-                    Ok(r)
-                }
-            })
-            .py()?;
+        let bytes = short_ops::bytes(t.numel(), t.element_size().max(st.itemsize()));
+        let r = short_ops::run(py, bytes, || {
+            let r = if st == t.dtype() {
+                copy_api::clone(t, format)?
+            } else {
+                copy_api::to_dtype(t, st)?
+            };
+            if format != MemoryFormat::Preserve && !r.is_contiguous_in(format) {
+                copy_api::contiguous(&r, format)
+            } else {
+                Ok(r)
+            }
+        })?;
         Ok(slf.get().wrap_out(py, r)?.into_any())
     }
 
@@ -2339,9 +2344,9 @@ impl PyTensor {
         // A handle of our own: the lock is not held across the GIL-free part.
         let t = &self.handle(py)?;
         if copy == Some(true) {
-            let c = py
-                .detach(|| copy_api::clone(t, MemoryFormat::Contiguous))
-                .py()?;
+            let c = short_ops::run(py, short_ops::bytes_of(t), || {
+                copy_api::clone(t, MemoryFormat::Contiguous)
+            })?;
             return crate::dlpack::export(py, &c, max_version);
         }
         crate::dlpack::export(py, t, max_version)
@@ -2417,14 +2422,16 @@ impl PyTensor {
         if let Ok(src) = value.cast::<PyTensor>() {
             let src = src.get().handle(py)?;
             check()?;
-            return py.detach(|| indexing::index_put_tensor(t, &idx, &src)).py();
+            let bytes = short_ops::copy_bytes(t, &src);
+            return short_ops::run(py, bytes, || indexing::index_put_tensor(t, &idx, &src));
         }
         if let Ok(c) = value.cast::<pyo3::types::PyComplex>() {
             // c10's complex Scalar: `fill_`'s check refuses a nonzero
             // imaginary part for a real tensor, as PyTorch's.
             let s = Scalar::Complex(c.real(), c.imag());
             check()?;
-            return py.detach(|| indexing::index_put_scalar(t, &idx, s)).py();
+            let bytes = short_ops::bytes_of(t);
+            return short_ops::run(py, bytes, || indexing::index_put_scalar(t, &idx, s));
         }
         // PyTorch's `valueToTensor`: a tensor, a complex (above), an `int`
         // (`bool` and NumPy integers included) or a `float` (NumPy's
@@ -2443,7 +2450,9 @@ impl PyTensor {
         // An int past `int64` fails here: PyTorch's ValueError.
         let s = scalar(value)?;
         check()?;
-        py.detach(|| indexing::index_put_scalar(t, &idx, s)).py()
+        short_ops::run(py, short_ops::bytes_of(t), || {
+            indexing::index_put_scalar(t, &idx, s)
+        })
     }
 }
 
@@ -2490,7 +2499,7 @@ fn split_by_tensor<R>(
     match ix.dim() {
         0 => by_sections(convert::item(py, ix)?.to_i64()),
         1 => {
-            let v = py.detach(|| ix.to_vec::<i64>()).py()?;
+            let v = short_ops::run(py, short_ops::bytes_of(ix), || ix.to_vec::<i64>())?;
             by_indices(&v)
         }
         d => Err(PyRuntimeError::new_err(format!(
@@ -2997,7 +3006,8 @@ fn convert_dtype<'py>(slf: &Bound<'py, PyTensor>, st: ScalarType) -> PyResult<Bo
     if t.dtype() == st {
         return Ok(slf.clone().into_any());
     }
-    let r = py.detach(|| copy_api::to_dtype(t, st)).py()?;
+    let bytes = short_ops::bytes(t.numel(), t.element_size().max(st.itemsize()));
+    let r = short_ops::run(py, bytes, || copy_api::to_dtype(t, st))?;
     Ok(slf.get().wrap_out(py, r)?.into_any())
 }
 
@@ -3166,23 +3176,26 @@ fn tensor<'py>(
     }
     let mut t = if let Ok(src) = data.cast::<PyTensor>() {
         let s = src.get().handle(py)?;
-        py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
-            .py()?
+        short_ops::run(py, short_ops::bytes_of(&s), || {
+            copy_api::clone(&s, MemoryFormat::Contiguous)
+        })?
     } else if is_ndarray(data)? {
         // PyTorch's NumPy path: the array's dtype, `from_numpy`'s
         // refusals, then a copy.
         let s = crate::numpy_interop::from_numpy(py, data)?
             .get()
             .handle(py)?;
-        py.detach(|| copy_api::clone(&s, MemoryFormat::Contiguous))
-            .py()?
+        short_ops::run(py, short_ops::bytes_of(&s), || {
+            copy_api::clone(&s, MemoryFormat::Contiguous)
+        })?
     } else {
         convert::tensor_from_data(data, st)?
     };
     if let Some(st) = st {
         if t.dtype() != st {
             let src = t;
-            t = py.detach(|| copy_api::to_dtype(&src, st)).py()?;
+            let bytes = short_ops::bytes(src.numel(), src.element_size().max(st.itemsize()));
+            t = short_ops::run(py, bytes, || copy_api::to_dtype(&src, st))?;
         }
     }
     if requires_grad {
