@@ -23,9 +23,16 @@ fn derive<'py>(
     op: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let py = t.py();
-    let h = t.get().handle(py)?;
-    let r = op(&h).py()?;
-    wrap(py, r)
+    // `None`: the op gave the tensor itself (`conj()` of a real tensor),
+    // whose object is `t`.
+    let r = t
+        .get()
+        .with(py, |h| op(h).map(|r| (!r.is_same(h)).then_some(r)))?
+        .py()?;
+    match r {
+        None => Ok(t.clone()),
+        Some(r) => wrap(py, r),
+    }
 }
 
 /// `t.real = value` / `t.imag = value`: `value` (a tensor or a number)
@@ -59,7 +66,61 @@ fn derive_copying<'py>(
     let py = t.py();
     let h = t.get().handle(py)?;
     let r = short_ops::run(py, short_ops::bytes_of(&h), || op(&h))?;
+    if r.is_same(&h) {
+        // Nothing to resolve: the tensor itself, whose object is `t`.
+        return Ok(t.clone());
+    }
     wrap(py, r)
+}
+
+/// `t` itself when `needed` does not hold (the op has nothing to do),
+/// else `run(t, op)`. The check runs under the object's lock without
+/// taking a handle, since a handle of a tensor whose object is alive takes
+/// and drops a reference to that object (the preservation edge), which
+/// costs more than the whole call otherwise.
+fn itself_unless<'py, F>(
+    t: &Bound<'py, PyTensor>,
+    needed: fn(&Tensor) -> bool,
+    op: F,
+    run: fn(&Bound<'py, PyTensor>, F) -> PyResult<Bound<'py, PyTensor>>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    if t.get().with(t.py(), needed)? {
+        run(t, op)
+    } else {
+        Ok(t.clone())
+    }
+}
+
+fn is_complex(t: &Tensor) -> bool {
+    t.dtype().is_complex()
+}
+
+type Op = fn(&Tensor) -> Result<Tensor>;
+
+/// [`derive`] for `conj`: the tensor itself unless it is complex.
+fn derive_if_complex<'py>(t: &Bound<'py, PyTensor>, op: Op) -> PyResult<Bound<'py, PyTensor>> {
+    itself_unless(t, is_complex, op, derive)
+}
+
+/// [`derive_copying`] for `conj_physical`: the tensor itself unless it is
+/// complex.
+fn derive_copying_if_complex<'py>(
+    t: &Bound<'py, PyTensor>,
+    op: Op,
+) -> PyResult<Bound<'py, PyTensor>> {
+    itself_unless(t, is_complex, op, derive_copying)
+}
+
+/// [`derive_copying`] for `resolve_conj`: the tensor itself unless its
+/// conjugate bit is set.
+fn derive_copying_if_conj<'py>(t: &Bound<'py, PyTensor>, op: Op) -> PyResult<Bound<'py, PyTensor>> {
+    itself_unless(t, Tensor::is_conj, op, derive_copying)
+}
+
+/// [`derive_copying`] for `resolve_neg`: the tensor itself unless its
+/// negative bit is set.
+fn derive_copying_if_neg<'py>(t: &Bound<'py, PyTensor>, op: Op) -> PyResult<Bound<'py, PyTensor>> {
+    itself_unless(t, Tensor::is_neg, op, derive_copying)
 }
 
 #[pymethods]
@@ -133,7 +194,8 @@ fn conj_transpose<'py>(
 /// The one-tensor ops that are both a `Tensor` method and a module
 /// function (`t.conj()` and `torchcore.conj(t)`), and the module-only ones:
 /// each written once, with how it runs (`derive`, or `derive_copying` for
-/// the copies), and the registration of the module functions.
+/// the copies; the `derive_*if_*` forms give the tensor itself when there is
+/// nothing to do), and the registration of the module functions.
 macro_rules! unary_views {
     (
         methods { $($(#[$doc:meta])* $m:ident: $mhow:ident($mop:path);)* }
@@ -183,19 +245,19 @@ unary_views! {
     methods {
         /// `Tensor.conj()`: a lazy conjugate of a complex tensor; `self` for
         /// other dtypes.
-        conj: derive(views::conj);
+        conj: derive_if_complex(views::conj);
         /// `Tensor._conj()`: the conjugate bit flipped (complex only).
         _conj: derive(views::conj_view);
         /// `Tensor._neg_view()`: the negative bit flipped.
         _neg_view: derive(views::neg_view);
         /// `Tensor.resolve_conj()`: `self`, or a copy with the conjugate
         /// applied.
-        resolve_conj: derive_copying(views::resolve_conj);
+        resolve_conj: derive_copying_if_conj(views::resolve_conj);
         /// `Tensor.resolve_neg()`: `self`, or a copy with the negation applied.
-        resolve_neg: derive_copying(views::resolve_neg);
+        resolve_neg: derive_copying_if_neg(views::resolve_neg);
         /// `Tensor.conj_physical()`: a conjugated copy of a complex tensor;
         /// `self` for other dtypes.
-        conj_physical: derive_copying(views::conj_physical);
+        conj_physical: derive_copying_if_complex(views::conj_physical);
         /// `Tensor.adjoint()`: the conjugate transpose of the last two dims.
         adjoint: derive(views::adjoint);
     }

@@ -617,8 +617,8 @@ fn equal(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> Py
     let b = b.get().handle(py)?;
     // Promotion, conjugate/negative bits and every dtype (complex included)
     // are aten-shape's `equal`.
-    py.detach(|| aten_shape::compare::equal(&a, &b))
-        .map_err(crate::convert::to_py_err)
+    let bytes = crate::short_ops::bytes_of(&a).max(crate::short_ops::bytes_of(&b));
+    crate::short_ops::run(py, bytes, || aten_shape::compare::equal(&a, &b))
 }
 
 fn alias(t: &Tensor) -> PyResult<Tensor> {

@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use aten_shape::copy as copy_api;
 use aten_shape::indexing::{self, TensorIndex};
 use aten_shape::views::{self, ViewOps};
+use c10_core::geometry::DimVec;
 use c10_core::{MemoryFormat, Scalar, ScalarType, Tensor};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError};
 use pyo3::ffi;
@@ -54,6 +55,15 @@ pub struct PyTensor {
     /// PyTorch's storage preservation (see `storage.rs`). Never locked while
     /// Python code runs (an old object is dropped after the guard).
     storage_obj: Mutex<Option<Py<PyAny>>>,
+    /// The last `torchcore.Size` made for this tensor's shape, with the
+    /// sizes it holds: `shape` and `size()` hand it out again while the
+    /// sizes are the same (a `Size` is an immutable tuple, so sharing it
+    /// is invisible except to `is`), instead of building a tuple subclass
+    /// through a type call each time. Validated against the current sizes
+    /// on every use, so nothing needs to invalidate it. Read and written
+    /// only with the GIL held, and never while Python code runs (see
+    /// [`PyTensor::size_object`]).
+    shape_cache: UnsafeCell<Option<ShapeCache>>,
     /// The [`thread_token`] of the thread holding `state`, 0 if none: a
     /// thread that asks for the lock it already holds (a finalizer or
     /// callback run while it is held) gets an error instead of waiting on
@@ -68,8 +78,17 @@ pub struct PyTensor {
 // lock (`PyTensor::with`) holds the GIL, sees `owner == 0` (no `Locked`
 // exists) and keeps the GIL until it is done, so no `Locked` can be made
 // while it reads; every other reader takes the lock. Everything in `State`
-// is `Send`.
+// is `Send`. `shape_cache` is only touched by a thread holding the GIL,
+// in stretches that run no Python code (and so cannot lose the GIL), so
+// two threads never reach it at once.
 unsafe impl Sync for PyTensor {}
+
+/// A `torchcore.Size` object and the sizes it holds (see
+/// `PyTensor::shape_cache`).
+struct ShapeCache {
+    sizes: DimVec,
+    obj: Py<PyAny>,
+}
 
 /// What [`PyTensor`]'s lock guards.
 pub(crate) struct State {
@@ -196,6 +215,7 @@ impl PyTensor {
             owner: AtomicUsize::new(0),
             subtype: None,
             storage_obj: Mutex::new(None),
+            shape_cache: UnsafeCell::new(None),
         }
     }
 
@@ -331,6 +351,37 @@ impl PyTensor {
         }
         let me = self.lock(py)?;
         Ok(f(&me.inner))
+    }
+
+    /// `shape` / `size()`: a `torchcore.Size` of the current sizes, the
+    /// cached one when it still holds them.
+    fn size_object<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let cached = self.with(py, |t| {
+            // SAFETY: this thread holds the GIL (`py`) and runs no Python
+            // code until the reference ends (a comparison and an
+            // increment), so no other access to the cell is in progress
+            // or can start (see `PyTensor`'s `Sync`).
+            let cache = unsafe { &*self.shape_cache.get() };
+            match cache {
+                Some(c) if c.sizes.as_slice() == t.sizes() => Ok(c.obj.clone_ref(py)),
+                _ => Err(DimVec::from_slice(t.sizes())),
+            }
+        })?;
+        let sizes = match cached {
+            Ok(obj) => return Ok(obj.into_bound(py)),
+            Err(sizes) => sizes,
+        };
+        // Python code may run here (the `Size` class is Python's).
+        let obj = size_obj(py, &sizes)?;
+        let fresh = ShapeCache {
+            sizes,
+            obj: obj.clone().unbind(),
+        };
+        // SAFETY: as above: the GIL is held, and the swap runs no Python
+        // code; the old object is released after the reference ends.
+        let old = unsafe { (*self.shape_cache.get()).replace(fresh) };
+        drop(old);
+        Ok(obj)
     }
 
     /// A new handle to the object's `TensorImpl`, for work done without
@@ -971,18 +1022,14 @@ impl PyTensor {
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let sizes = self.with(py, |t| t.sizes().to_vec())?;
-        size_obj(py, &sizes)
+        self.size_object(py)
     }
 
     #[pyo3(signature = (dim = None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<I64>) -> PyResult<Bound<'py, PyAny>> {
         let dim = dim.map(|v| v.0);
         match dim {
-            None => {
-                let sizes = self.with(py, |t| t.sizes().to_vec())?;
-                size_obj(py, &sizes)
-            }
+            None => self.size_object(py),
             Some(d) => Ok(self
                 .with(py, |t| t.size(d))?
                 .py()?
@@ -1060,9 +1107,17 @@ impl PyTensor {
     }
 
     #[getter]
-    fn device(&self, py: Python<'_>) -> PyResult<PyDevice> {
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDevice>> {
+        /// The `cpu` device object, made once: device objects are
+        /// immutable, so every CPU tensor can hand out the same one (torch
+        /// makes a new one per call; only `is` tells them apart).
+        static CPU: PyOnceLock<Py<PyDevice>> = PyOnceLock::new();
         let d = self.with(py, Tensor::device)?;
-        Ok(PyDevice { d })
+        if d == c10_core::Device::CPU {
+            let cpu = CPU.get_or_try_init(py, || Py::new(py, PyDevice { d }))?;
+            return Ok(cpu.bind(py).clone());
+        }
+        Bound::new(py, PyDevice { d })
     }
 
     #[getter]
@@ -1141,6 +1196,12 @@ impl PyTensor {
     /// The storage's Python object: the same one each time while it lives
     /// (see `storage.rs`).
     fn untyped_storage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        // The id first: the common case (the object is kept) needs no
+        // storage handle.
+        let id = self.with(py, |t| t.storage().id())?;
+        if let Some(o) = self.kept_storage_object(py, id) {
+            return Ok(o);
+        }
         let storage = self.with(py, |t| t.storage().clone())?;
         let id = storage.id();
         if let Some(o) = self.kept_storage_object(py, id) {
@@ -1960,19 +2021,21 @@ impl PyTensor {
 
     #[pyo3(signature = (memory_format = None))]
     fn contiguous<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
+        let py = slf.py();
         let f = format_arg(memory_format, MemoryFormat::Contiguous)?;
-        // A handle of our own: the lock is not held across the GIL-free part.
-        let t = &self.handle(py)?;
-        let r = if t.is_contiguous_in(f) {
-            t.clone()
-        } else {
-            short_ops::run(py, short_ops::bytes_of(t), || copy_api::contiguous(t, f))?
-        };
-        self.wrap_out(py, r)
+        // Already contiguous: the tensor itself (PyTorch returns `self`),
+        // with no handle taken.
+        let me = slf.get();
+        if me.with(py, |t| t.is_contiguous_in(f))? {
+            return Ok(slf.clone());
+        }
+        // A handle of our own: the lock is not held across the copy.
+        let t = &me.handle(py)?;
+        let r = short_ops::run(py, short_ops::bytes_of(t), || copy_api::contiguous(t, f))?;
+        me.wrap_out(py, r)
     }
 
     #[pyo3(signature = (memory_format = None))]

@@ -41,6 +41,7 @@ CHILD = textwrap.dedent(
         ("t[1] = 5", False, lambda t: setitem(t, 1, 5.0), [[0.0, 1, 2, 3], [5.0] * 4, [8.0, 9, 10, 11]]),
         ("t[1] = row", False, lambda t: setitem(t, 1, tc.full((4,), 6.0)), [[0.0, 1, 2, 3], [6.0] * 4, [8.0, 9, 10, 11]]),
         ("tolist", True, lambda t: t.tolist(), base().tolist()),
+        ("equal", True, lambda t: [tc.equal(t, base())], [True]),
     ]
 
     def setitem(t, key, value):
@@ -77,7 +78,7 @@ def test_short_ops_retry_without_the_gil_when_a_lock_is_held_elsewhere():
         [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("ok ") == 13, done.stdout
+    assert done.stdout.count("ok ") == 14, done.stdout
 
 
 def test_long_copies_and_short_ones_give_the_same_values():
