@@ -84,9 +84,11 @@ pub struct PyTensor {
 unsafe impl Sync for PyTensor {}
 
 /// A `torchcore.Size` object and the sizes it holds (see
-/// `PyTensor::shape_cache`).
+/// `PyTensor::shape_cache`). The sizes are boxed so that the cache adds
+/// two words to every tensor object, not a whole inline size array; the
+/// box is made only when a `Size` is made, which costs far more.
 struct ShapeCache {
-    sizes: DimVec,
+    sizes: Box<[i64]>,
     obj: Py<PyAny>,
 }
 
@@ -363,7 +365,7 @@ impl PyTensor {
             // or can start (see `PyTensor`'s `Sync`).
             let cache = unsafe { &*self.shape_cache.get() };
             match cache {
-                Some(c) if c.sizes.as_slice() == t.sizes() => Ok(c.obj.clone_ref(py)),
+                Some(c) if *c.sizes == *t.sizes() => Ok(c.obj.clone_ref(py)),
                 _ => Err(DimVec::from_slice(t.sizes())),
             }
         })?;
@@ -374,7 +376,7 @@ impl PyTensor {
         // Python code may run here (the `Size` class is Python's).
         let obj = size_obj(py, &sizes)?;
         let fresh = ShapeCache {
-            sizes,
+            sizes: sizes.as_slice().into(),
             obj: obj.clone().unbind(),
         };
         // SAFETY: as above: the GIL is held, and the swap runs no Python
