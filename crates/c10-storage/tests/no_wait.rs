@@ -59,6 +59,14 @@ fn would_block(r: &Result<(), StorageError>, s: &Storage) -> bool {
     matches!(r, Err(StorageError::WouldBlock { storage }) if *storage == s.id())
 }
 
+/// `probe` fails with `WouldBlock` (naming `storage`) while another thread
+/// holds a `hold` guard of `storage`, and succeeds once it let go.
+fn blocks_then_works(storage: &Storage, hold: Hold, probe: impl Fn() -> Result<(), StorageError>) {
+    let (during, after) = while_held_elsewhere(storage, hold, probe);
+    assert!(would_block(&during, storage), "{during:?}");
+    assert_eq!(after, Ok(()));
+}
+
 #[test]
 fn each_lock_fails_instead_of_waiting_and_works_afterwards() {
     let s = Storage::from_owner(vec![7u8; 8]);
@@ -68,16 +76,10 @@ fn each_lock_fails_instead_of_waiting_and_works_afterwards() {
     let resize = || without_waiting(|| Storage::new(4, &HEAP, true)?.resize(2));
 
     // Another thread's write guard blocks readers and writers.
-    let (during, after) = while_held_elsewhere(&s, Hold::Write, read);
-    assert!(would_block(&during, &s), "{during:?}");
-    assert_eq!(after, Ok(()));
-    let (during, after) = while_held_elsewhere(&s, Hold::Write, write_uninit);
-    assert!(would_block(&during, &s), "{during:?}");
-    assert_eq!(after, Ok(()));
+    blocks_then_works(&s, Hold::Write, read);
+    blocks_then_works(&s, Hold::Write, write_uninit);
     // Another thread's read guard blocks writers only.
-    let (during, after) = while_held_elsewhere(&s, Hold::Read, write);
-    assert!(would_block(&during, &s), "{during:?}");
-    assert_eq!(after, Ok(()));
+    blocks_then_works(&s, Hold::Read, write);
     let (during, _) = while_held_elsewhere(&s, Hold::Read, read);
     assert_eq!(during, Ok(()));
     // Free locks are taken as usual.
@@ -124,9 +126,7 @@ fn pairs_release_the_first_lock_when_the_second_would_wait() {
                 Ok(())
             })
         };
-        let (during, after) = while_held_elsewhere(busy, Hold::Write, copy);
-        assert!(would_block(&during, busy), "{during:?}");
-        assert_eq!(after, Ok(()));
+        blocks_then_works(busy, Hold::Write, copy);
         // Neither storage is held by this thread now.
         drop(a.write().unwrap());
         drop(b.write().unwrap());
@@ -139,21 +139,15 @@ fn slices_fail_on_their_roots_lock() {
     let part = root.slice(2..5).unwrap();
     let read = || without_waiting(|| part.read().map(drop));
     let write = || without_waiting(|| part.write().map(drop));
-    let (during, after) = while_held_elsewhere(&root, Hold::Write, read);
-    assert!(would_block(&during, &root), "{during:?}");
-    assert_eq!(after, Ok(()));
-    let (during, after) = while_held_elsewhere(&root, Hold::Read, write);
-    assert!(would_block(&during, &root), "{during:?}");
-    assert_eq!(after, Ok(()));
+    blocks_then_works(&root, Hold::Write, read);
+    blocks_then_works(&root, Hold::Read, write);
 }
 
 #[test]
 fn the_first_read_of_lazy_bytes_fails_while_another_thread_writes() {
     let s = Storage::new_uninit(16, &HEAP, false).unwrap();
     let read = || without_waiting(|| s.read().map(|g| assert_eq!(g.bytes().unwrap(), &[0; 16])));
-    let (during, after) = while_held_elsewhere(&s, Hold::Write, read);
-    assert!(would_block(&during, &s), "{during:?}");
-    assert_eq!(after, Ok(()));
+    blocks_then_works(&s, Hold::Write, read);
 }
 
 #[test]

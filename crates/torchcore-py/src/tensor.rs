@@ -1601,7 +1601,7 @@ impl PyTensor {
         if let Some(r) = self.with(py, |t| t.is_contiguous().then(|| views::reshape(t, &*dims)))? {
             return self.wrap_out(py, r.py()?);
         }
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         let r = short_ops::run(py, short_ops::bytes_of(t), || views::reshape(t, &*dims))?;
         self.wrap_out(py, r)
@@ -1613,7 +1613,7 @@ impl PyTensor {
         other: &Bound<'py, PyTensor>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let sizes = other.get().with(py, |o| o.sizes().to_vec())?;
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         let r = short_ops::run(py, short_ops::bytes_of(t), || views::reshape(t, &sizes))?;
         self.wrap_out(py, r)
@@ -1795,7 +1795,7 @@ impl PyTensor {
         if let Some(r) = view {
             return self.wrap_out(py, r.py()?);
         }
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         let r = short_ops::run(py, short_ops::bytes_of(t), || {
             views::flatten(t, start_dim, end_dim)
@@ -1810,7 +1810,7 @@ impl PyTensor {
         if let Some(r) = view {
             return self.wrap_out(py, r.py()?);
         }
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         let r = short_ops::run(py, short_ops::bytes_of(t), || views::ravel(t))?;
         self.wrap_out(py, r)
@@ -2047,7 +2047,7 @@ impl PyTensor {
         memory_format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTensor>> {
         let f = format_arg(memory_format, MemoryFormat::Preserve)?;
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         // The copy may wait on the storages' locks, and a thread holding one
         // may be waiting for the GIL (a binding edge): short copies run with
@@ -2406,7 +2406,7 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         let _ = (stream, dl_device);
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         if copy == Some(true) {
             let c = short_ops::run(py, short_ops::bytes_of(t), || {
@@ -2480,7 +2480,7 @@ impl PyTensor {
         let mut idx = Key::new();
         indices(py, key, &mut idx)?;
         let tuple = key.cast::<PyTuple>().is_ok();
-        // A handle of our own: the lock is not held across the GIL-free part.
+        // A handle of our own: the object's lock is not held across the op.
         let t = &self.handle(py)?;
         // After the value's conversion, as PyTorch's order of errors.
         let check = || tuple_key_check(t, tuple, &idx).py();
