@@ -10,24 +10,13 @@
 //! by the dropping thread, and the next `TensorImpl` built on that thread
 //! takes it from there: no allocator call on either side.
 //!
-//! What keeps it sound and bounded:
-//!
-//! * every block has one layout, [`BLOCK`] (a strong count followed by a
-//!   `TensorImpl`); any payload stored here must fit in it (checked at
-//!   compile time), so a cached block can hold any payload, and every
-//!   block is freed with the layout it was allocated with;
-//! * a cache holds at most [`CACHE_CAP`] blocks; a block freed into a full
-//!   cache goes back to the global allocator, so the cache never holds more
-//!   than `CACHE_CAP * BLOCK.size()` bytes per thread;
-//! * a block freed on another thread than the one that allocated it goes to
-//!   the freeing thread's cache: blocks come from the global allocator,
-//!   which lets any thread free them, so ownership of a block may move
-//!   freely between threads;
-//! * the cache is a thread-local whose destructor frees the blocks it still
-//!   holds when its thread exits; once that destructor has run (or while it
-//!   runs), `LocalKey::try_with` fails and blocks go straight to and from
-//!   the global allocator, so a `Tensor` dropped by a later thread-local
-//!   destructor neither leaks nor touches a dead cache.
+//! The cache is [`c10_storage::block_cache`]'s (which `Storage` uses
+//! too): one layout per cache, at most
+//! [`CACHE_CAP`](c10_storage::block_cache::CACHE_CAP) blocks per thread,
+//! blocks free to move between threads, and freed with the thread. Every
+//! block here has the layout [`BLOCK`] (a strong count followed by a
+//! `TensorImpl`); any payload stored here must fit in it (checked at
+//! compile time), so a cached block can hold any payload.
 //!
 //! The count protocol is `std::sync::Arc`'s without weak references: a
 //! relaxed increment to clone (aborting before it can overflow), a release
@@ -35,12 +24,13 @@
 //! the value, so every use of the value through other handles happens
 //! before its destruction.
 
-use std::alloc::{self, Layout};
-use std::cell::Cell;
+use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{self, AtomicUsize, Ordering};
+
+use c10_storage::block_cache::BlockCache;
 
 use crate::binding::{binding, BindingSlot, BindingVTable};
 use crate::tensor_impl::TensorImpl;
@@ -58,17 +48,13 @@ struct Inner<T> {
 /// targets today; `alloc_counting` prints the size).
 const BLOCK: Layout = Layout::new::<Inner<TensorImpl>>();
 
-/// The most blocks one thread's cache holds: 32 blocks of 176 bytes, under
-/// 6 KiB per thread. A view chain keeps only a few temporaries alive at
-/// once (four in the `chain4` benchmark), so a handful of blocks already
-/// serves the common case; 32 also covers short bursts (a small batch of
-/// views dropped together, a `Vec` of them rebuilt) without letting a
-/// thread that drops thousands of tensors hoard memory: beyond the cap,
-/// blocks go back to the global allocator, as with `Arc`.
-pub(crate) const CACHE_CAP: usize = 32;
+/// This thread's freed blocks (see the module documentation).
+type Cache = BlockCache<{ BLOCK.size() }, { BLOCK.align() }>;
 
-/// The same cap as a compile-time-checked bound for the stack below.
-const _: () = assert!(CACHE_CAP > 0);
+thread_local! {
+    /// This thread's free blocks (freed by the thread-local's destructor).
+    static CACHE: Cache = const { Cache::new() };
+}
 
 /// Refcounts above this abort the process, as `std::sync::Arc` does: by
 /// then something leaks handles in a loop (`mem::forget`), and the count
@@ -97,86 +83,11 @@ impl SlotOwner for TensorImpl {
     }
 }
 
-/// One thread's stack of free blocks: `blocks[..len]` hold blocks of
-/// layout [`BLOCK`] that nothing else refers to (their contents are
-/// uninitialised). Only `Cell`s, so no borrow is held across a call and
-/// re-entrant use (a `TensorImpl`'s drop freeing nested tensors) is fine.
-struct BlockCache {
-    len: Cell<usize>,
-    blocks: [Cell<*mut u8>; CACHE_CAP],
-}
-
-impl BlockCache {
-    const fn new() -> BlockCache {
-        BlockCache {
-            len: Cell::new(0),
-            blocks: [const { Cell::new(ptr::null_mut()) }; CACHE_CAP],
-        }
-    }
-
-    /// A cached block, if any.
-    #[inline]
-    fn pop(&self) -> Option<NonNull<u8>> {
-        let n = self.len.get();
-        let last = n.checked_sub(1)?;
-        self.len.set(last);
-        NonNull::new(self.blocks[last].get())
-    }
-
-    /// Keeps `block` if there is room; gives it back otherwise.
-    #[inline]
-    fn push(&self, block: NonNull<u8>) -> Result<(), NonNull<u8>> {
-        let n = self.len.get();
-        match self.blocks.get(n) {
-            Some(slot) => {
-                slot.set(block.as_ptr());
-                self.len.set(n + 1);
-                Ok(())
-            }
-            None => Err(block),
-        }
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.len.get()
-    }
-}
-
-impl Drop for BlockCache {
-    fn drop(&mut self) {
-        while let Some(block) = self.pop() {
-            // SAFETY: every cached block was allocated by the global
-            // allocator with layout `BLOCK` (see `fresh_block`) and nothing
-            // refers to it any more (`release_block`'s contract).
-            unsafe { alloc::dealloc(block.as_ptr(), BLOCK) };
-        }
-    }
-}
-
-thread_local! {
-    /// This thread's free blocks (freed by the thread-local's destructor).
-    static CACHE: BlockCache = const { BlockCache::new() };
-}
-
 /// A block of layout [`BLOCK`] for the caller to own: from this thread's
 /// cache, else from the global allocator.
 #[inline]
 fn take_block() -> NonNull<u8> {
-    // `try_with` fails only while or after this thread's cache is
-    // destroyed; then there is simply no cache.
-    match CACHE.try_with(BlockCache::pop) {
-        Ok(Some(block)) => block,
-        _ => fresh_block(),
-    }
-}
-
-/// A new block from the global allocator.
-#[cold]
-fn fresh_block() -> NonNull<u8> {
-    // SAFETY: `BLOCK` has a non-zero size (it holds a count).
-    let p = unsafe { alloc::alloc(BLOCK) };
-    NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(BLOCK))
+    Cache::take(&CACHE)
 }
 
 /// Hands a block back: to this thread's cache if it has room, else to the
@@ -188,20 +99,15 @@ fn fresh_block() -> NonNull<u8> {
 /// dropped (or never initialised), and nothing may use it afterwards.
 #[inline]
 unsafe fn release_block(block: NonNull<u8>) {
-    let rejected = match CACHE.try_with(|c| c.push(block)) {
-        Ok(Ok(())) => return,
-        Ok(Err(b)) => b,
-        Err(_) => block,
-    };
-    // SAFETY: the block came from `take_block`, so from the global
-    // allocator with layout `BLOCK`, and the caller gives up every use of it.
-    unsafe { alloc::dealloc(rejected.as_ptr(), BLOCK) };
+    // SAFETY: from `take_block`, so allocated with the cache's layout; the
+    // caller gives up every use of it.
+    unsafe { Cache::release(&CACHE, block) };
 }
 
 /// Blocks in this thread's cache (0 once its destructor has run).
 #[cfg(test)]
 fn cached_blocks() -> usize {
-    CACHE.try_with(BlockCache::len).unwrap_or(0)
+    Cache::cached(&CACHE)
 }
 
 /// A thread-safe reference-counted pointer to a `T` (in practice a
@@ -567,6 +473,8 @@ impl<T: SlotOwner> Drop for UninitImplArc<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use c10_storage::block_cache::CACHE_CAP;
+    use std::cell::Cell;
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 

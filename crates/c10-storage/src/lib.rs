@@ -24,6 +24,10 @@
 //!   object per `StorageImpl` alive exactly as long as the storage is used
 //!   (PyTorch 2.x's storage PyObject preservation), driven by the handle
 //!   count's 1 → 2 and 2 → 1 edges at no cost to storages without one.
+//! * [`block_cache`]: a bounded per-thread cache of freed blocks of one
+//!   layout. `Storage` takes its `StorageImpl` blocks from one (and
+//!   c10-core's `Tensor` its `TensorImpl` blocks), so a short-lived small
+//!   tensor costs no `malloc`/`free` pair for its metadata.
 //!
 //! ## Soundness model
 //!
@@ -64,6 +68,7 @@
 
 mod allocator;
 pub mod binding;
+pub mod block_cache;
 mod data_ptr;
 mod device;
 mod held;

@@ -26,13 +26,14 @@
 //! 1 → 2 edge and take a reference to it. Such a storage is only reachable
 //! from its binding object then, which is how a binding finds it.
 
-use std::alloc::{self, Layout};
+use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::mem::{offset_of, ManuallyDrop};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{self, AtomicUsize, Ordering};
 
 use crate::binding::{binding, BindingVTable};
+use crate::block_cache::BlockCache;
 use crate::storage::StorageImpl;
 
 /// A block: the counts, then the value.
@@ -51,6 +52,15 @@ struct Inner {
 }
 
 const LAYOUT: Layout = Layout::new::<Inner>();
+
+/// This thread's freed storage blocks (see [`crate::block_cache`]): a
+/// small tensor's storage is made and dropped as often as its `TensorImpl`,
+/// and a cached block saves a `malloc`/`free` pair on each.
+type Cache = BlockCache<{ LAYOUT.size() }, { LAYOUT.align() }>;
+
+thread_local! {
+    static CACHE: Cache = const { Cache::new() };
+}
 
 /// Counts above this abort the process (checked on the cold path of a
 /// bound storage; an unbound count aborts when it reaches the sign bit, as
@@ -99,11 +109,9 @@ impl StorageArc {
     /// A block with one strong handle and an uninitialised value.
     #[inline]
     pub(crate) fn new_uninit() -> UninitStorageArc {
-        // SAFETY: `LAYOUT` has a non-zero size.
-        let raw = unsafe { alloc::alloc(LAYOUT) };
-        let Some(ptr) = NonNull::new(raw.cast::<Inner>()) else {
-            alloc::handle_alloc_error(LAYOUT)
-        };
+        // A block of `LAYOUT` (the cache's), from this thread's cache or
+        // the allocator.
+        let ptr = Cache::take(&CACHE).cast::<Inner>();
         // SAFETY: the block is fresh, ours alone and laid out for `Inner`;
         // only the counts are written.
         unsafe {
@@ -419,14 +427,23 @@ impl Clone for WeakArc {
 
 impl Drop for WeakArc {
     fn drop(&mut self) {
-        if self.counts().1.fetch_sub(1, Ordering::Release) != 1 {
-            return;
+        // A count of 1 is this unit alone (the strong handles' shared unit
+        // when the last of them drops, with no `WeakStorage` left): nothing
+        // can add a unit then (there is no strong handle to downgrade and no
+        // other weak handle to clone), so no locked decrement is needed. The
+        // acquire load pairs with the release decrements of the units
+        // dropped before, as the fence below does.
+        let weak = self.counts().1;
+        if weak.load(Ordering::Acquire) != 1 {
+            if weak.fetch_sub(1, Ordering::Release) != 1 {
+                return;
+            }
+            atomic::fence(Ordering::Acquire);
         }
-        atomic::fence(Ordering::Acquire);
         // SAFETY: the last weak unit (the strong handles' shared one is
         // gone too, so the value was dropped): nothing refers to the block,
-        // which `new_uninit` allocated with `LAYOUT`.
-        unsafe { alloc::dealloc(self.ptr.as_ptr().cast::<u8>(), LAYOUT) };
+        // which `new_uninit` took from the cache, with its layout.
+        unsafe { Cache::release(&CACHE, self.ptr.cast()) };
     }
 }
 
@@ -461,9 +478,9 @@ impl UninitStorageArc {
 
 impl Drop for UninitStorageArc {
     fn drop(&mut self) {
-        // SAFETY: the block came from `new_uninit` with `LAYOUT`, its value
+        // SAFETY: the block came from `new_uninit` (the cache's layout), its value
         // was never initialised (else `assume_init` consumed us) and nothing
         // else refers to it.
-        unsafe { alloc::dealloc(self.ptr.as_ptr().cast::<u8>(), LAYOUT) };
+        unsafe { Cache::release(&CACHE, self.ptr.cast()) };
     }
 }

@@ -1,6 +1,7 @@
 //! Conversions between Python values and the core's: errors, dtypes,
 //! devices, scalars, shapes, nested lists.
 
+use c10_core::scalar_type::NUM_SCALAR_TYPES;
 use c10_core::{
     Device, ErrorKind, MemoryFormat, Scalar, ScalarType, Tensor, TensorError, TensorOptions,
 };
@@ -9,6 +10,7 @@ use pyo3::exceptions::{
     PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple,
 };
@@ -53,24 +55,29 @@ pub struct PyDtype {
 /// torch.float32`, `torch.float is torch.float32`): every place that hands a
 /// dtype to Python goes through this table.
 pub(crate) fn dtype_object(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyDtype>> {
-    static CACHE: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<ScalarType, Py<PyDtype>>>,
-    > = std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    // A poisoned lock only means another thread panicked mid-insert; the map
-    // itself is still valid.
-    let lock = || {
-        cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// One cell per dtype, indexed by its discriminant (`0..48`, pinned by
+    /// c10): `t.dtype` is a hot getter, and an array slot answers it
+    /// without the lock and hash a map would cost.
+    static CACHE: [PyOnceLock<Py<PyDtype>>; NUM_SCALAR_TYPES] =
+        [const { PyOnceLock::new() }; NUM_SCALAR_TYPES];
+    let Some(cell) = CACHE.get(st as usize) else {
+        // Unreachable (every discriminant indexes the array), but an
+        // uncached object is still a valid answer.
+        return Py::new(py, PyDtype { st });
     };
-    if let Some(d) = lock().get(&st) {
+    if let Some(d) = cell.get(py) {
         return Ok(d.clone_ref(py));
     }
-    // Made outside the lock: allocating may run Python code (GC) that asks
-    // for a dtype on this thread.
+    // Made before the cell is touched: allocating may run Python code (a
+    // collection) that asks for a dtype on this thread, which must not
+    // find an initialisation in progress. A thread that loses the race
+    // to fill the cell drops its object and hands out the winner's.
     let fresh = Py::new(py, PyDtype { st })?;
-    Ok(lock().entry(st).or_insert(fresh).clone_ref(py))
+    let _ = cell.set(py, fresh);
+    match cell.get(py) {
+        Some(d) => Ok(d.clone_ref(py)),
+        None => Py::new(py, PyDtype { st }),
+    }
 }
 
 #[pymethods]

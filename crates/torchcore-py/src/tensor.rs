@@ -1045,8 +1045,10 @@ impl PyTensor {
         let dim = dim.map(|v| v.0);
         match dim {
             None => {
-                let strides = self.with(py, |t| t.strides().to_vec())?;
-                Ok(PyTuple::new(py, strides)?.into_any())
+                // Copied out on the stack (building the tuple may run
+                // Python code, which `with` must not be held across).
+                let strides = self.with(py, |t| DimVec::from_slice(t.strides()))?;
+                Ok(PyTuple::new(py, strides.as_slice())?.into_any())
             }
             Some(d) => Ok(self
                 .with(py, |t| t.stride(d))?
@@ -3542,6 +3544,13 @@ fn _fast_alloc() -> bool {
     TensorAlloc::fast_path_enabled()
 }
 
+/// Whether `tolist()` fills its lists through their item arrays (see
+/// `elements::ListItems`): exposed for `_testing`.
+#[pyfunction]
+fn _direct_list_items(py: Python<'_>) -> bool {
+    crate::elements::ListItems::direct(py)
+}
+
 /// Wraps a handle: exposed for `_testing` (returns the preserved object).
 #[pyfunction]
 fn _same_impl(py: Python<'_>, a: &Bound<'_, PyTensor>, b: &Bound<'_, PyTensor>) -> PyResult<bool> {
@@ -3573,6 +3582,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(eye, m)?,
         wrap_pyfunction!(_same_impl, m)?,
         wrap_pyfunction!(_fast_alloc, m)?,
+        wrap_pyfunction!(_direct_list_items, m)?,
         wrap_pyfunction!(_atleast, m)?,
         wrap_pyfunction!(_empty_like, m)?,
         wrap_pyfunction!(broadcast_tensors, m)?,

@@ -99,3 +99,49 @@ def test_ops_that_return_the_tensor_return_its_object_like_torch():
         # The copies resolve the bits.
         assert cc.resolve_conj().is_conj() is False
         assert n.resolve_neg().is_neg() is False
+
+
+def test_dtype_is_the_module_object_for_every_dtype_from_any_thread():
+    names = sorted(k for k, v in vars(tc).items() if isinstance(v, tc.dtype))
+    made = []
+    for name in names:
+        try:
+            made.append((name, tc.empty(2, dtype=getattr(tc, name))))
+        except (RuntimeError, TypeError, NotImplementedError):
+            pass  # dtypes with no factory support (quantized, bits)
+    assert len(made) >= 15, [n for n, _ in made]
+    bad = []
+
+    def check():
+        for _ in range(200):
+            for name, t in made:
+                if t.dtype is not getattr(tc, name):
+                    bad.append(name)
+
+    threads = [threading.Thread(target=check) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not bad, sorted(set(bad))
+    # Aliases are the same object, as in torch.
+    assert tc.float is tc.float32 and tc.long is tc.int64 and tc.half is tc.float16
+
+
+def test_stride_follows_layout_changes():
+    t = tc.zeros(2, 3, 4)
+    assert t.stride() == (12, 4, 1) and type(t.stride()) is tuple
+    assert t.permute(2, 0, 1).stride() == (1, 12, 4)
+    assert t[:, 1:, ::2].stride() == (12, 4, 2)
+    assert t.stride(-1) == 1 and t.stride(0) == 12
+    t.transpose_(0, 2)
+    assert t.stride() == (1, 4, 12)
+    t.as_strided_((2, 2), (5, 7))
+    assert t.stride() == (5, 7)
+    many = tc.zeros([1] * 9)
+    assert many.stride() == (1,) * 9
+    if torch is not None:
+        for a, b in [(tc.zeros(3, 5).t(), torch.zeros(3, 5).t()),
+                     (tc.zeros(4, 1, 6)[::2], torch.zeros(4, 1, 6)[::2]),
+                     (tc.zeros(2, 3).expand(4, 2, 3), torch.zeros(2, 3).expand(4, 2, 3))]:
+            assert a.stride() == b.stride()

@@ -8,10 +8,14 @@ hands it back to Python, which returns the preserved object.
 storage lock from the calling thread (with the GIL released), calls
 ``on_locked()`` once it holds it, and takes the GIL again before letting go; ``_short_op_retries()`` counts the short copies that
 found a lock held and ran again with the GIL released.
+``_fast_alloc()`` and ``_direct_list_items()`` say whether the layout
+checks at first use turned on the direct object allocation and the direct
+filling of ``tolist()``'s lists.
 """
 
 from ._C import (  # noqa: F401
     Holder,
+    _direct_list_items,
     _fast_alloc,
     _hold_storage_lock,
     _same_impl,
