@@ -76,6 +76,9 @@ impl<const SIZE: usize, const ALIGN: usize> BlockCache<SIZE, ALIGN> {
     /// `ALIGN` that is not a power of two fails to compile.
     pub const LAYOUT: Layout = match Layout::from_size_align(SIZE, ALIGN) {
         Ok(layout) if SIZE > 0 => layout,
+        // Cannot fire at run time: a `const` is evaluated by the compiler,
+        // so a bad `SIZE` or `ALIGN` is a build error of the crate that
+        // names this cache, never a panic in a running program.
         _ => panic!("BlockCache needs a non-zero SIZE and a power-of-two ALIGN"),
     };
 

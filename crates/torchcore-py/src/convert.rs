@@ -65,19 +65,30 @@ pub(crate) fn dtype_object(py: Python<'_>, st: ScalarType) -> PyResult<Py<PyDtyp
         // uncached object is still a valid answer.
         return Py::new(py, PyDtype { st });
     };
-    if let Some(d) = cell.get(py) {
-        return Ok(d.clone_ref(py));
+    Ok(fill_once(cell, py, || Py::new(py, PyDtype { st }))?.clone_ref(py))
+}
+
+/// The value of `cell`, made by `make` if the cell is still empty.
+///
+/// Unlike `PyOnceLock::get_or_try_init`, `make` runs before the cell is
+/// touched, so Python code that it runs (a collection triggered by an
+/// allocation) may ask for the same cell on this thread without finding
+/// an initialisation in progress (which `PyOnceLock` may answer with a
+/// deadlock or a panic). A thread that loses the race to fill the cell
+/// drops its value and gets the winner's.
+pub(crate) fn fill_once<'a, T>(
+    cell: &'a PyOnceLock<T>,
+    py: Python<'_>,
+    make: impl FnOnce() -> PyResult<T>,
+) -> PyResult<&'a T> {
+    if let Some(v) = cell.get(py) {
+        return Ok(v);
     }
-    // Made before the cell is touched: allocating may run Python code (a
-    // collection) that asks for a dtype on this thread, which must not
-    // find an initialisation in progress. A thread that loses the race
-    // to fill the cell drops its object and hands out the winner's.
-    let fresh = Py::new(py, PyDtype { st })?;
+    let fresh = make()?;
+    // `Err` only hands back `fresh`: another thread filled the cell first.
     let _ = cell.set(py, fresh);
-    match cell.get(py) {
-        Some(d) => Ok(d.clone_ref(py)),
-        None => Py::new(py, PyDtype { st }),
-    }
+    cell.get(py)
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a filled cell reads empty"))
 }
 
 #[pymethods]

@@ -267,16 +267,10 @@ impl ListItems {
     /// once per process).
     pub(crate) fn direct(py: Python<'_>) -> bool {
         static DIRECT: PyOnceLock<bool> = PyOnceLock::new();
-        if let Some(d) = DIRECT.get(py) {
-            return *d;
-        }
-        // Measured before the cell is touched, so a measurement that runs
-        // Python code (a collection) never finds an initialisation under
-        // way; a thread that loses the race keeps the winner's answer,
-        // which is the same.
-        let d = Self::measure(py).unwrap_or(false);
-        let _ = DIRECT.set(py, d);
-        DIRECT.get(py).copied().unwrap_or(false)
+        // A measurement that fails (it cannot, short of a broken `sys`)
+        // leaves the ordinary path on.
+        crate::convert::fill_once(&DIRECT, py, || Ok(Self::measure(py).unwrap_or(false)))
+            .is_ok_and(|d| *d)
     }
 
     /// The item array of the list object `list`.
